@@ -1,0 +1,145 @@
+//! Opening one MCP connection on rmcp: the transport (stdio child or streamable HTTP), the
+//! `initialize` handshake pinned to protocol 2025-11-25, rmcp's response cache turned off, and the
+//! first tool listing. Everything here is bounded by the caller's startup timeout.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, Tool,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
+
+use crate::config::{ServerConfig, TransportConfig};
+use crate::stdio::{self, ChildGroup, Launch};
+
+/// Most pages of `tools/list` followed at startup.
+const MAX_TOOL_PAGES: usize = 100;
+
+/// The client side of every connection: says who we are and which protocol we speak.
+#[derive(Debug, Clone)]
+pub(crate) struct RouterClient;
+
+impl ClientHandler for RouterClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+}
+
+/// A live, initialized connection.
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, RouterClient>,
+    /// Tools after the enabled/disabled filters, in the server's order.
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) server_info: String,
+    pub(crate) protocol_version: String,
+    /// The process group of a stdio server; `None` for HTTP.
+    pub(crate) child: Option<ChildGroup>,
+}
+
+impl Connection {
+    pub(crate) async fn close(&self, grace: std::time::Duration) {
+        self.service.cancellation_token().cancel();
+        if let Some(child) = &self.child {
+            child.terminate(grace).await;
+        }
+    }
+}
+
+/// Connect, initialize and list tools. Errors are readable strings (they become lifecycle events
+/// and the model-visible reason every later call to this server fails with).
+pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String> {
+    let (service, child) = match &config.transport {
+        TransportConfig::Stdio { command, args, env, cwd } => {
+            let spawned = stdio::spawn(Launch {
+                server: &config.name,
+                command,
+                args,
+                env,
+                cwd: cwd.as_ref(),
+            })
+            .map_err(|e| format!("failed to spawn `{command}`: {e}"))?;
+            let service = RouterClient
+                .serve((spawned.stdout, spawned.stdin))
+                .await
+                .map_err(|e| format!("initialize failed: {e}"))?;
+            (service, Some(spawned.group))
+        }
+        TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(var) = bearer_token_env_var {
+                let token = std::env::var(var).map_err(|_| {
+                    format!("environment variable `{var}` (bearer_token_env_var) is not set")
+                })?;
+                transport_config = transport_config.auth_header(token);
+            }
+            transport_config = transport_config.custom_headers(headers(http_headers)?);
+            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            let service = RouterClient
+                .serve(transport)
+                .await
+                .map_err(|e| format!("initialize failed: {e}"))?;
+            (service, None)
+        }
+    };
+    // rmcp's cache may serve stale lists on error; the router must see every answer fresh.
+    service.set_response_cache_config(ClientCacheConfig::disabled()).await;
+    let info = service.peer_info().ok_or("server sent no initialize result")?;
+    let capabilities = info.capabilities.clone();
+    let server_info = info
+        .server_info
+        .as_ref()
+        .map(|i| format!("{} {}", i.name, i.version))
+        .unwrap_or_default();
+    let protocol_version = info.protocol_version.to_string();
+    let tools = if capabilities.tools.is_some() {
+        list_tools(&service).await?.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Connection { service, tools, capabilities, server_info, protocol_version, child })
+}
+
+async fn list_tools(service: &RunningService<RoleClient, RouterClient>) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = service.list_tools(params).await.map_err(|e| format!("tools/list failed: {e}"))?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            _ => return Ok(tools),
+        }
+    }
+    Ok(tools)
+}
+
+fn headers(
+    configured: &std::collections::BTreeMap<String, String>,
+) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
+    configured
+        .iter()
+        .map(|(name, value)| {
+            let name = http::HeaderName::try_from(name.as_str())
+                .map_err(|_| format!("invalid HTTP header name `{name}`"))?;
+            // The value may be a secret: name the header, never the value.
+            let value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("invalid value for HTTP header `{name}`"))?;
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// Shared handle type used by the manager.
+pub(crate) type SharedConnection = Arc<Connection>;

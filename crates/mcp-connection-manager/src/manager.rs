@@ -1,0 +1,577 @@
+//! The connection manager: starts every enabled server concurrently, bounds every request by the
+//! server's tool timeout, and aggregates all-server lists (each server paged to the end, guarded
+//! against cursor cycles and runaway paging, sorted by server name, failures reported).
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
+};
+use router_protocol::{
+    EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerStartingEvent,
+    ServerCapabilitySummary,
+};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::client::{self, Connection, SharedConnection};
+use crate::config::{ServerConfig, TransportConfig};
+use crate::error::McpError;
+use crate::qualify::qualified_tool_name;
+
+/// Tunables that are not per server.
+#[derive(Debug, Clone)]
+pub struct ManagerOptions {
+    /// Most pages followed per server by an all-server list; reaching it stops that server's
+    /// listing, keeps what was gathered and reports the server in `errors`.
+    pub max_list_pages: usize,
+    /// How long a stdio server gets to exit after SIGTERM at shutdown before its group is killed.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ManagerOptions {
+    fn default() -> Self {
+        Self { max_list_pages: 1_000, shutdown_grace: Duration::from_secs(2) }
+    }
+}
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// `initialize` has not finished yet.
+    Starting,
+    /// Usable.
+    Ready,
+    /// Could not be started; the reason.
+    Failed(String),
+}
+
+/// An MCP tool with its model-visible qualified name.
+#[derive(Debug, Clone)]
+pub struct QualifiedTool {
+    /// `mcp__{server}__{tool}` after sanitising and hashing.
+    pub qualified_name: String,
+    /// The configured server name.
+    pub server: String,
+    /// The tool as the server described it (original name kept for the call).
+    pub tool: Tool,
+}
+
+/// One server's part of an all-server list.
+#[derive(Debug, Clone)]
+pub struct ServerListing<T> {
+    /// The configured server name.
+    pub server: String,
+    /// What it returned, in its own order (possibly partial when `error` is set).
+    pub items: Vec<T>,
+    /// Pages fetched.
+    pub pages: usize,
+    /// Why the listing is missing or incomplete.
+    pub error: Option<String>,
+}
+
+/// The answer of every server that offers resources, sorted by server name.
+pub type Aggregate<T> = Vec<ServerListing<T>>;
+
+#[derive(Clone)]
+enum ServerState {
+    Starting,
+    Ready(SharedConnection),
+    Failed(Arc<str>),
+}
+
+struct ManagedServer {
+    config: ServerConfig,
+    state: watch::Receiver<ServerState>,
+}
+
+/// Runs many MCP servers. Cheap to share behind an `Arc`; every method takes `&self`.
+pub struct McpConnectionManager {
+    servers: BTreeMap<String, ManagedServer>,
+    startups: Vec<JoinHandle<()>>,
+    options: ManagerOptions,
+}
+
+impl McpConnectionManager {
+    /// Start every enabled server concurrently and return at once: a server still starting is
+    /// waited for (bounded by its startup timeout) by the first request that needs it.
+    /// Must be called inside a tokio runtime.
+    pub fn start(configs: Vec<ServerConfig>, events: EventSender, options: ManagerOptions) -> Self {
+        let mut servers = BTreeMap::new();
+        let mut startups = Vec::new();
+        for config in configs {
+            if !config.enabled {
+                tracing::info!(server = %config.name, "server disabled in config; not started");
+                continue;
+            }
+            if servers.contains_key(&config.name) {
+                tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
+                continue;
+            }
+            let (tx, rx) = watch::channel(ServerState::Starting);
+            events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
+                server: config.name.clone(),
+                transport: transport_name(&config.transport).to_string(),
+            }));
+            startups.push(tokio::spawn(start_server(config.clone(), tx, events.clone())));
+            servers.insert(config.name.clone(), ManagedServer { config, state: rx });
+        }
+        Self { servers, startups, options }
+    }
+
+    /// Configured (enabled) server names, sorted.
+    pub fn server_names(&self) -> Vec<String> {
+        self.servers.keys().cloned().collect()
+    }
+
+    /// A server's current status, `None` if unknown.
+    pub fn status(&self, server: &str) -> Option<ServerStatus> {
+        let managed = self.servers.get(server)?;
+        Some(match &*managed.state.borrow() {
+            ServerState::Starting => ServerStatus::Starting,
+            ServerState::Ready(_) => ServerStatus::Ready,
+            ServerState::Failed(e) => ServerStatus::Failed(e.to_string()),
+        })
+    }
+
+    /// Whether the server declared the `completions` capability (false if unknown or not ready).
+    pub async fn supports_completions(&self, server: &str) -> bool {
+        self.connection(server).await.is_ok_and(|c| c.capabilities.completions.is_some())
+    }
+
+    /// Wait until no server is starting any more (each bounded by its startup timeout).
+    pub async fn wait_until_started(&self) {
+        join_all(self.servers.keys().map(|name| self.connection(name))).await;
+    }
+
+    /// One page of `resources/list` from one server.
+    pub async fn list_resources(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        self.request(server, "resources/list", |conn| async move {
+            conn.service.list_resources(params).await
+        })
+        .await
+    }
+
+    /// One page of `resources/templates/list` from one server.
+    pub async fn list_resource_templates(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        self.request(server, "resources/templates/list", |conn| async move {
+            conn.service.list_resource_templates(params).await
+        })
+        .await
+    }
+
+    /// `resources/read` on one server.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, McpError> {
+        let params = ReadResourceRequestParams::new(uri);
+        self.request(server, "resources/read", |conn| async move {
+            conn.service.read_resource(params).await
+        })
+        .await
+    }
+
+    /// `tools/call` on one server, by the tool's original name.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        self.request(server, "tools/call", |conn| async move {
+            conn.service.call_tool(params).await
+        })
+        .await
+    }
+
+    /// Every server's resources, each paged to the end.
+    pub async fn list_all_resources(&self) -> Aggregate<Resource> {
+        self.aggregate("resources/list", |conn, cursor| async move {
+            let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = conn.service.list_resources(params).await?;
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
+    }
+
+    /// Every server's resource templates, each paged to the end.
+    pub async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
+        self.aggregate("resources/templates/list", |conn, cursor| async move {
+            let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = conn.service.list_resource_templates(params).await?;
+            Ok((page.resource_templates, page.next_cursor))
+        })
+        .await
+    }
+
+    /// Every model-visible MCP tool, after all servers finished starting. Sorted by server name,
+    /// each server's order kept; a qualified name already taken is skipped with a warning.
+    pub async fn list_tools(&self) -> Vec<QualifiedTool> {
+        self.wait_until_started().await;
+        self.qualified_tools()
+    }
+
+    /// The server and original tool name behind a qualified name. Answers from the servers that
+    /// are ready; only when that fails does it wait for the ones still starting.
+    pub async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
+        let find = |tools: Vec<QualifiedTool>| {
+            tools
+                .into_iter()
+                .find(|t| t.qualified_name == qualified)
+                .map(|t| (t.server, t.tool.name.to_string()))
+        };
+        if let Some(found) = find(self.qualified_tools()) {
+            return Some(found);
+        }
+        find(self.list_tools().await)
+    }
+
+    /// End every server: HTTP sessions closed, stdio process groups sent SIGTERM and, after the
+    /// grace period, SIGKILL. Servers still starting are abandoned (their processes killed).
+    pub async fn shutdown(&self) {
+        for startup in &self.startups {
+            startup.abort();
+        }
+        let connections: Vec<SharedConnection> = self
+            .servers
+            .values()
+            .filter_map(|m| match &*m.state.borrow() {
+                ServerState::Ready(conn) => Some(conn.clone()),
+                _ => None,
+            })
+            .collect();
+        let grace = self.options.shutdown_grace;
+        join_all(connections.iter().map(|c| c.close(grace))).await;
+    }
+
+    /// Process ids of the stdio servers that are ready (for diagnostics and tests).
+    pub fn child_pids(&self) -> Vec<(String, u32)> {
+        self.servers
+            .iter()
+            .filter_map(|(name, m)| match &*m.state.borrow() {
+                ServerState::Ready(conn) => conn.child.as_ref().map(|c| (name.clone(), c.pid())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn qualified_tools(&self) -> Vec<QualifiedTool> {
+        let mut used = HashSet::new();
+        let mut out = Vec::new();
+        for (server, managed) in &self.servers {
+            let ServerState::Ready(conn) = &*managed.state.borrow() else { continue };
+            for tool in &conn.tools {
+                let qualified_name = qualified_tool_name(server, &tool.name);
+                if !used.insert(qualified_name.clone()) {
+                    tracing::warn!(%server, tool = %tool.name, %qualified_name, "skipping tool: qualified name already taken");
+                    continue;
+                }
+                out.push(QualifiedTool { qualified_name, server: server.clone(), tool: tool.clone() });
+            }
+        }
+        out
+    }
+
+    /// The server's connection once it is no longer starting.
+    async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
+        let managed =
+            self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        let mut state = managed.state.clone();
+        let settled = state
+            .wait_for(|s| !matches!(s, ServerState::Starting))
+            .await
+            .map(|s| s.clone())
+            .unwrap_or_else(|_| ServerState::Failed("startup was abandoned".into()));
+        match settled {
+            ServerState::Ready(conn) => Ok(conn),
+            ServerState::Failed(error) => {
+                Err(McpError::NotStarted { server: server.to_string(), error: error.to_string() })
+            }
+            ServerState::Starting => unreachable!("wait_for returned a starting state"),
+        }
+    }
+
+    async fn request<T, F, Fut>(&self, server: &str, method: &'static str, f: F) -> Result<T, McpError>
+    where
+        F: FnOnce(SharedConnection) -> Fut,
+        Fut: Future<Output = Result<T, rmcp::ServiceError>>,
+    {
+        let conn = self.connection(server).await?;
+        let timeout = self.servers[server].config.tool_timeout;
+        // Dropping the request future on timeout makes rmcp send notifications/cancelled.
+        match tokio::time::timeout(timeout, f(conn)).await {
+            Ok(result) => result.map_err(|e| McpError::from_service(server, e)),
+            Err(_) => Err(McpError::Timeout { method, timeout }),
+        }
+    }
+
+    async fn aggregate<T, F, Fut>(&self, method: &'static str, fetch: F) -> Aggregate<T>
+    where
+        F: Fn(SharedConnection, Option<String>) -> Fut + Clone,
+        Fut: Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
+    {
+        let max_pages = self.options.max_list_pages;
+        let listings = self.servers.iter().map(|(name, managed)| {
+            let fetch = fetch.clone();
+            async move {
+                let conn = match self.connection(name).await {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        return Some(ServerListing {
+                            server: name.clone(),
+                            items: Vec::new(),
+                            pages: 0,
+                            error: Some(e.to_string()),
+                        });
+                    }
+                };
+                // A server that offers no resources is not asked (nor reported as failing).
+                conn.capabilities.resources.as_ref()?;
+                let timeout = managed.config.tool_timeout;
+                let pages = Paging { method, max_pages, timeout, server: name };
+                Some(pages.run(|cursor| fetch(conn.clone(), cursor)).await)
+            }
+        });
+        join_all(listings).await.into_iter().flatten().collect()
+    }
+}
+
+impl Drop for McpConnectionManager {
+    fn drop(&mut self) {
+        for startup in &self.startups {
+            startup.abort();
+        }
+    }
+}
+
+/// Follows one server's pages to the end, with every guard.
+struct Paging<'a> {
+    method: &'static str,
+    max_pages: usize,
+    timeout: Duration,
+    server: &'a str,
+}
+
+impl Paging<'_> {
+    async fn run<T, F, Fut>(&self, mut fetch: F) -> ServerListing<T>
+    where
+        F: FnMut(Option<String>) -> Fut,
+        Fut: Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
+    {
+        let mut listing =
+            ServerListing { server: self.server.to_string(), items: Vec::new(), pages: 0, error: None };
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            if listing.pages >= self.max_pages {
+                listing.error = Some(format!(
+                    "{} stopped after {} pages (page cap); the list is incomplete",
+                    self.method, self.max_pages
+                ));
+                return listing;
+            }
+            let page = match tokio::time::timeout(self.timeout, fetch(cursor.take())).await {
+                Ok(Ok(page)) => page,
+                Ok(Err(e)) => {
+                    let e = McpError::from_service(self.server, e);
+                    listing.error = Some(format!("{} failed: {e}", self.method));
+                    return listing;
+                }
+                Err(_) => {
+                    let e = McpError::Timeout { method: self.method, timeout: self.timeout };
+                    listing.error = Some(e.to_string());
+                    return listing;
+                }
+            };
+            listing.pages += 1;
+            listing.items.extend(page.0);
+            match page.1 {
+                None => return listing,
+                Some(next) if !seen.insert(next.clone()) => {
+                    listing.error = Some(format!(
+                        "{} stopped: the server repeated cursor {} (a cursor cycle); the list is incomplete",
+                        self.method,
+                        preview(&next)
+                    ));
+                    return listing;
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+    }
+}
+
+/// A cursor shown in a message: quoted, and cut if long (cursors are opaque and may be huge).
+fn preview(cursor: &str) -> String {
+    const MAX: usize = 64;
+    if cursor.chars().count() <= MAX {
+        return format!("{cursor:?}");
+    }
+    let cut: String = cursor.chars().take(MAX).collect();
+    format!("{cut:?}…")
+}
+
+fn transport_name(transport: &TransportConfig) -> &'static str {
+    match transport {
+        TransportConfig::Stdio { .. } => "stdio",
+        TransportConfig::StreamableHttp { .. } => "streamable_http",
+    }
+}
+
+async fn start_server(config: ServerConfig, state: watch::Sender<ServerState>, events: EventSender) {
+    let started = Instant::now();
+    let result = match tokio::time::timeout(config.startup_timeout, client::connect(&config)).await
+    {
+        Ok(result) => result,
+        Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),
+    };
+    let elapsed = started.elapsed();
+    match result {
+        Ok(conn) => {
+            tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
+            events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
+            state.send_replace(ServerState::Ready(Arc::new(conn)));
+        }
+        Err(error) => {
+            tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
+            events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
+                server: config.name.clone(),
+                elapsed,
+                error: error.clone(),
+            }));
+            state.send_replace(ServerState::Failed(error.into()));
+        }
+    }
+}
+
+fn ready_event(server: &str, elapsed: Duration, conn: &Connection) -> McpServerReadyEvent {
+    let caps = &conn.capabilities;
+    let resources = caps.resources.as_ref();
+    McpServerReadyEvent {
+        server: server.to_string(),
+        elapsed,
+        server_info: conn.server_info.clone(),
+        protocol_version: conn.protocol_version.clone(),
+        capabilities: ServerCapabilitySummary {
+            tools: caps.tools.is_some(),
+            resources: resources.is_some(),
+            resource_subscribe: resources.and_then(|r| r.subscribe).unwrap_or(false),
+            resource_list_changed: resources.and_then(|r| r.list_changed).unwrap_or(false),
+            completions: caps.completions.is_some(),
+            prompts: caps.prompts.is_some(),
+        },
+        tools: conn.tools.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paging(max_pages: usize) -> Paging<'static> {
+        Paging { method: "resources/list", max_pages, timeout: Duration::from_secs(5), server: "s" }
+    }
+
+    /// A server whose page `i` holds item `i` and points to `next[i]`.
+    async fn run(max_pages: usize, next: &[Option<&str>]) -> ServerListing<usize> {
+        let next: Vec<Option<String>> = next.iter().map(|c| c.map(str::to_string)).collect();
+        let mut page = 0usize;
+        paging(max_pages)
+            .run(|_cursor| {
+                let i = page;
+                page += 1;
+                let next = next.get(i).cloned().flatten();
+                async move { Ok((vec![i], next)) }
+            })
+            .await
+    }
+
+    #[tokio::test]
+    async fn follows_pages_to_the_end() {
+        let listing = run(10, &[Some("a"), Some("b"), None]).await;
+        assert_eq!(listing.items, vec![0, 1, 2]);
+        assert_eq!(listing.pages, 3);
+        assert_eq!(listing.error, None);
+    }
+
+    #[tokio::test]
+    async fn cycle_of_any_length_stops_and_keeps_items() {
+        let listing = run(100, &[Some("a"), Some("b"), Some("c"), Some("a")]).await;
+        assert_eq!(listing.items, vec![0, 1, 2, 3]);
+        assert_eq!(
+            listing.error.as_deref(),
+            Some("resources/list stopped: the server repeated cursor \"a\" (a cursor cycle); the list is incomplete")
+        );
+    }
+
+    #[tokio::test]
+    async fn page_cap_stops_and_keeps_items() {
+        let cursors: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+        let next: Vec<Option<&str>> = cursors.iter().map(|c| Some(c.as_str())).collect();
+        let listing = run(3, &next).await;
+        assert_eq!(listing.items, vec![0, 1, 2]);
+        assert_eq!(
+            listing.error.as_deref(),
+            Some("resources/list stopped after 3 pages (page cap); the list is incomplete")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_page_keeps_earlier_items() {
+        let mut calls = 0;
+        let listing: ServerListing<u8> = paging(10)
+            .run(|_c| {
+                calls += 1;
+                let n = calls;
+                async move {
+                    if n == 1 {
+                        Ok((vec![1], Some("x".to_string())))
+                    } else {
+                        Err(rmcp::ServiceError::TransportClosed)
+                    }
+                }
+            })
+            .await;
+        assert_eq!(listing.items, vec![1]);
+        assert_eq!(
+            listing.error.as_deref(),
+            Some("resources/list failed: connection to MCP server 's' failed: the connection is closed")
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_page_times_out() {
+        let listing: ServerListing<u8> = paging(10)
+            .run(|_c| futures::future::pending::<Result<(Vec<u8>, Option<String>), rmcp::ServiceError>>())
+            .await;
+        assert_eq!(listing.error.as_deref(), Some("timed out awaiting resources/list after 5s"));
+    }
+
+    #[test]
+    fn long_cursors_are_cut_in_messages() {
+        let shown = preview(&"x".repeat(10_000));
+        assert!(shown.len() < 80, "{shown}");
+    }
+}

@@ -1,0 +1,256 @@
+//! Event types: begin/end of every MCP-touching tool call and the lifecycle of every server.
+
+use std::time::Duration;
+
+use rmcp::model::CallToolResult;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One event on the stream. Serialized with a `type` tag in snake_case, e.g.
+/// `{"type": "mcp_tool_call_begin", "call_id": "…", "invocation": {…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventMsg {
+    /// A tool call is about to contact MCP.
+    McpToolCallBegin(McpToolCallBeginEvent),
+    /// A tool call that began has finished, successfully or not.
+    McpToolCallEnd(McpToolCallEndEvent),
+    /// A configured server is being started (process spawned or HTTP session opened).
+    McpServerStarting(McpServerStartingEvent),
+    /// A server finished `initialize` and listed its tools.
+    McpServerReady(McpServerReadyEvent),
+    /// A server could not be started; it stays failed and every call to it says why.
+    McpServerFailed(McpServerFailedEvent),
+}
+
+/// What was invoked: the server, the tool and the arguments as the model sent them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpInvocation {
+    /// The server contacted. `null` for the all-server resource lists (no single server is
+    /// meant; the end event's `summary.servers` says how many were asked).
+    pub server: Option<String>,
+    /// The tool: the MCP tool's original name, or the resource tool's name
+    /// (`list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`).
+    pub tool: String,
+    /// The parsed JSON arguments, `null` when the model sent none.
+    pub arguments: Option<Value>,
+}
+
+/// `mcp_tool_call_begin`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolCallBeginEvent {
+    /// The model's call id.
+    pub call_id: String,
+    /// What is being invoked.
+    pub invocation: McpInvocation,
+}
+
+/// `mcp_tool_call_end`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolCallEndEvent {
+    /// The model's call id (the same as the begin event's).
+    pub call_id: String,
+    /// What was invoked (the same as the begin event's).
+    pub invocation: McpInvocation,
+    /// Wall time from begin to end in milliseconds, a JSON number with microsecond
+    /// precision (e.g. `12.345`).
+    #[serde(with = "duration_ms")]
+    pub duration: Duration,
+    /// `{"Ok": CallToolResult}` or `{"Err": "message"}`, as in Codex. For resource tools the
+    /// `Ok` result holds one text block with the JSON payload the model received.
+    pub result: Result<CallToolResult, String>,
+    /// Resource tools only: what the call covered. Absent for MCP tool calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ResourceCallSummary>,
+}
+
+/// What a resource tool call covered (beyond Codex).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceCallSummary {
+    /// Resources, templates or contents returned to the model.
+    pub items: usize,
+    /// MCP requests that returned a page (1 for a single-server call or a read).
+    pub pages: usize,
+    /// Servers asked.
+    pub servers: usize,
+    /// Servers whose answer is missing or incomplete, with the reason.
+    pub failed_servers: Vec<ServerFailure>,
+}
+
+/// A server and why it failed; also the shape of the all-server payload's `errors` items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerFailure {
+    /// The configured server name.
+    pub server: String,
+    /// A readable reason.
+    pub error: String,
+}
+
+/// `mcp_server_starting`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerStartingEvent {
+    /// The configured server name.
+    pub server: String,
+    /// `stdio` or `streamable_http`.
+    pub transport: String,
+}
+
+/// `mcp_server_ready`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerReadyEvent {
+    /// The configured server name.
+    pub server: String,
+    /// Milliseconds from start to ready (same encoding as `duration`).
+    #[serde(with = "duration_ms")]
+    pub elapsed: Duration,
+    /// The server's self-reported name and version, e.g. `demo 0.1.0`.
+    pub server_info: String,
+    /// Negotiated MCP protocol version.
+    pub protocol_version: String,
+    /// What the server offers.
+    pub capabilities: ServerCapabilitySummary,
+    /// Tools the model can call on this server after enabled/disabled filters.
+    pub tools: usize,
+}
+
+/// A summary of a server's declared capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCapabilitySummary {
+    /// Declares `tools`.
+    pub tools: bool,
+    /// Declares `resources`.
+    pub resources: bool,
+    /// Declares `resources.subscribe`.
+    pub resource_subscribe: bool,
+    /// Declares `resources.listChanged`.
+    pub resource_list_changed: bool,
+    /// Declares `completions`.
+    pub completions: bool,
+    /// Declares `prompts`.
+    pub prompts: bool,
+}
+
+/// `mcp_server_failed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerFailedEvent {
+    /// The configured server name.
+    pub server: String,
+    /// Milliseconds from start to failure.
+    #[serde(with = "duration_ms")]
+    pub elapsed: Duration,
+    /// Why it failed.
+    pub error: String,
+}
+
+/// Serde adapter: a [`Duration`] as a JSON number of milliseconds with microsecond precision.
+pub mod duration_ms {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Serialize as milliseconds (`f64`, three decimals).
+    pub fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        let micros = duration.as_micros() as f64;
+        serializer.serialize_f64(micros / 1000.0)
+    }
+
+    /// Deserialize from milliseconds; negative or non-finite values are an error.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        let ms = f64::deserialize(deserializer)?;
+        Duration::try_from_secs_f64(ms / 1000.0).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock};
+    use serde_json::json;
+
+    use super::*;
+
+    fn invocation() -> McpInvocation {
+        McpInvocation {
+            server: Some("docs".to_string()),
+            tool: "read_mcp_resource".to_string(),
+            arguments: Some(json!({"server": "docs", "uri": "memo://1"})),
+        }
+    }
+
+    #[test]
+    fn begin_event_shape() {
+        let event = EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+            call_id: "c1".to_string(),
+            invocation: invocation(),
+        });
+        insta::assert_json_snapshot!(event);
+    }
+
+    #[test]
+    fn end_event_shapes() {
+        let ok = EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+            call_id: "c1".to_string(),
+            invocation: invocation(),
+            duration: Duration::from_micros(12_345),
+            result: Ok(CallToolResult::success(vec![ContentBlock::text("{}")])),
+            summary: Some(ResourceCallSummary {
+                items: 1,
+                pages: 1,
+                servers: 1,
+                failed_servers: vec![],
+            }),
+        });
+        let err = EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+            call_id: "c2".to_string(),
+            invocation: McpInvocation {
+                server: None,
+                tool: "list_mcp_resources".to_string(),
+                arguments: None,
+            },
+            duration: Duration::from_millis(3),
+            result: Err("resources/list failed: boom".to_string()),
+            summary: None,
+        });
+        insta::assert_json_snapshot!("end_ok", ok);
+        insta::assert_json_snapshot!("end_err", err);
+    }
+
+    #[test]
+    fn lifecycle_event_shapes() {
+        let ready = EventMsg::McpServerReady(McpServerReadyEvent {
+            server: "docs".to_string(),
+            elapsed: Duration::from_millis(250),
+            server_info: "demo 0.1.0".to_string(),
+            protocol_version: "2025-11-25".to_string(),
+            capabilities: ServerCapabilitySummary {
+                tools: true,
+                resources: true,
+                ..Default::default()
+            },
+            tools: 3,
+        });
+        let failed = EventMsg::McpServerFailed(McpServerFailedEvent {
+            server: "ghost".to_string(),
+            elapsed: Duration::from_millis(1),
+            error: "failed to spawn `nope`: No such file or directory".to_string(),
+        });
+        let starting = EventMsg::McpServerStarting(McpServerStartingEvent {
+            server: "docs".to_string(),
+            transport: "stdio".to_string(),
+        });
+        insta::assert_json_snapshot!("ready", ready);
+        insta::assert_json_snapshot!("failed", failed);
+        insta::assert_json_snapshot!("starting", starting);
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let event = EventMsg::McpServerFailed(McpServerFailedEvent {
+            server: "ghost".to_string(),
+            elapsed: Duration::from_micros(1_500),
+            error: "x".to_string(),
+        });
+        let text = serde_json::to_string(&event).expect("serialize");
+        let back: EventMsg = serde_json::from_str(&text).expect("deserialize");
+        assert_eq!(back, event);
+    }
+}

@@ -1,0 +1,15 @@
+//! The serialized contract between the router and whoever embeds it: the event stream a UI
+//! consumes ([`EventMsg`]) and the sink the router writes it to ([`EventSender`]).
+//!
+//! Only this crate defines event shapes; every other crate builds them through these types, so a
+//! change to what a UI sees is a change here (and to its snapshot tests).
+
+mod events;
+mod sink;
+
+pub use events::{
+    EventMsg, McpInvocation, McpServerFailedEvent, McpServerReadyEvent, McpServerStartingEvent,
+    McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary, ServerCapabilitySummary,
+    ServerFailure, duration_ms,
+};
+pub use sink::{EventReceiver, EventSender, event_channel};

@@ -1,0 +1,401 @@
+//! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`, as Codex's
+//! `mcp_resource` handler has them (seed 000): argument shapes, payload field names, error
+//! strings, sorting and events. Beyond Codex, all-server lists report failing servers in an
+//! additive `errors` array and end events carry a [`ResourceCallSummary`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_connection_manager::{Aggregate, ServerListing};
+use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents, ResourceTemplate};
+use router_protocol::{McpInvocation, ResourceCallSummary, ServerFailure};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::backend::McpBackend;
+use crate::handler::{ToolHandler, ToolKind};
+use crate::handlers::bracket;
+use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
+use crate::spec::ToolSpec;
+
+/// Name of the resource-listing tool.
+pub const LIST_MCP_RESOURCES: &str = "list_mcp_resources";
+/// Name of the template-listing tool.
+pub const LIST_MCP_RESOURCE_TEMPLATES: &str = "list_mcp_resource_templates";
+/// Name of the read tool.
+pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
+
+/// Handles the three resource tools.
+pub struct McpResourceHandler {
+    backend: Arc<dyn McpBackend>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ListArgs {
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ReadArgs {
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+}
+
+/// An item with the server it came from, next to the item's own MCP fields.
+#[derive(Serialize)]
+struct WithServer<'a, T> {
+    server: &'a str,
+    #[serde(flatten)]
+    item: &'a T,
+}
+
+/// The items of a list payload, under the key Codex uses for them.
+#[derive(Serialize)]
+enum Items<'a> {
+    #[serde(rename = "resources")]
+    Resources(Vec<WithServer<'a, Resource>>),
+    #[serde(rename = "resourceTemplates")]
+    Templates(Vec<WithServer<'a, ResourceTemplate>>),
+}
+
+/// `{"server": "…", "resources"|"resourceTemplates": […], "nextCursor": "…" | null}`
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SingleServerPayload<'a> {
+    server: &'a str,
+    #[serde(flatten)]
+    items: Items<'a>,
+    next_cursor: Option<&'a str>,
+}
+
+/// `{"server": null, "resources"|"resourceTemplates": […], "errors": [{server, error}]}`;
+/// `errors` only when some server failed.
+#[derive(Serialize)]
+struct AllServersPayload<'a> {
+    server: Option<&'a str>,
+    #[serde(flatten)]
+    items: Items<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<ServerFailure>,
+}
+
+/// `{"server", "uri", "contents": […]}`
+#[derive(Serialize)]
+struct ReadPayload<'a> {
+    server: &'a str,
+    uri: &'a str,
+    contents: &'a [ResourceContents],
+}
+
+fn with_server<'a, T>(server: &'a str, items: &'a [T]) -> Vec<WithServer<'a, T>> {
+    items.iter().map(|item| WithServer { server, item }).collect()
+}
+
+fn flatten<T>(listings: &Aggregate<T>) -> Vec<WithServer<'_, T>> {
+    listings.iter().flat_map(|l| with_server(&l.server, &l.items)).collect()
+}
+
+fn all_servers_payload<'a>(items: Items<'a>, failures: Vec<ServerFailure>) -> AllServersPayload<'a> {
+    AllServersPayload { server: None, items, errors: failures }
+}
+
+fn failures<T>(listings: &[ServerListing<T>]) -> Vec<ServerFailure> {
+    listings
+        .iter()
+        .filter_map(|l| {
+            l.error.as_ref().map(|error| ServerFailure { server: l.server.clone(), error: error.clone() })
+        })
+        .collect()
+}
+
+fn aggregate_summary<T>(listings: &Aggregate<T>) -> ResourceCallSummary {
+    ResourceCallSummary {
+        items: listings.iter().map(|l| l.items.len()).sum(),
+        pages: listings.iter().map(|l| l.pages).sum(),
+        servers: listings.len(),
+        failed_servers: failures(listings),
+    }
+}
+
+/// What a successful resource call produced: the model's JSON text and the event summary.
+struct Produced {
+    content: String,
+    summary: ResourceCallSummary,
+}
+
+/// A failed resource call: the model's error and the event summary.
+struct Failed {
+    error: FunctionCallError,
+    summary: ResourceCallSummary,
+}
+
+impl McpResourceHandler {
+    /// A handler over `backend`.
+    pub fn new(backend: Arc<dyn McpBackend>) -> Self {
+        Self { backend }
+    }
+
+    /// The specs of the three tools (Codex's wording).
+    pub fn specs() -> Vec<ToolSpec> {
+        vec![
+            ToolSpec {
+                name: LIST_MCP_RESOURCES.to_string(),
+                description: "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible.".to_string(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "server": {"type": "string", "description": "Optional MCP server name. When omitted, lists resources from every configured server."},
+                        "cursor": {"type": "string", "description": "Opaque cursor returned by a previous list_mcp_resources call for the same server."}
+                    },
+                    "additionalProperties": false
+                }),
+            },
+            ToolSpec {
+                name: LIST_MCP_RESOURCE_TEMPLATES.to_string(),
+                description: "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible.".to_string(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "server": {"type": "string", "description": "Optional MCP server name. When omitted, lists resource templates from all configured servers."},
+                        "cursor": {"type": "string", "description": "Opaque cursor returned by a previous list_mcp_resource_templates call for the same server."}
+                    },
+                    "additionalProperties": false
+                }),
+            },
+            ToolSpec {
+                name: READ_MCP_RESOURCE.to_string(),
+                description: "Read a specific resource from an MCP server given the server name and resource URI.".to_string(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "server": {"type": "string", "description": "MCP server name exactly as configured. Must match the 'server' field returned by list_mcp_resources."},
+                        "uri": {"type": "string", "description": "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."}
+                    },
+                    "required": ["server", "uri"],
+                    "additionalProperties": false
+                }),
+            },
+        ]
+    }
+
+    async fn list(
+        &self,
+        ctx: &CallContext,
+        call_id: &str,
+        tool: &'static str,
+        arguments: Option<Value>,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        let args: ListArgs = parse_args_with_default(arguments.clone())?;
+        let server = normalize_optional_string(args.server);
+        let cursor = normalize_optional_string(args.cursor);
+        if server.is_none() && cursor.is_some() {
+            return Err(respond("cursor can only be used when a server is specified"));
+        }
+        let invocation = McpInvocation { server: server.clone(), tool: tool.to_string(), arguments };
+        let backend = &self.backend;
+        let templates = tool == LIST_MCP_RESOURCE_TEMPLATES;
+        let work = async move {
+            let Some(server) = server else {
+                return if templates {
+                    let listings = backend.list_all_resource_templates().await;
+                    let items = Items::Templates(flatten(&listings));
+                    produced(&all_servers_payload(items, failures(&listings)), aggregate_summary(&listings))
+                } else {
+                    let listings = backend.list_all_resources().await;
+                    let items = Items::Resources(flatten(&listings));
+                    produced(&all_servers_payload(items, failures(&listings)), aggregate_summary(&listings))
+                };
+            };
+            let one = |items: usize| ResourceCallSummary { items, pages: 1, servers: 1, failed_servers: vec![] };
+            if templates {
+                let page = backend
+                    .list_resource_templates(&server, cursor)
+                    .await
+                    .map_err(|e| single_failure(&server, format!("resources/templates/list failed: {e}")))?;
+                let payload = SingleServerPayload {
+                    server: &server,
+                    items: Items::Templates(with_server(&server, &page.resource_templates)),
+                    next_cursor: page.next_cursor.as_deref(),
+                };
+                produced(&payload, one(page.resource_templates.len()))
+            } else {
+                let page = backend
+                    .list_resources(&server, cursor)
+                    .await
+                    .map_err(|e| single_failure(&server, format!("resources/list failed: {e}")))?;
+                let payload = SingleServerPayload {
+                    server: &server,
+                    items: Items::Resources(with_server(&server, &page.resources)),
+                    next_cursor: page.next_cursor.as_deref(),
+                };
+                produced(&payload, one(page.resources.len()))
+            }
+        };
+        run(ctx, call_id, invocation, work).await
+    }
+
+    async fn read(
+        &self,
+        ctx: &CallContext,
+        call_id: &str,
+        arguments: Option<Value>,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        let args: ReadArgs = parse_args(arguments.clone())?;
+        let server = normalize_required_string("server", args.server)?;
+        let uri = normalize_required_string("uri", args.uri)?;
+        let invocation = McpInvocation {
+            server: Some(server.clone()),
+            tool: READ_MCP_RESOURCE.to_string(),
+            arguments,
+        };
+        let backend = &self.backend;
+        let work = async move {
+            let result = backend
+                .read_resource(&server, &uri)
+                .await
+                .map_err(|e| single_failure(&server, format!("resources/read failed: {e}")))?;
+            let payload = ReadPayload { server: &server, uri: &uri, contents: &result.contents };
+            let summary = ResourceCallSummary { items: result.contents.len(), pages: 1, servers: 1, failed_servers: vec![] };
+            produced(&payload, summary)
+        };
+        run(ctx, call_id, invocation, work).await
+    }
+}
+
+#[async_trait]
+impl ToolHandler for McpResourceHandler {
+    fn kind(&self) -> ToolKind {
+        ToolKind::Function
+    }
+
+    async fn handle(
+        &self,
+        ctx: &CallContext,
+        invocation: ToolInvocation,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        let ToolInvocation { call_id, tool_name, payload } = invocation;
+        let ToolPayload::Function { arguments } = payload else {
+            return Err(respond("mcp_resource handler received unsupported payload"));
+        };
+        let arguments = parse_arguments(&arguments)?;
+        match tool_name.as_str() {
+            LIST_MCP_RESOURCES => self.list(ctx, &call_id, LIST_MCP_RESOURCES, arguments).await,
+            LIST_MCP_RESOURCE_TEMPLATES => {
+                self.list(ctx, &call_id, LIST_MCP_RESOURCE_TEMPLATES, arguments).await
+            }
+            READ_MCP_RESOURCE => self.read(ctx, &call_id, arguments).await,
+            other => Err(respond(format!("unsupported MCP resource tool: {other}"))),
+        }
+    }
+}
+
+/// Bracket `work` with begin/end events and turn its outcome into the model's output.
+async fn run(
+    ctx: &CallContext,
+    call_id: &str,
+    invocation: McpInvocation,
+    work: impl std::future::Future<Output = Result<Produced, Failed>>,
+) -> Result<ToolOutput, FunctionCallError> {
+    let outcome = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
+        Ok(p) => (Ok(call_tool_result_from_content(&p.content, true)), Some(p.summary.clone())),
+        Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
+    })
+    .await;
+    match outcome {
+        Ok(p) => Ok(ToolOutput::Function { content: p.content, content_items: None, success: Some(true) }),
+        Err(f) => Err(f.error),
+    }
+}
+
+fn produced(payload: &impl Serialize, summary: ResourceCallSummary) -> Result<Produced, Failed> {
+    match serde_json::to_string(payload) {
+        Ok(content) => Ok(Produced { content, summary }),
+        Err(e) => Err(Failed { error: respond(format!("failed to serialize MCP resource response: {e}")), summary }),
+    }
+}
+
+fn single_failure(server: &str, message: String) -> Failed {
+    Failed {
+        summary: ResourceCallSummary {
+            items: 0,
+            pages: 0,
+            servers: 1,
+            failed_servers: vec![ServerFailure { server: server.to_string(), error: message.clone() }],
+        },
+        error: respond(message),
+    }
+}
+
+/// The end event's result for a resource tool: one text block holding the model's JSON.
+fn call_tool_result_from_content(content: &str, success: bool) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(content)]);
+    result.is_error = Some(!success);
+    // rmcp fills in the 2026 `resultType`; our events follow protocol 2025-11-25.
+    result.result_type = None;
+    result
+}
+
+fn respond(message: impl Into<String>) -> FunctionCallError {
+    FunctionCallError::RespondToModel(message.into())
+}
+
+/// Empty or whitespace arguments (and JSON `null`) mean none.
+fn parse_arguments(raw: &str) -> Result<Option<Value>, FunctionCallError> {
+    if raw.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(raw)
+        .map_err(|e| respond(format!("failed to parse function arguments: {e}")))?;
+    Ok((!value.is_null()).then_some(value))
+}
+
+/// Arguments must be a JSON object (serde would otherwise accept `["a", "b"]` positionally).
+fn parse_args<T: DeserializeOwned>(arguments: Option<Value>) -> Result<T, FunctionCallError> {
+    match arguments {
+        Some(value) if !value.is_object() => Err(respond(format!(
+            "failed to parse function arguments: expected a JSON object, got {}",
+            json_kind(&value)
+        ))),
+        Some(value) => serde_json::from_value(value)
+            .map_err(|e| respond(format!("failed to parse function arguments: {e}"))),
+        None => Err(respond("failed to parse function arguments: expected value")),
+    }
+}
+
+fn parse_args_with_default<T: DeserializeOwned + Default>(
+    arguments: Option<Value>,
+) -> Result<T, FunctionCallError> {
+    match arguments {
+        Some(value) => parse_args(Some(value)),
+        None => Ok(T::default()),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn normalize_optional_string(value: Option<String>) -> Option<String> {
+    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+fn normalize_required_string(field: &str, value: Option<String>) -> Result<String, FunctionCallError> {
+    normalize_optional_string(value).ok_or_else(|| respond(format!("{field} must be provided")))
+}
+
+#[cfg(test)]
+#[path = "mcp_resource_tests.rs"]
+mod tests;
