@@ -1,1 +1,153 @@
-fn main() {}
+//! `mcp-router`: the command-line face of the tool router.
+//!
+//! - `demo`: two bundled demo servers and a scripted tool loop, printed as a transcript.
+//! - `exec`: a JSON-lines tool loop for agents in any language (see README).
+//! - `tools`: the tool specs, OpenAI or Anthropic format.
+//! - `list-resources`, `list-templates`, `read`, `call`: the same tools for a person.
+
+mod demo;
+mod exec;
+mod human;
+mod setup;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "mcp-router", version, about = "Route a model's tool calls to MCP servers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start two bundled demo servers and run a short scripted tool loop (no config needed).
+    Demo,
+    /// Read tool calls as JSON lines on stdin; write events and outputs as JSON lines on stdout.
+    Exec(ConfigArg),
+    /// Print the tool specs.
+    Tools {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Wire format.
+        #[arg(long, value_enum, default_value_t = Format::Openai)]
+        format: Format,
+    },
+    /// List resources (all servers, or one page of one server).
+    ListResources(ListArgs),
+    /// List resource templates (all servers, or one page of one server).
+    ListTemplates(ListArgs),
+    /// Read a resource.
+    Read {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The server name.
+        #[arg(long)]
+        server: String,
+        /// The resource URI.
+        #[arg(long)]
+        uri: String,
+        /// Print the raw payload the model would get.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call an MCP tool by its qualified name (`mcp__server__tool`).
+    Call {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The qualified tool name.
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Print the raw output the model would get.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the bundled demo MCP server on stdio (what `demo` starts).
+    #[command(hide = true)]
+    ServeDemo {
+        /// Items per page.
+        #[arg(long, default_value_t = 100)]
+        page_size: usize,
+        /// Name reported in serverInfo.
+        #[arg(long, default_value = "mcp-demo-server")]
+        name: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct ConfigArg {
+    /// Codex `config.toml` or `mcp.json`; the bundled demo servers when absent.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ListArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Only this server (one page).
+    #[arg(long)]
+    server: Option<String>,
+    /// The cursor of the page to fetch (needs --server).
+    #[arg(long)]
+    cursor: Option<String>,
+    /// Print the raw payload the model would get.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Openai,
+    Anthropic,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let code = runtime.block_on(run(cli))?;
+    // Dropping the runtime ends every task; the servers' process groups die with their guards.
+    drop(runtime);
+    std::process::exit(code);
+}
+
+async fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Demo => demo::run().await,
+        Command::Exec(config) => exec::run(config.config.as_deref()).await,
+        Command::Tools { config, format } => {
+            let format = match format {
+                Format::Openai => tool_router::ToolFormat::OpenAi,
+                Format::Anthropic => tool_router::ToolFormat::Anthropic,
+            };
+            human::tools(config.config.as_deref(), format).await
+        }
+        Command::ListResources(args) => {
+            human::list(args.config.config.as_deref(), tool_router::LIST_MCP_RESOURCES, args.server, args.cursor, args.json).await
+        }
+        Command::ListTemplates(args) => {
+            human::list(args.config.config.as_deref(), tool_router::LIST_MCP_RESOURCE_TEMPLATES, args.server, args.cursor, args.json).await
+        }
+        Command::Read { config, server, uri, json } => {
+            human::read(config.config.as_deref(), server, uri, json).await
+        }
+        Command::Call { config, name, arguments, json } => {
+            human::call(config.config.as_deref(), name, arguments, json).await
+        }
+        Command::ServeDemo { page_size, name } => {
+            demo_server::run_stdio(demo_server::DemoOptions { page_size, name }).await?;
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! `mcp-router demo`: starts the two bundled demo servers as child processes and runs a short
+//! scripted tool loop through the router, printing each call, its events and its output.
+
+use router_protocol::{EventMsg, EventReceiver, event_channel};
+use serde_json::Value;
+use tool_router::{CallContext, ToolCall, ToolOutput};
+
+use crate::setup;
+
+/// (what it shows, tool name, arguments)
+const SCRIPT: &[(&str, &str, &str)] = &[
+    ("List every resource of every server (sorted by server name)", "list_mcp_resources", "{}"),
+    ("List one server's resources: one page, with nextCursor", "list_mcp_resources", r#"{"server":"docs"}"#),
+    ("Follow the cursor to the next page", "list_mcp_resources", r#"{"server":"docs","cursor":"p2"}"#),
+    ("List resource templates", "list_mcp_resource_templates", "{}"),
+    ("Read a resource", "read_mcp_resource", r#"{"server":"docs","uri":"demo://docs/readme"}"#),
+    ("Call an MCP tool by its qualified name", "mcp__notes__add", r#"{"a":2,"b":3}"#),
+    ("A deliberate mistake: read without a server", "read_mcp_resource", r#"{"uri":"demo://docs/readme"}"#),
+    ("A URI the server does not have", "read_mcp_resource", r#"{"server":"notes","uri":"demo://missing"}"#),
+];
+
+pub(crate) async fn run() -> anyhow::Result<i32> {
+    let (events, mut rx) = event_channel();
+    let running = setup::start(setup::demo_servers()?, events.clone());
+    println!("mcp-router demo: two demo MCP servers, `docs` (pages of 2) and `notes`, as child processes.\n");
+    running.manager.wait_until_started().await;
+    print_events(&mut rx);
+    let ctx = CallContext::new(events);
+    for (i, (title, name, arguments)) in SCRIPT.iter().enumerate() {
+        println!("\n── {}. {title}", i + 1);
+        println!("   call    {name} {arguments}");
+        let call = ToolCall {
+            call_id: format!("call-{}", i + 1),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
+        let output = running.router.dispatch_to_output(&ctx, call).await?;
+        print_events(&mut rx);
+        print_output(&output);
+    }
+    running.manager.shutdown().await;
+    Ok(0)
+}
+
+fn print_events(rx: &mut EventReceiver) {
+    while let Ok(event) = rx.try_recv() {
+        println!("   event   {}", describe(&event));
+    }
+}
+
+fn describe(event: &EventMsg) -> String {
+    match event {
+        EventMsg::McpServerStarting(e) => format!("mcp_server_starting  {} ({})", e.server, e.transport),
+        EventMsg::McpServerReady(e) => format!(
+            "mcp_server_ready     {} in {:.1} ms: {}, protocol {}, {} tools{}",
+            e.server,
+            e.elapsed.as_secs_f64() * 1000.0,
+            e.server_info,
+            e.protocol_version,
+            e.tools,
+            if e.capabilities.resources { ", resources" } else { "" }
+        ),
+        EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
+        EventMsg::McpToolCallBegin(e) => format!(
+            "mcp_tool_call_begin  {} server={} tool={}",
+            e.call_id,
+            e.invocation.server.as_deref().unwrap_or("(all)"),
+            e.invocation.tool
+        ),
+        EventMsg::McpToolCallEnd(e) => {
+            let outcome = match &e.result {
+                Ok(r) if r.is_error == Some(true) => "ok (isError)".to_string(),
+                Ok(_) => "ok".to_string(),
+                Err(m) => format!("error: {m}"),
+            };
+            let summary = e
+                .summary
+                .as_ref()
+                .map(|s| format!(" ({} items, {} pages, {} servers)", s.items, s.pages, s.servers))
+                .unwrap_or_default();
+            format!(
+                "mcp_tool_call_end    {} {:.3} ms {outcome}{summary}",
+                e.call_id,
+                e.duration.as_secs_f64() * 1000.0
+            )
+        }
+    }
+}
+
+fn print_output(output: &ToolOutput) {
+    let (label, text) = match output {
+        ToolOutput::Function { content, .. } => {
+            let label = if output.is_success() { "output (success)" } else { "output (error, as the model sees it)" };
+            let text = serde_json::from_str::<Value>(content)
+                .ok()
+                .filter(Value::is_object)
+                .map(|v| one_item_per_line(&v))
+                .unwrap_or_else(|| content.clone());
+            (label, text)
+        }
+        ToolOutput::Mcp { .. } => (
+            "output (MCP result)",
+            serde_json::to_value(output).map(|v| one_item_per_line(&v)).unwrap_or_default(),
+        ),
+    };
+    println!("   {label}:");
+    for line in text.lines() {
+        println!("     {line}");
+    }
+}
+
+/// A payload with one top-level key per line and one array item per line: readable, and every
+/// item is still the exact JSON the model gets.
+fn one_item_per_line(value: &Value) -> String {
+    let Value::Object(map) = value else { return value.to_string() };
+    let mut out = String::from("{\n");
+    let last = map.len().saturating_sub(1);
+    for (i, (key, value)) in map.iter().enumerate() {
+        let comma = if i == last { "" } else { "," };
+        match value {
+            Value::Array(items) if !items.is_empty() => {
+                out.push_str(&format!("  {key:?}: [\n"));
+                for (j, item) in items.iter().enumerate() {
+                    let item_comma = if j + 1 == items.len() { "" } else { "," };
+                    out.push_str(&format!("    {item}{item_comma}\n"));
+                }
+                out.push_str(&format!("  ]{comma}\n"));
+            }
+            other => out.push_str(&format!("  {key:?}: {other}{comma}\n")),
+        }
+    }
+    out.push('}');
+    out
+}

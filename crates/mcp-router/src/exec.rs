@@ -1,0 +1,192 @@
+//! `mcp-router exec`: a JSON-lines tool loop.
+//!
+//! stdin, one call per line: `{"call_id": "…", "name": "…", "arguments": "<JSON text>"}`
+//! (`arguments` may also be a JSON object, or absent). stdout, one JSON object per line: every
+//! event (see `router_protocol::EventMsg`) and, per call, exactly one
+//! `{"type": "function_call_output", "call_id": "…", "output": <ToolOutput>}`. A malformed line
+//! gets `{"type": "error", "message": "…"}`. Calls run concurrently; a call's end event is
+//! always written before its output. At end of input the loop waits for calls in flight, shuts
+//! the servers down and exits 0; on SIGTERM or SIGINT it shuts the servers down and exits 143/130.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use router_protocol::{EventReceiver, event_channel};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tool_router::{CallContext, FunctionCallError, ToolCall, ToolOutput};
+
+use crate::setup;
+
+/// One line of input.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InputLine {
+    call_id: String,
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+/// One line of output that is not an event.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutputLine {
+    FunctionCallOutput { call_id: String, output: ToolOutput },
+    Error { message: String },
+}
+
+pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
+    let servers = setup::servers(config)?;
+    let (events, event_rx) = event_channel();
+    let running = Arc::new(setup::start(servers, events.clone()));
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<OutputLine>();
+    let writer = tokio::spawn(write_lines(event_rx, out_rx));
+
+    let mut calls = JoinSet::new();
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let exit_code = loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => {
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    match parse_line(&line) {
+                        Ok(call) => {
+                            let running = running.clone();
+                            let ctx = CallContext::new(events.clone());
+                            let out_tx = out_tx.clone();
+                            calls.spawn(async move {
+                                let call_id = call.call_id.clone();
+                                let output = match running.router.dispatch_to_output(&ctx, call).await {
+                                    Ok(output) => output,
+                                    Err(FunctionCallError::Fatal(m)) => ToolOutput::failure(format!("fatal error: {m}")),
+                                    Err(FunctionCallError::RespondToModel(m)) => ToolOutput::failure(m),
+                                };
+                                let _ = out_tx.send(OutputLine::FunctionCallOutput { call_id, output });
+                            });
+                        }
+                        Err(message) => {
+                            let _ = out_tx.send(OutputLine::Error { message });
+                        }
+                    }
+                }
+                Ok(None) => break 0,
+                Err(e) => {
+                    let _ = out_tx.send(OutputLine::Error { message: format!("cannot read stdin: {e}") });
+                    break 0;
+                }
+            },
+            // Reap finished calls as we go so the set does not grow with the session.
+            Some(_) = calls.join_next(), if !calls.is_empty() => {}
+            _ = sigterm.recv() => break 143,
+            _ = tokio::signal::ctrl_c() => break 130,
+        }
+    };
+    if exit_code == 0 {
+        while calls.join_next().await.is_some() {}
+    } else {
+        calls.abort_all();
+    }
+    running.manager.shutdown().await;
+    drop(out_tx);
+    drop(events);
+    drop(running);
+    let _ = writer.await;
+    Ok(exit_code)
+}
+
+fn parse_line(line: &str) -> Result<ToolCall, String> {
+    let input: InputLine =
+        serde_json::from_str(line).map_err(|e| format!("invalid input line: {e}"))?;
+    let arguments = match input.arguments {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text,
+        Some(Value::Object(map)) => Value::Object(map).to_string(),
+        Some(other) => {
+            return Err(format!(
+                "invalid input line: `arguments` must be a JSON string or object, got {other}"
+            ));
+        }
+    };
+    Ok(ToolCall { call_id: input.call_id, name: input.name, arguments })
+}
+
+/// The only writer of stdout. Before an output line it drains queued events, so a call's end
+/// event (queued before its output) is always written first.
+async fn write_lines(mut events: EventReceiver, mut outputs: mpsc::UnboundedReceiver<OutputLine>) {
+    let mut stdout = tokio::io::stdout();
+    let mut events_open = true;
+    loop {
+        let line = tokio::select! {
+            biased;
+            event = events.recv(), if events_open => match event {
+                Some(event) => to_line(&event),
+                None => { events_open = false; continue; }
+            },
+            output = outputs.recv() => match output {
+                Some(output) => {
+                    let mut text = String::new();
+                    while let Ok(event) = events.try_recv() {
+                        text.push_str(&to_line(&event));
+                    }
+                    text.push_str(&to_line(&output));
+                    text
+                }
+                None => {
+                    let mut text = String::new();
+                    while let Ok(event) = events.try_recv() {
+                        text.push_str(&to_line(&event));
+                    }
+                    let _ = stdout.write_all(text.as_bytes()).await;
+                    break;
+                }
+            },
+        };
+        if stdout.write_all(line.as_bytes()).await.is_err() {
+            break;
+        }
+        let _ = stdout.flush().await;
+    }
+    let _ = stdout.flush().await;
+}
+
+fn to_line<T: Serialize>(value: &T) -> String {
+    let mut line = serde_json::to_string(value).unwrap_or_else(|e| {
+        format!("{{\"type\":\"error\",\"message\":\"cannot serialize output: {e}\"}}")
+    });
+    line.push('\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_may_be_text_object_or_absent() {
+        let call = parse_line(r#"{"call_id":"1","name":"x","arguments":"{\"a\":1}"}"#).expect("ok");
+        assert_eq!(call.arguments, r#"{"a":1}"#);
+        let call = parse_line(r#"{"call_id":"1","name":"x","arguments":{"a":1}}"#).expect("ok");
+        assert_eq!(call.arguments, r#"{"a":1}"#);
+        let call = parse_line(r#"{"call_id":"1","name":"x"}"#).expect("ok");
+        assert_eq!(call.arguments, "");
+    }
+
+    #[test]
+    fn malformed_lines_say_why() {
+        for (line, expected) in [
+            ("not json", "invalid input line: expected ident at line 1 column 2"),
+            (r#"{"name":"x"}"#, "invalid input line: missing field `call_id` at line 1 column 12"),
+            (r#"{"call_id":"1","name":"x","arguments":[1]}"#, "invalid input line: `arguments` must be a JSON string or object, got [1]"),
+            (r#"{"call_id":"1","name":"x","extra":1}"#, "invalid input line: unknown field `extra`, expected one of `call_id`, `name`, `arguments` at line 1 column 34"),
+        ] {
+            assert_eq!(parse_line(line).err().as_deref(), Some(expected), "{line}");
+        }
+    }
+}

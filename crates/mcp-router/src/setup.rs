@@ -1,0 +1,40 @@
+//! Building a running router from a config file (or the bundled demo servers).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig, load_config};
+use router_protocol::EventSender;
+use tool_router::ToolRouter;
+
+/// A manager and the router over it.
+pub(crate) struct Running {
+    pub(crate) manager: Arc<McpConnectionManager>,
+    pub(crate) router: ToolRouter,
+}
+
+/// The bundled demo: two demo servers, `docs` (pages of 2) and `notes`, run as child processes
+/// of this very executable (`mcp-router serve-demo`).
+pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
+    let exe = std::env::current_exe().context("cannot find the mcp-router executable")?;
+    let exe = exe.to_string_lossy().to_string();
+    let server = |name: &str, page_size: &str| {
+        let args = ["serve-demo", "--name", name, "--page-size", page_size].map(String::from).to_vec();
+        ServerConfig::stdio(name, exe.clone(), args)
+    };
+    Ok(vec![server("docs", "2"), server("notes", "100")])
+}
+
+pub(crate) fn servers(config: Option<&Path>) -> anyhow::Result<Vec<ServerConfig>> {
+    match config {
+        Some(path) => Ok(load_config(path)?),
+        None => demo_servers(),
+    }
+}
+
+pub(crate) fn start(servers: Vec<ServerConfig>, events: EventSender) -> Running {
+    let manager = Arc::new(McpConnectionManager::start(servers, events, ManagerOptions::default()));
+    let router = ToolRouter::with_mcp(manager.clone());
+    Running { manager, router }
+}
