@@ -117,8 +117,9 @@ fn main() -> anyhow::Result<()> {
         .init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let code = runtime.block_on(run(cli))?;
-    // Dropping the runtime ends every task; the servers' process groups die with their guards.
-    drop(runtime);
+    // Not a plain drop: that would wait forever for a blocking read of stdin still in flight.
+    // Servers are already shut down; any left are killed by their guards as tasks are dropped.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     std::process::exit(code);
 }
 

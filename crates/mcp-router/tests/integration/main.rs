@@ -1,0 +1,8 @@
+//! Integration tests: the router and connection manager against real MCP servers (the demo
+//! server binary as a child process, and over streamable HTTP on 127.0.0.1), and the
+//! `mcp-router` binary end to end.
+
+mod cli;
+mod exec;
+mod manager;
+mod support;
