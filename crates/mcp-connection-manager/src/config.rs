@@ -127,18 +127,30 @@ impl fmt::Debug for ServerConfig {
 impl fmt::Debug for TransportConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Stdio { command, args, env, cwd } => f
+            Self::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env_keys", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
                 .finish(),
-            Self::StreamableHttp { url, bearer_token_env_var, http_headers } => f
+            Self::StreamableHttp {
+                url,
+                bearer_token_env_var,
+                http_headers,
+            } => f
                 .debug_struct("StreamableHttp")
                 .field("url", url)
                 .field("bearer_token_env_var", bearer_token_env_var)
-                .field("http_header_names", &http_headers.keys().collect::<Vec<_>>())
+                .field(
+                    "http_header_names",
+                    &http_headers.keys().collect::<Vec<_>>(),
+                )
                 .finish(),
         }
     }
@@ -155,7 +167,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     fn new(file: &Path, message: impl Into<String>) -> Self {
-        Self { file: file.display().to_string(), message: message.into() }
+        Self {
+            file: file.display().to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -210,7 +225,10 @@ pub fn parse_config(
         return Err(ConfigError::new(path, format!("no `{section}` section")));
     };
     let Value::Object(servers) = servers else {
-        return Err(ConfigError::new(path, format!("`{section}` must be a table of servers")));
+        return Err(ConfigError::new(
+            path,
+            format!("`{section}` must be a table of servers"),
+        ));
     };
     let mut out = Vec::with_capacity(servers.len());
     for (name, value) in servers {
@@ -249,7 +267,10 @@ const MCP_JSON_KEYS: &[&str] = &[
 
 impl ServerWalker<'_> {
     fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
-        ConfigError::new(self.path, format!("server `{}`: key `{key}`: {message}", self.name))
+        ConfigError::new(
+            self.path,
+            format!("server `{}`: key `{key}`: {message}", self.name),
+        )
     }
 
     fn parse(&self, value: &Value) -> Result<ServerConfig, ConfigError> {
@@ -307,7 +328,9 @@ impl ServerWalker<'_> {
         };
         match (command, url) {
             (Some(_), Some(_)) => Err(self.err("url", "set either `command` or `url`, not both")),
-            (None, None) => Err(self.err("command", "missing: set `command` (stdio) or `url` (HTTP)")),
+            (None, None) => {
+                Err(self.err("command", "missing: set `command` (stdio) or `url` (HTTP)"))
+            }
             (Some(command), None) => {
                 if command.trim().is_empty() {
                     return Err(self.err("command", "must not be empty"));
@@ -337,7 +360,10 @@ impl ServerWalker<'_> {
                     && let Some(kind) = self.string(table, "type")?
                     && kind == "sse"
                 {
-                    return Err(self.err("type", "the legacy SSE transport is not supported; use streamable HTTP"));
+                    return Err(self.err(
+                        "type",
+                        "the legacy SSE transport is not supported; use streamable HTTP",
+                    ));
                 }
                 Ok(TransportConfig::StreamableHttp {
                     url,
@@ -360,7 +386,10 @@ impl ServerWalker<'_> {
         match table.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.err(key, format!("expected true or false, found {}", kind(other)))),
+            Some(other) => Err(self.err(
+                key,
+                format!("expected true or false, found {}", kind(other)),
+            )),
         }
     }
 
@@ -370,13 +399,18 @@ impl ServerWalker<'_> {
         key: &str,
         unit_secs: f64,
     ) -> Result<Option<Duration>, ConfigError> {
-        let Some(value) = table.get(key) else { return Ok(None) };
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
         let Some(n) = value.as_f64() else {
             return Err(self.err(key, format!("expected a number, found {}", kind(value))));
         };
         let secs = n * unit_secs;
         if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
-            return Err(self.err(key, format!("must be a positive number of at most one day, found {n}")));
+            return Err(self.err(
+                key,
+                format!("must be a positive number of at most one day, found {n}"),
+            ));
         }
         Ok(Some(Duration::from_secs_f64(secs)))
     }
@@ -386,15 +420,26 @@ impl ServerWalker<'_> {
         table: &Map<String, Value>,
         key: &str,
     ) -> Result<Option<Vec<String>>, ConfigError> {
-        let Some(value) = table.get(key) else { return Ok(None) };
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
         let Value::Array(items) = value else {
-            return Err(self.err(key, format!("expected an array of strings, found {}", kind(value))));
+            return Err(self.err(
+                key,
+                format!("expected an array of strings, found {}", kind(value)),
+            ));
         };
         items
             .iter()
             .map(|item| match item {
                 Value::String(s) => Ok(s.clone()),
-                other => Err(self.err(key, format!("expected an array of strings, found an item that is {}", kind(other)))),
+                other => Err(self.err(
+                    key,
+                    format!(
+                        "expected an array of strings, found an item that is {}",
+                        kind(other)
+                    ),
+                )),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
@@ -405,15 +450,23 @@ impl ServerWalker<'_> {
         table: &Map<String, Value>,
         key: &str,
     ) -> Result<BTreeMap<String, String>, ConfigError> {
-        let Some(value) = table.get(key) else { return Ok(BTreeMap::new()) };
+        let Some(value) = table.get(key) else {
+            return Ok(BTreeMap::new());
+        };
         let Value::Object(map) = value else {
-            return Err(self.err(key, format!("expected a table of strings, found {}", kind(value))));
+            return Err(self.err(
+                key,
+                format!("expected a table of strings, found {}", kind(value)),
+            ));
         };
         map.iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
                 // Never echo the value: it may be a secret.
-                other => Err(self.err(key, format!("entry `{k}`: expected a string, found {}", kind(other)))),
+                other => Err(self.err(
+                    key,
+                    format!("entry `{k}`: expected a string, found {}", kind(other)),
+                )),
             })
             .collect()
     }
@@ -421,7 +474,10 @@ impl ServerWalker<'_> {
 
 /// Server names must match `^[a-zA-Z0-9_-]+$` (Codex's rule).
 pub fn is_valid_server_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -440,7 +496,8 @@ mod tests {
     use super::*;
 
     fn toml(text: &str) -> Result<Vec<ServerConfig>, String> {
-        parse_config(text, ConfigFormat::CodexToml, Path::new("config.toml")).map_err(|e| e.to_string())
+        parse_config(text, ConfigFormat::CodexToml, Path::new("config.toml"))
+            .map_err(|e| e.to_string())
     }
 
     fn json(text: &str) -> Result<Vec<ServerConfig>, String> {
@@ -479,8 +536,11 @@ mod tests {
         assert!(!alpha.tool_allowed("add"));
         assert!(!alpha.tool_allowed("other"));
         assert!(!format!("{alpha:?}").contains("secret-value"));
-        let TransportConfig::StreamableHttp { bearer_token_env_var, http_headers, .. } =
-            &servers[1].transport
+        let TransportConfig::StreamableHttp {
+            bearer_token_env_var,
+            http_headers,
+            ..
+        } = &servers[1].transport
         else {
             panic!("expected http");
         };
@@ -499,32 +559,74 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(servers[0].name, "fs");
-        assert!(matches!(servers[0].transport, TransportConfig::Stdio { .. }));
+        assert!(matches!(
+            servers[0].transport,
+            TransportConfig::Stdio { .. }
+        ));
         assert!(!servers[1].enabled);
     }
 
     #[test]
     fn errors_name_file_server_and_key() {
         let cases = [
-            (toml("[mcp_servers.a]\ncommand = 3"), "config.toml: server `a`: key `command`: expected a string, found a number"),
-            (toml("[mcp_servers.a]\ncommand = \"x\"\nargs = \"--flag\""), "config.toml: server `a`: key `args`: expected an array of strings, found a string"),
-            (toml("[mcp_servers.a]\ncommand = \"x\"\nargs = [1]"), "config.toml: server `a`: key `args`: expected an array of strings, found an item that is a number"),
-            (toml("[mcp_servers.a]\ncommand = \"x\"\nenv = { K = 1 }"), "config.toml: server `a`: key `env`: entry `K`: expected a string, found a number"),
-            (toml("[mcp_servers.a]\nargs = []"), "config.toml: server `a`: key `command`: missing: set `command` (stdio) or `url` (HTTP)"),
-            (toml("[mcp_servers.a]\ncommand = \"x\"\nurl = \"http://h\""), "config.toml: server `a`: key `url`: set either `command` or `url`, not both"),
-            (toml("[mcp_servers.a]\nurl = \"ftp://h\""), "config.toml: server `a`: key `url`: must start with http:// or https://"),
-            (toml("[mcp_servers.a]\ncommand = \"x\"\ntool_timeout_sec = -1"), "config.toml: server `a`: key `tool_timeout_sec`: must be a positive number of at most one day, found -1"),
-            (toml("[mcp_servers.a]\ncommand = \"x\"\nenabled = \"yes\""), "config.toml: server `a`: key `enabled`: expected true or false, found a string"),
-            (toml("[mcp_servers.\"a b\"]\ncommand = \"x\""), "config.toml: server `a b`: invalid name: use only letters, digits, `_` and `-`"),
-            (toml("[mcp_servers]\na = 1"), "config.toml: server `a`: must be a table"),
+            (
+                toml("[mcp_servers.a]\ncommand = 3"),
+                "config.toml: server `a`: key `command`: expected a string, found a number",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nargs = \"--flag\""),
+                "config.toml: server `a`: key `args`: expected an array of strings, found a string",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nargs = [1]"),
+                "config.toml: server `a`: key `args`: expected an array of strings, found an item that is a number",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nenv = { K = 1 }"),
+                "config.toml: server `a`: key `env`: entry `K`: expected a string, found a number",
+            ),
+            (
+                toml("[mcp_servers.a]\nargs = []"),
+                "config.toml: server `a`: key `command`: missing: set `command` (stdio) or `url` (HTTP)",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nurl = \"http://h\""),
+                "config.toml: server `a`: key `url`: set either `command` or `url`, not both",
+            ),
+            (
+                toml("[mcp_servers.a]\nurl = \"ftp://h\""),
+                "config.toml: server `a`: key `url`: must start with http:// or https://",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\ntool_timeout_sec = -1"),
+                "config.toml: server `a`: key `tool_timeout_sec`: must be a positive number of at most one day, found -1",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nenabled = \"yes\""),
+                "config.toml: server `a`: key `enabled`: expected true or false, found a string",
+            ),
+            (
+                toml("[mcp_servers.\"a b\"]\ncommand = \"x\""),
+                "config.toml: server `a b`: invalid name: use only letters, digits, `_` and `-`",
+            ),
+            (
+                toml("[mcp_servers]\na = 1"),
+                "config.toml: server `a`: must be a table",
+            ),
             (toml("x = ["), "config.toml: invalid TOML"),
             (toml("x = 1"), "config.toml: no `mcp_servers` section"),
-            (json("{\"mcpServers\": {\"a\": {\"url\": \"http://h\", \"type\": \"sse\"}}}"), "mcp.json: server `a`: key `type`: the legacy SSE transport is not supported; use streamable HTTP"),
+            (
+                json("{\"mcpServers\": {\"a\": {\"url\": \"http://h\", \"type\": \"sse\"}}}"),
+                "mcp.json: server `a`: key `type`: the legacy SSE transport is not supported; use streamable HTTP",
+            ),
             (json("{"), "mcp.json: invalid JSON"),
         ];
         for (result, expected) in cases {
             let message = result.expect_err(expected);
-            assert!(message.starts_with(expected), "{message:?} should start with {expected:?}");
+            assert!(
+                message.starts_with(expected),
+                "{message:?} should start with {expected:?}"
+            );
         }
     }
 }

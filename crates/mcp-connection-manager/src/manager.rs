@@ -37,7 +37,10 @@ pub struct ManagerOptions {
 
 impl Default for ManagerOptions {
     fn default() -> Self {
-        Self { max_list_pages: 1_000, shutdown_grace: Duration::from_secs(2) }
+        Self {
+            max_list_pages: 1_000,
+            shutdown_grace: Duration::from_secs(2),
+        }
     }
 }
 
@@ -119,10 +122,18 @@ impl McpConnectionManager {
                 server: config.name.clone(),
                 transport: transport_name(&config.transport).to_string(),
             }));
-            startups.push(tokio::spawn(start_server(config.clone(), tx, events.clone())));
+            startups.push(tokio::spawn(start_server(
+                config.clone(),
+                tx,
+                events.clone(),
+            )));
             servers.insert(config.name.clone(), ManagedServer { config, state: rx });
         }
-        Self { servers, startups, options }
+        Self {
+            servers,
+            startups,
+            options,
+        }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -142,7 +153,9 @@ impl McpConnectionManager {
 
     /// Whether the server declared the `completions` capability (false if unknown or not ready).
     pub async fn supports_completions(&self, server: &str) -> bool {
-        self.connection(server).await.is_ok_and(|c| c.capabilities.completions.is_some())
+        self.connection(server)
+            .await
+            .is_ok_and(|c| c.capabilities.completions.is_some())
     }
 
     /// Wait until no server is starting any more (each bounded by its startup timeout).
@@ -281,14 +294,20 @@ impl McpConnectionManager {
         let mut used = HashSet::new();
         let mut out = Vec::new();
         for (server, managed) in &self.servers {
-            let ServerState::Ready(conn) = &*managed.state.borrow() else { continue };
+            let ServerState::Ready(conn) = &*managed.state.borrow() else {
+                continue;
+            };
             for tool in &conn.tools {
                 let qualified_name = qualified_tool_name(server, &tool.name);
                 if !used.insert(qualified_name.clone()) {
                     tracing::warn!(%server, tool = %tool.name, %qualified_name, "skipping tool: qualified name already taken");
                     continue;
                 }
-                out.push(QualifiedTool { qualified_name, server: server.clone(), tool: tool.clone() });
+                out.push(QualifiedTool {
+                    qualified_name,
+                    server: server.clone(),
+                    tool: tool.clone(),
+                });
             }
         }
         out
@@ -296,8 +315,10 @@ impl McpConnectionManager {
 
     /// The server's connection once it is no longer starting.
     async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
-        let managed =
-            self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        let managed = self
+            .servers
+            .get(server)
+            .ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
         let mut state = managed.state.clone();
         let settled = state
             .wait_for(|s| !matches!(s, ServerState::Starting))
@@ -306,14 +327,20 @@ impl McpConnectionManager {
             .unwrap_or_else(|_| ServerState::Failed("startup was abandoned".into()));
         match settled {
             ServerState::Ready(conn) => Ok(conn),
-            ServerState::Failed(error) => {
-                Err(McpError::NotStarted { server: server.to_string(), error: error.to_string() })
-            }
+            ServerState::Failed(error) => Err(McpError::NotStarted {
+                server: server.to_string(),
+                error: error.to_string(),
+            }),
             ServerState::Starting => unreachable!("wait_for returned a starting state"),
         }
     }
 
-    async fn request<T, F, Fut>(&self, server: &str, method: &'static str, f: F) -> Result<T, McpError>
+    async fn request<T, F, Fut>(
+        &self,
+        server: &str,
+        method: &'static str,
+        f: F,
+    ) -> Result<T, McpError>
     where
         F: FnOnce(SharedConnection) -> Fut,
         Fut: Future<Output = Result<T, rmcp::ServiceError>>,
@@ -350,7 +377,12 @@ impl McpConnectionManager {
                 // A server that offers no resources is not asked (nor reported as failing).
                 conn.capabilities.resources.as_ref()?;
                 let timeout = managed.config.tool_timeout;
-                let pages = Paging { method, max_pages, timeout, server: name };
+                let pages = Paging {
+                    method,
+                    max_pages,
+                    timeout,
+                    server: name,
+                };
                 Some(pages.run(|cursor| fetch(conn.clone(), cursor)).await)
             }
         });
@@ -380,8 +412,12 @@ impl Paging<'_> {
         F: FnMut(Option<String>) -> Fut,
         Fut: Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
     {
-        let mut listing =
-            ServerListing { server: self.server.to_string(), items: Vec::new(), pages: 0, error: None };
+        let mut listing = ServerListing {
+            server: self.server.to_string(),
+            items: Vec::new(),
+            pages: 0,
+            error: None,
+        };
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -400,7 +436,10 @@ impl Paging<'_> {
                     return listing;
                 }
                 Err(_) => {
-                    let e = McpError::Timeout { method: self.method, timeout: self.timeout };
+                    let e = McpError::Timeout {
+                        method: self.method,
+                        timeout: self.timeout,
+                    };
                     listing.error = Some(e.to_string());
                     return listing;
                 }
@@ -440,18 +479,29 @@ fn transport_name(transport: &TransportConfig) -> &'static str {
     }
 }
 
-async fn start_server(config: ServerConfig, state: watch::Sender<ServerState>, events: EventSender) {
+async fn start_server(
+    config: ServerConfig,
+    state: watch::Sender<ServerState>,
+    events: EventSender,
+) {
     let started = Instant::now();
     let result = match tokio::time::timeout(config.startup_timeout, client::connect(&config)).await
     {
         Ok(result) => result,
-        Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),
+        Err(_) => Err(format!(
+            "startup timed out after {:?}",
+            config.startup_timeout
+        )),
     };
     let elapsed = started.elapsed();
     match result {
         Ok(conn) => {
             tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
-            events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
+            events.send(EventMsg::McpServerReady(ready_event(
+                &config.name,
+                elapsed,
+                &conn,
+            )));
             state.send_replace(ServerState::Ready(Arc::new(conn)));
         }
         Err(error) => {
@@ -491,7 +541,12 @@ mod tests {
     use super::*;
 
     fn paging(max_pages: usize) -> Paging<'static> {
-        Paging { method: "resources/list", max_pages, timeout: Duration::from_secs(5), server: "s" }
+        Paging {
+            method: "resources/list",
+            max_pages,
+            timeout: Duration::from_secs(5),
+            server: "s",
+        }
     }
 
     /// A server whose page `i` holds item `i` and points to `next[i]`.
@@ -522,7 +577,9 @@ mod tests {
         assert_eq!(listing.items, vec![0, 1, 2, 3]);
         assert_eq!(
             listing.error.as_deref(),
-            Some("resources/list stopped: the server repeated cursor \"a\" (a cursor cycle); the list is incomplete")
+            Some(
+                "resources/list stopped: the server repeated cursor \"a\" (a cursor cycle); the list is incomplete"
+            )
         );
     }
 
@@ -557,16 +614,23 @@ mod tests {
         assert_eq!(listing.items, vec![1]);
         assert_eq!(
             listing.error.as_deref(),
-            Some("resources/list failed: connection to MCP server 's' failed: the connection is closed")
+            Some(
+                "resources/list failed: connection to MCP server 's' failed: the connection is closed"
+            )
         );
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_hanging_page_times_out() {
         let listing: ServerListing<u8> = paging(10)
-            .run(|_c| futures::future::pending::<Result<(Vec<u8>, Option<String>), rmcp::ServiceError>>())
+            .run(|_c| {
+                futures::future::pending::<Result<(Vec<u8>, Option<String>), rmcp::ServiceError>>()
+            })
             .await;
-        assert_eq!(listing.error.as_deref(), Some("timed out awaiting resources/list after 5s"));
+        assert_eq!(
+            listing.error.as_deref(),
+            Some("timed out awaiting resources/list after 5s")
+        );
     }
 
     #[test]

@@ -14,7 +14,13 @@ pub fn qualified_tool_name(server: &str, tool: &str) -> String {
     let raw = format!("{PREFIX}{DELIMITER}{server}{DELIMITER}{tool}");
     let sanitized: String = raw
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if sanitized.len() <= MAX_TOOL_NAME_LENGTH {
         return sanitized;
@@ -37,12 +43,18 @@ mod tests {
     #[test]
     fn plain_names_pass_through() {
         assert_eq!(qualified_tool_name("docs", "echo"), "mcp__docs__echo");
-        assert_eq!(qualified_tool_name("my-srv", "get_sum"), "mcp__my-srv__get_sum");
+        assert_eq!(
+            qualified_tool_name("my-srv", "get_sum"),
+            "mcp__my-srv__get_sum"
+        );
     }
 
     #[test]
     fn odd_characters_become_underscores() {
-        assert_eq!(qualified_tool_name("docs", "files.read/all é"), "mcp__docs__files_read_all__");
+        assert_eq!(
+            qualified_tool_name("docs", "files.read/all é"),
+            "mcp__docs__files_read_all__"
+        );
     }
 
     #[test]
@@ -57,7 +69,10 @@ mod tests {
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(&name[24..], hex);
         assert_eq!(qualified_tool_name("server", &"a".repeat(51)).len(), 64);
-        assert_eq!(qualified_tool_name("server", &"a".repeat(51)), format!("mcp__server__{}", "a".repeat(51)));
+        assert_eq!(
+            qualified_tool_name("server", &"a".repeat(51)),
+            format!("mcp__server__{}", "a".repeat(51))
+        );
     }
 
     #[test]

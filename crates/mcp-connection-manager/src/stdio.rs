@@ -44,7 +44,11 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     command
         .args(launch.args)
         .env_clear()
-        .envs(INHERITED_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (*k, v))))
+        .envs(
+            INHERITED_ENV
+                .iter()
+                .filter_map(|k| std::env::var_os(k).map(|v| (*k, v))),
+        )
         .envs(launch.env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -70,9 +74,12 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     }
     let mut child = command.spawn()?;
     let pid = child.id().map(|id| id as libc::pid_t);
-    let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take(), pid)
-    else {
+    let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) = (
+        child.stdin.take(),
+        child.stdout.take(),
+        child.stderr.take(),
+        pid,
+    ) else {
         return Err(std::io::Error::other("child process has no pipes"));
     };
     let server = launch.server.to_string();
@@ -92,7 +99,11 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     Ok(Spawned {
         stdout,
         stdin,
-        group: ChildGroup { pgid: pid, child: Mutex::new(Some(child)), done: AtomicBool::new(false) },
+        group: ChildGroup {
+            pgid: pid,
+            child: Mutex::new(Some(child)),
+            done: AtomicBool::new(false),
+        },
     })
 }
 

@@ -9,20 +9,54 @@ use crate::setup;
 
 /// (what it shows, tool name, arguments)
 const SCRIPT: &[(&str, &str, &str)] = &[
-    ("List every resource of every server (sorted by server name)", "list_mcp_resources", "{}"),
-    ("List one server's resources: one page, with nextCursor", "list_mcp_resources", r#"{"server":"docs"}"#),
-    ("Follow the cursor to the next page", "list_mcp_resources", r#"{"server":"docs","cursor":"p2"}"#),
-    ("List resource templates", "list_mcp_resource_templates", "{}"),
-    ("Read a resource", "read_mcp_resource", r#"{"server":"docs","uri":"demo://docs/readme"}"#),
-    ("Call an MCP tool by its qualified name", "mcp__notes__add", r#"{"a":2,"b":3}"#),
-    ("A deliberate mistake: read without a server", "read_mcp_resource", r#"{"uri":"demo://docs/readme"}"#),
-    ("A URI the server does not have", "read_mcp_resource", r#"{"server":"notes","uri":"demo://missing"}"#),
+    (
+        "List every resource of every server (sorted by server name)",
+        "list_mcp_resources",
+        "{}",
+    ),
+    (
+        "List one server's resources: one page, with nextCursor",
+        "list_mcp_resources",
+        r#"{"server":"docs"}"#,
+    ),
+    (
+        "Follow the cursor to the next page",
+        "list_mcp_resources",
+        r#"{"server":"docs","cursor":"p2"}"#,
+    ),
+    (
+        "List resource templates",
+        "list_mcp_resource_templates",
+        "{}",
+    ),
+    (
+        "Read a resource",
+        "read_mcp_resource",
+        r#"{"server":"docs","uri":"demo://docs/readme"}"#,
+    ),
+    (
+        "Call an MCP tool by its qualified name",
+        "mcp__notes__add",
+        r#"{"a":2,"b":3}"#,
+    ),
+    (
+        "A deliberate mistake: read without a server",
+        "read_mcp_resource",
+        r#"{"uri":"demo://docs/readme"}"#,
+    ),
+    (
+        "A URI the server does not have",
+        "read_mcp_resource",
+        r#"{"server":"notes","uri":"demo://missing"}"#,
+    ),
 ];
 
 pub(crate) async fn run() -> anyhow::Result<i32> {
     let (events, mut rx) = event_channel();
     let running = setup::start(setup::demo_servers()?, events.clone());
-    println!("mcp-router demo: two demo MCP servers, `docs` (pages of 2) and `notes`, as child processes.\n");
+    println!(
+        "mcp-router demo: two demo MCP servers, `docs` (pages of 2) and `notes`, as child processes.\n"
+    );
     running.manager.wait_until_started().await;
     print_events(&mut rx);
     let ctx = CallContext::new(events);
@@ -50,7 +84,9 @@ fn print_events(rx: &mut EventReceiver) {
 
 fn describe(event: &EventMsg) -> String {
     match event {
-        EventMsg::McpServerStarting(e) => format!("mcp_server_starting  {} ({})", e.server, e.transport),
+        EventMsg::McpServerStarting(e) => {
+            format!("mcp_server_starting  {} ({})", e.server, e.transport)
+        }
         EventMsg::McpServerReady(e) => format!(
             "mcp_server_ready     {} in {:.1} ms: {}, protocol {}, {} tools{}",
             e.server,
@@ -58,7 +94,11 @@ fn describe(event: &EventMsg) -> String {
             e.server_info,
             e.protocol_version,
             e.tools,
-            if e.capabilities.resources { ", resources" } else { "" }
+            if e.capabilities.resources {
+                ", resources"
+            } else {
+                ""
+            }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
         EventMsg::McpToolCallBegin(e) => format!(
@@ -76,7 +116,12 @@ fn describe(event: &EventMsg) -> String {
             let summary = e
                 .summary
                 .as_ref()
-                .map(|s| format!(" ({} items, {} pages, {} servers)", s.items, s.pages, s.servers))
+                .map(|s| {
+                    format!(
+                        " ({} items, {} pages, {} servers)",
+                        s.items, s.pages, s.servers
+                    )
+                })
                 .unwrap_or_default();
             format!(
                 "mcp_tool_call_end    {} {:.3} ms {outcome}{summary}",
@@ -90,7 +135,11 @@ fn describe(event: &EventMsg) -> String {
 fn print_output(output: &ToolOutput) {
     let (label, text) = match output {
         ToolOutput::Function { content, .. } => {
-            let label = if output.is_success() { "output (success)" } else { "output (error, as the model sees it)" };
+            let label = if output.is_success() {
+                "output (success)"
+            } else {
+                "output (error, as the model sees it)"
+            };
             let text = serde_json::from_str::<Value>(content)
                 .ok()
                 .filter(Value::is_object)
@@ -100,7 +149,9 @@ fn print_output(output: &ToolOutput) {
         }
         ToolOutput::Mcp { .. } => (
             "output (MCP result)",
-            serde_json::to_value(output).map(|v| one_item_per_line(&v)).unwrap_or_default(),
+            serde_json::to_value(output)
+                .map(|v| one_item_per_line(&v))
+                .unwrap_or_default(),
         ),
     };
     println!("   {label}:");
@@ -112,7 +163,9 @@ fn print_output(output: &ToolOutput) {
 /// A payload with one top-level key per line and one array item per line: readable, and every
 /// item is still the exact JSON the model gets.
 fn one_item_per_line(value: &Value) -> String {
-    let Value::Object(map) = value else { return value.to_string() };
+    let Value::Object(map) = value else {
+        return value.to_string();
+    };
     let mut out = String::from("{\n");
     let last = map.len().saturating_sub(1);
     for (i, (key, value)) in map.iter().enumerate() {

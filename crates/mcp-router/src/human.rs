@@ -11,7 +11,13 @@ use crate::setup;
 
 pub(crate) async fn tools(config: Option<&Path>, format: ToolFormat) -> anyhow::Result<i32> {
     let running = setup::start(setup::servers(config)?, EventSender::discard());
-    let specs: Vec<Value> = running.router.specs().await.iter().map(|s| s.to_format(format)).collect();
+    let specs: Vec<Value> = running
+        .router
+        .specs()
+        .await
+        .iter()
+        .map(|s| s.to_format(format))
+        .collect();
     println!("{}", serde_json::to_string_pretty(&specs)?);
     running.manager.shutdown().await;
     Ok(0)
@@ -26,24 +32,44 @@ pub(crate) async fn list(
 ) -> anyhow::Result<i32> {
     let arguments = json!({"server": server, "cursor": cursor});
     let output = one_call(config, tool, arguments.to_string()).await?;
-    let items_key = if tool == tool_router::LIST_MCP_RESOURCES { "resources" } else { "resourceTemplates" };
+    let items_key = if tool == tool_router::LIST_MCP_RESOURCES {
+        "resources"
+    } else {
+        "resourceTemplates"
+    };
     print_output(&output, raw, |payload| {
         for item in payload[items_key].as_array().into_iter().flatten() {
-            let uri = item.get("uri").or_else(|| item.get("uriTemplate")).and_then(Value::as_str).unwrap_or("");
+            let uri = item
+                .get("uri")
+                .or_else(|| item.get("uriTemplate"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let name = item["name"].as_str().unwrap_or("");
             let mime = item["mimeType"].as_str().unwrap_or("");
-            println!("{:<12} {uri:<40} {name:<20} {mime}", item["server"].as_str().unwrap_or(""));
+            println!(
+                "{:<12} {uri:<40} {name:<20} {mime}",
+                item["server"].as_str().unwrap_or("")
+            );
         }
         if let Some(next) = payload["nextCursor"].as_str() {
             println!("(more: --cursor {next})");
         }
         for error in payload["errors"].as_array().into_iter().flatten() {
-            eprintln!("server {} failed: {}", error["server"].as_str().unwrap_or(""), error["error"].as_str().unwrap_or(""));
+            eprintln!(
+                "server {} failed: {}",
+                error["server"].as_str().unwrap_or(""),
+                error["error"].as_str().unwrap_or("")
+            );
         }
     })
 }
 
-pub(crate) async fn read(config: Option<&Path>, server: String, uri: String, raw: bool) -> anyhow::Result<i32> {
+pub(crate) async fn read(
+    config: Option<&Path>,
+    server: String,
+    uri: String,
+    raw: bool,
+) -> anyhow::Result<i32> {
     let arguments = json!({"server": server, "uri": uri}).to_string();
     let output = one_call(config, tool_router::READ_MCP_RESOURCE, arguments).await?;
     print_output(&output, raw, |payload| {
@@ -61,7 +87,12 @@ pub(crate) async fn read(config: Option<&Path>, server: String, uri: String, raw
     })
 }
 
-pub(crate) async fn call(config: Option<&Path>, name: String, arguments: String, raw: bool) -> anyhow::Result<i32> {
+pub(crate) async fn call(
+    config: Option<&Path>,
+    name: String,
+    arguments: String,
+    raw: bool,
+) -> anyhow::Result<i32> {
     let output = one_call(config, &name, arguments).await?;
     if raw {
         println!("{}", serde_json::to_string(&output)?);
@@ -75,23 +106,37 @@ pub(crate) async fn call(config: Option<&Path>, name: String, arguments: String,
                     }
                 }
             }
-            ToolOutput::Mcp { result: Err(message) } => eprintln!("{message}"),
+            ToolOutput::Mcp {
+                result: Err(message),
+            } => eprintln!("{message}"),
             ToolOutput::Function { content, .. } => println!("{content}"),
         }
     }
     Ok(if output.is_success() { 0 } else { 1 })
 }
 
-async fn one_call(config: Option<&Path>, name: &str, arguments: String) -> anyhow::Result<ToolOutput> {
+async fn one_call(
+    config: Option<&Path>,
+    name: &str,
+    arguments: String,
+) -> anyhow::Result<ToolOutput> {
     let running = setup::start(setup::servers(config)?, EventSender::discard());
     let ctx = CallContext::new(EventSender::discard());
-    let call = ToolCall { call_id: "cli".to_string(), name: name.to_string(), arguments };
+    let call = ToolCall {
+        call_id: "cli".to_string(),
+        name: name.to_string(),
+        arguments,
+    };
     let output = running.router.dispatch_to_output(&ctx, call).await;
     running.manager.shutdown().await;
     Ok(output?)
 }
 
-fn print_output(output: &ToolOutput, raw: bool, readable: impl FnOnce(&Value)) -> anyhow::Result<i32> {
+fn print_output(
+    output: &ToolOutput,
+    raw: bool,
+    readable: impl FnOnce(&Value),
+) -> anyhow::Result<i32> {
     let ToolOutput::Function { content, .. } = output else {
         println!("{}", serde_json::to_string(output)?);
         return Ok(1);

@@ -14,7 +14,7 @@ pub enum EventMsg {
     /// A tool call is about to contact MCP.
     McpToolCallBegin(McpToolCallBeginEvent),
     /// A tool call that began has finished, successfully or not.
-    McpToolCallEnd(McpToolCallEndEvent),
+    McpToolCallEnd(Box<McpToolCallEndEvent>),
     /// A configured server is being started (process spawned or HTTP session opened).
     McpServerStarting(McpServerStartingEvent),
     /// A server finished `initialize` and listed its tools.
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn end_event_shapes() {
-        let ok = EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+        let ok = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
             call_id: "c1".to_string(),
             invocation: invocation(),
             duration: Duration::from_micros(12_345),
@@ -198,8 +198,8 @@ mod tests {
                 servers: 1,
                 failed_servers: vec![],
             }),
-        });
-        let err = EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+        }));
+        let err = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
             call_id: "c2".to_string(),
             invocation: McpInvocation {
                 server: None,
@@ -209,7 +209,7 @@ mod tests {
             duration: Duration::from_millis(3),
             result: Err("resources/list failed: boom".to_string()),
             summary: None,
-        });
+        }));
         insta::assert_json_snapshot!("end_ok", ok);
         insta::assert_json_snapshot!("end_err", err);
     }

@@ -10,7 +10,9 @@ use crate::backend::McpBackend;
 use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::mcp::McpHandler;
 use crate::handlers::mcp_resource::McpResourceHandler;
-use crate::invocation::{CallContext, FunctionCallError, ToolCall, ToolInvocation, ToolOutput, ToolPayload};
+use crate::invocation::{
+    CallContext, FunctionCallError, ToolCall, ToolInvocation, ToolOutput, ToolPayload,
+};
 use crate::spec::ToolSpec;
 
 /// A registration the router refused.
@@ -81,7 +83,8 @@ impl ToolRouter {
         if self.handlers.contains_key(&spec.name) {
             return Err(RegistrationError::Duplicate(spec.name));
         }
-        self.handlers.insert(spec.name.clone(), Registered { spec, handler });
+        self.handlers
+            .insert(spec.name.clone(), Registered { spec, handler });
         Ok(())
     }
 
@@ -143,28 +146,50 @@ impl ToolRouter {
         &self,
         call: ToolCall,
     ) -> Result<(Arc<dyn ToolHandler>, ToolInvocation), FunctionCallError> {
-        let ToolCall { call_id, name, arguments } = call;
+        let ToolCall {
+            call_id,
+            name,
+            arguments,
+        } = call;
         if let Some(registered) = self.handlers.get(&name) {
             let payload = ToolPayload::Function { arguments };
-            let invocation = ToolInvocation { call_id, tool_name: name, payload };
+            let invocation = ToolInvocation {
+                call_id,
+                tool_name: name,
+                payload,
+            };
             return Ok((registered.handler.clone(), invocation));
         }
         if let Some(mcp) = &self.mcp
             && looks_qualified(&name)
             && let Some((server, tool)) = mcp.backend.resolve_tool(&name).await
         {
-            let payload = ToolPayload::Mcp { server, tool, raw_arguments: arguments };
-            let invocation = ToolInvocation { call_id, tool_name: name, payload };
+            let payload = ToolPayload::Mcp {
+                server,
+                tool,
+                raw_arguments: arguments,
+            };
+            let invocation = ToolInvocation {
+                call_id,
+                tool_name: name,
+                payload,
+            };
             return Ok((mcp.handler.clone(), invocation));
         }
-        Err(FunctionCallError::RespondToModel(format!("unsupported call: {name}")))
+        Err(FunctionCallError::RespondToModel(format!(
+            "unsupported call: {name}"
+        )))
     }
 }
 
-fn validate(handler: &dyn ToolHandler, invocation: &ToolInvocation) -> Result<(), FunctionCallError> {
+fn validate(
+    handler: &dyn ToolHandler,
+    invocation: &ToolInvocation,
+) -> Result<(), FunctionCallError> {
     let matches = matches!(
         (handler.kind(), &invocation.payload),
-        (ToolKind::Function, ToolPayload::Function { .. }) | (ToolKind::Mcp, ToolPayload::Mcp { .. })
+        (ToolKind::Function, ToolPayload::Function { .. })
+            | (ToolKind::Mcp, ToolPayload::Mcp { .. })
     );
     if matches {
         Ok(())
@@ -184,7 +209,10 @@ mod tests {
     use crate::test_support::{FakeBackend, FakeServer, context, tool};
 
     fn router() -> ToolRouter {
-        let server = FakeServer { tools: vec![tool("echo"), tool("fail")], ..Default::default() };
+        let server = FakeServer {
+            tools: vec![tool("echo"), tool("fail")],
+            ..Default::default()
+        };
         ToolRouter::with_mcp(FakeBackend::with(vec![("figma", server)]))
     }
 
@@ -195,13 +223,21 @@ mod tests {
         fn kind(&self) -> ToolKind {
             self.0
         }
-        async fn handle(&self, _: &CallContext, _: ToolInvocation) -> Result<ToolOutput, FunctionCallError> {
+        async fn handle(
+            &self,
+            _: &CallContext,
+            _: ToolInvocation,
+        ) -> Result<ToolOutput, FunctionCallError> {
             Ok(ToolOutput::failure("noop"))
         }
     }
 
     fn spec(name: &str) -> ToolSpec {
-        ToolSpec { name: name.to_string(), description: String::new(), parameters: serde_json::json!({"type": "object"}) }
+        ToolSpec {
+            name: name.to_string(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
     }
 
     #[test]
@@ -224,7 +260,10 @@ mod tests {
             router.set_mcp_route(noop(ToolKind::Mcp), FakeBackend::with(vec![])),
             Err(RegistrationError::DuplicateMcpRoute)
         );
-        assert_eq!(router.register(spec("other"), noop(ToolKind::Function)), Ok(()));
+        assert_eq!(
+            router.register(spec("other"), noop(ToolKind::Function)),
+            Ok(())
+        );
     }
 
     #[tokio::test]
@@ -232,36 +271,73 @@ mod tests {
         let names: Vec<String> = router().specs().await.into_iter().map(|s| s.name).collect();
         assert_eq!(
             names,
-            ["list_mcp_resource_templates", "list_mcp_resources", "mcp__figma__echo", "mcp__figma__fail", "read_mcp_resource"]
+            [
+                "list_mcp_resource_templates",
+                "list_mcp_resources",
+                "mcp__figma__echo",
+                "mcp__figma__fail",
+                "read_mcp_resource"
+            ]
         );
     }
 
     #[tokio::test]
     async fn dispatch_resolves_qualified_names() {
         let (ctx, _rx) = context();
-        let call = ToolCall { call_id: "c1".into(), name: "mcp__figma__echo".into(), arguments: r#"{"text":"x"}"#.into() };
+        let call = ToolCall {
+            call_id: "c1".into(),
+            name: "mcp__figma__echo".into(),
+            arguments: r#"{"text":"x"}"#.into(),
+        };
         let output = router().dispatch(&ctx, call).await.expect("ok");
-        let ToolOutput::Mcp { result: Ok(result) } = output else { panic!("{output:?}") };
-        assert_eq!(serde_json::to_value(&result.content).expect("json")[0]["text"], "Echo: x");
+        let ToolOutput::Mcp { result: Ok(result) } = output else {
+            panic!("{output:?}")
+        };
+        assert_eq!(
+            serde_json::to_value(&result.content).expect("json")[0]["text"],
+            "Echo: x"
+        );
     }
 
     #[tokio::test]
     async fn unknown_tools_are_unsupported_calls() {
         let (ctx, _rx) = context();
         for name in ["nope", "mcp__figma__nope", "mcp__", ""] {
-            let call = ToolCall { call_id: "c1".into(), name: name.into(), arguments: String::new() };
-            let err = router().dispatch(&ctx, call.clone()).await.expect_err("unsupported");
-            assert_eq!(err, FunctionCallError::RespondToModel(format!("unsupported call: {name}")));
-            let output = router().dispatch_to_output(&ctx, call).await.expect("output");
-            assert_eq!(output, ToolOutput::failure(format!("unsupported call: {name}")));
+            let call = ToolCall {
+                call_id: "c1".into(),
+                name: name.into(),
+                arguments: String::new(),
+            };
+            let err = router()
+                .dispatch(&ctx, call.clone())
+                .await
+                .expect_err("unsupported");
+            assert_eq!(
+                err,
+                FunctionCallError::RespondToModel(format!("unsupported call: {name}"))
+            );
+            let output = router()
+                .dispatch_to_output(&ctx, call)
+                .await
+                .expect("output");
+            assert_eq!(
+                output,
+                ToolOutput::failure(format!("unsupported call: {name}"))
+            );
         }
     }
 
     #[tokio::test]
     async fn tool_formats() {
         let specs = router().specs().await;
-        let echo = specs.iter().find(|s| s.name == "mcp__figma__echo").expect("echo");
+        let echo = specs
+            .iter()
+            .find(|s| s.name == "mcp__figma__echo")
+            .expect("echo");
         insta::assert_json_snapshot!("mcp_tool_openai", echo.to_format(crate::ToolFormat::OpenAi));
-        insta::assert_json_snapshot!("mcp_tool_anthropic", echo.to_format(crate::ToolFormat::Anthropic));
+        insta::assert_json_snapshot!(
+            "mcp_tool_anthropic",
+            echo.to_format(crate::ToolFormat::Anthropic)
+        );
     }
 }

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_connection_manager::{Aggregate, McpError, QualifiedTool, ServerListing, qualified_tool_name};
+use mcp_connection_manager::{
+    Aggregate, McpError, QualifiedTool, ServerListing, qualified_tool_name,
+};
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
@@ -31,11 +33,19 @@ pub(crate) struct FakeBackend {
 
 impl FakeBackend {
     pub(crate) fn with(servers: Vec<(&str, FakeServer)>) -> Arc<Self> {
-        Arc::new(Self { servers: servers.into_iter().map(|(n, s)| (n.to_string(), s)).collect() })
+        Arc::new(Self {
+            servers: servers
+                .into_iter()
+                .map(|(n, s)| (n.to_string(), s))
+                .collect(),
+        })
     }
 
     fn server(&self, name: &str) -> Result<&FakeServer, McpError> {
-        let server = self.servers.get(name).ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
+        let server = self
+            .servers
+            .get(name)
+            .ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
         match &server.fail {
             Some(e) => Err(e.clone()),
             None => Ok(server),
@@ -45,16 +55,31 @@ impl FakeBackend {
 
 fn page<T: Clone>(items: &[T], size: usize, cursor: Option<String>) -> (Vec<T>, Option<String>) {
     let size = if size == 0 { items.len().max(1) } else { size };
-    let start: usize = cursor.and_then(|c| c.parse().ok()).unwrap_or(0).min(items.len());
+    let start: usize = cursor
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+        .min(items.len());
     let end = (start + size).min(items.len());
-    (items[start..end].to_vec(), (end < items.len()).then(|| end.to_string()))
+    (
+        items[start..end].to_vec(),
+        (end < items.len()).then(|| end.to_string()),
+    )
 }
 
 fn listing<T: Clone>(name: &str, server: &FakeServer, items: &[T]) -> ServerListing<T> {
     match &server.fail {
-        Some(e) => ServerListing { server: name.to_string(), items: vec![], pages: 0, error: Some(e.to_string()) },
+        Some(e) => ServerListing {
+            server: name.to_string(),
+            items: vec![],
+            pages: 0,
+            error: Some(e.to_string()),
+        },
         None => {
-            let size = if server.page_size == 0 { items.len().max(1) } else { server.page_size };
+            let size = if server.page_size == 0 {
+                items.len().max(1)
+            } else {
+                server.page_size
+            };
             ServerListing {
                 server: name.to_string(),
                 items: items.to_vec(),
@@ -67,14 +92,22 @@ fn listing<T: Clone>(name: &str, server: &FakeServer, items: &[T]) -> ServerList
 
 #[async_trait]
 impl McpBackend for FakeBackend {
-    async fn list_resources(&self, server: &str, cursor: Option<String>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, McpError> {
         let s = self.server(server)?;
         let (items, next) = page(&s.resources, s.page_size, cursor);
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
     }
-    async fn list_resource_templates(&self, server: &str, cursor: Option<String>) -> Result<ListResourceTemplatesResult, McpError> {
+    async fn list_resource_templates(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
         let s = self.server(server)?;
         let (items, next) = page(&s.templates, s.page_size, cursor);
         let mut result = ListResourceTemplatesResult::with_all_items(items);
@@ -82,29 +115,60 @@ impl McpBackend for FakeBackend {
         Ok(result)
     }
     async fn list_all_resources(&self) -> Aggregate<Resource> {
-        self.servers.iter().map(|(n, s)| listing(n, s, &s.resources)).collect()
+        self.servers
+            .iter()
+            .map(|(n, s)| listing(n, s, &s.resources))
+            .collect()
     }
     async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
-        self.servers.iter().map(|(n, s)| listing(n, s, &s.templates)).collect()
+        self.servers
+            .iter()
+            .map(|(n, s)| listing(n, s, &s.templates))
+            .collect()
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;
         if s.resources.iter().any(|r| r.uri == uri) {
-            Ok(ReadResourceResult::new(vec![ResourceContents::text(format!("text of {uri}"), uri)]))
+            Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                format!("text of {uri}"),
+                uri,
+            )]))
         } else {
-            Err(McpError::Server { code: -32002, message: format!("Resource not found: {uri}"), data: None })
+            Err(McpError::Server {
+                code: -32002,
+                message: format!("Resource not found: {uri}"),
+                data: None,
+            })
         }
     }
-    async fn call_tool(&self, server: &str, tool: &str, arguments: Option<JsonObject>) -> Result<CallToolResult, McpError> {
+    async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
         let _ = self.server(server)?;
         match tool {
             "echo" => {
-                let text = arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or("");
-                Ok(CallToolResult::success(vec![ContentBlock::text(format!("Echo: {text}"))]))
+                let text = arguments
+                    .as_ref()
+                    .and_then(|a| a.get("text"))
+                    .and_then(|t| t.as_str())
+                    .unwrap_or("");
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Echo: {text}"
+                ))]))
             }
-            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
-            "slow" => Err(McpError::Timeout { method: "tools/call", timeout: std::time::Duration::from_secs(60) }),
-            other => Ok(CallToolResult::error(vec![ContentBlock::text(format!("unknown tool: {other}"))])),
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text(
+                "this tool always fails",
+            )])),
+            "slow" => Err(McpError::Timeout {
+                method: "tools/call",
+                timeout: std::time::Duration::from_secs(60),
+            }),
+            other => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "unknown tool: {other}"
+            ))])),
         }
     }
     async fn list_tools(&self) -> Vec<QualifiedTool> {
@@ -133,8 +197,10 @@ pub(crate) fn resource(uri: &str, name: &str) -> Resource {
 }
 
 pub(crate) fn tool(name: &str) -> Tool {
-    let schema: JsonObject = serde_json::from_value(serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}))
-        .unwrap_or_default();
+    let schema: JsonObject = serde_json::from_value(
+        serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+    )
+    .unwrap_or_default();
     Tool::new(name.to_string(), format!("The {name} tool."), schema)
 }
 

@@ -5,7 +5,10 @@ use std::process::Command;
 use crate::support::{DEMO, ROUTER, write_config};
 
 fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(ROUTER).args(args).output().expect("run mcp-router");
+    let out = Command::new(ROUTER)
+        .args(args)
+        .output()
+        .expect("run mcp-router");
     (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
@@ -25,34 +28,73 @@ fn demo_prints_the_transcript() {
         "output (error, as the model sees it):\n     server must be provided",
         "resources/read failed: MCP error -32002: Resource not found: demo://missing",
     ] {
-        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
     }
     // Resources are grouped by server name: every docs item precedes every notes item.
     let first_notes = stdout.find("{\"server\":\"notes\"").expect("notes items");
-    let last_docs = stdout[..stdout.find("── 2.").expect("second call")].rfind("{\"server\":\"docs\"").expect("docs items");
+    let last_docs = stdout[..stdout.find("── 2.").expect("second call")]
+        .rfind("{\"server\":\"docs\"")
+        .expect("docs items");
     assert!(last_docs < first_notes);
     // Every end event shows a duration in milliseconds.
-    assert!(stdout.lines().filter(|l| l.contains("mcp_tool_call_end")).all(|l| l.contains(" ms ")));
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("mcp_tool_call_end"))
+            .all(|l| l.contains(" ms "))
+    );
 }
 
 #[test]
 fn tools_in_both_formats() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = write_config(&dir, "c.toml", &format!("[mcp_servers.docs]\ncommand = \"{DEMO}\"\n"));
+    let config = write_config(
+        &dir,
+        "c.toml",
+        &format!("[mcp_servers.docs]\ncommand = \"{DEMO}\"\n"),
+    );
     let config = config.to_str().expect("utf8 path");
     let (stdout, _, code) = run(&["tools", "--config", config]);
     assert_eq!(code, 0);
     let specs: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let names: Vec<&str> = specs.as_array().expect("array").iter().map(|s| s["name"].as_str().expect("name")).collect();
+    let names: Vec<&str> = specs
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s["name"].as_str().expect("name"))
+        .collect();
     assert_eq!(
         names,
-        ["list_mcp_resource_templates", "list_mcp_resources", "mcp__docs__add", "mcp__docs__echo", "mcp__docs__fail", "mcp__docs__sleep", "read_mcp_resource"]
+        [
+            "list_mcp_resource_templates",
+            "list_mcp_resources",
+            "mcp__docs__add",
+            "mcp__docs__echo",
+            "mcp__docs__fail",
+            "mcp__docs__sleep",
+            "read_mcp_resource"
+        ]
     );
-    assert!(specs.as_array().expect("array").iter().all(|s| s["type"] == "function" && s["parameters"]["type"] == "object"));
+    assert!(
+        specs
+            .as_array()
+            .expect("array")
+            .iter()
+            .all(|s| s["type"] == "function" && s["parameters"]["type"] == "object")
+    );
     let (stdout, _, code) = run(&["tools", "--config", config, "--format", "anthropic"]);
     assert_eq!(code, 0);
     let specs: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    assert!(specs.as_array().expect("array").iter().all(|s| s["input_schema"]["type"] == "object" && s.get("type").is_none()));
+    assert!(
+        specs
+            .as_array()
+            .expect("array")
+            .iter()
+            .all(|s| s["input_schema"]["type"] == "object" && s.get("type").is_none())
+    );
 }
 
 #[test]
@@ -65,22 +107,34 @@ fn conveniences_read_list_and_call() {
     assert!(stdout.contains("(more: --cursor p2)"), "{stdout}");
     let (stdout, _, code) = run(&["list-resources", "--json"]);
     assert_eq!(code, 0);
-    assert!(stdout.starts_with("{\"server\":null,\"resources\":["), "{stdout}");
+    assert!(
+        stdout.starts_with("{\"server\":null,\"resources\":["),
+        "{stdout}"
+    );
     let (stdout, _, code) = run(&["call", "mcp__notes__add", "{\"a\":1,\"b\":2}"]);
     assert_eq!((stdout.as_str(), code), ("3\n", 0));
     let (_, stderr, code) = run(&["read", "--server", "docs", "--uri", "demo://nope"]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("Resource not found: demo://nope"), "{stderr}");
+    assert!(
+        stderr.contains("Resource not found: demo://nope"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_bad_config_gets_one_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = write_config(&dir, "bad.toml", "[mcp_servers.docs]\ncommand = \"x\"\nargs = \"--oops\"\n");
+    let config = write_config(
+        &dir,
+        "bad.toml",
+        "[mcp_servers.docs]\ncommand = \"x\"\nargs = \"--oops\"\n",
+    );
     let (_, stderr, code) = run(&["exec", "--config", config.to_str().expect("utf8")]);
     assert_ne!(code, 0);
     assert!(
-        stderr.contains("bad.toml: server `docs`: key `args`: expected an array of strings, found a string"),
+        stderr.contains(
+            "bad.toml: server `docs`: key `args`: expected an array of strings, found a string"
+        ),
         "{stderr}"
     );
 }

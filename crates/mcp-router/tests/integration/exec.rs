@@ -29,7 +29,10 @@ fn exec(config: &std::path::Path, lines: &[Value]) -> (Vec<Value>, i32) {
     drop(stdin);
     let output = child.wait_with_output().expect("wait");
     let out = String::from_utf8(output.stdout).expect("utf8");
-    let values = out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l}: {e}"))).collect();
+    let values = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l}: {e}")))
+        .collect();
     (values, output.status.code().unwrap_or(-1))
 }
 
@@ -55,7 +58,10 @@ fn outputs(lines: &[Value]) -> HashMap<String, Value> {
     let mut map = HashMap::new();
     for line in lines.iter().filter(|l| l["type"] == "function_call_output") {
         let id = line["call_id"].as_str().expect("call_id").to_string();
-        assert!(map.insert(id.clone(), line["output"].clone()).is_none(), "two outputs for {id}");
+        assert!(
+            map.insert(id.clone(), line["output"].clone()).is_none(),
+            "two outputs for {id}"
+        );
     }
     map
 }
@@ -87,7 +93,12 @@ fn acceptance_through_exec() {
     assert_eq!(outs.len(), 7, "one output per call: {lines:#?}");
 
     let all = content(&outs["all"]);
-    let servers: Vec<&str> = all["resources"].as_array().expect("resources").iter().map(|r| r["server"].as_str().expect("server")).collect();
+    let servers: Vec<&str> = all["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["server"].as_str().expect("server"))
+        .collect();
     assert_eq!(servers.len(), 10);
     let mut sorted = servers.clone();
     sorted.sort();
@@ -97,7 +108,10 @@ fn acceptance_through_exec() {
         assert_eq!(outs[id]["success"], false, "{id}");
         outs[id]["content"].as_str().expect("content").to_string()
     };
-    assert_eq!(failure("cursor-only"), "cursor can only be used when a server is specified");
+    assert_eq!(
+        failure("cursor-only"),
+        "cursor can only be used when a server is specified"
+    );
     assert_eq!(failure("read-no-server"), "server must be provided");
     assert_eq!(failure("unknown"), "unsupported call: no_such_tool");
 
@@ -107,7 +121,10 @@ fn acceptance_through_exec() {
     assert_eq!(page2["resources"][0]["uri"], "demo://config/settings.json");
 
     assert_eq!(outs["tool"]["type"], "mcp");
-    assert_eq!(outs["tool"]["result"]["Ok"]["content"][0]["text"], "Echo: hi");
+    assert_eq!(
+        outs["tool"]["result"]["Ok"]["content"][0]["text"],
+        "Echo: hi"
+    );
 
     let errors: Vec<&Value> = lines.iter().filter(|l| l["type"] == "error").collect();
     assert_eq!(errors.len(), 1);
@@ -122,18 +139,26 @@ fn acceptance_through_exec() {
             Some("mcp_tool_call_begin") => pairs.entry(id).or_default().0 += 1,
             Some("mcp_tool_call_end") => {
                 assert!(line["duration"].as_f64().is_some_and(|d| d >= 0.0));
-                let out_at = lines.iter().position(|l| l["type"] == "function_call_output" && l["call_id"] == line["call_id"]);
+                let out_at = lines.iter().position(|l| {
+                    l["type"] == "function_call_output" && l["call_id"] == line["call_id"]
+                });
                 assert!(out_at.is_some_and(|o| o > i), "end before output for {id}");
                 pairs.entry(id).or_default().1 += 1;
             }
             _ => {}
         }
     }
-    let expected: BTreeMap<String, (usize, usize)> =
-        ["all", "page1", "page2", "tool"].iter().map(|id| (id.to_string(), (1, 1))).collect();
+    let expected: BTreeMap<String, (usize, usize)> = ["all", "page1", "page2", "tool"]
+        .iter()
+        .map(|id| (id.to_string(), (1, 1)))
+        .collect();
     assert_eq!(pairs, expected);
 
-    let ready: Vec<&str> = lines.iter().filter(|l| l["type"] == "mcp_server_ready").map(|l| l["server"].as_str().expect("server")).collect();
+    let ready: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "mcp_server_ready")
+        .map(|l| l["server"].as_str().expect("server"))
+        .collect();
     assert_eq!(ready.len(), 2);
 }
 
@@ -143,18 +168,30 @@ fn a_missing_command_shows_in_errors_and_events() {
     let config = write_config(
         &dir,
         "mcp.json",
-        &format!(r#"{{"mcpServers": {{"docs": {{"command": "{DEMO}"}}, "broken": {{"command": "/no/such/mcp-server"}}}}}}"#),
+        &format!(
+            r#"{{"mcpServers": {{"docs": {{"command": "{DEMO}"}}, "broken": {{"command": "/no/such/mcp-server"}}}}}}"#
+        ),
     );
-    let (lines, code) = exec(&config, &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": ""})]);
+    let (lines, code) = exec(
+        &config,
+        &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": ""})],
+    );
     assert_eq!(code, 0);
     let outs = outputs(&lines);
     let payload = content(&outs["1"]);
     assert_eq!(payload["resources"].as_array().map(Vec::len), Some(5));
     assert_eq!(payload["errors"][0]["server"], "broken");
-    let failed: Vec<&Value> = lines.iter().filter(|l| l["type"] == "mcp_server_failed").collect();
+    let failed: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "mcp_server_failed")
+        .collect();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["server"], "broken");
-    assert!(failed[0]["error"].as_str().is_some_and(|e| e.contains("/no/such/mcp-server")));
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("/no/such/mcp-server"))
+    );
 }
 
 /// A config whose one server is wrapped in `sh` (sh forks it), tagged with `tag`.
@@ -162,7 +199,9 @@ fn wrapped_config(dir: &tempfile::TempDir, tag: &str) -> std::path::PathBuf {
     write_config(
         dir,
         "config.toml",
-        &format!("[mcp_servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", \"{DEMO} --name {tag}; true\"]\n"),
+        &format!(
+            "[mcp_servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", \"{DEMO} --name {tag}; true\"]\n"
+        ),
     )
 }
 
@@ -171,7 +210,10 @@ fn no_server_outlives_exec_at_end_of_input() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tag = marker("eof");
     let config = wrapped_config(&dir, &tag);
-    let (lines, code) = exec(&config, &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})]);
+    let (lines, code) = exec(
+        &config,
+        &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})],
+    );
     assert_eq!(code, 0);
     assert_eq!(outputs(&lines).len(), 1);
     assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty());
@@ -191,7 +233,12 @@ fn no_server_outlives_exec_on_sigterm() {
         .spawn()
         .expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
-    writeln!(stdin, "{}", json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})).expect("write");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})
+    )
+    .expect("write");
     // Wait for the output: the server is up. stdin stays open, so exec would run forever.
     let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
@@ -199,10 +246,16 @@ fn no_server_outlives_exec_on_sigterm() {
         line.clear();
     }
     assert!(!processes_with(&tag).is_empty(), "server is running");
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(status.success());
     let exit = child.wait().expect("wait");
     assert_eq!(exit.code(), Some(143));
-    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "no orphan after SIGTERM");
+    assert!(
+        wait_gone(&tag, Duration::from_secs(3)).is_empty(),
+        "no orphan after SIGTERM"
+    );
     drop(stdin);
 }

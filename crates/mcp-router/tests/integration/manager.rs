@@ -16,8 +16,15 @@ fn uris(payload: &Value, key: &str) -> Vec<(String, String)> {
         .expect("items")
         .iter()
         .map(|r| {
-            let uri = r.get("uri").or_else(|| r.get("uriTemplate")).and_then(Value::as_str).unwrap_or_default();
-            (r["server"].as_str().unwrap_or_default().to_string(), uri.to_string())
+            let uri = r
+                .get("uri")
+                .or_else(|| r.get("uriTemplate"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            (
+                r["server"].as_str().unwrap_or_default().to_string(),
+                uri.to_string(),
+            )
         })
         .collect()
 }
@@ -32,7 +39,11 @@ async fn all_server_list_is_complete_and_sorted_by_server() {
     let listed = uris(&payload, "resources");
     let expected: Vec<(String, String)> = ["alpha", "zeta"]
         .iter()
-        .flat_map(|s| demo_server::resources().into_iter().map(move |r| (s.to_string(), r.uri)))
+        .flat_map(|s| {
+            demo_server::resources()
+                .into_iter()
+                .map(move |r| (s.to_string(), r.uri))
+        })
         .collect();
     assert_eq!(listed, expected);
     let end = h.drain().into_iter().find_map(|e| match e {
@@ -54,44 +65,103 @@ async fn single_server_pages_walk_every_resource_once() {
         let args = json!({"server": "docs", "cursor": cursor}).to_string();
         let payload = h.payload("list_mcp_resources", &args).await;
         assert_eq!(payload["server"], "docs");
-        assert!(payload.as_object().expect("object").contains_key("nextCursor"));
+        assert!(
+            payload
+                .as_object()
+                .expect("object")
+                .contains_key("nextCursor")
+        );
         seen.extend(uris(&payload, "resources").into_iter().map(|(_, u)| u));
         match payload["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
             None => break,
         }
     }
-    let expected: Vec<String> = demo_server::resources().into_iter().map(|r| r.uri).collect();
+    let expected: Vec<String> = demo_server::resources()
+        .into_iter()
+        .map(|r| r.uri)
+        .collect();
     assert_eq!(seen, expected);
     assert_eq!(seen.iter().collect::<HashSet<_>>().len(), seen.len());
 
     // A cursor the server does not know: its -32602 reaches the model.
-    let output = h.call("list_mcp_resources", r#"{"server":"docs","cursor":"bogus"}"#).await;
-    assert_eq!(output, ToolOutput::failure("resources/list failed: MCP error -32602: invalid cursor: \"bogus\""));
+    let output = h
+        .call(
+            "list_mcp_resources",
+            r#"{"server":"docs","cursor":"bogus"}"#,
+        )
+        .await;
+    assert_eq!(
+        output,
+        ToolOutput::failure("resources/list failed: MCP error -32602: invalid cursor: \"bogus\"")
+    );
     h.manager.shutdown().await;
 }
 
 #[tokio::test]
 async fn templates_reads_and_tool_calls() {
     let h = Harness::start(vec![demo("docs", 100)]);
-    let templates = h.payload("list_mcp_resource_templates", r#"{"server":"docs"}"#).await;
-    assert_eq!(uris(&templates, "resourceTemplates"), vec![("docs".to_string(), "demo://notes/{id}".to_string())]);
+    let templates = h
+        .payload("list_mcp_resource_templates", r#"{"server":"docs"}"#)
+        .await;
+    assert_eq!(
+        uris(&templates, "resourceTemplates"),
+        vec![("docs".to_string(), "demo://notes/{id}".to_string())]
+    );
 
-    let read = h.payload("read_mcp_resource", r#"{"server":"docs","uri":"demo://notes/42"}"#).await;
-    assert_eq!(read, json!({"server": "docs", "uri": "demo://notes/42", "contents": [{"uri": "demo://notes/42", "mimeType": "text/plain", "text": "Note 42"}]}));
+    let read = h
+        .payload(
+            "read_mcp_resource",
+            r#"{"server":"docs","uri":"demo://notes/42"}"#,
+        )
+        .await;
+    assert_eq!(
+        read,
+        json!({"server": "docs", "uri": "demo://notes/42", "contents": [{"uri": "demo://notes/42", "mimeType": "text/plain", "text": "Note 42"}]})
+    );
 
-    let blob = h.payload("read_mcp_resource", r#"{"server":"docs","uri":"demo://images/pixel.png"}"#).await;
+    let blob = h
+        .payload(
+            "read_mcp_resource",
+            r#"{"server":"docs","uri":"demo://images/pixel.png"}"#,
+        )
+        .await;
     assert_eq!(blob["contents"][0]["mimeType"], "image/png");
-    assert!(blob["contents"][0]["blob"].as_str().is_some_and(|b| b.starts_with("iVBOR")));
+    assert!(
+        blob["contents"][0]["blob"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("iVBOR"))
+    );
 
-    let missing = h.call("read_mcp_resource", r#"{"server":"docs","uri":"demo://nope"}"#).await;
-    assert_eq!(missing, ToolOutput::failure("resources/read failed: MCP error -32002: Resource not found: demo://nope"));
+    let missing = h
+        .call(
+            "read_mcp_resource",
+            r#"{"server":"docs","uri":"demo://nope"}"#,
+        )
+        .await;
+    assert_eq!(
+        missing,
+        ToolOutput::failure(
+            "resources/read failed: MCP error -32002: Resource not found: demo://nope"
+        )
+    );
 
-    let ToolOutput::Mcp { result: Ok(sum) } = h.call("mcp__docs__add", r#"{"a":2,"b":40}"#).await else { panic!("add") };
-    assert_eq!(serde_json::to_value(&sum.content).expect("json"), json!([{"type": "text", "text": "42"}]));
-    let ToolOutput::Mcp { result: Ok(failed) } = h.call("mcp__docs__fail", "").await else { panic!("fail") };
+    let ToolOutput::Mcp { result: Ok(sum) } = h.call("mcp__docs__add", r#"{"a":2,"b":40}"#).await
+    else {
+        panic!("add")
+    };
+    assert_eq!(
+        serde_json::to_value(&sum.content).expect("json"),
+        json!([{"type": "text", "text": "42"}])
+    );
+    let ToolOutput::Mcp { result: Ok(failed) } = h.call("mcp__docs__fail", "").await else {
+        panic!("fail")
+    };
     assert_eq!(failed.is_error, Some(true));
-    assert_eq!(h.call("mcp__docs__nope", "{}").await, ToolOutput::failure("unsupported call: mcp__docs__nope"));
+    assert_eq!(
+        h.call("mcp__docs__nope", "{}").await,
+        ToolOutput::failure("unsupported call: mcp__docs__nope")
+    );
     h.manager.shutdown().await;
 }
 
@@ -112,12 +182,19 @@ async fn a_server_that_cannot_start_fails_alone() {
         _ => None,
     });
     assert_eq!(failed.expect("lifecycle event").server, "ghost");
-    let read = h.call("read_mcp_resource", r#"{"server":"ghost","uri":"x"}"#).await;
+    let read = h
+        .call("read_mcp_resource", r#"{"server":"ghost","uri":"x"}"#)
+        .await;
     assert_eq!(
         read,
-        ToolOutput::failure("resources/read failed: MCP server 'ghost' failed to start: failed to spawn `/nonexistent/mcp-server-binary`: No such file or directory (os error 2)")
+        ToolOutput::failure(
+            "resources/read failed: MCP server 'ghost' failed to start: failed to spawn `/nonexistent/mcp-server-binary`: No such file or directory (os error 2)"
+        )
     );
-    assert!(matches!(h.manager.status("ghost"), Some(ServerStatus::Failed(_))));
+    assert!(matches!(
+        h.manager.status("ghost"),
+        Some(ServerStatus::Failed(_))
+    ));
     assert_eq!(h.manager.status("good"), Some(ServerStatus::Ready));
     h.manager.shutdown().await;
 }
@@ -130,9 +207,20 @@ async fn tool_timeout_cancels_and_the_server_stays_usable() {
     h.manager.wait_until_started().await;
     let started = Instant::now();
     let output = h.call("mcp__slow__sleep", r#"{"ms": 30000}"#).await;
-    assert_eq!(output, ToolOutput::Mcp { result: Err("tool call error: timed out awaiting tools/call after 500ms".into()) });
-    assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
-    let ToolOutput::Mcp { result: Ok(_) } = h.call("mcp__slow__echo", r#"{"text":"still here"}"#).await else {
+    assert_eq!(
+        output,
+        ToolOutput::Mcp {
+            result: Err("tool call error: timed out awaiting tools/call after 500ms".into())
+        }
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    let ToolOutput::Mcp { result: Ok(_) } =
+        h.call("mcp__slow__echo", r#"{"text":"still here"}"#).await
+    else {
         panic!("server should still answer")
     };
     h.manager.shutdown().await;
@@ -142,14 +230,28 @@ async fn tool_timeout_cancels_and_the_server_stays_usable() {
 async fn startup_is_bounded_and_a_hung_server_is_killed() {
     let tag = marker("hung-startup");
     // A "server" that never answers initialize; the marker is in sh's command line.
-    let mut hung = ServerConfig::stdio("hung", "sh", vec!["-c".into(), format!("sleep 60; echo {tag}")]);
+    let mut hung = ServerConfig::stdio(
+        "hung",
+        "sh",
+        vec!["-c".into(), format!("sleep 60; echo {tag}")],
+    );
     hung.startup_timeout = Duration::from_millis(500);
     let h = Harness::start(vec![hung, demo("fine", 100)]);
     let started = Instant::now();
     let payload = h.payload("list_mcp_resources", "{}").await;
-    assert!(started.elapsed() < Duration::from_millis(2500), "{:?}", started.elapsed());
-    assert_eq!(payload["errors"][0]["error"], "MCP server 'hung' failed to start: startup timed out after 500ms");
-    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "the hung server must be killed");
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        payload["errors"][0]["error"],
+        "MCP server 'hung' failed to start: startup timed out after 500ms"
+    );
+    assert!(
+        wait_gone(&tag, Duration::from_secs(3)).is_empty(),
+        "the hung server must be killed"
+    );
     h.manager.shutdown().await;
 }
 
@@ -158,11 +260,19 @@ async fn shutdown_kills_the_whole_process_group() {
     let tag = marker("group");
     // sh forks the server (not exec), so killing only the direct child would orphan it.
     let script = format!("{DEMO} --name {tag}; true");
-    let h = Harness::start(vec![ServerConfig::stdio("wrapped", "sh", vec!["-c".into(), script])]);
-    h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#).await;
+    let h = Harness::start(vec![ServerConfig::stdio(
+        "wrapped",
+        "sh",
+        vec!["-c".into(), script],
+    )]);
+    h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#)
+        .await;
     assert!(!processes_with(&tag).is_empty(), "the wrapped server runs");
     h.manager.shutdown().await;
-    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "no server process is left");
+    assert!(
+        wait_gone(&tag, Duration::from_secs(3)).is_empty(),
+        "no server process is left"
+    );
 }
 
 #[tokio::test]
@@ -170,8 +280,13 @@ async fn dropping_the_manager_kills_servers() {
     let tag = marker("drop");
     let script = format!("{DEMO} --name {tag}; true");
     {
-        let h = Harness::start(vec![ServerConfig::stdio("wrapped", "sh", vec!["-c".into(), script])]);
-        h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#).await;
+        let h = Harness::start(vec![ServerConfig::stdio(
+            "wrapped",
+            "sh",
+            vec!["-c".into(), script],
+        )]);
+        h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#)
+            .await;
         assert!(!processes_with(&tag).is_empty());
     }
     assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty());
@@ -186,8 +301,19 @@ async fn enabled_and_disabled_tool_filters() {
     off.enabled = false;
     let h = Harness::start(vec![filtered, off]);
     let names: Vec<String> = h.router.specs().await.into_iter().map(|s| s.name).collect();
-    assert_eq!(names, ["list_mcp_resource_templates", "list_mcp_resources", "mcp__f__echo", "read_mcp_resource"]);
-    assert_eq!(h.call("mcp__f__add", "{}").await, ToolOutput::failure("unsupported call: mcp__f__add"));
+    assert_eq!(
+        names,
+        [
+            "list_mcp_resource_templates",
+            "list_mcp_resources",
+            "mcp__f__echo",
+            "read_mcp_resource"
+        ]
+    );
+    assert_eq!(
+        h.call("mcp__f__add", "{}").await,
+        ToolOutput::failure("unsupported call: mcp__f__add")
+    );
     let payload = h.payload("list_mcp_resources", "{}").await;
     assert!(uris(&payload, "resources").iter().all(|(s, _)| s == "f"));
     h.manager.shutdown().await;
@@ -196,7 +322,10 @@ async fn enabled_and_disabled_tool_filters() {
 #[tokio::test]
 async fn streamable_http_on_loopback() {
     let web = HttpDemo::start(2);
-    let h = Harness::start(vec![ServerConfig::http("web", web.url.clone()), demo("local", 100)]);
+    let h = Harness::start(vec![
+        ServerConfig::http("web", web.url.clone()),
+        demo("local", 100),
+    ]);
     let payload = h.payload("list_mcp_resources", "{}").await;
     let listed = uris(&payload, "resources");
     assert_eq!(listed.len(), 10);
@@ -204,10 +333,22 @@ async fn streamable_http_on_loopback() {
     assert_eq!(listed[9].0, "web");
     let page = h.payload("list_mcp_resources", r#"{"server":"web"}"#).await;
     assert_eq!(page["nextCursor"], "p2");
-    let read = h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://docs/readme"}"#).await;
+    let read = h
+        .payload(
+            "read_mcp_resource",
+            r#"{"server":"web","uri":"demo://docs/readme"}"#,
+        )
+        .await;
     assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
-    let ToolOutput::Mcp { result: Ok(echo) } = h.call("mcp__web__echo", r#"{"text":"over http"}"#).await else { panic!("echo") };
-    assert_eq!(serde_json::to_value(&echo.content).expect("json")[0]["text"], "Echo: over http");
+    let ToolOutput::Mcp { result: Ok(echo) } =
+        h.call("mcp__web__echo", r#"{"text":"over http"}"#).await
+    else {
+        panic!("echo")
+    };
+    assert_eq!(
+        serde_json::to_value(&echo.content).expect("json")[0]["text"],
+        "Echo: over http"
+    );
     h.manager.shutdown().await;
 }
 
@@ -215,14 +356,20 @@ async fn streamable_http_on_loopback() {
 async fn http_bearer_token_variable_must_exist_and_is_never_echoed() {
     let web = HttpDemo::start(100);
     let mut config = ServerConfig::http("web", web.url.clone());
-    if let mcp_connection_manager::TransportConfig::StreamableHttp { bearer_token_env_var, .. } = &mut config.transport {
+    if let mcp_connection_manager::TransportConfig::StreamableHttp {
+        bearer_token_env_var,
+        ..
+    } = &mut config.transport
+    {
         *bearer_token_env_var = Some("MCP_ROUTER_TEST_TOKEN_THAT_IS_NOT_SET".into());
     }
     let h = Harness::start(vec![config]);
     let output = h.call("list_mcp_resources", r#"{"server":"web"}"#).await;
     assert_eq!(
         output,
-        ToolOutput::failure("resources/list failed: MCP server 'web' failed to start: environment variable `MCP_ROUTER_TEST_TOKEN_THAT_IS_NOT_SET` (bearer_token_env_var) is not set")
+        ToolOutput::failure(
+            "resources/list failed: MCP server 'web' failed to start: environment variable `MCP_ROUTER_TEST_TOKEN_THAT_IS_NOT_SET` (bearer_token_env_var) is not set"
+        )
     );
     h.manager.shutdown().await;
 }
@@ -230,14 +377,21 @@ async fn http_bearer_token_variable_must_exist_and_is_never_echoed() {
 #[tokio::test]
 async fn an_http_server_that_is_down_fails_alone() {
     // Bind and drop a listener: the port is free and nothing answers there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
     let mut down = ServerConfig::http("down", format!("http://127.0.0.1:{port}/mcp"));
     down.startup_timeout = Duration::from_secs(5);
     let h = Harness::start(vec![down, demo("up", 100)]);
     let payload = h.payload("list_mcp_resources", "{}").await;
     assert_eq!(uris(&payload, "resources").len(), 5);
     let error = payload["errors"][0]["error"].as_str().expect("error");
-    assert!(error.starts_with("MCP server 'down' failed to start: "), "{error}");
+    assert!(
+        error.starts_with("MCP server 'down' failed to start: "),
+        "{error}"
+    );
     h.manager.shutdown().await;
 }
 

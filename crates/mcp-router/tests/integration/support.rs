@@ -15,7 +15,12 @@ pub(crate) const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 pub(crate) const ROUTER: &str = env!("CARGO_BIN_EXE_mcp-router");
 
 pub(crate) fn demo(name: &str, page_size: usize) -> ServerConfig {
-    let args = vec!["--name".to_string(), name.to_string(), "--page-size".to_string(), page_size.to_string()];
+    let args = vec![
+        "--name".to_string(),
+        name.to_string(),
+        "--page-size".to_string(),
+        page_size.to_string(),
+    ];
     ServerConfig::stdio(name, DEMO, args)
 }
 
@@ -29,20 +34,40 @@ pub(crate) struct Harness {
 impl Harness {
     pub(crate) fn start(servers: Vec<ServerConfig>) -> Self {
         let (tx, events) = event_channel();
-        let manager = Arc::new(McpConnectionManager::start(servers, tx.clone(), ManagerOptions::default()));
+        let manager = Arc::new(McpConnectionManager::start(
+            servers,
+            tx.clone(),
+            ManagerOptions::default(),
+        ));
         let router = ToolRouter::with_mcp(manager.clone());
-        Self { manager, router, events, ctx: CallContext::new(tx) }
+        Self {
+            manager,
+            router,
+            events,
+            ctx: CallContext::new(tx),
+        }
     }
 
     pub(crate) async fn call(&self, name: &str, arguments: &str) -> ToolOutput {
-        let call = ToolCall { call_id: format!("{name}-call"), name: name.to_string(), arguments: arguments.to_string() };
-        self.router.dispatch_to_output(&self.ctx, call).await.expect("no fatal errors")
+        let call = ToolCall {
+            call_id: format!("{name}-call"),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
+        self.router
+            .dispatch_to_output(&self.ctx, call)
+            .await
+            .expect("no fatal errors")
     }
 
     /// The JSON payload of a successful function output; panics with the message otherwise.
     pub(crate) async fn payload(&self, name: &str, arguments: &str) -> serde_json::Value {
         match self.call(name, arguments).await {
-            ToolOutput::Function { content, success: Some(true), .. } => serde_json::from_str(&content).expect("JSON payload"),
+            ToolOutput::Function {
+                content,
+                success: Some(true),
+                ..
+            } => serde_json::from_str(&content).expect("JSON payload"),
             other => panic!("{name} {arguments} failed: {other:?}"),
         }
     }
@@ -65,14 +90,27 @@ pub(crate) struct HttpDemo {
 impl HttpDemo {
     pub(crate) fn start(page_size: usize) -> Self {
         let mut child = Command::new(DEMO)
-            .args(["--http", "127.0.0.1:0", "--name", "web", "--page-size", &page_size.to_string()])
+            .args([
+                "--http",
+                "127.0.0.1:0",
+                "--name",
+                "web",
+                "--page-size",
+                &page_size.to_string(),
+            ])
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn demo http server");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read listening line");
-        let url = line.trim().strip_prefix("listening on ").expect("listening line").to_string();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read listening line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("listening line")
+            .to_string();
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         Self { child, url }
     }
@@ -87,7 +125,9 @@ impl Drop for HttpDemo {
 
 /// Pids of live (non-zombie) processes whose command line contains `marker`.
 pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
@@ -95,7 +135,10 @@ pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
             !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
         })
         .collect()
@@ -115,7 +158,10 @@ pub(crate) fn wait_gone(marker: &str, limit: Duration) -> Vec<u32> {
 
 /// A unique marker for process-leak tests.
 pub(crate) fn marker(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     format!("{prefix}-{}-{nanos}", std::process::id())
 }
 

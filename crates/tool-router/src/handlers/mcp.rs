@@ -35,12 +35,25 @@ impl ToolHandler for McpHandler {
         ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolPayload::Mcp { server, tool, raw_arguments } = invocation.payload else {
+        let ToolPayload::Mcp {
+            server,
+            tool,
+            raw_arguments,
+        } = invocation.payload
+        else {
             return Err(FunctionCallError::RespondToModel(
                 "mcp handler received unsupported payload".to_string(),
             ));
         };
-        Ok(handle_mcp_tool_call(self.backend.as_ref(), ctx, &invocation.call_id, server, tool, &raw_arguments).await)
+        Ok(handle_mcp_tool_call(
+            self.backend.as_ref(),
+            ctx,
+            &invocation.call_id,
+            server,
+            tool,
+            &raw_arguments,
+        )
+        .await)
     }
 }
 
@@ -67,7 +80,11 @@ async fn handle_mcp_tool_call(
         Some(Value::Object(map)) => Some(map.clone()),
         Some(_) => return ToolOutput::failure("err: tool arguments must be a JSON object"),
     };
-    let invocation = McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
+    let invocation = McpInvocation {
+        server: Some(server.clone()),
+        tool: tool.clone(),
+        arguments,
+    };
     let work = async {
         backend
             .call_tool(&server, &tool, object)

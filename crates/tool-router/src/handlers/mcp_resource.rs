@@ -94,22 +94,38 @@ struct ReadPayload<'a> {
 }
 
 fn with_server<'a, T>(server: &'a str, items: &'a [T]) -> Vec<WithServer<'a, T>> {
-    items.iter().map(|item| WithServer { server, item }).collect()
+    items
+        .iter()
+        .map(|item| WithServer { server, item })
+        .collect()
 }
 
 fn flatten<T>(listings: &Aggregate<T>) -> Vec<WithServer<'_, T>> {
-    listings.iter().flat_map(|l| with_server(&l.server, &l.items)).collect()
+    listings
+        .iter()
+        .flat_map(|l| with_server(&l.server, &l.items))
+        .collect()
 }
 
-fn all_servers_payload<'a>(items: Items<'a>, failures: Vec<ServerFailure>) -> AllServersPayload<'a> {
-    AllServersPayload { server: None, items, errors: failures }
+fn all_servers_payload<'a>(
+    items: Items<'a>,
+    failures: Vec<ServerFailure>,
+) -> AllServersPayload<'a> {
+    AllServersPayload {
+        server: None,
+        items,
+        errors: failures,
+    }
 }
 
 fn failures<T>(listings: &[ServerListing<T>]) -> Vec<ServerFailure> {
     listings
         .iter()
         .filter_map(|l| {
-            l.error.as_ref().map(|error| ServerFailure { server: l.server.clone(), error: error.clone() })
+            l.error.as_ref().map(|error| ServerFailure {
+                server: l.server.clone(),
+                error: error.clone(),
+            })
         })
         .collect()
 }
@@ -195,9 +211,15 @@ impl McpResourceHandler {
         let server = normalize_optional_string(args.server);
         let cursor = normalize_optional_string(args.cursor);
         if server.is_none() && cursor.is_some() {
-            return Err(respond("cursor can only be used when a server is specified"));
+            return Err(respond(
+                "cursor can only be used when a server is specified",
+            ));
         }
-        let invocation = McpInvocation { server: server.clone(), tool: tool.to_string(), arguments };
+        let invocation = McpInvocation {
+            server: server.clone(),
+            tool: tool.to_string(),
+            arguments,
+        };
         let backend = &self.backend;
         let templates = tool == LIST_MCP_RESOURCE_TEMPLATES;
         let work = async move {
@@ -205,19 +227,32 @@ impl McpResourceHandler {
                 return if templates {
                     let listings = backend.list_all_resource_templates().await;
                     let items = Items::Templates(flatten(&listings));
-                    produced(&all_servers_payload(items, failures(&listings)), aggregate_summary(&listings))
+                    produced(
+                        &all_servers_payload(items, failures(&listings)),
+                        aggregate_summary(&listings),
+                    )
                 } else {
                     let listings = backend.list_all_resources().await;
                     let items = Items::Resources(flatten(&listings));
-                    produced(&all_servers_payload(items, failures(&listings)), aggregate_summary(&listings))
+                    produced(
+                        &all_servers_payload(items, failures(&listings)),
+                        aggregate_summary(&listings),
+                    )
                 };
             };
-            let one = |items: usize| ResourceCallSummary { items, pages: 1, servers: 1, failed_servers: vec![] };
+            let one = |items: usize| ResourceCallSummary {
+                items,
+                pages: 1,
+                servers: 1,
+                failed_servers: vec![],
+            };
             if templates {
                 let page = backend
                     .list_resource_templates(&server, cursor)
                     .await
-                    .map_err(|e| single_failure(&server, format!("resources/templates/list failed: {e}")))?;
+                    .map_err(|e| {
+                        single_failure(&server, format!("resources/templates/list failed: {e}"))
+                    })?;
                 let payload = SingleServerPayload {
                     server: &server,
                     items: Items::Templates(with_server(&server, &page.resource_templates)),
@@ -260,8 +295,17 @@ impl McpResourceHandler {
                 .read_resource(&server, &uri)
                 .await
                 .map_err(|e| single_failure(&server, format!("resources/read failed: {e}")))?;
-            let payload = ReadPayload { server: &server, uri: &uri, contents: &result.contents };
-            let summary = ResourceCallSummary { items: result.contents.len(), pages: 1, servers: 1, failed_servers: vec![] };
+            let payload = ReadPayload {
+                server: &server,
+                uri: &uri,
+                contents: &result.contents,
+            };
+            let summary = ResourceCallSummary {
+                items: result.contents.len(),
+                pages: 1,
+                servers: 1,
+                failed_servers: vec![],
+            };
             produced(&payload, summary)
         };
         run(ctx, call_id, invocation, work).await
@@ -279,15 +323,23 @@ impl ToolHandler for McpResourceHandler {
         ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolInvocation { call_id, tool_name, payload } = invocation;
+        let ToolInvocation {
+            call_id,
+            tool_name,
+            payload,
+        } = invocation;
         let ToolPayload::Function { arguments } = payload else {
             return Err(respond("mcp_resource handler received unsupported payload"));
         };
         let arguments = parse_arguments(&arguments)?;
         match tool_name.as_str() {
-            LIST_MCP_RESOURCES => self.list(ctx, &call_id, LIST_MCP_RESOURCES, arguments).await,
+            LIST_MCP_RESOURCES => {
+                self.list(ctx, &call_id, LIST_MCP_RESOURCES, arguments)
+                    .await
+            }
             LIST_MCP_RESOURCE_TEMPLATES => {
-                self.list(ctx, &call_id, LIST_MCP_RESOURCE_TEMPLATES, arguments).await
+                self.list(ctx, &call_id, LIST_MCP_RESOURCE_TEMPLATES, arguments)
+                    .await
             }
             READ_MCP_RESOURCE => self.read(ctx, &call_id, arguments).await,
             other => Err(respond(format!("unsupported MCP resource tool: {other}"))),
@@ -303,12 +355,19 @@ async fn run(
     work: impl std::future::Future<Output = Result<Produced, Failed>>,
 ) -> Result<ToolOutput, FunctionCallError> {
     let outcome = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
-        Ok(p) => (Ok(call_tool_result_from_content(&p.content, true)), Some(p.summary.clone())),
+        Ok(p) => (
+            Ok(call_tool_result_from_content(&p.content, true)),
+            Some(p.summary.clone()),
+        ),
         Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
     })
     .await;
     match outcome {
-        Ok(p) => Ok(ToolOutput::Function { content: p.content, content_items: None, success: Some(true) }),
+        Ok(p) => Ok(ToolOutput::Function {
+            content: p.content,
+            content_items: None,
+            success: Some(true),
+        }),
         Err(f) => Err(f.error),
     }
 }
@@ -316,7 +375,10 @@ async fn run(
 fn produced(payload: &impl Serialize, summary: ResourceCallSummary) -> Result<Produced, Failed> {
     match serde_json::to_string(payload) {
         Ok(content) => Ok(Produced { content, summary }),
-        Err(e) => Err(Failed { error: respond(format!("failed to serialize MCP resource response: {e}")), summary }),
+        Err(e) => Err(Failed {
+            error: respond(format!("failed to serialize MCP resource response: {e}")),
+            summary,
+        }),
     }
 }
 
@@ -326,7 +388,10 @@ fn single_failure(server: &str, message: String) -> Failed {
             items: 0,
             pages: 0,
             servers: 1,
-            failed_servers: vec![ServerFailure { server: server.to_string(), error: message.clone() }],
+            failed_servers: vec![ServerFailure {
+                server: server.to_string(),
+                error: message.clone(),
+            }],
         },
         error: respond(message),
     }
@@ -364,7 +429,9 @@ fn parse_args<T: DeserializeOwned>(arguments: Option<Value>) -> Result<T, Functi
         ))),
         Some(value) => serde_json::from_value(value)
             .map_err(|e| respond(format!("failed to parse function arguments: {e}"))),
-        None => Err(respond("failed to parse function arguments: expected value")),
+        None => Err(respond(
+            "failed to parse function arguments: expected value",
+        )),
     }
 }
 
@@ -389,10 +456,15 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 fn normalize_optional_string(value: Option<String>) -> Option<String> {
-    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    value
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
 }
 
-fn normalize_required_string(field: &str, value: Option<String>) -> Result<String, FunctionCallError> {
+fn normalize_required_string(
+    field: &str,
+    value: Option<String>,
+) -> Result<String, FunctionCallError> {
     normalize_optional_string(value).ok_or_else(|| respond(format!("{field} must be provided")))
 }
 

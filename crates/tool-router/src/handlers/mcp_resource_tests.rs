@@ -9,8 +9,14 @@ use crate::test_support::{FakeBackend, FakeServer, context, drain, resource};
 
 fn backend() -> Arc<FakeBackend> {
     let figma = FakeServer {
-        resources: vec![resource("memo://123", "memo"), resource("memo://456", "other")],
-        templates: vec![rmcp::model::ResourceTemplate::new("memo://{id}", "memo-by-id")],
+        resources: vec![
+            resource("memo://123", "memo"),
+            resource("memo://456", "other"),
+        ],
+        templates: vec![rmcp::model::ResourceTemplate::new(
+            "memo://{id}",
+            "memo-by-id",
+        )],
         page_size: 1,
         ..Default::default()
     };
@@ -22,13 +28,19 @@ fn backend() -> Arc<FakeBackend> {
 }
 
 /// Run one call; returns the output (or the model-visible error) and the events.
-async fn call(backend: Arc<FakeBackend>, tool: &str, arguments: &str) -> (Result<ToolOutput, String>, Vec<EventMsg>) {
+async fn call(
+    backend: Arc<FakeBackend>,
+    tool: &str,
+    arguments: &str,
+) -> (Result<ToolOutput, String>, Vec<EventMsg>) {
     let handler = McpResourceHandler::new(backend);
     let (ctx, mut rx) = context();
     let invocation = ToolInvocation {
         call_id: "call-1".to_string(),
         tool_name: tool.to_string(),
-        payload: ToolPayload::Function { arguments: arguments.to_string() },
+        payload: ToolPayload::Function {
+            arguments: arguments.to_string(),
+        },
     };
     let result = handler.handle(&ctx, invocation).await.map_err(|e| match e {
         FunctionCallError::RespondToModel(m) => m,
@@ -39,9 +51,11 @@ async fn call(backend: Arc<FakeBackend>, tool: &str, arguments: &str) -> (Result
 
 fn content(output: &Result<ToolOutput, String>) -> Value {
     match output {
-        Ok(ToolOutput::Function { content, success: Some(true), content_items: None }) => {
-            serde_json::from_str(content).expect("content is JSON")
-        }
+        Ok(ToolOutput::Function {
+            content,
+            success: Some(true),
+            content_items: None,
+        }) => serde_json::from_str(content).expect("content is JSON"),
         other => panic!("expected a successful function output, got {other:?}"),
     }
 }
@@ -56,7 +70,10 @@ fn raw(output: &Result<ToolOutput, String>) -> &str {
 
 fn end_event(events: &[EventMsg]) -> &McpToolCallEndEvent {
     match events {
-        [EventMsg::McpToolCallBegin(begin), EventMsg::McpToolCallEnd(end)] => {
+        [
+            EventMsg::McpToolCallBegin(begin),
+            EventMsg::McpToolCallEnd(end),
+        ] => {
             assert_eq!(begin.call_id, end.call_id);
             assert_eq!(begin.invocation, end.invocation);
             end
@@ -68,13 +85,27 @@ fn end_event(events: &[EventMsg]) -> &McpToolCallEndEvent {
 /// Asserts the call fails with exactly `expected` and contacts no server (no events).
 async fn check_rejected(tool: &str, arguments: &str, expected: &str) {
     let (result, events) = call(backend(), tool, arguments).await;
-    assert_eq!(result.expect_err("should fail"), expected, "{tool} {arguments}");
-    assert!(events.is_empty(), "no begin/end for a call rejected before MCP: {events:?}");
+    assert_eq!(
+        result.expect_err("should fail"),
+        expected,
+        "{tool} {arguments}"
+    );
+    assert!(
+        events.is_empty(),
+        "no begin/end for a call rejected before MCP: {events:?}"
+    );
 }
 
 #[tokio::test]
 async fn list_all_servers_for_blank_arguments() {
-    for arguments in ["", "   ", "{}", "null", "{\"server\": \"  \"}", "{\"server\": null, \"cursor\": \"\"}"] {
+    for arguments in [
+        "",
+        "   ",
+        "{}",
+        "null",
+        "{\"server\": \"  \"}",
+        "{\"server\": null, \"cursor\": \"\"}",
+    ] {
         let (result, events) = call(backend(), LIST_MCP_RESOURCES, arguments).await;
         content(&result);
         insta::assert_snapshot!("list_all_resources", raw(&result));
@@ -89,13 +120,26 @@ async fn list_all_servers_for_blank_arguments() {
 
 #[tokio::test]
 async fn list_single_server_keeps_next_cursor_key() {
-    let (result, events) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":"figma","cursor":null}"#).await;
+    let (result, events) = call(
+        backend(),
+        LIST_MCP_RESOURCES,
+        r#"{"server":"figma","cursor":null}"#,
+    )
+    .await;
     insta::assert_snapshot!("list_single_first_page", raw(&result));
     let end = end_event(&events);
     assert_eq!(end.invocation.server.as_deref(), Some("figma"));
-    assert_eq!(end.invocation.arguments, Some(json!({"server": "figma", "cursor": null})));
+    assert_eq!(
+        end.invocation.arguments,
+        Some(json!({"server": "figma", "cursor": null}))
+    );
 
-    let (result, _) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":" figma ","cursor":"1"}"#).await;
+    let (result, _) = call(
+        backend(),
+        LIST_MCP_RESOURCES,
+        r#"{"server":" figma ","cursor":"1"}"#,
+    )
+    .await;
     let last = content(&result);
     assert_eq!(last["nextCursor"], Value::Null);
     assert!(last.as_object().expect("object").contains_key("nextCursor"));
@@ -105,41 +149,116 @@ async fn list_single_server_keeps_next_cursor_key() {
 #[tokio::test]
 async fn end_event_result_is_the_payload_text() {
     let (result, events) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":"alpha"}"#).await;
-    let Ok(ToolOutput::Function { content, .. }) = &result else { panic!("{result:?}") };
+    let Ok(ToolOutput::Function { content, .. }) = &result else {
+        panic!("{result:?}")
+    };
     let end = end_event(&events);
     let ok = end.result.as_ref().expect("ok result");
     assert_eq!(ok.is_error, Some(false));
-    assert_eq!(serde_json::to_value(&ok.content).expect("json"), json!([{"type": "text", "text": content}]));
+    assert_eq!(
+        serde_json::to_value(&ok.content).expect("json"),
+        json!([{"type": "text", "text": content}])
+    );
 }
 
 #[tokio::test]
 async fn cursor_without_server_is_refused_before_mcp() {
-    check_rejected(LIST_MCP_RESOURCES, r#"{"cursor":"abc"}"#, "cursor can only be used when a server is specified").await;
-    check_rejected(LIST_MCP_RESOURCES, r#"{"server":"  ","cursor":"abc"}"#, "cursor can only be used when a server is specified").await;
-    check_rejected(LIST_MCP_RESOURCE_TEMPLATES, r#"{"cursor":"abc"}"#, "cursor can only be used when a server is specified").await;
+    check_rejected(
+        LIST_MCP_RESOURCES,
+        r#"{"cursor":"abc"}"#,
+        "cursor can only be used when a server is specified",
+    )
+    .await;
+    check_rejected(
+        LIST_MCP_RESOURCES,
+        r#"{"server":"  ","cursor":"abc"}"#,
+        "cursor can only be used when a server is specified",
+    )
+    .await;
+    check_rejected(
+        LIST_MCP_RESOURCE_TEMPLATES,
+        r#"{"cursor":"abc"}"#,
+        "cursor can only be used when a server is specified",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn read_requires_server_and_uri() {
-    check_rejected(READ_MCP_RESOURCE, r#"{"uri":"memo://123"}"#, "server must be provided").await;
-    check_rejected(READ_MCP_RESOURCE, r#"{"server":"  ","uri":"memo://123"}"#, "server must be provided").await;
-    check_rejected(READ_MCP_RESOURCE, r#"{"server":"figma"}"#, "uri must be provided").await;
-    check_rejected(READ_MCP_RESOURCE, r#"{"server":"figma","uri":" "}"#, "uri must be provided").await;
-    check_rejected(READ_MCP_RESOURCE, "", "failed to parse function arguments: expected value").await;
-    check_rejected(READ_MCP_RESOURCE, "null", "failed to parse function arguments: expected value").await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        r#"{"uri":"memo://123"}"#,
+        "server must be provided",
+    )
+    .await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        r#"{"server":"  ","uri":"memo://123"}"#,
+        "server must be provided",
+    )
+    .await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        r#"{"server":"figma"}"#,
+        "uri must be provided",
+    )
+    .await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        r#"{"server":"figma","uri":" "}"#,
+        "uri must be provided",
+    )
+    .await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        "",
+        "failed to parse function arguments: expected value",
+    )
+    .await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        "null",
+        "failed to parse function arguments: expected value",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn malformed_arguments_are_refused_before_mcp() {
-    check_rejected(LIST_MCP_RESOURCES, "{", "failed to parse function arguments: EOF while parsing an object at line 1 column 1").await;
-    check_rejected(LIST_MCP_RESOURCES, r#"{"server": 3}"#, "failed to parse function arguments: invalid type: integer `3`, expected a string").await;
-    check_rejected(READ_MCP_RESOURCE, r#"["figma"]"#, "failed to parse function arguments: expected a JSON object, got an array").await;
-    check_rejected(LIST_MCP_RESOURCES, "42", "failed to parse function arguments: expected a JSON object, got a number").await;
+    check_rejected(
+        LIST_MCP_RESOURCES,
+        "{",
+        "failed to parse function arguments: EOF while parsing an object at line 1 column 1",
+    )
+    .await;
+    check_rejected(
+        LIST_MCP_RESOURCES,
+        r#"{"server": 3}"#,
+        "failed to parse function arguments: invalid type: integer `3`, expected a string",
+    )
+    .await;
+    check_rejected(
+        READ_MCP_RESOURCE,
+        r#"["figma"]"#,
+        "failed to parse function arguments: expected a JSON object, got an array",
+    )
+    .await;
+    check_rejected(
+        LIST_MCP_RESOURCES,
+        "42",
+        "failed to parse function arguments: expected a JSON object, got a number",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn read_success_payload() {
-    let (result, events) = call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://123"}"#).await;
+    let (result, events) = call(
+        backend(),
+        READ_MCP_RESOURCE,
+        r#"{"server":"figma","uri":"memo://123"}"#,
+    )
+    .await;
     insta::assert_snapshot!("read_payload", raw(&result));
     let end = end_event(&events);
     assert_eq!(end.invocation.server.as_deref(), Some("figma"));
@@ -148,29 +267,57 @@ async fn read_success_payload() {
 
 #[tokio::test]
 async fn backend_errors_reach_the_model_and_the_end_event() {
-    let (result, events) = call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://nope"}"#).await;
+    let (result, events) = call(
+        backend(),
+        READ_MCP_RESOURCE,
+        r#"{"server":"figma","uri":"memo://nope"}"#,
+    )
+    .await;
     let expected = "resources/read failed: MCP error -32002: Resource not found: memo://nope";
     assert_eq!(result.expect_err("fails"), expected);
     let end = end_event(&events);
     assert_eq!(end.result, Err(expected.to_string()));
-    assert_eq!(end.summary.as_ref().map(|s| s.failed_servers.len()), Some(1));
+    assert_eq!(
+        end.summary.as_ref().map(|s| s.failed_servers.len()),
+        Some(1)
+    );
 
     let (result, events) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":"nope"}"#).await;
-    assert_eq!(result.expect_err("fails"), "resources/list failed: unknown MCP server 'nope'");
+    assert_eq!(
+        result.expect_err("fails"),
+        "resources/list failed: unknown MCP server 'nope'"
+    );
     end_event(&events);
 
-    let (result, _) = call(backend(), LIST_MCP_RESOURCE_TEMPLATES, r#"{"server":"nope"}"#).await;
-    assert_eq!(result.expect_err("fails"), "resources/templates/list failed: unknown MCP server 'nope'");
+    let (result, _) = call(
+        backend(),
+        LIST_MCP_RESOURCE_TEMPLATES,
+        r#"{"server":"nope"}"#,
+    )
+    .await;
+    assert_eq!(
+        result.expect_err("fails"),
+        "resources/templates/list failed: unknown MCP server 'nope'"
+    );
 }
 
 #[tokio::test]
 async fn all_server_list_reports_failing_servers() {
     let broken = FakeServer {
-        fail: Some(McpError::NotStarted { server: "broken".into(), error: "failed to spawn `nope`: No such file or directory (os error 2)".into() }),
+        fail: Some(McpError::NotStarted {
+            server: "broken".into(),
+            error: "failed to spawn `nope`: No such file or directory (os error 2)".into(),
+        }),
         ..Default::default()
     };
     let backend = FakeBackend::with(vec![
-        ("alpha", FakeServer { resources: vec![resource("file:///a", "a")], ..Default::default() }),
+        (
+            "alpha",
+            FakeServer {
+                resources: vec![resource("file:///a", "a")],
+                ..Default::default()
+            },
+        ),
         ("broken", broken),
     ]);
     let (result, events) = call(backend, LIST_MCP_RESOURCES, "{}").await;
@@ -182,7 +329,12 @@ async fn all_server_list_reports_failing_servers() {
 
 #[tokio::test]
 async fn templates_single_and_all() {
-    let (result, _) = call(backend(), LIST_MCP_RESOURCE_TEMPLATES, r#"{"server":"figma"}"#).await;
+    let (result, _) = call(
+        backend(),
+        LIST_MCP_RESOURCE_TEMPLATES,
+        r#"{"server":"figma"}"#,
+    )
+    .await;
     insta::assert_snapshot!("templates_single", raw(&result));
     let (result, _) = call(backend(), LIST_MCP_RESOURCE_TEMPLATES, "").await;
     insta::assert_snapshot!("templates_all", raw(&result));
@@ -195,14 +347,29 @@ async fn mcp_payload_is_unsupported() {
     let invocation = ToolInvocation {
         call_id: "c".into(),
         tool_name: READ_MCP_RESOURCE.into(),
-        payload: ToolPayload::Mcp { server: "s".into(), tool: "t".into(), raw_arguments: String::new() },
+        payload: ToolPayload::Mcp {
+            server: "s".into(),
+            tool: "t".into(),
+            raw_arguments: String::new(),
+        },
     };
-    let err = handler.handle(&ctx, invocation).await.expect_err("unsupported");
-    assert_eq!(err, FunctionCallError::RespondToModel("mcp_resource handler received unsupported payload".into()));
+    let err = handler
+        .handle(&ctx, invocation)
+        .await
+        .expect_err("unsupported");
+    assert_eq!(
+        err,
+        FunctionCallError::RespondToModel(
+            "mcp_resource handler received unsupported payload".into()
+        )
+    );
 }
 
 #[test]
 fn specs_are_codex_shaped() {
-    let specs: Vec<Value> = McpResourceHandler::specs().iter().map(|s| s.to_format(crate::ToolFormat::OpenAi)).collect();
+    let specs: Vec<Value> = McpResourceHandler::specs()
+        .iter()
+        .map(|s| s.to_format(crate::ToolFormat::OpenAi))
+        .collect();
     insta::assert_json_snapshot!("resource_tool_specs_openai", specs);
 }

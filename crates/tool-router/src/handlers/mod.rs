@@ -21,7 +21,9 @@ pub(crate) async fn bracket<T, E, F>(
     call_id: &str,
     invocation: McpInvocation,
     work: F,
-    to_event: impl FnOnce(&Result<T, E>) -> (Result<CallToolResult, String>, Option<ResourceCallSummary>),
+    to_event: impl FnOnce(
+        &Result<T, E>,
+    ) -> (Result<CallToolResult, String>, Option<ResourceCallSummary>),
 ) -> Result<T, E>
 where
     F: Future<Output = Result<T, E>>,
@@ -34,12 +36,12 @@ where
     let outcome = work.await;
     let duration = started.elapsed();
     let (result, summary) = to_event(&outcome);
-    ctx.emit(EventMsg::McpToolCallEnd(McpToolCallEndEvent {
+    ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
         call_id: call_id.to_string(),
         invocation,
         duration,
         result,
         summary,
-    }));
+    })));
     outcome
 }
