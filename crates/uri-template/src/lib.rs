@@ -12,8 +12,10 @@
 //!   RFC 6570 expands undefined variables; so `{?q}` is optional and `{id}` may be absent.
 //! - When an expression could end at several places, the longest match that lets the rest of
 //!   the template match wins (leftmost-longest), e.g. `{a}{b}` on `xy` gives `a = "xy"`.
-//! - Values are percent-decoded (also for `{+var}` and `{#var}`, whose expansion leaves
-//!   existing `%XX` triplets alone, so `a%20b` comes back as `a b`); invalid UTF-8 fails.
+//! - Values are percent-decoded; invalid UTF-8 fails the match. `{+var}` and `{#var}` pass
+//!   reserved characters and existing `%XX` triplets through, so there a triplet is decoded
+//!   only if expansion could have written it (`a%20b` → `a b`, but `admin%2F` stays as
+//!   written: decoding it would give `admin/`, which expands differently).
 //! - `{var}` with a list value expands to `a,b`; it matches back as the string `"a,b"`.
 //!   An exploded variable (`{/path*}`, `{?list*}`) matches back as an array, and a named
 //!   exploded variable whose items carry other names (`{?keys*}` → `?a=1&b=2`) as an object.

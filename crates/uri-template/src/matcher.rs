@@ -189,9 +189,10 @@ fn value_of(op: Op, raw: &str) -> Option<Value> {
     decode_for(op, raw).map(Value::String)
 }
 
-/// Reserved and fragment expansion keep existing `%XX` triplets as written, but encode
-/// non-ASCII characters: so their values keep ASCII triplets (`admin%2F`) and decode UTF-8
-/// ones — what re-expands to the same URI. Other operators decode everything.
+/// Reserved and fragment expansion pass reserved characters and existing `%XX` triplets
+/// through and encode the rest. So a triplet is decoded only if expansion could have written
+/// it: a character that is neither unreserved nor reserved (space, `%`, `"`, non-ASCII …).
+/// `admin%2F` stays `admin%2F`; `a%20b` becomes `a b`. Other operators decode everything.
 fn decode_for(op: Op, text: &str) -> Option<String> {
     if !op.allows_reserved() {
         return decode(text);
@@ -200,12 +201,14 @@ fn decode_for(op: Op, text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < bytes.len() {
-        // A run of triplets of non-ASCII bytes that forms UTF-8 is decoded; anything else stays.
         let mut run = Vec::new();
         let mut j = i;
-        while let Some(b) = high_triplet(text, j) {
+        while let Some(b) = encoded_triplet(text, j) {
             run.push(b);
             j += 3;
+            if b < 0x80 {
+                break;
+            }
         }
         match std::str::from_utf8(&run) {
             Ok(decoded) if !run.is_empty() => {
@@ -222,10 +225,36 @@ fn decode_for(op: Op, text: &str) -> Option<String> {
     Some(out)
 }
 
-/// The byte of a `%XX` triplet at `at` when it is 0x80 or above.
-fn high_triplet(text: &str, at: usize) -> Option<u8> {
+/// The byte of a `%XX` triplet at `at` that reserved expansion would have produced.
+fn encoded_triplet(text: &str, at: usize) -> Option<u8> {
     let hex = text.get(at..at + 3)?.strip_prefix('%')?;
-    u8::from_str_radix(hex, 16).ok().filter(|b| *b >= 0x80)
+    let b = u8::from_str_radix(hex, 16).ok()?;
+    let passes_through = b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b':'
+                | b'/'
+                | b'?'
+                | b'#'
+                | b'['
+                | b']'
+                | b'@'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+        );
+    (!passes_through).then_some(b)
 }
 
 fn decode_named(expr: &Expression, items: &[&str], out: &mut Map<String, Value>) -> Option<()> {
