@@ -1,0 +1,209 @@
+//! One client connection: an rmcp `ServerHandler` over the shared registry, with its own
+//! subscriptions and its peer for notifications.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+
+use crate::registry::ResourceRegistry;
+
+/// Per-connection state the registry notifies.
+pub(crate) struct ConnectionState {
+    peer: OnceLock<Peer<RoleServer>>,
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl ConnectionState {
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions.lock().is_ok_and(|s| s.contains(uri))
+    }
+
+    pub(crate) async fn notify_updated(&self, uri: &str) -> bool {
+        let Some(peer) = self.peer.get() else {
+            return false;
+        };
+        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+            .await
+            .is_ok()
+    }
+
+    pub(crate) async fn notify_list_changed(&self) {
+        if let Some(peer) = self.peer.get() {
+            let _ = peer.notify_resource_list_changed().await;
+        }
+    }
+}
+
+/// A `ServerHandler` serving the registry's resources on one connection. Create one per
+/// connection with [`RegistryConnection::new`] (for streamable HTTP, in the service factory).
+/// Other servers embed it and forward their resource methods to it.
+#[derive(Clone)]
+pub struct RegistryConnection {
+    registry: Arc<ResourceRegistry>,
+    state: Arc<ConnectionState>,
+    info: Implementation,
+}
+
+impl RegistryConnection {
+    /// A handler for one new connection.
+    pub fn new(registry: Arc<ResourceRegistry>, info: Implementation) -> Self {
+        let state = Arc::new(ConnectionState {
+            peer: OnceLock::new(),
+            subscriptions: Mutex::default(),
+        });
+        registry.attach(&state);
+        Self {
+            registry,
+            state,
+            info,
+        }
+    }
+
+    /// The registry behind this connection.
+    pub fn registry(&self) -> &Arc<ResourceRegistry> {
+        &self.registry
+    }
+
+    /// The resource capabilities to declare (subscribe, listChanged; completions if any
+    /// template has a completer). Servers that embed this connection merge these into theirs.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        let mut caps = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .build();
+        if self.registry.has_completions() {
+            caps.completions = Some(Default::default());
+        }
+        caps
+    }
+
+    /// Remember the peer so notifications can reach it. Called from `on_initialized` and from
+    /// every request (rmcp runs notification callbacks as separate tasks, so a request may be
+    /// handled before `on_initialized` has run).
+    pub fn attach_peer(&self, peer: Peer<RoleServer>) {
+        let _ = self.state.peer.set(peer);
+    }
+
+    /// `resources/list`.
+    pub fn list_resources(
+        &self,
+        request: Option<&PaginatedRequestParams>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.registry
+            .list_resources(request.and_then(|r| r.cursor.as_deref()))
+    }
+
+    /// `resources/templates/list`.
+    pub fn list_resource_templates(
+        &self,
+        request: Option<&PaginatedRequestParams>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.registry
+            .list_resource_templates(request.and_then(|r| r.cursor.as_deref()))
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(
+        &self,
+        request: &ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.registry.read(&request.uri).await.map(Into::into)
+    }
+
+    /// `resources/subscribe`: the URI must name something readable.
+    pub fn subscribe(&self, uri: &str) -> Result<(), ErrorData> {
+        if !self.registry.contains(uri) {
+            return Err(ErrorData::resource_not_found(
+                format!("Resource not found: {uri}"),
+                Some(serde_json::json!({"uri": uri})),
+            ));
+        }
+        if let Ok(mut subs) = self.state.subscriptions.lock() {
+            subs.insert(uri.to_string());
+        }
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` (unknown URIs are accepted: the end state is the same).
+    pub fn unsubscribe(&self, uri: &str) {
+        if let Ok(mut subs) = self.state.subscriptions.lock() {
+            subs.remove(uri);
+        }
+    }
+
+    /// `completion/complete`.
+    pub fn complete(&self, request: &CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
+        self.registry.complete(request)
+    }
+}
+
+impl ServerHandler for RegistryConnection {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(self.capabilities()).with_server_info(self.info.clone())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.attach_peer(context.peer);
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.attach_peer(context.peer);
+        RegistryConnection::list_resources(self, request.as_ref())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.attach_peer(context.peer);
+        RegistryConnection::list_resource_templates(self, request.as_ref())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        RegistryConnection::read_resource(self, &request).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.attach_peer(context.peer);
+        RegistryConnection::subscribe(self, &request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        RegistryConnection::unsubscribe(self, &request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        RegistryConnection::complete(self, &request)
+    }
+}
