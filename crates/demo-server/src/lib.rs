@@ -7,16 +7,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+use resource_registry::{
+    Completer, RegistrationError, RegistryConnection, RegistryOptions, ResourceBody, ResourceError,
+    ResourceRegistry,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    Resource, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// A 1×1 PNG, the demo's binary blob.
 pub const PIXEL_PNG: &[u8] = &[
@@ -26,37 +30,6 @@ pub const PIXEL_PNG: &[u8] = &[
     0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
     0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
-
-/// The demo's text resources: (uri, name, mimeType, text).
-const TEXTS: &[(&str, &str, &str, &str)] = &[
-    (
-        "demo://docs/readme",
-        "readme",
-        "text/markdown",
-        "# Demo\nA small MCP server for mcp-router.\n",
-    ),
-    (
-        "demo://docs/changelog",
-        "changelog",
-        "text/markdown",
-        "## 0.1.0\n- First release.\n",
-    ),
-    (
-        "demo://config/settings.json",
-        "settings",
-        "application/json",
-        "{\"theme\":\"dark\",\"pageSize\":2}",
-    ),
-    (
-        "demo://notes/welcome",
-        "welcome-note",
-        "text/plain",
-        "Welcome! Try the template demo://notes/{id}.",
-    ),
-];
-const PIXEL_URI: &str = "demo://images/pixel.png";
-const NOTE_TEMPLATE: &str = "demo://notes/{id}";
-const NOTE_PREFIX: &str = "demo://notes/";
 
 /// How the demo server behaves.
 #[derive(Debug, Clone)]
@@ -76,21 +49,36 @@ impl Default for DemoOptions {
     }
 }
 
-/// The server handler. Cheap to clone.
-#[derive(Debug, Clone)]
+/// The server handler for one connection: resources from a shared registry, plus tools.
+#[derive(Clone)]
 pub struct DemoServer {
     options: Arc<DemoOptions>,
+    resources: RegistryConnection,
 }
 
 impl DemoServer {
-    /// A server with these options (a page size of 0 is treated as 1).
-    pub fn new(mut options: DemoOptions) -> Self {
+    /// A server with its own registry (a page size of 0 is treated as 1).
+    pub fn new(options: DemoOptions) -> Self {
+        let registry = registry(options.page_size.max(1));
+        Self::with_registry(options, registry)
+    }
+
+    /// A connection to a shared registry (one per HTTP session).
+    pub fn with_registry(mut options: DemoOptions, registry: Arc<ResourceRegistry>) -> Self {
         options.page_size = options.page_size.max(1);
+        let info = Implementation::new(options.name.clone(), env!("CARGO_PKG_VERSION"));
         Self {
             options: Arc::new(options),
+            resources: RegistryConnection::new(registry, info),
         }
     }
 
+    /// The registry behind this server (to announce updates, add resources at run time).
+    pub fn registry(&self) -> &Arc<ResourceRegistry> {
+        self.resources.registry()
+    }
+
+    /// Tool pages use the plain cursor `p{offset}`.
     fn page<T: Clone>(
         &self,
         items: &[T],
@@ -110,32 +98,144 @@ impl DemoServer {
     }
 }
 
-/// Every resource the demo lists, in a stable order.
+/// The demo's documents: this repository's own docs, bundled at build time.
+pub const DOCS: &[(&str, &str)] = &[
+    ("README.md", include_str!("../../../README.md")),
+    (
+        "architecture.md",
+        include_str!("../../../docs/architecture.md"),
+    ),
+];
+/// A small CSV dataset.
+pub const CITIES_CSV: &str = include_str!("../data/cities.csv");
+const WELCOME: &str =
+    "Welcome! Templates: demo://docs/{name}, demo://lines/{name}{?from,to}, demo://notes/{id}.";
+
+/// Every resource the demo lists, in its order.
 pub fn resources() -> Vec<Resource> {
-    let mut out: Vec<Resource> = TEXTS
-        .iter()
-        .map(|(uri, name, mime, text)| {
-            Resource::new(*uri, *name)
-                .with_mime_type(*mime)
-                .with_size(text.len() as u64)
-        })
-        .collect();
-    out.push(
-        Resource::new(PIXEL_URI, "pixel")
-            .with_mime_type("image/png")
-            .with_description("A 1x1 PNG image (binary blob)")
-            .with_size(PIXEL_PNG.len() as u64),
-    );
-    out
+    registry(usize::MAX)
+        .list_resources(None)
+        .map(|r| r.resources)
+        .unwrap_or_default()
 }
 
-/// The demo's templates.
-pub fn resource_templates() -> Vec<ResourceTemplate> {
-    vec![
-        ResourceTemplate::new(NOTE_TEMPLATE, "note")
-            .with_description("A note by id, e.g. demo://notes/42")
-            .with_mime_type("text/plain"),
-    ]
+/// Build the demo's resource registry.
+pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
+    let registry = ResourceRegistry::new(RegistryOptions { page_size });
+    // Registration of fixed, distinct, named resources cannot fail: a failure is a bug here.
+    let ok = |result: Result<(), RegistrationError>| {
+        if let Err(e) = result {
+            tracing::error!("demo registration failed: {e}");
+        }
+    };
+    for (name, text) in DOCS {
+        let resource = Resource::new(format!("demo://docs/{name}"), *name)
+            .with_description(format!("The project's {name}"))
+            .with_mime_type("text/markdown")
+            .with_size(text.len() as u64);
+        ok(registry.register_resource(
+            resource,
+            move || async move { Ok(ResourceBody::from(*text)) },
+        ));
+    }
+    let csv = Resource::new("demo://data/cities.csv", "cities")
+        .with_description("Ten large cities: city, country, population, area_km2")
+        .with_mime_type("text/csv")
+        .with_size(CITIES_CSV.len() as u64);
+    ok(registry.register_resource(csv, || async { Ok(ResourceBody::from(CITIES_CSV)) }));
+    let png = Resource::new("demo://images/pixel.png", "pixel")
+        .with_description("A 1x1 PNG image (binary blob)")
+        .with_mime_type("image/png")
+        .with_size(PIXEL_PNG.len() as u64);
+    ok(registry.register_resource(png, || async {
+        Ok(ResourceBody::Binary(PIXEL_PNG.to_vec()))
+    }));
+    let welcome = Resource::new("demo://notes/welcome", "welcome-note")
+        .with_mime_type("text/plain")
+        .with_size(WELCOME.len() as u64);
+    ok(registry.register_resource(welcome, || async { Ok(ResourceBody::from(WELCOME)) }));
+
+    let doc_names: Completer = Arc::new(|argument, prefix| {
+        if argument != "name" {
+            return Vec::new();
+        }
+        DOCS.iter()
+            .map(|(n, _)| n.to_string())
+            .filter(|n| n.starts_with(prefix))
+            .collect()
+    });
+    let doc = ResourceTemplate::new("demo://docs/{name}", "doc")
+        .with_description("A document of this project by file name (see completion)")
+        .with_mime_type("text/markdown");
+    ok(registry.register_template(
+        doc,
+        |vars| async move { doc_text(&vars).map(ResourceBody::from) },
+        Some(doc_names.clone()),
+    ));
+    let lines = ResourceTemplate::new("demo://lines/{name}{?from,to}", "doc-lines")
+        .with_description("Lines `from`..=`to` (1-based, both optional) of a document")
+        .with_mime_type("text/plain");
+    ok(registry.register_template(
+        lines,
+        |vars| async move { line_range(&vars).map(ResourceBody::from) },
+        Some(doc_names),
+    ));
+    let note = ResourceTemplate::new("demo://notes/{id}", "note")
+        .with_description("A note by id, e.g. demo://notes/42")
+        .with_mime_type("text/plain");
+    ok(registry.register_template(
+        note,
+        |vars| async move {
+            match vars.get("id").and_then(Value::as_str) {
+                Some(id) if !id.is_empty() && !id.contains('/') => {
+                    Ok(ResourceBody::from(format!("Note {id}")))
+                }
+                _ => Err(ResourceError::NotFound("no such note".into())),
+            }
+        },
+        None,
+    ));
+    registry
+}
+
+fn doc_text(vars: &Map<String, Value>) -> Result<&'static str, ResourceError> {
+    let name = vars.get("name").and_then(Value::as_str).unwrap_or_default();
+    DOCS.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+        .ok_or_else(|| ResourceError::NotFound(format!("no document named {name:?}")))
+}
+
+fn line_range(vars: &Map<String, Value>) -> Result<String, ResourceError> {
+    let text = doc_text(vars)?;
+    let bound = |key: &str| -> Result<Option<usize>, ResourceError> {
+        match vars.get(key).and_then(Value::as_str) {
+            None => Ok(None),
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .map(Some)
+                .ok_or_else(|| {
+                    ResourceError::InvalidParams(format!(
+                        "`{key}` must be a line number (1 or more), got {v:?}"
+                    ))
+                }),
+        }
+    };
+    let from = bound("from")?.unwrap_or(1);
+    let to = bound("to")?.unwrap_or(usize::MAX);
+    if from > to {
+        return Err(ResourceError::InvalidParams(format!(
+            "`from` ({from}) is after `to` ({to})"
+        )));
+    }
+    Ok(text
+        .lines()
+        .skip(from - 1)
+        .take(to - from + 1)
+        .collect::<Vec<_>>()
+        .join("\n"))
 }
 
 fn tools() -> Vec<Tool> {
@@ -181,33 +281,6 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-fn read(uri: &str) -> Result<ReadResourceResult, ErrorData> {
-    if let Some((_, _, mime, text)) = TEXTS.iter().find(|(u, ..)| *u == uri) {
-        return Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(*text, uri).with_mime_type(*mime),
-        ]));
-    }
-    if uri == PIXEL_URI {
-        let blob = base64::engine::general_purpose::STANDARD.encode(PIXEL_PNG);
-        return Ok(ReadResourceResult::new(vec![
-            ResourceContents::blob(blob, uri).with_mime_type("image/png"),
-        ]));
-    }
-    if let Some(id) = uri
-        .strip_prefix(NOTE_PREFIX)
-        .filter(|id| !id.is_empty() && !id.contains('/'))
-    {
-        return Ok(ReadResourceResult::new(vec![ResourceContents::text(
-            format!("Note {id}"),
-            uri,
-        )]));
-    }
-    Err(ErrorData::resource_not_found(
-        format!("Resource not found: {uri}"),
-        Some(json!({"uri": uri})),
-    ))
-}
-
 fn number(args: &JsonObject, key: &str) -> Result<f64, ErrorData> {
     args.get(key).and_then(Value::as_f64).ok_or_else(|| {
         ErrorData::invalid_params(format!("argument `{key}` must be a number"), None)
@@ -249,31 +322,27 @@ async fn call(params: CallToolRequestParams) -> Result<CallToolResult, ErrorData
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_resources()
-                .enable_tools()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            self.options.name.clone(),
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions("A demo server: read demo://docs/readme to start.")
+        let mut capabilities = self.resources.capabilities();
+        capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.options.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions("A demo server: read demo://docs/README.md to start.")
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.resources.attach_peer(context.peer);
     }
 
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let (items, next) = self.page(
-            &resources(),
-            request.as_ref().and_then(|r| r.cursor.as_deref()),
-        )?;
-        let mut result = ListResourcesResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+        self.resources.attach_peer(context.peer);
+        self.resources.list_resources(request.as_ref())
     }
 
     async fn list_resource_templates(
@@ -281,13 +350,7 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let (items, next) = self.page(
-            &resource_templates(),
-            request.as_ref().and_then(|r| r.cursor.as_deref()),
-        )?;
-        let mut result = ListResourceTemplatesResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+        self.resources.list_resource_templates(request.as_ref())
     }
 
     async fn read_resource(
@@ -295,7 +358,33 @@ impl ServerHandler for DemoServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        read(&request.uri).map(Into::into)
+        self.resources.read_resource(&request).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.resources.attach_peer(context.peer);
+        self.resources.subscribe(&request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.resources.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.resources.complete(&request)
     }
 
     async fn list_tools(
@@ -338,9 +427,9 @@ pub async fn run_http(
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
-    let server = DemoServer::new(options);
+    let registry = registry(options.page_size.max(1));
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(DemoServer::with_registry(options.clone(), registry.clone())),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
@@ -370,37 +459,63 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pages_cover_every_item_once() {
+    fn tools_page_covers_every_item_once() {
         let server = DemoServer::new(DemoOptions {
-            page_size: 2,
+            page_size: 3,
             ..Default::default()
         });
-        let all = resources();
+        let all = tools();
         let mut seen = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let (items, next) = server.page(&all, cursor.as_deref()).expect("page");
-            seen.extend(items.into_iter().map(|r| r.uri));
+            seen.extend(items.into_iter().map(|t| t.name.to_string()));
             match next {
                 Some(n) => cursor = Some(n),
                 None => break,
             }
         }
-        assert_eq!(seen, all.into_iter().map(|r| r.uri).collect::<Vec<_>>());
+        assert_eq!(seen, ["add", "echo", "fail", "sleep"]);
+        assert_eq!(
+            server.page(&all, Some("zz")).expect_err("invalid").code.0,
+            -32602
+        );
     }
 
     #[test]
-    fn bad_cursor_is_invalid_params() {
-        let server = DemoServer::new(DemoOptions::default());
-        let err = server.page(&resources(), Some("zz")).expect_err("invalid");
-        assert_eq!(err.code.0, -32602);
+    fn line_ranges() {
+        let vars = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+        let first = line_range(&vars(
+            serde_json::json!({"name": "README.md", "from": "1", "to": "1"}),
+        ))
+        .expect("range");
+        assert_eq!(first, "# mcp-router");
+        let err = line_range(&vars(serde_json::json!({"name": "README.md", "from": "x"})))
+            .expect_err("bad");
+        assert_eq!(
+            err,
+            ResourceError::InvalidParams(
+                "`from` must be a line number (1 or more), got \"x\"".into()
+            )
+        );
+        assert!(matches!(
+            line_range(&vars(serde_json::json!({"name": "nope"}))),
+            Err(ResourceError::NotFound(_))
+        ));
     }
 
     #[test]
-    fn unknown_uri_is_not_found_with_data() {
-        let err = read("demo://nope").expect_err("missing");
-        assert_eq!(err.code.0, -32002);
-        assert_eq!(err.data, Some(json!({"uri": "demo://nope"})));
-        assert!(read("demo://notes/7").is_ok());
+    fn registry_lists_docs_data_and_image() {
+        let uris: Vec<String> = resources().into_iter().map(|r| r.uri).collect();
+        assert_eq!(
+            uris,
+            [
+                "demo://docs/README.md",
+                "demo://docs/architecture.md",
+                "demo://data/cities.csv",
+                "demo://images/pixel.png",
+                "demo://notes/welcome"
+            ]
+        );
     }
 }

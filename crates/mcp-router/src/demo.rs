@@ -7,7 +7,7 @@ use tool_router::{CallContext, ToolCall, ToolOutput};
 
 use crate::setup;
 
-/// (what it shows, tool name, arguments)
+/// (what it shows, tool name, arguments); `{cursor}` is the previous output's `nextCursor`.
 const SCRIPT: &[(&str, &str, &str)] = &[
     (
         "List every resource of every server (sorted by server name)",
@@ -22,7 +22,7 @@ const SCRIPT: &[(&str, &str, &str)] = &[
     (
         "Follow the cursor to the next page",
         "list_mcp_resources",
-        r#"{"server":"docs","cursor":"p2"}"#,
+        r#"{"server":"docs","cursor":"{cursor}"}"#,
     ),
     (
         "List resource templates",
@@ -32,7 +32,7 @@ const SCRIPT: &[(&str, &str, &str)] = &[
     (
         "Read a resource",
         "read_mcp_resource",
-        r#"{"server":"docs","uri":"demo://docs/readme"}"#,
+        r#"{"server":"docs","uri":"demo://notes/welcome"}"#,
     ),
     (
         "Call an MCP tool by its qualified name",
@@ -42,7 +42,7 @@ const SCRIPT: &[(&str, &str, &str)] = &[
     (
         "A deliberate mistake: read without a server",
         "read_mcp_resource",
-        r#"{"uri":"demo://docs/readme"}"#,
+        r#"{"uri":"demo://notes/welcome"}"#,
     ),
     (
         "A URI the server does not have",
@@ -60,7 +60,9 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     running.manager.wait_until_started().await;
     print_events(&mut rx);
     let ctx = CallContext::new(events);
+    let mut cursor = String::new();
     for (i, (title, name, arguments)) in SCRIPT.iter().enumerate() {
+        let arguments = arguments.replace("{cursor}", &cursor);
         println!("\n── {}. {title}", i + 1);
         println!("   call    {name} {arguments}");
         let call = ToolCall {
@@ -69,6 +71,13 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
             arguments: arguments.to_string(),
         };
         let output = running.router.dispatch_to_output(&ctx, call).await?;
+        if let ToolOutput::Function { content, .. } = &output
+            && let Some(next) = serde_json::from_str::<Value>(content)
+                .ok()
+                .and_then(|v| v["nextCursor"].as_str().map(String::from))
+        {
+            cursor = next;
+        }
         print_events(&mut rx);
         print_output(&output);
     }

@@ -24,7 +24,7 @@ fn demo_prints_the_transcript() {
         "mcp_server_ready     docs",
         "mcp_server_ready     notes",
         "mcp_tool_call_end    call-1",
-        "\"nextCursor\": \"p2\"",
+        "\"nextCursor\": \"c1.",
         "output (error, as the model sees it):\n     server must be provided",
         "resources/read failed: MCP error -32002: Resource not found: demo://missing",
     ] {
@@ -99,12 +99,19 @@ fn tools_in_both_formats() {
 
 #[test]
 fn conveniences_read_list_and_call() {
-    let (stdout, _, code) = run(&["read", "--server", "docs", "--uri", "demo://docs/readme"]);
+    let (stdout, _, code) = run(&["read", "--server", "docs", "--uri", "demo://notes/welcome"]);
     assert_eq!(code, 0);
-    assert_eq!(stdout, "# Demo\nA small MCP server for mcp-router.\n\n");
+    assert!(stdout.starts_with("Welcome! Templates:"), "{stdout}");
     let (stdout, _, code) = run(&["list-resources", "--server", "docs"]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("(more: --cursor p2)"), "{stdout}");
+    let next = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("(more: --cursor "))
+        .and_then(|l| l.strip_suffix(')'))
+        .expect("a next page");
+    let (stdout, _, code) = run(&["list-resources", "--server", "docs", "--cursor", next]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("demo://data/cities.csv"), "{stdout}");
     let (stdout, _, code) = run(&["list-resources", "--json"]);
     assert_eq!(code, 0);
     assert!(

@@ -36,6 +36,72 @@ fn exec(config: &std::path::Path, lines: &[Value]) -> (Vec<Value>, i32) {
     (values, output.status.code().unwrap_or(-1))
 }
 
+/// An `exec` process driven line by line (for calls that need an earlier call's answer).
+struct ExecSession {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    reader: BufReader<std::process::ChildStdout>,
+    lines: Vec<Value>,
+}
+
+impl ExecSession {
+    fn start(config: &std::path::Path) -> Self {
+        let mut child = Command::new(ROUTER)
+            .args(["exec", "--config"])
+            .arg(config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mcp-router exec");
+        let stdin = child.stdin.take();
+        let reader = BufReader::new(child.stdout.take().expect("stdout"));
+        Self {
+            child,
+            stdin,
+            reader,
+            lines: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, line: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        match line {
+            Value::String(raw) => writeln!(stdin, "{raw}").expect("write"),
+            other => writeln!(stdin, "{other}").expect("write"),
+        }
+    }
+
+    /// Read until the output of `call_id` arrives; returns that output.
+    fn output(&mut self, call_id: &str) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.reader.read_line(&mut line).expect("read") > 0,
+                "exec ended before {call_id}"
+            );
+            let value: Value = serde_json::from_str(&line).expect("JSON line");
+            self.lines.push(value.clone());
+            if value["type"] == "function_call_output" && value["call_id"] == call_id {
+                return value["output"].clone();
+            }
+        }
+    }
+
+    /// Close stdin, read everything left, wait for the exit code.
+    fn finish(mut self) -> (Vec<Value>, i32) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.reader, &mut rest).expect("read rest");
+        self.lines.extend(
+            rest.lines()
+                .map(|l| serde_json::from_str::<Value>(l).expect("JSON line")),
+        );
+        let code = self.child.wait().expect("wait").code().unwrap_or(-1);
+        (self.lines, code)
+    }
+}
+
 fn two_server_config(dir: &tempfile::TempDir) -> std::path::PathBuf {
     write_config(
         dir,
@@ -79,14 +145,25 @@ fn acceptance_through_exec() {
     let calls = vec![
         json!({"call_id": "all", "name": "list_mcp_resources", "arguments": "{}"}),
         json!({"call_id": "cursor-only", "name": "list_mcp_resources", "arguments": "{\"cursor\":\"x\"}"}),
-        json!({"call_id": "read-no-server", "name": "read_mcp_resource", "arguments": {"uri": "demo://docs/readme"}}),
+        json!({"call_id": "read-no-server", "name": "read_mcp_resource", "arguments": {"uri": "demo://notes/welcome"}}),
         json!({"call_id": "page1", "name": "list_mcp_resources", "arguments": "{\"server\":\"docs\"}"}),
-        json!({"call_id": "page2", "name": "list_mcp_resources", "arguments": "{\"server\":\"docs\",\"cursor\":\"p2\"}"}),
         json!({"call_id": "tool", "name": "mcp__notes__echo", "arguments": "{\"text\":\"hi\"}"}),
         json!({"call_id": "unknown", "name": "no_such_tool"}),
         Value::String("this is not json".into()),
     ];
-    let (lines, code) = exec(&config, &calls);
+    let mut session = ExecSession::start(&config);
+    for call in &calls {
+        session.send(call);
+    }
+    // The next page, with the cursor the first page returned.
+    let page1 = content(&session.output("page1"));
+    let next = page1["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
+    let args = json!({"server": "docs", "cursor": next}).to_string();
+    session.send(&json!({"call_id": "page2", "name": "list_mcp_resources", "arguments": args}));
+    let (lines, code) = session.finish();
     assert_eq!(code, 0);
 
     let outs = outputs(&lines);
@@ -115,10 +192,9 @@ fn acceptance_through_exec() {
     assert_eq!(failure("read-no-server"), "server must be provided");
     assert_eq!(failure("unknown"), "unsupported call: no_such_tool");
 
-    let page1 = content(&outs["page1"]);
-    assert_eq!(page1["nextCursor"], "p2");
     let page2 = content(&outs["page2"]);
-    assert_eq!(page2["resources"][0]["uri"], "demo://config/settings.json");
+    assert_eq!(page2["resources"][0]["uri"], "demo://data/cities.csv");
+    assert_eq!(page1["resources"].as_array().map(Vec::len), Some(2));
 
     assert_eq!(outs["tool"]["type"], "mcp");
     assert_eq!(

@@ -93,7 +93,7 @@ async fn single_server_pages_walk_every_resource_once() {
         .await;
     assert_eq!(
         output,
-        ToolOutput::failure("resources/list failed: MCP error -32602: invalid cursor: \"bogus\"")
+        ToolOutput::failure("resources/list failed: MCP error -32602: Invalid cursor")
     );
     h.manager.shutdown().await;
 }
@@ -104,9 +104,33 @@ async fn templates_reads_and_tool_calls() {
     let templates = h
         .payload("list_mcp_resource_templates", r#"{"server":"docs"}"#)
         .await;
+    let expected: Vec<(String, String)> = [
+        "demo://docs/{name}",
+        "demo://lines/{name}{?from,to}",
+        "demo://notes/{id}",
+    ]
+    .iter()
+    .map(|t| ("docs".to_string(), t.to_string()))
+    .collect();
+    assert_eq!(uris(&templates, "resourceTemplates"), expected);
+    let lines = h
+        .payload(
+            "read_mcp_resource",
+            r#"{"server":"docs","uri":"demo://lines/README.md?from=1&to=1"}"#,
+        )
+        .await;
+    assert_eq!(lines["contents"][0]["text"], "# mcp-router");
+    let bad = h
+        .call(
+            "read_mcp_resource",
+            r#"{"server":"docs","uri":"demo://lines/README.md?from=x"}"#,
+        )
+        .await;
     assert_eq!(
-        uris(&templates, "resourceTemplates"),
-        vec![("docs".to_string(), "demo://notes/{id}".to_string())]
+        bad,
+        ToolOutput::failure(
+            "resources/read failed: MCP error -32602: `from` must be a line number (1 or more), got \"x\""
+        )
     );
 
     let read = h
@@ -332,11 +356,14 @@ async fn streamable_http_on_loopback() {
     assert_eq!(listed[0].0, "local");
     assert_eq!(listed[9].0, "web");
     let page = h.payload("list_mcp_resources", r#"{"server":"web"}"#).await;
-    assert_eq!(page["nextCursor"], "p2");
+    let next = page["nextCursor"].as_str().expect("a next page");
+    let args = json!({"server": "web", "cursor": next}).to_string();
+    let page2 = h.payload("list_mcp_resources", &args).await;
+    assert_eq!(page2["resources"][0]["uri"], "demo://data/cities.csv");
     let read = h
         .payload(
             "read_mcp_resource",
-            r#"{"server":"web","uri":"demo://docs/readme"}"#,
+            r#"{"server":"web","uri":"demo://docs/README.md"}"#,
         )
         .await;
     assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
