@@ -42,10 +42,7 @@ pub struct DemoOptions {
 
 impl Default for DemoOptions {
     fn default() -> Self {
-        Self {
-            page_size: 100,
-            name: "mcp-demo-server".to_string(),
-        }
+        Self { page_size: 100, name: "mcp-demo-server".to_string() }
     }
 }
 
@@ -67,10 +64,7 @@ impl DemoServer {
     pub fn with_registry(mut options: DemoOptions, registry: Arc<ResourceRegistry>) -> Self {
         options.page_size = options.page_size.max(1);
         let info = Implementation::new(options.name.clone(), env!("CARGO_PKG_VERSION"));
-        Self {
-            options: Arc::new(options),
-            resources: RegistryConnection::new(registry, info),
-        }
+        Self { options: Arc::new(options), resources: RegistryConnection::new(registry, info) }
     }
 
     /// The registry behind this server (to announce updates, add resources at run time).
@@ -101,10 +95,7 @@ impl DemoServer {
 /// The demo's documents: this repository's own docs, bundled at build time.
 pub const DOCS: &[(&str, &str)] = &[
     ("README.md", include_str!("../../../README.md")),
-    (
-        "architecture.md",
-        include_str!("../../../docs/architecture.md"),
-    ),
+    ("architecture.md", include_str!("../../../docs/architecture.md")),
 ];
 /// A small CSV dataset.
 pub const CITIES_CSV: &str = include_str!("../data/cities.csv");
@@ -113,10 +104,7 @@ const WELCOME: &str =
 
 /// Every resource the demo lists, in its order.
 pub fn resources() -> Vec<Resource> {
-    registry(usize::MAX)
-        .list_resources(None)
-        .map(|r| r.resources)
-        .unwrap_or_default()
+    registry(usize::MAX).list_resources(None).map(|r| r.resources).unwrap_or_default()
 }
 
 /// Build the demo's resource registry.
@@ -133,10 +121,8 @@ pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
             .with_description(format!("The project's {name}"))
             .with_mime_type("text/markdown")
             .with_size(text.len() as u64);
-        ok(registry.register_resource(
-            resource,
-            move || async move { Ok(ResourceBody::from(*text)) },
-        ));
+        ok(registry
+            .register_resource(resource, move || async move { Ok(ResourceBody::from(*text)) }));
     }
     let csv = Resource::new("demo://data/cities.csv", "cities")
         .with_description("Ten large cities: city, country, population, area_km2")
@@ -147,9 +133,7 @@ pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
         .with_description("A 1x1 PNG image (binary blob)")
         .with_mime_type("image/png")
         .with_size(PIXEL_PNG.len() as u64);
-    ok(registry.register_resource(png, || async {
-        Ok(ResourceBody::Binary(PIXEL_PNG.to_vec()))
-    }));
+    ok(registry.register_resource(png, || async { Ok(ResourceBody::Binary(PIXEL_PNG.to_vec())) }));
     let welcome = Resource::new("demo://notes/welcome", "welcome-note")
         .with_mime_type("text/plain")
         .with_size(WELCOME.len() as u64);
@@ -159,10 +143,7 @@ pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
         if argument != "name" {
             return Vec::new();
         }
-        DOCS.iter()
-            .map(|(n, _)| n.to_string())
-            .filter(|n| n.starts_with(prefix))
-            .collect()
+        DOCS.iter().map(|(n, _)| n.to_string()).filter(|n| n.starts_with(prefix)).collect()
     });
     let doc = ResourceTemplate::new("demo://docs/{name}", "doc")
         .with_description("A document of this project by file name (see completion)")
@@ -211,31 +192,19 @@ fn line_range(vars: &Map<String, Value>) -> Result<String, ResourceError> {
     let bound = |key: &str| -> Result<Option<usize>, ResourceError> {
         match vars.get(key).and_then(Value::as_str) {
             None => Ok(None),
-            Some(v) => v
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n >= 1)
-                .map(Some)
-                .ok_or_else(|| {
-                    ResourceError::InvalidParams(format!(
-                        "`{key}` must be a line number (1 or more), got {v:?}"
-                    ))
-                }),
+            Some(v) => v.parse::<usize>().ok().filter(|n| *n >= 1).map(Some).ok_or_else(|| {
+                ResourceError::InvalidParams(format!(
+                    "`{key}` must be a line number (1 or more), got {v:?}"
+                ))
+            }),
         }
     };
     let from = bound("from")?.unwrap_or(1);
     let to = bound("to")?.unwrap_or(usize::MAX);
     if from > to {
-        return Err(ResourceError::InvalidParams(format!(
-            "`from` ({from}) is after `to` ({to})"
-        )));
+        return Err(ResourceError::InvalidParams(format!("`from` ({from}) is after `to` ({to})")));
     }
-    Ok(text
-        .lines()
-        .skip(from - 1)
-        .take(to - from + 1)
-        .collect::<Vec<_>>()
-        .join("\n"))
+    Ok(text.lines().skip(from - 1).take(to - from + 1).collect::<Vec<_>>().join("\n"))
 }
 
 fn tools() -> Vec<Tool> {
@@ -294,29 +263,21 @@ async fn call(params: CallToolRequestParams) -> Result<CallToolResult, ErrorData
             let text = args.get("text").and_then(Value::as_str).ok_or_else(|| {
                 ErrorData::invalid_params("argument `text` must be a string", None)
             })?;
-            Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                "Echo: {text}"
-            ))]))
+            Ok(CallToolResult::success(vec![ContentBlock::text(format!("Echo: {text}"))]))
         }
         "add" => {
             let sum = number(&args, "a")? + number(&args, "b")?;
-            Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                "{sum}"
-            ))]))
+            Ok(CallToolResult::success(vec![ContentBlock::text(format!("{sum}"))]))
         }
-        "fail" => Ok(CallToolResult::error(vec![ContentBlock::text(
-            "this tool always fails",
-        )])),
+        "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
         "sleep" => {
             let ms = number(&args, "ms")?.clamp(0.0, 600_000.0);
             tokio::time::sleep(Duration::from_millis(ms as u64)).await;
-            Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                "slept {ms} ms"
-            ))]))
+            Ok(CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))]))
         }
-        other => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-            "unknown tool: {other}"
-        ))])),
+        other => {
+            Ok(CallToolResult::error(vec![ContentBlock::text(format!("unknown tool: {other}"))]))
+        }
     }
 }
 
@@ -410,9 +371,7 @@ impl ServerHandler for DemoServer {
 
 /// Serve MCP on stdin/stdout until the client goes away.
 pub async fn run_stdio(options: DemoOptions) -> anyhow::Result<()> {
-    let service = DemoServer::new(options)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let service = DemoServer::new(options).serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }
@@ -444,9 +403,8 @@ pub async fn run_http(
                 },
             );
             let io = hyper_util::rt::TokioIo::new(stream);
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, handler)
-                .await
+            if let Err(e) =
+                hyper::server::conn::http1::Builder::new().serve_connection(io, handler).await
             {
                 tracing::debug!("http connection ended: {e}");
             }
@@ -460,10 +418,7 @@ mod tests {
 
     #[test]
     fn tools_page_covers_every_item_once() {
-        let server = DemoServer::new(DemoOptions {
-            page_size: 3,
-            ..Default::default()
-        });
+        let server = DemoServer::new(DemoOptions { page_size: 3, ..Default::default() });
         let all = tools();
         let mut seen = Vec::new();
         let mut cursor: Option<String> = None;
@@ -476,19 +431,15 @@ mod tests {
             }
         }
         assert_eq!(seen, ["add", "echo", "fail", "sleep"]);
-        assert_eq!(
-            server.page(&all, Some("zz")).expect_err("invalid").code.0,
-            -32602
-        );
+        assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
     }
 
     #[test]
     fn line_ranges() {
         let vars = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
-        let first = line_range(&vars(
-            serde_json::json!({"name": "README.md", "from": "1", "to": "1"}),
-        ))
-        .expect("range");
+        let first =
+            line_range(&vars(serde_json::json!({"name": "README.md", "from": "1", "to": "1"})))
+                .expect("range");
         assert_eq!(first, "# mcp-router");
         let err = line_range(&vars(serde_json::json!({"name": "README.md", "from": "x"})))
             .expect_err("bad");

@@ -59,12 +59,7 @@ impl Connection {
 /// and the model-visible reason every later call to this server fails with).
 pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String> {
     let (service, child) = match &config.transport {
-        TransportConfig::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
+        TransportConfig::Stdio { command, args, env, cwd } => {
             let spawned = stdio::spawn(Launch {
                 server: &config.name,
                 command,
@@ -79,11 +74,7 @@ pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String>
                 .map_err(|e| format!("initialize failed: {e}"))?;
             (service, Some(spawned.group))
         }
-        TransportConfig::StreamableHttp {
-            url,
-            bearer_token_env_var,
-            http_headers,
-        } => {
+        TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(var) = bearer_token_env_var {
                 let token = std::env::var(var).map_err(|_| {
@@ -101,36 +92,18 @@ pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String>
         }
     };
     // rmcp's cache may serve stale lists on error; the router must see every answer fresh.
-    service
-        .set_response_cache_config(ClientCacheConfig::disabled())
-        .await;
-    let info = service
-        .peer_info()
-        .ok_or("server sent no initialize result")?;
+    service.set_response_cache_config(ClientCacheConfig::disabled()).await;
+    let info = service.peer_info().ok_or("server sent no initialize result")?;
     let capabilities = info.capabilities.clone();
-    let server_info = info
-        .server_info
-        .as_ref()
-        .map(|i| format!("{} {}", i.name, i.version))
-        .unwrap_or_default();
+    let server_info =
+        info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
     let protocol_version = info.protocol_version.to_string();
     let tools = if capabilities.tools.is_some() {
-        list_tools(&service)
-            .await?
-            .into_iter()
-            .filter(|t| config.tool_allowed(&t.name))
-            .collect()
+        list_tools(&service).await?.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
     } else {
         Vec::new()
     };
-    Ok(Connection {
-        service,
-        tools,
-        capabilities,
-        server_info,
-        protocol_version,
-        child,
-    })
+    Ok(Connection { service, tools, capabilities, server_info, protocol_version, child })
 }
 
 async fn list_tools(
@@ -140,13 +113,9 @@ async fn list_tools(
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_TOOL_PAGES {
-        let params = cursor
-            .take()
-            .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = service
-            .list_tools(params)
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page =
+            service.list_tools(params).await.map_err(|e| format!("tools/list failed: {e}"))?;
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next) if seen.insert(next.clone()) => cursor = Some(next),

@@ -101,10 +101,7 @@ impl ServerConfig {
 
     /// Whether the enabled/disabled filters let the model see `tool`.
     pub fn tool_allowed(&self, tool: &str) -> bool {
-        let allowed = self
-            .enabled_tools
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|t| t == tool));
+        let allowed = self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool));
         allowed && !self.disabled_tools.iter().any(|t| t == tool)
     }
 }
@@ -127,30 +124,18 @@ impl fmt::Debug for ServerConfig {
 impl fmt::Debug for TransportConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => f
+            Self::Stdio { command, args, env, cwd } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env_keys", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
                 .finish(),
-            Self::StreamableHttp {
-                url,
-                bearer_token_env_var,
-                http_headers,
-            } => f
+            Self::StreamableHttp { url, bearer_token_env_var, http_headers } => f
                 .debug_struct("StreamableHttp")
                 .field("url", url)
                 .field("bearer_token_env_var", bearer_token_env_var)
-                .field(
-                    "http_header_names",
-                    &http_headers.keys().collect::<Vec<_>>(),
-                )
+                .field("http_header_names", &http_headers.keys().collect::<Vec<_>>())
                 .finish(),
         }
     }
@@ -167,10 +152,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     fn new(file: &Path, message: impl Into<String>) -> Self {
-        Self {
-            file: file.display().to_string(),
-            message: message.into(),
-        }
+        Self { file: file.display().to_string(), message: message.into() }
     }
 }
 
@@ -225,10 +207,7 @@ pub fn parse_config(
         return Err(ConfigError::new(path, format!("no `{section}` section")));
     };
     let Value::Object(servers) = servers else {
-        return Err(ConfigError::new(
-            path,
-            format!("`{section}` must be a table of servers"),
-        ));
+        return Err(ConfigError::new(path, format!("`{section}` must be a table of servers")));
     };
     let mut out = Vec::with_capacity(servers.len());
     for (name, value) in servers {
@@ -261,16 +240,12 @@ const CODEX_KEYS: &[&str] = &[
     "enabled_tools",
     "disabled_tools",
 ];
-const MCP_JSON_KEYS: &[&str] = &[
-    "command", "args", "env", "cwd", "url", "headers", "type", "disabled",
-];
+const MCP_JSON_KEYS: &[&str] =
+    &["command", "args", "env", "cwd", "url", "headers", "type", "disabled"];
 
 impl ServerWalker<'_> {
     fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
-        ConfigError::new(
-            self.path,
-            format!("server `{}`: key `{key}`: {message}", self.name),
-        )
+        ConfigError::new(self.path, format!("server `{}`: key `{key}`: {message}", self.name))
     }
 
     fn parse(&self, value: &Value) -> Result<ServerConfig, ConfigError> {
@@ -386,10 +361,9 @@ impl ServerWalker<'_> {
         match table.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.err(
-                key,
-                format!("expected true or false, found {}", kind(other)),
-            )),
+            Some(other) => {
+                Err(self.err(key, format!("expected true or false, found {}", kind(other))))
+            }
         }
     }
 
@@ -407,10 +381,9 @@ impl ServerWalker<'_> {
         };
         let secs = n * unit_secs;
         if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
-            return Err(self.err(
-                key,
-                format!("must be a positive number of at most one day, found {n}"),
-            ));
+            return Err(
+                self.err(key, format!("must be a positive number of at most one day, found {n}"))
+            );
         }
         Ok(Some(Duration::from_secs_f64(secs)))
     }
@@ -424,10 +397,9 @@ impl ServerWalker<'_> {
             return Ok(None);
         };
         let Value::Array(items) = value else {
-            return Err(self.err(
-                key,
-                format!("expected an array of strings, found {}", kind(value)),
-            ));
+            return Err(
+                self.err(key, format!("expected an array of strings, found {}", kind(value)))
+            );
         };
         items
             .iter()
@@ -435,10 +407,7 @@ impl ServerWalker<'_> {
                 Value::String(s) => Ok(s.clone()),
                 other => Err(self.err(
                     key,
-                    format!(
-                        "expected an array of strings, found an item that is {}",
-                        kind(other)
-                    ),
+                    format!("expected an array of strings, found an item that is {}", kind(other)),
                 )),
             })
             .collect::<Result<Vec<_>, _>>()
@@ -454,19 +423,18 @@ impl ServerWalker<'_> {
             return Ok(BTreeMap::new());
         };
         let Value::Object(map) = value else {
-            return Err(self.err(
-                key,
-                format!("expected a table of strings, found {}", kind(value)),
-            ));
+            return Err(
+                self.err(key, format!("expected a table of strings, found {}", kind(value)))
+            );
         };
         map.iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
                 // Never echo the value: it may be a secret.
-                other => Err(self.err(
-                    key,
-                    format!("entry `{k}`: expected a string, found {}", kind(other)),
-                )),
+                other => {
+                    Err(self
+                        .err(key, format!("entry `{k}`: expected a string, found {}", kind(other))))
+                }
             })
             .collect()
     }
@@ -474,10 +442,7 @@ impl ServerWalker<'_> {
 
 /// Server names must match `^[a-zA-Z0-9_-]+$` (Codex's rule).
 pub fn is_valid_server_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -536,11 +501,8 @@ mod tests {
         assert!(!alpha.tool_allowed("add"));
         assert!(!alpha.tool_allowed("other"));
         assert!(!format!("{alpha:?}").contains("secret-value"));
-        let TransportConfig::StreamableHttp {
-            bearer_token_env_var,
-            http_headers,
-            ..
-        } = &servers[1].transport
+        let TransportConfig::StreamableHttp { bearer_token_env_var, http_headers, .. } =
+            &servers[1].transport
         else {
             panic!("expected http");
         };
@@ -559,10 +521,7 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(servers[0].name, "fs");
-        assert!(matches!(
-            servers[0].transport,
-            TransportConfig::Stdio { .. }
-        ));
+        assert!(matches!(servers[0].transport, TransportConfig::Stdio { .. }));
         assert!(!servers[1].enabled);
     }
 
@@ -609,10 +568,7 @@ mod tests {
                 toml("[mcp_servers.\"a b\"]\ncommand = \"x\""),
                 "config.toml: server `a b`: invalid name: use only letters, digits, `_` and `-`",
             ),
-            (
-                toml("[mcp_servers]\na = 1"),
-                "config.toml: server `a`: must be a table",
-            ),
+            (toml("[mcp_servers]\na = 1"), "config.toml: server `a`: must be a table"),
             (toml("x = ["), "config.toml: invalid TOML"),
             (toml("x = 1"), "config.toml: no `mcp_servers` section"),
             (
@@ -623,10 +579,7 @@ mod tests {
         ];
         for (result, expected) in cases {
             let message = result.expect_err(expected);
-            assert!(
-                message.starts_with(expected),
-                "{message:?} should start with {expected:?}"
-            );
+            assert!(message.starts_with(expected), "{message:?} should start with {expected:?}");
         }
     }
 }

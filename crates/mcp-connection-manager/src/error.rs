@@ -67,10 +67,7 @@ impl McpError {
                 server: server.to_string(),
                 error: "the connection is closed".to_string(),
             },
-            other => Self::Transport {
-                server: server.to_string(),
-                error: other.to_string(),
-            },
+            other => Self::Transport { server: server.to_string(), error: other.to_string() },
         }
     }
 }

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, JsonObject, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult,
-    Resource, ResourceTemplate, Tool,
+    ArgumentInfo, CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionInfo,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResult, Reference, Resource, ResourceTemplate, Tool,
 };
 use router_protocol::{
     EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerStartingEvent,
@@ -37,10 +37,7 @@ pub struct ManagerOptions {
 
 impl Default for ManagerOptions {
     fn default() -> Self {
-        Self {
-            max_list_pages: 1_000,
-            shutdown_grace: Duration::from_secs(2),
-        }
+        Self { max_list_pages: 1_000, shutdown_grace: Duration::from_secs(2) }
     }
 }
 
@@ -122,18 +119,10 @@ impl McpConnectionManager {
                 server: config.name.clone(),
                 transport: transport_name(&config.transport).to_string(),
             }));
-            startups.push(tokio::spawn(start_server(
-                config.clone(),
-                tx,
-                events.clone(),
-            )));
+            startups.push(tokio::spawn(start_server(config.clone(), tx, events.clone())));
             servers.insert(config.name.clone(), ManagedServer { config, state: rx });
         }
-        Self {
-            servers,
-            startups,
-            options,
-        }
+        Self { servers, startups, options }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -153,9 +142,7 @@ impl McpConnectionManager {
 
     /// Whether the server declared the `completions` capability (false if unknown or not ready).
     pub async fn supports_completions(&self, server: &str) -> bool {
-        self.connection(server)
-            .await
-            .is_ok_and(|c| c.capabilities.completions.is_some())
+        self.connection(server).await.is_ok_and(|c| c.capabilities.completions.is_some())
     }
 
     /// Wait until no server is starting any more (each bounded by its startup timeout).
@@ -213,10 +200,36 @@ impl McpConnectionManager {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        self.request(server, "tools/call", |conn| async move {
-            conn.service.call_tool(params).await
+        self.request(
+            server,
+            "tools/call",
+            |conn| async move { conn.service.call_tool(params).await },
+        )
+        .await
+    }
+
+    /// `completion/complete` for an argument of a resource template on one server.
+    pub async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        let params = CompleteRequestParams::new(
+            Reference::for_resource(template),
+            ArgumentInfo::new(argument, value),
+        );
+        self.request(server, "completion/complete", |conn| async move {
+            conn.service.complete(params).await.map(|r| r.completion)
         })
         .await
+    }
+
+    /// Whether any server declares the `completions` capability (after startups settle).
+    pub async fn any_supports_completions(&self) -> bool {
+        let checks = self.servers.keys().map(|name| self.supports_completions(name));
+        join_all(checks).await.into_iter().any(|yes| yes)
     }
 
     /// Every server's resources, each paged to the end.
@@ -315,10 +328,8 @@ impl McpConnectionManager {
 
     /// The server's connection once it is no longer starting.
     async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
-        let managed = self
-            .servers
-            .get(server)
-            .ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        let managed =
+            self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
         let mut state = managed.state.clone();
         let settled = state
             .wait_for(|s| !matches!(s, ServerState::Starting))
@@ -327,10 +338,9 @@ impl McpConnectionManager {
             .unwrap_or_else(|_| ServerState::Failed("startup was abandoned".into()));
         match settled {
             ServerState::Ready(conn) => Ok(conn),
-            ServerState::Failed(error) => Err(McpError::NotStarted {
-                server: server.to_string(),
-                error: error.to_string(),
-            }),
+            ServerState::Failed(error) => {
+                Err(McpError::NotStarted { server: server.to_string(), error: error.to_string() })
+            }
             ServerState::Starting => unreachable!("wait_for returned a starting state"),
         }
     }
@@ -377,12 +387,7 @@ impl McpConnectionManager {
                 // A server that offers no resources is not asked (nor reported as failing).
                 conn.capabilities.resources.as_ref()?;
                 let timeout = managed.config.tool_timeout;
-                let pages = Paging {
-                    method,
-                    max_pages,
-                    timeout,
-                    server: name,
-                };
+                let pages = Paging { method, max_pages, timeout, server: name };
                 Some(pages.run(|cursor| fetch(conn.clone(), cursor)).await)
             }
         });
@@ -436,10 +441,7 @@ impl Paging<'_> {
                     return listing;
                 }
                 Err(_) => {
-                    let e = McpError::Timeout {
-                        method: self.method,
-                        timeout: self.timeout,
-                    };
+                    let e = McpError::Timeout { method: self.method, timeout: self.timeout };
                     listing.error = Some(e.to_string());
                     return listing;
                 }
@@ -488,20 +490,13 @@ async fn start_server(
     let result = match tokio::time::timeout(config.startup_timeout, client::connect(&config)).await
     {
         Ok(result) => result,
-        Err(_) => Err(format!(
-            "startup timed out after {:?}",
-            config.startup_timeout
-        )),
+        Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),
     };
     let elapsed = started.elapsed();
     match result {
         Ok(conn) => {
             tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
-            events.send(EventMsg::McpServerReady(ready_event(
-                &config.name,
-                elapsed,
-                &conn,
-            )));
+            events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
             state.send_replace(ServerState::Ready(Arc::new(conn)));
         }
         Err(error) => {
@@ -541,12 +536,7 @@ mod tests {
     use super::*;
 
     fn paging(max_pages: usize) -> Paging<'static> {
-        Paging {
-            method: "resources/list",
-            max_pages,
-            timeout: Duration::from_secs(5),
-            server: "s",
-        }
+        Paging { method: "resources/list", max_pages, timeout: Duration::from_secs(5), server: "s" }
     }
 
     /// A server whose page `i` holds item `i` and points to `next[i]`.
@@ -627,10 +617,7 @@ mod tests {
                 futures::future::pending::<Result<(Vec<u8>, Option<String>), rmcp::ServiceError>>()
             })
             .await;
-        assert_eq!(
-            listing.error.as_deref(),
-            Some("timed out awaiting resources/list after 5s")
-        );
+        assert_eq!(listing.error.as_deref(), Some("timed out awaiting resources/list after 5s"));
     }
 
     #[test]

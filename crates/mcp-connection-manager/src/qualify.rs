@@ -14,13 +14,7 @@ pub fn qualified_tool_name(server: &str, tool: &str) -> String {
     let raw = format!("{PREFIX}{DELIMITER}{server}{DELIMITER}{tool}");
     let sanitized: String = raw
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
         .collect();
     if sanitized.len() <= MAX_TOOL_NAME_LENGTH {
         return sanitized;
@@ -43,18 +37,12 @@ mod tests {
     #[test]
     fn plain_names_pass_through() {
         assert_eq!(qualified_tool_name("docs", "echo"), "mcp__docs__echo");
-        assert_eq!(
-            qualified_tool_name("my-srv", "get_sum"),
-            "mcp__my-srv__get_sum"
-        );
+        assert_eq!(qualified_tool_name("my-srv", "get_sum"), "mcp__my-srv__get_sum");
     }
 
     #[test]
     fn odd_characters_become_underscores() {
-        assert_eq!(
-            qualified_tool_name("docs", "files.read/all é"),
-            "mcp__docs__files_read_all__"
-        );
+        assert_eq!(qualified_tool_name("docs", "files.read/all é"), "mcp__docs__files_read_all__");
     }
 
     #[test]

@@ -17,9 +17,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// Variables passed through from the router's environment.
-const INHERITED_ENV: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
-];
+const INHERITED_ENV: &[&str] =
+    &["HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
 /// Longest stderr line kept in the log.
 const MAX_STDERR_LINE: usize = 2_000;
 
@@ -44,11 +43,7 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     command
         .args(launch.args)
         .env_clear()
-        .envs(
-            INHERITED_ENV
-                .iter()
-                .filter_map(|k| std::env::var_os(k).map(|v| (*k, v))),
-        )
+        .envs(INHERITED_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (*k, v))))
         .envs(launch.env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -74,12 +69,9 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     }
     let mut child = command.spawn()?;
     let pid = child.id().map(|id| id as libc::pid_t);
-    let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) = (
-        child.stdin.take(),
-        child.stdout.take(),
-        child.stderr.take(),
-        pid,
-    ) else {
+    let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take(), pid)
+    else {
         return Err(std::io::Error::other("child process has no pipes"));
     };
     let server = launch.server.to_string();

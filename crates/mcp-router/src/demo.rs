@@ -9,11 +9,7 @@ use crate::setup;
 
 /// (what it shows, tool name, arguments); `{cursor}` is the previous output's `nextCursor`.
 const SCRIPT: &[(&str, &str, &str)] = &[
-    (
-        "List every resource of every server (sorted by server name)",
-        "list_mcp_resources",
-        "{}",
-    ),
+    ("List every resource of every server (sorted by server name)", "list_mcp_resources", "{}"),
     (
         "List one server's resources: one page, with nextCursor",
         "list_mcp_resources",
@@ -24,21 +20,19 @@ const SCRIPT: &[(&str, &str, &str)] = &[
         "list_mcp_resources",
         r#"{"server":"docs","cursor":"{cursor}"}"#,
     ),
+    ("List resource templates", "list_mcp_resource_templates", "{}"),
+    ("Read a resource", "read_mcp_resource", r#"{"server":"docs","uri":"demo://notes/welcome"}"#),
     (
-        "List resource templates",
-        "list_mcp_resource_templates",
-        "{}",
-    ),
-    (
-        "Read a resource",
+        "Read through a resource template (expanded by the router)",
         "read_mcp_resource",
-        r#"{"server":"docs","uri":"demo://notes/welcome"}"#,
+        r#"{"server":"docs","template":"demo://lines/{name}{?from,to}","parameters":{"name":"README.md","from":1,"to":4}}"#,
     ),
     (
-        "Call an MCP tool by its qualified name",
-        "mcp__notes__add",
-        r#"{"a":2,"b":3}"#,
+        "Ask the server to complete a template argument",
+        "complete_mcp_resource_argument",
+        r#"{"server":"docs","template":"demo://docs/{name}","argument":"name","value":""}"#,
     ),
+    ("Call an MCP tool by its qualified name", "mcp__notes__add", r#"{"a":2,"b":3}"#),
     (
         "A deliberate mistake: read without a server",
         "read_mcp_resource",
@@ -103,11 +97,7 @@ fn describe(event: &EventMsg) -> String {
             e.server_info,
             e.protocol_version,
             e.tools,
-            if e.capabilities.resources {
-                ", resources"
-            } else {
-                ""
-            }
+            if e.capabilities.resources { ", resources" } else { "" }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
         EventMsg::McpToolCallBegin(e) => format!(
@@ -125,12 +115,7 @@ fn describe(event: &EventMsg) -> String {
             let summary = e
                 .summary
                 .as_ref()
-                .map(|s| {
-                    format!(
-                        " ({} items, {} pages, {} servers)",
-                        s.items, s.pages, s.servers
-                    )
-                })
+                .map(|s| format!(" ({} items, {} pages, {} servers)", s.items, s.pages, s.servers))
                 .unwrap_or_default();
             format!(
                 "mcp_tool_call_end    {} {:.3} ms {outcome}{summary}",
@@ -158,9 +143,7 @@ fn print_output(output: &ToolOutput) {
         }
         ToolOutput::Mcp { .. } => (
             "output (MCP result)",
-            serde_json::to_value(output)
-                .map(|v| one_item_per_line(&v))
-                .unwrap_or_default(),
+            serde_json::to_value(output).map(|v| one_item_per_line(&v)).unwrap_or_default(),
         ),
     };
     println!("   {label}:");

@@ -114,11 +114,7 @@ fn parse_line(line: &str) -> Result<ToolCall, String> {
             ));
         }
     };
-    Ok(ToolCall {
-        call_id: input.call_id,
-        name: input.name,
-        arguments,
-    })
+    Ok(ToolCall { call_id: input.call_id, name: input.name, arguments })
 }
 
 /// The only writer of stdout. Before an output line it drains queued events, so a call's end
@@ -185,14 +181,8 @@ mod tests {
     #[test]
     fn malformed_lines_say_why() {
         for (line, expected) in [
-            (
-                "not json",
-                "invalid input line: expected ident at line 1 column 2",
-            ),
-            (
-                r#"{"name":"x"}"#,
-                "invalid input line: missing field `call_id` at line 1 column 12",
-            ),
+            ("not json", "invalid input line: expected ident at line 1 column 2"),
+            (r#"{"name":"x"}"#, "invalid input line: missing field `call_id` at line 1 column 12"),
             (
                 r#"{"call_id":"1","name":"x","arguments":[1]}"#,
                 "invalid input line: `arguments` must be a JSON string or object, got [1]",

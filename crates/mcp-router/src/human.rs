@@ -11,13 +11,8 @@ use crate::setup;
 
 pub(crate) async fn tools(config: Option<&Path>, format: ToolFormat) -> anyhow::Result<i32> {
     let running = setup::start(setup::servers(config)?, EventSender::discard());
-    let specs: Vec<Value> = running
-        .router
-        .specs()
-        .await
-        .iter()
-        .map(|s| s.to_format(format))
-        .collect();
+    let specs: Vec<Value> =
+        running.router.specs().await.iter().map(|s| s.to_format(format)).collect();
     println!("{}", serde_json::to_string_pretty(&specs)?);
     running.manager.shutdown().await;
     Ok(0)
@@ -32,11 +27,8 @@ pub(crate) async fn list(
 ) -> anyhow::Result<i32> {
     let arguments = json!({"server": server, "cursor": cursor});
     let output = one_call(config, tool, arguments.to_string()).await?;
-    let items_key = if tool == tool_router::LIST_MCP_RESOURCES {
-        "resources"
-    } else {
-        "resourceTemplates"
-    };
+    let items_key =
+        if tool == tool_router::LIST_MCP_RESOURCES { "resources" } else { "resourceTemplates" };
     print_output(&output, raw, |payload| {
         for item in payload[items_key].as_array().into_iter().flatten() {
             let uri = item
@@ -46,10 +38,7 @@ pub(crate) async fn list(
                 .unwrap_or("");
             let name = item["name"].as_str().unwrap_or("");
             let mime = item["mimeType"].as_str().unwrap_or("");
-            println!(
-                "{:<12} {uri:<40} {name:<20} {mime}",
-                item["server"].as_str().unwrap_or("")
-            );
+            println!("{:<12} {uri:<40} {name:<20} {mime}", item["server"].as_str().unwrap_or(""));
         }
         if let Some(next) = payload["nextCursor"].as_str() {
             println!("(more: --cursor {next})");
@@ -106,9 +95,7 @@ pub(crate) async fn call(
                     }
                 }
             }
-            ToolOutput::Mcp {
-                result: Err(message),
-            } => eprintln!("{message}"),
+            ToolOutput::Mcp { result: Err(message) } => eprintln!("{message}"),
             ToolOutput::Function { content, .. } => println!("{content}"),
         }
     }
@@ -122,11 +109,7 @@ async fn one_call(
 ) -> anyhow::Result<ToolOutput> {
     let running = setup::start(setup::servers(config)?, EventSender::discard());
     let ctx = CallContext::new(EventSender::discard());
-    let call = ToolCall {
-        call_id: "cli".to_string(),
-        name: name.to_string(),
-        arguments,
-    };
+    let call = ToolCall { call_id: "cli".to_string(), name: name.to_string(), arguments };
     let output = running.router.dispatch_to_output(&ctx, call).await;
     running.manager.shutdown().await;
     Ok(output?)

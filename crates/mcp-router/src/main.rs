@@ -15,11 +15,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(
-    name = "mcp-router",
-    version,
-    about = "Route a model's tool calls to MCP servers"
-)]
+#[command(name = "mcp-router", version, about = "Route a model's tool calls to MCP servers")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -119,9 +115,7 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let code = runtime.block_on(run(cli))?;
     // Not a plain drop: that would wait forever for a blocking read of stdin still in flight.
     // Servers are already shut down; any left are killed by their guards as tasks are dropped.
@@ -160,18 +154,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             )
             .await
         }
-        Command::Read {
-            config,
-            server,
-            uri,
-            json,
-        } => human::read(config.config.as_deref(), server, uri, json).await,
-        Command::Call {
-            config,
-            name,
-            arguments,
-            json,
-        } => human::call(config.config.as_deref(), name, arguments, json).await,
+        Command::Read { config, server, uri, json } => {
+            human::read(config.config.as_deref(), server, uri, json).await
+        }
+        Command::Call { config, name, arguments, json } => {
+            human::call(config.config.as_deref(), name, arguments, json).await
+        }
         Command::ServeDemo { page_size, name } => {
             demo_server::run_stdio(demo_server::DemoOptions { page_size, name }).await?;
             Ok(0)

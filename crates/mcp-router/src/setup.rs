@@ -20,9 +20,8 @@ pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
     let exe = std::env::current_exe().context("cannot find the mcp-router executable")?;
     let exe = exe.to_string_lossy().to_string();
     let server = |name: &str, page_size: &str| {
-        let args = ["serve-demo", "--name", name, "--page-size", page_size]
-            .map(String::from)
-            .to_vec();
+        let args =
+            ["serve-demo", "--name", name, "--page-size", page_size].map(String::from).to_vec();
         ServerConfig::stdio(name, exe.clone(), args)
     };
     Ok(vec![server("docs", "2"), server("notes", "100")])
@@ -36,11 +35,7 @@ pub(crate) fn servers(config: Option<&Path>) -> anyhow::Result<Vec<ServerConfig>
 }
 
 pub(crate) fn start(servers: Vec<ServerConfig>, events: EventSender) -> Running {
-    let manager = Arc::new(McpConnectionManager::start(
-        servers,
-        events,
-        ManagerOptions::default(),
-    ));
+    let manager = Arc::new(McpConnectionManager::start(servers, events, ManagerOptions::default()));
     let router = ToolRouter::with_mcp(manager.clone());
     Running { manager, router }
 }

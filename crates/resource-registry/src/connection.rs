@@ -30,9 +30,7 @@ impl ConnectionState {
         let Some(peer) = self.peer.get() else {
             return false;
         };
-        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-            .await
-            .is_ok()
+        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_ok()
     }
 
     pub(crate) async fn notify_list_changed(&self) {
@@ -55,16 +53,10 @@ pub struct RegistryConnection {
 impl RegistryConnection {
     /// A handler for one new connection.
     pub fn new(registry: Arc<ResourceRegistry>, info: Implementation) -> Self {
-        let state = Arc::new(ConnectionState {
-            peer: OnceLock::new(),
-            subscriptions: Mutex::default(),
-        });
+        let state =
+            Arc::new(ConnectionState { peer: OnceLock::new(), subscriptions: Mutex::default() });
         registry.attach(&state);
-        Self {
-            registry,
-            state,
-            info,
-        }
+        Self { registry, state, info }
     }
 
     /// The registry behind this connection.
@@ -98,8 +90,7 @@ impl RegistryConnection {
         &self,
         request: Option<&PaginatedRequestParams>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.registry
-            .list_resources(request.and_then(|r| r.cursor.as_deref()))
+        self.registry.list_resources(request.and_then(|r| r.cursor.as_deref()))
     }
 
     /// `resources/templates/list`.
@@ -107,8 +98,7 @@ impl RegistryConnection {
         &self,
         request: Option<&PaginatedRequestParams>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.registry
-            .list_resource_templates(request.and_then(|r| r.cursor.as_deref()))
+        self.registry.list_resource_templates(request.and_then(|r| r.cursor.as_deref()))
     }
 
     /// `resources/read`.

@@ -29,10 +29,7 @@ pub(crate) enum CursorError {
 }
 
 pub(crate) fn encode(kind: Kind, generation: u64, offset: usize) -> String {
-    format!(
-        "{PREFIX}{}",
-        URL_SAFE_NO_PAD.encode(format!("{}:{generation}:{offset}", kind.tag()))
-    )
+    format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(format!("{}:{generation}:{offset}", kind.tag())))
 }
 
 /// The offset a cursor points at. `None` and the empty string mean the first page.
@@ -45,9 +42,7 @@ pub(crate) fn decode(
         return Ok(0);
     };
     let raw = cursor.strip_prefix(PREFIX).ok_or(CursorError::Invalid)?;
-    let bytes = URL_SAFE_NO_PAD
-        .decode(raw)
-        .map_err(|_| CursorError::Invalid)?;
+    let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| CursorError::Invalid)?;
     let text = String::from_utf8(bytes).map_err(|_| CursorError::Invalid)?;
     let mut fields = text.split(':');
     let (Some(tag), Some(issued), Some(offset), None) =
@@ -74,14 +69,8 @@ mod tests {
     fn round_trip_and_errors() {
         let c = encode(Kind::Resources, 7, 100);
         assert_eq!(decode(Some(&c), Kind::Resources, 7), Ok(100));
-        assert_eq!(
-            decode(Some(&c), Kind::Resources, 8),
-            Err(CursorError::Stale)
-        );
-        assert_eq!(
-            decode(Some(&c), Kind::Templates, 7),
-            Err(CursorError::Invalid)
-        );
+        assert_eq!(decode(Some(&c), Kind::Resources, 8), Err(CursorError::Stale));
+        assert_eq!(decode(Some(&c), Kind::Templates, 7), Err(CursorError::Invalid));
         assert_eq!(decode(None, Kind::Resources, 1), Ok(0));
         assert_eq!(decode(Some(""), Kind::Resources, 1), Ok(0));
         for bad in [
@@ -92,11 +81,7 @@ mod tests {
             &format!("c1.{}", URL_SAFE_NO_PAD.encode("r:1:2:3")),
             &"c1.a".repeat(10_000),
         ] {
-            assert_eq!(
-                decode(Some(bad), Kind::Resources, 1),
-                Err(CursorError::Invalid),
-                "{bad}"
-            );
+            assert_eq!(decode(Some(bad), Kind::Resources, 1), Err(CursorError::Invalid), "{bad}");
         }
     }
 }

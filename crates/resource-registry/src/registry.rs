@@ -112,14 +112,8 @@ enum Target {
 impl ResourceRegistry {
     /// An empty registry.
     pub fn new(options: RegistryOptions) -> Arc<Self> {
-        let options = RegistryOptions {
-            page_size: options.page_size.max(1),
-        };
-        Arc::new(Self {
-            state: RwLock::default(),
-            options,
-            connections: Mutex::default(),
-        })
+        let options = RegistryOptions { page_size: options.page_size.max(1) };
+        Arc::new(Self { state: RwLock::default(), options, connections: Mutex::default() })
     }
 
     /// Register a direct resource; `handler` runs on every read.
@@ -166,19 +160,10 @@ impl ResourceRegistry {
             .map_err(|e| RegistrationError::InvalidTemplate(e.to_string()))?;
         let handler: TemplateHandler = Arc::new(move |vars| handler(vars).boxed());
         self.change(|state| {
-            if state
-                .templates
-                .iter()
-                .any(|t| t.template.uri_template == template.uri_template)
-            {
+            if state.templates.iter().any(|t| t.template.uri_template == template.uri_template) {
                 return Err(RegistrationError::Duplicate(template.uri_template.clone()));
             }
-            state.templates.push(Template {
-                template,
-                parsed,
-                handler,
-                completer,
-            });
+            state.templates.push(Template { template, parsed, handler, completer });
             Ok(())
         })
     }
@@ -188,11 +173,7 @@ impl ResourceRegistry {
         self.change(|state| {
             let before = state.direct.len();
             state.direct.retain(|d| d.resource.uri != uri);
-            if state.direct.len() == before {
-                Err(())
-            } else {
-                Ok(())
-            }
+            if state.direct.len() == before { Err(()) } else { Ok(()) }
         })
         .is_ok()
     }
@@ -201,24 +182,15 @@ impl ResourceRegistry {
     pub fn unregister_template(&self, uri_template: &str) -> bool {
         self.change(|state| {
             let before = state.templates.len();
-            state
-                .templates
-                .retain(|t| t.template.uri_template != uri_template);
-            if state.templates.len() == before {
-                Err(())
-            } else {
-                Ok(())
-            }
+            state.templates.retain(|t| t.template.uri_template != uri_template);
+            if state.templates.len() == before { Err(()) } else { Ok(()) }
         })
         .is_ok()
     }
 
     /// Whether any template has a completer (the `completions` capability).
     pub fn has_completions(&self) -> bool {
-        self.read_state()
-            .templates
-            .iter()
-            .any(|t| t.completer.is_some())
+        self.read_state().templates.iter().any(|t| t.completer.is_some())
     }
 
     /// One page of `resources/list`.
@@ -286,26 +258,18 @@ impl ResourceRegistry {
             return Ok(CompleteResult::default());
         };
         let state = self.read_state();
-        let template = state
-            .templates
-            .iter()
-            .find(|t| t.template.uri_template == reference.uri)
-            .ok_or_else(|| {
-                ErrorData::invalid_params(
-                    format!("Unknown resource template: {}", reference.uri),
-                    None,
-                )
-            })?;
-        if !template
-            .parsed
-            .variables()
-            .contains(&request.argument.name.as_str())
-        {
+        let template =
+            state.templates.iter().find(|t| t.template.uri_template == reference.uri).ok_or_else(
+                || {
+                    ErrorData::invalid_params(
+                        format!("Unknown resource template: {}", reference.uri),
+                        None,
+                    )
+                },
+            )?;
+        if !template.parsed.variables().contains(&request.argument.name.as_str()) {
             return Err(ErrorData::invalid_params(
-                format!(
-                    "Template {} has no variable `{}`",
-                    reference.uri, request.argument.name
-                ),
+                format!("Template {} has no variable `{}`", reference.uri, request.argument.name),
                 None,
             ));
         }
@@ -351,10 +315,7 @@ impl ResourceRegistry {
     fn resolve(&self, uri: &str) -> Option<Target> {
         let state = self.read_state();
         if let Some(direct) = state.direct.iter().find(|d| d.resource.uri == uri) {
-            return Some(Target::Direct(
-                direct.handler.clone(),
-                direct.resource.mime_type.clone(),
-            ));
+            return Some(Target::Direct(direct.handler.clone(), direct.resource.mime_type.clone()));
         }
         state.templates.iter().find_map(|t| {
             t.parsed
@@ -412,10 +373,7 @@ impl ResourceRegistry {
 }
 
 fn not_found(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found(
-        format!("Resource not found: {uri}"),
-        Some(json!({"uri": uri})),
-    )
+    ErrorData::resource_not_found(format!("Resource not found: {uri}"), Some(json!({"uri": uri})))
 }
 
 fn error_data(uri: &str, error: ResourceError) -> ErrorData {

@@ -80,11 +80,7 @@ async fn read(
     session: &Session,
     uri: &str,
 ) -> Result<Vec<ResourceContents>, rmcp::model::ErrorData> {
-    match session
-        .client
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-    {
+    match session.client.read_resource(ReadResourceRequestParams::new(uri)).await {
         Ok(result) => Ok(result.contents),
         Err(ServiceError::McpError(e)) => Err(e),
         Err(other) => panic!("transport error: {other}"),
@@ -133,9 +129,7 @@ async fn feature1_registration_and_listing() {
     );
     // 4. A name is required.
     let err = registry
-        .register_resource(Resource::new("org://x", ""), || async {
-            Ok(ResourceBody::from(""))
-        })
+        .register_resource(Resource::new("org://x", ""), || async { Ok(ResourceBody::from("")) })
         .expect_err("no name");
     assert_eq!(err.to_string(), "resource `org://x`: a name is required");
     let err = registry
@@ -143,22 +137,11 @@ async fn feature1_registration_and_listing() {
             Ok(ResourceBody::from(""))
         })
         .expect_err("duplicate");
-    assert_eq!(
-        err.to_string(),
-        "`org://projects.org` is already registered"
-    );
+    assert_eq!(err.to_string(), "`org://projects.org` is already registered");
     // 5. Unregister.
     assert!(registry.unregister_resource("org://projects.org"));
     assert!(!registry.unregister_resource("org://projects.org"));
-    assert!(
-        session
-            .client
-            .list_resources(None)
-            .await
-            .expect("list")
-            .resources
-            .is_empty()
-    );
+    assert!(session.client.list_resources(None).await.expect("list").resources.is_empty());
 }
 
 #[tokio::test]
@@ -194,9 +177,7 @@ async fn feature2_reading_direct_resources() {
         .expect("register");
     let session = connect(&registry).await;
     // 1. Non-existent.
-    let err = read(&session, "file:///missing.txt")
-        .await
-        .expect_err("missing");
+    let err = read(&session, "file:///missing.txt").await.expect_err("missing");
     assert_eq!(
         (err.code.0, err.message.as_ref()),
         (-32002, "Resource not found: file:///missing.txt")
@@ -208,16 +189,10 @@ async fn feature2_reading_direct_resources() {
         serde_json::to_value(&a).expect("json"),
         json!([{"uri": "file:///a.txt", "mimeType": "text/plain", "text": "content a"}])
     );
-    assert_eq!(
-        text(&read(&session, "file:///b.txt").await.expect("b")),
-        "content b"
-    );
+    assert_eq!(text(&read(&session, "file:///b.txt").await.expect("b")), "content b");
     // 3. Handler errors become protocol errors.
     let err = read(&session, "file:///broken").await.expect_err("broken");
-    assert_eq!(
-        (err.code.0, err.message.as_ref()),
-        (-32603, "Internal error: disk on fire")
-    );
+    assert_eq!((err.code.0, err.message.as_ref()), (-32603, "Internal error: disk on fire"));
 }
 
 // ---- seed 002, features 3–5: templates
@@ -243,10 +218,7 @@ async fn features3_to_5_templates() {
             None,
         )
         .expect_err("invalid");
-    assert_eq!(
-        err.to_string(),
-        "invalid URI template \"org://{bad\" at byte 6: unclosed `{`"
-    );
+    assert_eq!(err.to_string(), "invalid URI template \"org://{bad\" at byte 6: unclosed `{`");
     let err = registry
         .register_template(
             ResourceTemplate::new("org://{x}", " "),
@@ -264,16 +236,9 @@ async fn features3_to_5_templates() {
     let session = connect(&registry).await;
 
     // Feature 4.2: templates are listed with uriTemplate, in registration order.
-    let listed = session
-        .client
-        .list_resource_templates(None)
-        .await
-        .expect("templates");
-    let names: Vec<&str> = listed
-        .resource_templates
-        .iter()
-        .map(|t| t.uri_template.as_str())
-        .collect();
+    let listed = session.client.list_resource_templates(None).await.expect("templates");
+    let names: Vec<&str> =
+        listed.resource_templates.iter().map(|t| t.uri_template.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -297,29 +262,16 @@ async fn features3_to_5_templates() {
         json!({"filename": "projects.org", "path": "Tasks/Urgent"})
     );
     assert_eq!(vars("org://id/abc-123").await, json!({"id": "abc-123"}));
-    assert_eq!(
-        vars("org://notes.org/outline").await,
-        json!({"filename": "notes.org"})
-    );
+    assert_eq!(vars("org://notes.org/outline").await, json!({"filename": "notes.org"}));
     // Feature 5.3: overlapping patterns — the first registered template that matches answers.
     assert_eq!(vars("org://id").await, json!({"filename": "id"}));
     // Feature 4.5: direct resources are checked first.
-    assert_eq!(
-        text(&read(&session, "org://id/special").await.expect("direct")),
-        "direct wins"
-    );
+    assert_eq!(text(&read(&session, "org://id/special").await.expect("direct")), "direct wins");
     // Feature 5.4: edge cases — percent-decoding, and URIs no template produces.
-    assert_eq!(
-        vars("org://my%20file.org/outline").await,
-        json!({"filename": "my file.org"})
-    );
-    let err = read(&session, "org://a/b/c")
-        .await
-        .expect_err("no template");
+    assert_eq!(vars("org://my%20file.org/outline").await, json!({"filename": "my file.org"}));
+    let err = read(&session, "org://a/b/c").await.expect_err("no template");
     assert_eq!(err.code.0, -32002);
-    let err = read(&session, "org://bad%ZZ/outline")
-        .await
-        .expect_err("broken escape");
+    let err = read(&session, "org://bad%ZZ/outline").await.expect_err("broken escape");
     assert_eq!(err.code.0, -32002);
 }
 
@@ -333,9 +285,9 @@ async fn template_handler_errors_map_to_codes() {
                 match vars.get("name").and_then(Value::as_str) {
                     Some("secret") => Err(ResourceError::AccessDenied("not for you".into())),
                     Some("nothing") => Err(ResourceError::NotFound("no such entry".into())),
-                    Some("bad") => Err(ResourceError::InvalidParams(
-                        "name must not be `bad`".into(),
-                    )),
+                    Some("bad") => {
+                        Err(ResourceError::InvalidParams("name must not be `bad`".into()))
+                    }
                     Some("boom") => panic!("handler bug"),
                     Some("bytes") => Ok(ResourceBody::Binary(vec![0, 159, 146, 150])),
                     other => Ok(ResourceBody::from(format!("entry {other:?}"))),
@@ -352,10 +304,7 @@ async fn template_handler_errors_map_to_codes() {
     let denied = code("vault://secret").await;
     assert_eq!(
         (denied.code.0, denied.message.as_ref()),
-        (
-            resource_registry::ACCESS_DENIED,
-            "Resource access denied: not for you"
-        )
+        (resource_registry::ACCESS_DENIED, "Resource access denied: not for you")
     );
     assert_eq!(denied.data, Some(json!({"uri": "vault://secret"})));
     assert_eq!(code("vault://nothing").await.code.0, -32002);
@@ -366,10 +315,7 @@ async fn template_handler_errors_map_to_codes() {
         (-32603, "Internal error: the resource handler panicked")
     );
     // The server keeps serving after a panic.
-    assert_eq!(
-        text(&read(&session, "vault://fine").await.expect("fine")),
-        "entry Some(\"fine\")"
-    );
+    assert_eq!(text(&read(&session, "vault://fine").await.expect("fine")), "entry Some(\"fine\")");
     let blob = read(&session, "vault://bytes").await.expect("bytes");
     assert_eq!(
         serde_json::to_value(&blob).expect("json"),
@@ -396,11 +342,7 @@ async fn pagination_sees_every_resource_exactly_once() {
         let session = connect(&registry).await;
         let (uris, pages) = all_pages(&session).await;
         assert_eq!(uris.len(), count);
-        assert_eq!(
-            uris.iter().collect::<HashSet<_>>().len(),
-            count,
-            "no duplicates"
-        );
+        assert_eq!(uris.iter().collect::<HashSet<_>>().len(), count, "no duplicates");
         assert_eq!(pages, expected_pages, "{count} resources");
         let expected: Vec<String> = (0..count).map(|n| format!("file:///doc{n}.txt")).collect();
         assert_eq!(uris, expected, "stable registration order");
@@ -411,11 +353,7 @@ async fn pagination_sees_every_resource_exactly_once() {
 async fn cursors_empty_invalid_and_stale() {
     let registry = registry(2);
     for n in 0..5 {
-        add_text(
-            &registry,
-            Box::leak(format!("file:///{n}").into_boxed_str()),
-            "x",
-        );
+        add_text(&registry, Box::leak(format!("file:///{n}").into_boxed_str()), "x");
     }
     let session = connect(&registry).await;
     let list = |cursor: &str| {
@@ -424,9 +362,7 @@ async fn cursors_empty_invalid_and_stale() {
         async move {
             session
                 .client
-                .list_resources(Some(
-                    PaginatedRequestParams::default().with_cursor(Some(cursor)),
-                ))
+                .list_resources(Some(PaginatedRequestParams::default().with_cursor(Some(cursor))))
                 .await
         }
     };
@@ -437,24 +373,16 @@ async fn cursors_empty_invalid_and_stale() {
     assert!(next.starts_with("c1."), "opaque cursor {next}");
     // Invalid.
     for bad in ["nope", "c1.###", &"c1.QUFB".repeat(1000)] {
-        let Err(ServiceError::McpError(err)) = list(bad).await else {
-            panic!("{bad} accepted")
-        };
-        assert_eq!(
-            (err.code.0, err.message.as_ref()),
-            (-32602, "Invalid cursor")
-        );
+        let Err(ServiceError::McpError(err)) = list(bad).await else { panic!("{bad} accepted") };
+        assert_eq!((err.code.0, err.message.as_ref()), (-32602, "Invalid cursor"));
     }
     // A templates cursor is not a resources cursor.
     // Stale: the set changed after the cursor was issued.
     add_text(&registry, "file:///new", "x");
-    let Err(ServiceError::McpError(err)) = list(&next).await else {
-        panic!("stale accepted")
-    };
+    let Err(ServiceError::McpError(err)) = list(&next).await else { panic!("stale accepted") };
     assert_eq!(err.code.0, -32602);
     assert!(
-        err.message
-            .contains("the list changed since this cursor was issued"),
+        err.message.contains("the list changed since this cursor was issued"),
         "{}",
         err.message
     );
@@ -496,9 +424,7 @@ async fn list_changed_and_updated_notifications() {
     assert!(matches!(err, ServiceError::McpError(e) if e.code.0 == -32002));
     session
         .client
-        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(
-            "file:///watched",
-        ))
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new("file:///watched"))
         .await
         .expect("unsubscribe");
     assert_eq!(registry.notify_updated("file:///watched").await, 0);
@@ -507,17 +433,11 @@ async fn list_changed_and_updated_notifications() {
 #[tokio::test]
 async fn completion_for_template_arguments() {
     let registry = registry(100);
-    let files: Vec<String> = (0..150)
-        .map(|n| format!("file{n:03}.md"))
-        .chain(["readme.md".to_string()])
-        .collect();
+    let files: Vec<String> =
+        (0..150).map(|n| format!("file{n:03}.md")).chain(["readme.md".to_string()]).collect();
     let completer: Completer = Arc::new(move |arg, prefix| {
         if arg == "name" {
-            files
-                .iter()
-                .filter(|f| f.starts_with(prefix))
-                .cloned()
-                .collect()
+            files.iter().filter(|f| f.starts_with(prefix)).cloned().collect()
         } else {
             Vec::new()
         }
@@ -531,17 +451,9 @@ async fn completion_for_template_arguments() {
         .expect("register");
     echo_vars(&registry, "plain://{x}");
     let session = connect(&registry).await;
-    let caps = session
-        .client
-        .peer_info()
-        .expect("info")
-        .capabilities
-        .clone();
+    let caps = session.client.peer_info().expect("info").capabilities.clone();
     assert!(caps.completions.is_some());
-    assert_eq!(
-        caps.resources.as_ref().and_then(|r| r.subscribe),
-        Some(true)
-    );
+    assert_eq!(caps.resources.as_ref().and_then(|r| r.subscribe), Some(true));
     let info = session
         .client
         .complete_resource_argument("docs://{name}", "name", "rea", None)
@@ -553,10 +465,7 @@ async fn completion_for_template_arguments() {
         .complete_resource_argument("docs://{name}", "name", "file", None)
         .await
         .expect("complete");
-    assert_eq!(
-        (info.values.len(), info.total, info.has_more),
-        (100, Some(150), Some(true))
-    );
+    assert_eq!((info.values.len(), info.total, info.has_more), (100, Some(150), Some(true)));
     let info = session
         .client
         .complete_resource_argument("plain://{x}", "x", "", None)

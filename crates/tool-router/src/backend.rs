@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use mcp_connection_manager::{Aggregate, McpConnectionManager, McpError, QualifiedTool};
 use rmcp::model::{
-    CallToolResult, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    CallToolResult, CompletionInfo, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
     ReadResourceResult, Resource, ResourceTemplate,
 };
 
@@ -36,6 +36,16 @@ pub trait McpBackend: Send + Sync {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError>;
+    /// `completion/complete` for a resource template argument.
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError>;
+    /// Whether any server declares the `completions` capability.
+    async fn supports_completions(&self) -> bool;
     /// Every model-visible MCP tool.
     async fn list_tools(&self) -> Vec<QualifiedTool>;
     /// The server and original tool name behind a qualified name.
@@ -74,6 +84,19 @@ impl McpBackend for McpConnectionManager {
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
         McpConnectionManager::call_tool(self, server, tool, arguments).await
+    }
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        McpConnectionManager::complete_resource_argument(self, server, template, argument, value)
+            .await
+    }
+    async fn supports_completions(&self) -> bool {
+        McpConnectionManager::any_supports_completions(self).await
     }
     async fn list_tools(&self) -> Vec<QualifiedTool> {
         McpConnectionManager::list_tools(self).await

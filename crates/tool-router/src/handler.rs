@@ -19,6 +19,12 @@ pub trait ToolHandler: Send + Sync {
     /// The payload kind this handler accepts.
     fn kind(&self) -> ToolKind;
 
+    /// Whether the tool is offered right now (listed in specs and dispatched). Most tools
+    /// always are; a tool that needs a server capability asks for it here.
+    async fn offered(&self) -> bool {
+        true
+    }
+
     /// Run one call. `Err(RespondToModel)` becomes a failed output the model reads.
     async fn handle(
         &self,

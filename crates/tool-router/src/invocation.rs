@@ -70,11 +70,7 @@ pub enum ToolOutput {
 impl ToolOutput {
     /// A failed function output carrying `message` (how `RespondToModel` reaches the model).
     pub fn failure(message: impl Into<String>) -> Self {
-        Self::Function {
-            content: message.into(),
-            content_items: None,
-            success: Some(false),
-        }
+        Self::Function { content: message.into(), content_items: None, success: Some(false) }
     }
 
     /// Whether the model should read this as a success. An MCP result counts by its `isError`.

@@ -16,6 +16,7 @@ mod test_support;
 pub use backend::McpBackend;
 pub use handler::{ToolHandler, ToolKind};
 pub use handlers::mcp::McpHandler;
+pub use handlers::mcp_completion::{COMPLETE_MCP_RESOURCE_ARGUMENT, McpCompletionHandler};
 pub use handlers::mcp_resource::{
     LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, McpResourceHandler, READ_MCP_RESOURCE,
 };

@@ -9,6 +9,7 @@ use mcp_connection_manager::looks_qualified;
 use crate::backend::McpBackend;
 use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::mcp::McpHandler;
+use crate::handlers::mcp_completion::McpCompletionHandler;
 use crate::handlers::mcp_resource::McpResourceHandler;
 use crate::invocation::{
     CallContext, FunctionCallError, ToolCall, ToolInvocation, ToolOutput, ToolPayload,
@@ -64,6 +65,8 @@ impl ToolRouter {
             // Fresh router, fixed distinct names: registration cannot fail.
             let _ = router.register(spec, resources.clone());
         }
+        let completion: Arc<dyn ToolHandler> = Arc::new(McpCompletionHandler::new(backend.clone()));
+        let _ = router.register(McpCompletionHandler::spec(), completion);
         let _ = router.set_mcp_route(Arc::new(McpHandler::new(backend.clone())), backend);
         router
     }
@@ -83,8 +86,7 @@ impl ToolRouter {
         if self.handlers.contains_key(&spec.name) {
             return Err(RegistrationError::Duplicate(spec.name));
         }
-        self.handlers
-            .insert(spec.name.clone(), Registered { spec, handler });
+        self.handlers.insert(spec.name.clone(), Registered { spec, handler });
         Ok(())
     }
 
@@ -108,7 +110,12 @@ impl ToolRouter {
     /// Every tool spec, sorted by name (stable prompts). MCP tools are listed once every server
     /// has finished starting.
     pub async fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self.handlers.values().map(|r| r.spec.clone()).collect();
+        let mut specs = Vec::new();
+        for registered in self.handlers.values() {
+            if registered.handler.offered().await {
+                specs.push(registered.spec.clone());
+            }
+        }
         if let Some(mcp) = &self.mcp {
             for tool in mcp.backend.list_tools().await {
                 specs.push(ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool));
@@ -146,39 +153,23 @@ impl ToolRouter {
         &self,
         call: ToolCall,
     ) -> Result<(Arc<dyn ToolHandler>, ToolInvocation), FunctionCallError> {
-        let ToolCall {
-            call_id,
-            name,
-            arguments,
-        } = call;
-        if let Some(registered) = self.handlers.get(&name) {
+        let ToolCall { call_id, name, arguments } = call;
+        if let Some(registered) = self.handlers.get(&name)
+            && registered.handler.offered().await
+        {
             let payload = ToolPayload::Function { arguments };
-            let invocation = ToolInvocation {
-                call_id,
-                tool_name: name,
-                payload,
-            };
+            let invocation = ToolInvocation { call_id, tool_name: name, payload };
             return Ok((registered.handler.clone(), invocation));
         }
         if let Some(mcp) = &self.mcp
             && looks_qualified(&name)
             && let Some((server, tool)) = mcp.backend.resolve_tool(&name).await
         {
-            let payload = ToolPayload::Mcp {
-                server,
-                tool,
-                raw_arguments: arguments,
-            };
-            let invocation = ToolInvocation {
-                call_id,
-                tool_name: name,
-                payload,
-            };
+            let payload = ToolPayload::Mcp { server, tool, raw_arguments: arguments };
+            let invocation = ToolInvocation { call_id, tool_name: name, payload };
             return Ok((mcp.handler.clone(), invocation));
         }
-        Err(FunctionCallError::RespondToModel(format!(
-            "unsupported call: {name}"
-        )))
+        Err(FunctionCallError::RespondToModel(format!("unsupported call: {name}")))
     }
 }
 
@@ -209,10 +200,7 @@ mod tests {
     use crate::test_support::{FakeBackend, FakeServer, context, tool};
 
     fn router() -> ToolRouter {
-        let server = FakeServer {
-            tools: vec![tool("echo"), tool("fail")],
-            ..Default::default()
-        };
+        let server = FakeServer { tools: vec![tool("echo"), tool("fail")], ..Default::default() };
         ToolRouter::with_mcp(FakeBackend::with(vec![("figma", server)]))
     }
 
@@ -260,10 +248,7 @@ mod tests {
             router.set_mcp_route(noop(ToolKind::Mcp), FakeBackend::with(vec![])),
             Err(RegistrationError::DuplicateMcpRoute)
         );
-        assert_eq!(
-            router.register(spec("other"), noop(ToolKind::Function)),
-            Ok(())
-        );
+        assert_eq!(router.register(spec("other"), noop(ToolKind::Function)), Ok(()));
     }
 
     #[tokio::test]
@@ -282,6 +267,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn completion_tool_follows_the_capability() {
+        let server = FakeServer { completions: Some(vec!["a".into()]), ..Default::default() };
+        let router = ToolRouter::with_mcp(FakeBackend::with(vec![("docs", server)]));
+        let names: Vec<String> = router.specs().await.into_iter().map(|s| s.name).collect();
+        assert!(names.contains(&"complete_mcp_resource_argument".to_string()), "{names:?}");
+        // Without the capability the tool is neither listed nor dispatched.
+        let (ctx, _rx) = context();
+        let call = ToolCall {
+            call_id: "c".into(),
+            name: "complete_mcp_resource_argument".into(),
+            arguments: "{}".into(),
+        };
+        let err = super::tests::router().dispatch(&ctx, call).await.expect_err("not offered");
+        assert_eq!(
+            err,
+            FunctionCallError::RespondToModel(
+                "unsupported call: complete_mcp_resource_argument".into()
+            )
+        );
+    }
+
+    #[tokio::test]
     async fn dispatch_resolves_qualified_names() {
         let (ctx, _rx) = context();
         let call = ToolCall {
@@ -290,50 +297,27 @@ mod tests {
             arguments: r#"{"text":"x"}"#.into(),
         };
         let output = router().dispatch(&ctx, call).await.expect("ok");
-        let ToolOutput::Mcp { result: Ok(result) } = output else {
-            panic!("{output:?}")
-        };
-        assert_eq!(
-            serde_json::to_value(&result.content).expect("json")[0]["text"],
-            "Echo: x"
-        );
+        let ToolOutput::Mcp { result: Ok(result) } = output else { panic!("{output:?}") };
+        assert_eq!(serde_json::to_value(&result.content).expect("json")[0]["text"], "Echo: x");
     }
 
     #[tokio::test]
     async fn unknown_tools_are_unsupported_calls() {
         let (ctx, _rx) = context();
         for name in ["nope", "mcp__figma__nope", "mcp__", ""] {
-            let call = ToolCall {
-                call_id: "c1".into(),
-                name: name.into(),
-                arguments: String::new(),
-            };
-            let err = router()
-                .dispatch(&ctx, call.clone())
-                .await
-                .expect_err("unsupported");
-            assert_eq!(
-                err,
-                FunctionCallError::RespondToModel(format!("unsupported call: {name}"))
-            );
-            let output = router()
-                .dispatch_to_output(&ctx, call)
-                .await
-                .expect("output");
-            assert_eq!(
-                output,
-                ToolOutput::failure(format!("unsupported call: {name}"))
-            );
+            let call =
+                ToolCall { call_id: "c1".into(), name: name.into(), arguments: String::new() };
+            let err = router().dispatch(&ctx, call.clone()).await.expect_err("unsupported");
+            assert_eq!(err, FunctionCallError::RespondToModel(format!("unsupported call: {name}")));
+            let output = router().dispatch_to_output(&ctx, call).await.expect("output");
+            assert_eq!(output, ToolOutput::failure(format!("unsupported call: {name}")));
         }
     }
 
     #[tokio::test]
     async fn tool_formats() {
         let specs = router().specs().await;
-        let echo = specs
-            .iter()
-            .find(|s| s.name == "mcp__figma__echo")
-            .expect("echo");
+        let echo = specs.iter().find(|s| s.name == "mcp__figma__echo").expect("echo");
         insta::assert_json_snapshot!("mcp_tool_openai", echo.to_format(crate::ToolFormat::OpenAi));
         insta::assert_json_snapshot!(
             "mcp_tool_anthropic",

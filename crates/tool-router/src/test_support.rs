@@ -9,8 +9,8 @@ use mcp_connection_manager::{
     Aggregate, McpError, QualifiedTool, ServerListing, qualified_tool_name,
 };
 use rmcp::model::{
-    CallToolResult, ContentBlock, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, CompletionInfo, ContentBlock, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 
@@ -24,6 +24,8 @@ pub(crate) struct FakeServer {
     pub(crate) page_size: usize,
     pub(crate) fail: Option<McpError>,
     pub(crate) tools: Vec<Tool>,
+    /// Completion candidates; `Some` declares the completions capability.
+    pub(crate) completions: Option<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -33,19 +35,12 @@ pub(crate) struct FakeBackend {
 
 impl FakeBackend {
     pub(crate) fn with(servers: Vec<(&str, FakeServer)>) -> Arc<Self> {
-        Arc::new(Self {
-            servers: servers
-                .into_iter()
-                .map(|(n, s)| (n.to_string(), s))
-                .collect(),
-        })
+        Arc::new(Self { servers: servers.into_iter().map(|(n, s)| (n.to_string(), s)).collect() })
     }
 
     fn server(&self, name: &str) -> Result<&FakeServer, McpError> {
-        let server = self
-            .servers
-            .get(name)
-            .ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
+        let server =
+            self.servers.get(name).ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
         match &server.fail {
             Some(e) => Err(e.clone()),
             None => Ok(server),
@@ -55,15 +50,9 @@ impl FakeBackend {
 
 fn page<T: Clone>(items: &[T], size: usize, cursor: Option<String>) -> (Vec<T>, Option<String>) {
     let size = if size == 0 { items.len().max(1) } else { size };
-    let start: usize = cursor
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
-        .min(items.len());
+    let start: usize = cursor.and_then(|c| c.parse().ok()).unwrap_or(0).min(items.len());
     let end = (start + size).min(items.len());
-    (
-        items[start..end].to_vec(),
-        (end < items.len()).then(|| end.to_string()),
-    )
+    (items[start..end].to_vec(), (end < items.len()).then(|| end.to_string()))
 }
 
 fn listing<T: Clone>(name: &str, server: &FakeServer, items: &[T]) -> ServerListing<T> {
@@ -75,11 +64,7 @@ fn listing<T: Clone>(name: &str, server: &FakeServer, items: &[T]) -> ServerList
             error: Some(e.to_string()),
         },
         None => {
-            let size = if server.page_size == 0 {
-                items.len().max(1)
-            } else {
-                server.page_size
-            };
+            let size = if server.page_size == 0 { items.len().max(1) } else { server.page_size };
             ServerListing {
                 server: name.to_string(),
                 items: items.to_vec(),
@@ -115,24 +100,19 @@ impl McpBackend for FakeBackend {
         Ok(result)
     }
     async fn list_all_resources(&self) -> Aggregate<Resource> {
-        self.servers
-            .iter()
-            .map(|(n, s)| listing(n, s, &s.resources))
-            .collect()
+        self.servers.iter().map(|(n, s)| listing(n, s, &s.resources)).collect()
     }
     async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
-        self.servers
-            .iter()
-            .map(|(n, s)| listing(n, s, &s.templates))
-            .collect()
+        self.servers.iter().map(|(n, s)| listing(n, s, &s.templates)).collect()
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;
-        if s.resources.iter().any(|r| r.uri == uri) {
-            Ok(ReadResourceResult::new(vec![ResourceContents::text(
-                format!("text of {uri}"),
-                uri,
-            )]))
+        let by_template = s.templates.iter().any(|t| {
+            uri_template::UriTemplate::parse(&t.uri_template)
+                .is_ok_and(|p| p.match_uri(uri).is_some())
+        });
+        if by_template || s.resources.iter().any(|r| r.uri == uri) {
+            Ok(ReadResourceResult::new(vec![ResourceContents::text(format!("text of {uri}"), uri)]))
         } else {
             Err(McpError::Server {
                 code: -32002,
@@ -155,13 +135,9 @@ impl McpBackend for FakeBackend {
                     .and_then(|a| a.get("text"))
                     .and_then(|t| t.as_str())
                     .unwrap_or("");
-                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                    "Echo: {text}"
-                ))]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!("Echo: {text}"))]))
             }
-            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text(
-                "this tool always fails",
-            )])),
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
             "slow" => Err(McpError::Timeout {
                 method: "tools/call",
                 timeout: std::time::Duration::from_secs(60),
@@ -170,6 +146,37 @@ impl McpBackend for FakeBackend {
                 "unknown tool: {other}"
             ))])),
         }
+    }
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        let s = self.server(server)?;
+        let Some(all) = &s.completions else {
+            return Err(McpError::Server {
+                code: -32601,
+                message: "Method not found".into(),
+                data: None,
+            });
+        };
+        if !s.templates.iter().any(|t| t.uri_template == template) || argument.is_empty() {
+            return Err(McpError::Server {
+                code: -32602,
+                message: format!("Unknown resource template: {template}"),
+                data: None,
+            });
+        }
+        let mut info = CompletionInfo::default();
+        info.values = all.iter().filter(|v| v.starts_with(value)).cloned().collect();
+        info.total = u32::try_from(info.values.len()).ok();
+        info.has_more = Some(false);
+        Ok(info)
+    }
+    async fn supports_completions(&self) -> bool {
+        self.servers.values().any(|s| s.completions.is_some())
     }
     async fn list_tools(&self) -> Vec<QualifiedTool> {
         self.servers

@@ -31,11 +31,7 @@ fn expression(
 ) -> Result<(), ExpandError> {
     let op = expr.op;
     let reserved = op.allows_reserved();
-    let ifemp = if matches!(op, Op::Query | Op::QueryCont) {
-        "="
-    } else {
-        ""
-    };
+    let ifemp = if matches!(op, Op::Query | Op::QueryCont) { "=" } else { "" };
     let mut first = true;
     for var in &expr.vars {
         let Some(value) = variables.get(&var.name) else {
@@ -217,9 +213,7 @@ pub(crate) fn encode_into(out: &mut String, text: &str, reserved: bool) {
         let b = bytes[i];
         let triplet = reserved
             && b == b'%'
-            && bytes
-                .get(i + 1..i + 3)
-                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+            && bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
         if triplet {
             out.push_str(&text[i..i + 3]);
             i += 3;

@@ -57,10 +57,7 @@ impl UriTemplate {
     /// Parse and validate a template.
     pub fn parse(template: &str) -> Result<Self, TemplateError> {
         let parts = parse::parse(template)?;
-        Ok(Self {
-            source: template.to_string(),
-            parts,
-        })
+        Ok(Self { source: template.to_string(), parts })
     }
 
     /// The template text.

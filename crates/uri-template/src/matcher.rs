@@ -284,9 +284,8 @@ fn decode_named(expr: &Expression, items: &[&str], out: &mut Map<String, Value>)
             None => {
                 let var = exploded?;
                 let name = decode_for(expr.op, &name)?;
-                let entry = out
-                    .entry(var.name.clone())
-                    .or_insert_with(|| Value::Object(Map::new()));
+                let entry =
+                    out.entry(var.name.clone()).or_insert_with(|| Value::Object(Map::new()));
                 entry.as_object_mut()?.insert(name, value);
             }
         }

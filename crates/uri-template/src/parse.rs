@@ -11,11 +11,7 @@ pub struct TemplateError {
 
 impl TemplateError {
     pub(crate) fn new(template: &str, at: usize, reason: impl Into<String>) -> Self {
-        Self {
-            template: template.to_string(),
-            at,
-            reason: reason.into(),
-        }
+        Self { template: template.to_string(), at, reason: reason.into() }
     }
 }
 
@@ -150,10 +146,7 @@ pub(crate) fn parse(template: &str) -> Result<Vec<Part>, TemplateError> {
                 literal.push('%');
             }
             c if c.is_control() || matches!(c, ' ' | '"' | '<' | '>' | '\\' | '^' | '`' | '|') => {
-                return Err(err(
-                    at,
-                    &format!("character {c:?} is not allowed in a literal"),
-                ));
+                return Err(err(at, &format!("character {c:?} is not allowed in a literal")));
             }
             c => literal.push(c),
         }
@@ -178,10 +171,7 @@ fn expression(body: &str) -> Result<Expression, String> {
     if rest.is_empty() {
         return Err("empty expression".to_string());
     }
-    let vars = rest
-        .split(',')
-        .map(varspec)
-        .collect::<Result<Vec<_>, _>>()?;
+    let vars = rest.split(',').map(varspec).collect::<Result<Vec<_>, _>>()?;
     Ok(Expression { op, vars })
 }
 
@@ -196,20 +186,14 @@ fn varspec(spec: &str) -> Result<VarSpec, String> {
         if !ok {
             return Err(format!("invalid prefix length {len:?} (1 to 9999)"));
         }
-        (
-            name,
-            Modifier::Prefix(len.parse().map_err(|_| "invalid prefix length")?),
-        )
+        (name, Modifier::Prefix(len.parse().map_err(|_| "invalid prefix length")?))
     } else {
         (spec, Modifier::None)
     };
     if !valid_varname(name) {
         return Err(format!("invalid variable name {name:?}"));
     }
-    Ok(VarSpec {
-        name: name.to_string(),
-        modifier,
-    })
+    Ok(VarSpec { name: name.to_string(), modifier })
 }
 
 /// varname = varchar *( ["."] varchar ); varchar = ALPHA / DIGIT / "_" / pct-encoded

@@ -82,21 +82,13 @@ proptest! {
 fn documented_examples() {
     let t = UriTemplate::parse("org://{filename}/headline/{+path}").expect("valid");
     assert_eq!(t.variables(), ["filename", "path"]);
-    let vars = t
-        .match_uri("org://projects.org/headline/Tasks/Urgent")
-        .expect("match");
-    assert_eq!(
-        Value::Object(vars),
-        json!({"filename": "projects.org", "path": "Tasks/Urgent"})
-    );
+    let vars = t.match_uri("org://projects.org/headline/Tasks/Urgent").expect("match");
+    assert_eq!(Value::Object(vars), json!({"filename": "projects.org", "path": "Tasks/Urgent"}));
     assert_eq!(t.match_uri("other://projects.org/headline/x"), None);
 
     let t = UriTemplate::parse("demo://notes/{id}{?lines}").expect("valid");
     assert_eq!(t.optional_variables(), ["lines"]);
-    assert_eq!(
-        Value::Object(t.match_uri("demo://notes/42").expect("match")),
-        json!({"id": "42"})
-    );
+    assert_eq!(Value::Object(t.match_uri("demo://notes/42").expect("match")), json!({"id": "42"}));
     assert_eq!(
         Value::Object(t.match_uri("demo://notes/42?lines=1-3").expect("match")),
         json!({"id": "42", "lines": "1-3"})
@@ -104,10 +96,7 @@ fn documented_examples() {
 
     // Leftmost-longest where the template is ambiguous.
     let t = UriTemplate::parse("x://{a}{b}").expect("valid");
-    assert_eq!(
-        Value::Object(t.match_uri("x://ab").expect("match")),
-        json!({"a": "ab"})
-    );
+    assert_eq!(Value::Object(t.match_uri("x://ab").expect("match")), json!({"a": "ab"}));
 
     let err = UriTemplate::parse("demo://{bad name}").expect_err("invalid");
     assert_eq!(
@@ -115,10 +104,7 @@ fn documented_examples() {
         "invalid URI template \"demo://{bad name}\" at byte 7: invalid variable name \"bad name\""
     );
     let err = UriTemplate::parse("demo://{id").expect_err("invalid");
-    assert_eq!(
-        err.to_string(),
-        "invalid URI template \"demo://{id\" at byte 7: unclosed `{`"
-    );
+    assert_eq!(err.to_string(), "invalid URI template \"demo://{id\" at byte 7: unclosed `{`");
 
     let too_deep = Map::from_iter([("id".to_string(), json!([["nested"]]))]);
     let t = UriTemplate::parse("demo://{id}").expect("valid");

@@ -15,11 +15,7 @@ fn run(file: &str) -> Outcome {
     let path = format!("{}/tests/vectors/{file}", env!("CARGO_MANIFEST_DIR"));
     let suites: Map<String, Value> =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
-    let mut outcome = Outcome {
-        passed: 0,
-        failed: Vec::new(),
-        round_trips: 0,
-    };
+    let mut outcome = Outcome { passed: 0, failed: Vec::new(), round_trips: 0 };
     for (suite, body) in &suites {
         let variables = body["variables"].as_object().cloned().unwrap_or_default();
         for case in body["testcases"].as_array().expect("testcases") {
@@ -27,11 +23,7 @@ fn run(file: &str) -> Outcome {
             let expected = &case[1];
             let result = UriTemplate::parse(template)
                 .map_err(|e| e.to_string())
-                .and_then(|t| {
-                    t.expand(&variables)
-                        .map(|s| (t, s))
-                        .map_err(|e| e.to_string())
-                });
+                .and_then(|t| t.expand(&variables).map(|s| (t, s)).map_err(|e| e.to_string()));
             let ok = match (expected, &result) {
                 (Value::Bool(false), Err(_)) => true,
                 (Value::String(want), Ok((_, got))) => want == got,
@@ -77,11 +69,7 @@ fn run(file: &str) -> Outcome {
 
 fn check(file: &str) {
     let outcome = run(file);
-    assert!(
-        outcome.failed.is_empty(),
-        "{file} failures:\n{}",
-        outcome.failed.join("\n")
-    );
+    assert!(outcome.failed.is_empty(), "{file} failures:\n{}", outcome.failed.join("\n"));
 }
 
 #[test]

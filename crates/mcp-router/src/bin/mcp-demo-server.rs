@@ -10,10 +10,8 @@ async fn main() -> anyhow::Result<()> {
     let mut http: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        let mut value = |flag: &str| {
-            args.next()
-                .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))
-        };
+        let mut value =
+            |flag: &str| args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
         match arg.as_str() {
             "--page-size" => options.page_size = value("--page-size")?.parse()?,
             "--name" => options.name = value("--name")?,

@@ -5,10 +5,7 @@ use std::process::Command;
 use crate::support::{DEMO, ROUTER, write_config};
 
 fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(ROUTER)
-        .args(args)
-        .output()
-        .expect("run mcp-router");
+    let out = Command::new(ROUTER).args(args).output().expect("run mcp-router");
     (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
@@ -28,10 +25,7 @@ fn demo_prints_the_transcript() {
         "output (error, as the model sees it):\n     server must be provided",
         "resources/read failed: MCP error -32002: Resource not found: demo://missing",
     ] {
-        assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
-        );
+        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }
     // Resources are grouped by server name: every docs item precedes every notes item.
     let first_notes = stdout.find("{\"server\":\"notes\"").expect("notes items");
@@ -40,22 +34,14 @@ fn demo_prints_the_transcript() {
         .expect("docs items");
     assert!(last_docs < first_notes);
     // Every end event shows a duration in milliseconds.
-    assert!(
-        stdout
-            .lines()
-            .filter(|l| l.contains("mcp_tool_call_end"))
-            .all(|l| l.contains(" ms "))
-    );
+    assert!(stdout.lines().filter(|l| l.contains("mcp_tool_call_end")).all(|l| l.contains(" ms ")));
 }
 
 #[test]
 fn tools_in_both_formats() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = write_config(
-        &dir,
-        "c.toml",
-        &format!("[mcp_servers.docs]\ncommand = \"{DEMO}\"\n"),
-    );
+    let config =
+        write_config(&dir, "c.toml", &format!("[mcp_servers.docs]\ncommand = \"{DEMO}\"\n"));
     let config = config.to_str().expect("utf8 path");
     let (stdout, _, code) = run(&["tools", "--config", config]);
     assert_eq!(code, 0);
@@ -69,6 +55,7 @@ fn tools_in_both_formats() {
     assert_eq!(
         names,
         [
+            "complete_mcp_resource_argument",
             "list_mcp_resource_templates",
             "list_mcp_resources",
             "mcp__docs__add",
@@ -114,28 +101,19 @@ fn conveniences_read_list_and_call() {
     assert!(stdout.contains("demo://data/cities.csv"), "{stdout}");
     let (stdout, _, code) = run(&["list-resources", "--json"]);
     assert_eq!(code, 0);
-    assert!(
-        stdout.starts_with("{\"server\":null,\"resources\":["),
-        "{stdout}"
-    );
+    assert!(stdout.starts_with("{\"server\":null,\"resources\":["), "{stdout}");
     let (stdout, _, code) = run(&["call", "mcp__notes__add", "{\"a\":1,\"b\":2}"]);
     assert_eq!((stdout.as_str(), code), ("3\n", 0));
     let (_, stderr, code) = run(&["read", "--server", "docs", "--uri", "demo://nope"]);
     assert_eq!(code, 1);
-    assert!(
-        stderr.contains("Resource not found: demo://nope"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("Resource not found: demo://nope"), "{stderr}");
 }
 
 #[test]
 fn a_bad_config_gets_one_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = write_config(
-        &dir,
-        "bad.toml",
-        "[mcp_servers.docs]\ncommand = \"x\"\nargs = \"--oops\"\n",
-    );
+    let config =
+        write_config(&dir, "bad.toml", "[mcp_servers.docs]\ncommand = \"x\"\nargs = \"--oops\"\n");
     let (_, stderr, code) = run(&["exec", "--config", config.to_str().expect("utf8")]);
     assert_ne!(code, 0);
     assert!(

@@ -56,12 +56,7 @@ impl ExecSession {
             .expect("spawn mcp-router exec");
         let stdin = child.stdin.take();
         let reader = BufReader::new(child.stdout.take().expect("stdout"));
-        Self {
-            child,
-            stdin,
-            reader,
-            lines: Vec::new(),
-        }
+        Self { child, stdin, reader, lines: Vec::new() }
     }
 
     fn send(&mut self, line: &Value) {
@@ -93,10 +88,8 @@ impl ExecSession {
         drop(self.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.reader, &mut rest).expect("read rest");
-        self.lines.extend(
-            rest.lines()
-                .map(|l| serde_json::from_str::<Value>(l).expect("JSON line")),
-        );
+        self.lines
+            .extend(rest.lines().map(|l| serde_json::from_str::<Value>(l).expect("JSON line")));
         let code = self.child.wait().expect("wait").code().unwrap_or(-1);
         (self.lines, code)
     }
@@ -124,10 +117,7 @@ fn outputs(lines: &[Value]) -> HashMap<String, Value> {
     let mut map = HashMap::new();
     for line in lines.iter().filter(|l| l["type"] == "function_call_output") {
         let id = line["call_id"].as_str().expect("call_id").to_string();
-        assert!(
-            map.insert(id.clone(), line["output"].clone()).is_none(),
-            "two outputs for {id}"
-        );
+        assert!(map.insert(id.clone(), line["output"].clone()).is_none(), "two outputs for {id}");
     }
     map
 }
@@ -157,10 +147,7 @@ fn acceptance_through_exec() {
     }
     // The next page, with the cursor the first page returned.
     let page1 = content(&session.output("page1"));
-    let next = page1["nextCursor"]
-        .as_str()
-        .expect("a next page")
-        .to_string();
+    let next = page1["nextCursor"].as_str().expect("a next page").to_string();
     let args = json!({"server": "docs", "cursor": next}).to_string();
     session.send(&json!({"call_id": "page2", "name": "list_mcp_resources", "arguments": args}));
     let (lines, code) = session.finish();
@@ -185,10 +172,7 @@ fn acceptance_through_exec() {
         assert_eq!(outs[id]["success"], false, "{id}");
         outs[id]["content"].as_str().expect("content").to_string()
     };
-    assert_eq!(
-        failure("cursor-only"),
-        "cursor can only be used when a server is specified"
-    );
+    assert_eq!(failure("cursor-only"), "cursor can only be used when a server is specified");
     assert_eq!(failure("read-no-server"), "server must be provided");
     assert_eq!(failure("unknown"), "unsupported call: no_such_tool");
 
@@ -197,10 +181,7 @@ fn acceptance_through_exec() {
     assert_eq!(page1["resources"].as_array().map(Vec::len), Some(2));
 
     assert_eq!(outs["tool"]["type"], "mcp");
-    assert_eq!(
-        outs["tool"]["result"]["Ok"]["content"][0]["text"],
-        "Echo: hi"
-    );
+    assert_eq!(outs["tool"]["result"]["Ok"]["content"][0]["text"], "Echo: hi");
 
     let errors: Vec<&Value> = lines.iter().filter(|l| l["type"] == "error").collect();
     assert_eq!(errors.len(), 1);
@@ -224,10 +205,8 @@ fn acceptance_through_exec() {
             _ => {}
         }
     }
-    let expected: BTreeMap<String, (usize, usize)> = ["all", "page1", "page2", "tool"]
-        .iter()
-        .map(|id| (id.to_string(), (1, 1)))
-        .collect();
+    let expected: BTreeMap<String, (usize, usize)> =
+        ["all", "page1", "page2", "tool"].iter().map(|id| (id.to_string(), (1, 1))).collect();
     assert_eq!(pairs, expected);
 
     let ready: Vec<&str> = lines
@@ -248,26 +227,17 @@ fn a_missing_command_shows_in_errors_and_events() {
             r#"{{"mcpServers": {{"docs": {{"command": "{DEMO}"}}, "broken": {{"command": "/no/such/mcp-server"}}}}}}"#
         ),
     );
-    let (lines, code) = exec(
-        &config,
-        &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": ""})],
-    );
+    let (lines, code) =
+        exec(&config, &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": ""})]);
     assert_eq!(code, 0);
     let outs = outputs(&lines);
     let payload = content(&outs["1"]);
     assert_eq!(payload["resources"].as_array().map(Vec::len), Some(5));
     assert_eq!(payload["errors"][0]["server"], "broken");
-    let failed: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "mcp_server_failed")
-        .collect();
+    let failed: Vec<&Value> = lines.iter().filter(|l| l["type"] == "mcp_server_failed").collect();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["server"], "broken");
-    assert!(
-        failed[0]["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("/no/such/mcp-server"))
-    );
+    assert!(failed[0]["error"].as_str().is_some_and(|e| e.contains("/no/such/mcp-server")));
 }
 
 /// A config whose one server is wrapped in `sh` (sh forks it), tagged with `tag`.
@@ -286,10 +256,8 @@ fn no_server_outlives_exec_at_end_of_input() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tag = marker("eof");
     let config = wrapped_config(&dir, &tag);
-    let (lines, code) = exec(
-        &config,
-        &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})],
-    );
+    let (lines, code) =
+        exec(&config, &[json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})]);
     assert_eq!(code, 0);
     assert_eq!(outputs(&lines).len(), 1);
     assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty());
@@ -309,12 +277,8 @@ fn no_server_outlives_exec_on_sigterm() {
         .spawn()
         .expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
-    writeln!(
-        stdin,
-        "{}",
-        json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"})
-    )
-    .expect("write");
+    writeln!(stdin, "{}", json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"}))
+        .expect("write");
     // Wait for the output: the server is up. stdin stays open, so exec would run forever.
     let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
@@ -322,16 +286,76 @@ fn no_server_outlives_exec_on_sigterm() {
         line.clear();
     }
     assert!(!processes_with(&tag).is_empty(), "server is running");
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
+    let status =
+        Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
     assert!(status.success());
     let exit = child.wait().expect("wait");
     assert_eq!(exit.code(), Some(143));
-    assert!(
-        wait_gone(&tag, Duration::from_secs(3)).is_empty(),
-        "no orphan after SIGTERM"
-    );
+    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "no orphan after SIGTERM");
     drop(stdin);
+}
+
+#[test]
+fn templates_and_completion_through_exec() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = two_server_config(&dir);
+    let read = |id: &str, args: Value| json!({"call_id": id, "name": "read_mcp_resource", "arguments": args.to_string()});
+    let calls = vec![
+        json!({"call_id": "templates", "name": "list_mcp_resource_templates", "arguments": "{\"server\":\"docs\"}"}),
+        read(
+            "doc",
+            json!({"server": "docs", "template": "demo://docs/{name}", "parameters": {"name": "architecture.md"}}),
+        ),
+        read(
+            "lines",
+            json!({"server": "docs", "template": "demo://lines/{name}{?from,to}", "parameters": {"name": "README.md", "from": 1, "to": 1}}),
+        ),
+        read(
+            "missing",
+            json!({"server": "docs", "template": "demo://docs/{name}", "parameters": {}}),
+        ),
+        read("unknown-uri", json!({"server": "docs", "uri": "demo://nope"})),
+        json!({"call_id": "complete", "name": "complete_mcp_resource_argument", "arguments": {"server": "docs", "template": "demo://docs/{name}", "argument": "name", "value": "arch"}}),
+    ];
+    let mut session = ExecSession::start(&config);
+    for call in &calls {
+        session.send(call);
+    }
+    let (lines, code) = session.finish();
+    assert_eq!(code, 0);
+    let outs = outputs(&lines);
+
+    let templates = content(&outs["templates"]);
+    // `docs` serves pages of 2: two templates and a cursor to the third.
+    assert_eq!(templates["resourceTemplates"].as_array().map(Vec::len), Some(2));
+    assert!(templates["nextCursor"].is_string());
+    let doc = content(&outs["doc"]);
+    assert_eq!(doc["uri"], "demo://docs/architecture.md");
+    assert_eq!(doc["template"], "demo://docs/{name}");
+    assert!(doc["contents"][0]["text"].as_str().is_some_and(|t| t.starts_with("# Architecture")));
+    let lines_payload = content(&outs["lines"]);
+    assert_eq!(lines_payload["uri"], "demo://lines/README.md?from=1&to=1");
+    assert_eq!(lines_payload["contents"][0]["text"], "# mcp-router");
+    assert_eq!(outs["missing"]["success"], false);
+    assert_eq!(
+        outs["missing"]["content"],
+        "missing parameter `name` (required by template demo://docs/{name})"
+    );
+    assert_eq!(
+        outs["unknown-uri"]["content"],
+        "resources/read failed: MCP error -32002: Resource not found: demo://nope"
+    );
+    let completion = content(&outs["complete"]);
+    assert_eq!(completion["values"], json!(["architecture.md"]));
+
+    // Template reads and completions are bracketed by events like every MCP call.
+    let ends: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "mcp_tool_call_end")
+        .filter_map(|l| l["call_id"].as_str())
+        .collect();
+    for id in ["templates", "doc", "lines", "unknown-uri", "complete"] {
+        assert_eq!(ends.iter().filter(|e| **e == id).count(), 1, "{id}");
+    }
+    assert!(!ends.contains(&"missing"));
 }

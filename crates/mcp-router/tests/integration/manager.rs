@@ -21,10 +21,7 @@ fn uris(payload: &Value, key: &str) -> Vec<(String, String)> {
                 .or_else(|| r.get("uriTemplate"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            (
-                r["server"].as_str().unwrap_or_default().to_string(),
-                uri.to_string(),
-            )
+            (r["server"].as_str().unwrap_or_default().to_string(), uri.to_string())
         })
         .collect()
 }
@@ -39,11 +36,7 @@ async fn all_server_list_is_complete_and_sorted_by_server() {
     let listed = uris(&payload, "resources");
     let expected: Vec<(String, String)> = ["alpha", "zeta"]
         .iter()
-        .flat_map(|s| {
-            demo_server::resources()
-                .into_iter()
-                .map(move |r| (s.to_string(), r.uri))
-        })
+        .flat_map(|s| demo_server::resources().into_iter().map(move |r| (s.to_string(), r.uri)))
         .collect();
     assert_eq!(listed, expected);
     let end = h.drain().into_iter().find_map(|e| match e {
@@ -65,32 +58,19 @@ async fn single_server_pages_walk_every_resource_once() {
         let args = json!({"server": "docs", "cursor": cursor}).to_string();
         let payload = h.payload("list_mcp_resources", &args).await;
         assert_eq!(payload["server"], "docs");
-        assert!(
-            payload
-                .as_object()
-                .expect("object")
-                .contains_key("nextCursor")
-        );
+        assert!(payload.as_object().expect("object").contains_key("nextCursor"));
         seen.extend(uris(&payload, "resources").into_iter().map(|(_, u)| u));
         match payload["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
             None => break,
         }
     }
-    let expected: Vec<String> = demo_server::resources()
-        .into_iter()
-        .map(|r| r.uri)
-        .collect();
+    let expected: Vec<String> = demo_server::resources().into_iter().map(|r| r.uri).collect();
     assert_eq!(seen, expected);
     assert_eq!(seen.iter().collect::<HashSet<_>>().len(), seen.len());
 
     // A cursor the server does not know: its -32602 reaches the model.
-    let output = h
-        .call(
-            "list_mcp_resources",
-            r#"{"server":"docs","cursor":"bogus"}"#,
-        )
-        .await;
+    let output = h.call("list_mcp_resources", r#"{"server":"docs","cursor":"bogus"}"#).await;
     assert_eq!(
         output,
         ToolOutput::failure("resources/list failed: MCP error -32602: Invalid cursor")
@@ -101,17 +81,12 @@ async fn single_server_pages_walk_every_resource_once() {
 #[tokio::test]
 async fn templates_reads_and_tool_calls() {
     let h = Harness::start(vec![demo("docs", 100)]);
-    let templates = h
-        .payload("list_mcp_resource_templates", r#"{"server":"docs"}"#)
-        .await;
-    let expected: Vec<(String, String)> = [
-        "demo://docs/{name}",
-        "demo://lines/{name}{?from,to}",
-        "demo://notes/{id}",
-    ]
-    .iter()
-    .map(|t| ("docs".to_string(), t.to_string()))
-    .collect();
+    let templates = h.payload("list_mcp_resource_templates", r#"{"server":"docs"}"#).await;
+    let expected: Vec<(String, String)> =
+        ["demo://docs/{name}", "demo://lines/{name}{?from,to}", "demo://notes/{id}"]
+            .iter()
+            .map(|t| ("docs".to_string(), t.to_string()))
+            .collect();
     assert_eq!(uris(&templates, "resourceTemplates"), expected);
     let lines = h
         .payload(
@@ -121,10 +96,7 @@ async fn templates_reads_and_tool_calls() {
         .await;
     assert_eq!(lines["contents"][0]["text"], "# mcp-router");
     let bad = h
-        .call(
-            "read_mcp_resource",
-            r#"{"server":"docs","uri":"demo://lines/README.md?from=x"}"#,
-        )
+        .call("read_mcp_resource", r#"{"server":"docs","uri":"demo://lines/README.md?from=x"}"#)
         .await;
     assert_eq!(
         bad,
@@ -133,36 +105,19 @@ async fn templates_reads_and_tool_calls() {
         )
     );
 
-    let read = h
-        .payload(
-            "read_mcp_resource",
-            r#"{"server":"docs","uri":"demo://notes/42"}"#,
-        )
-        .await;
+    let read = h.payload("read_mcp_resource", r#"{"server":"docs","uri":"demo://notes/42"}"#).await;
     assert_eq!(
         read,
         json!({"server": "docs", "uri": "demo://notes/42", "contents": [{"uri": "demo://notes/42", "mimeType": "text/plain", "text": "Note 42"}]})
     );
 
     let blob = h
-        .payload(
-            "read_mcp_resource",
-            r#"{"server":"docs","uri":"demo://images/pixel.png"}"#,
-        )
+        .payload("read_mcp_resource", r#"{"server":"docs","uri":"demo://images/pixel.png"}"#)
         .await;
     assert_eq!(blob["contents"][0]["mimeType"], "image/png");
-    assert!(
-        blob["contents"][0]["blob"]
-            .as_str()
-            .is_some_and(|b| b.starts_with("iVBOR"))
-    );
+    assert!(blob["contents"][0]["blob"].as_str().is_some_and(|b| b.starts_with("iVBOR")));
 
-    let missing = h
-        .call(
-            "read_mcp_resource",
-            r#"{"server":"docs","uri":"demo://nope"}"#,
-        )
-        .await;
+    let missing = h.call("read_mcp_resource", r#"{"server":"docs","uri":"demo://nope"}"#).await;
     assert_eq!(
         missing,
         ToolOutput::failure(
@@ -206,19 +161,14 @@ async fn a_server_that_cannot_start_fails_alone() {
         _ => None,
     });
     assert_eq!(failed.expect("lifecycle event").server, "ghost");
-    let read = h
-        .call("read_mcp_resource", r#"{"server":"ghost","uri":"x"}"#)
-        .await;
+    let read = h.call("read_mcp_resource", r#"{"server":"ghost","uri":"x"}"#).await;
     assert_eq!(
         read,
         ToolOutput::failure(
             "resources/read failed: MCP server 'ghost' failed to start: failed to spawn `/nonexistent/mcp-server-binary`: No such file or directory (os error 2)"
         )
     );
-    assert!(matches!(
-        h.manager.status("ghost"),
-        Some(ServerStatus::Failed(_))
-    ));
+    assert!(matches!(h.manager.status("ghost"), Some(ServerStatus::Failed(_))));
     assert_eq!(h.manager.status("good"), Some(ServerStatus::Ready));
     h.manager.shutdown().await;
 }
@@ -237,11 +187,7 @@ async fn tool_timeout_cancels_and_the_server_stays_usable() {
             result: Err("tool call error: timed out awaiting tools/call after 500ms".into())
         }
     );
-    assert!(
-        started.elapsed() < Duration::from_millis(1500),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
     let ToolOutput::Mcp { result: Ok(_) } =
         h.call("mcp__slow__echo", r#"{"text":"still here"}"#).await
     else {
@@ -254,28 +200,18 @@ async fn tool_timeout_cancels_and_the_server_stays_usable() {
 async fn startup_is_bounded_and_a_hung_server_is_killed() {
     let tag = marker("hung-startup");
     // A "server" that never answers initialize; the marker is in sh's command line.
-    let mut hung = ServerConfig::stdio(
-        "hung",
-        "sh",
-        vec!["-c".into(), format!("sleep 60; echo {tag}")],
-    );
+    let mut hung =
+        ServerConfig::stdio("hung", "sh", vec!["-c".into(), format!("sleep 60; echo {tag}")]);
     hung.startup_timeout = Duration::from_millis(500);
     let h = Harness::start(vec![hung, demo("fine", 100)]);
     let started = Instant::now();
     let payload = h.payload("list_mcp_resources", "{}").await;
-    assert!(
-        started.elapsed() < Duration::from_millis(2500),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_millis(2500), "{:?}", started.elapsed());
     assert_eq!(
         payload["errors"][0]["error"],
         "MCP server 'hung' failed to start: startup timed out after 500ms"
     );
-    assert!(
-        wait_gone(&tag, Duration::from_secs(3)).is_empty(),
-        "the hung server must be killed"
-    );
+    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "the hung server must be killed");
     h.manager.shutdown().await;
 }
 
@@ -284,19 +220,11 @@ async fn shutdown_kills_the_whole_process_group() {
     let tag = marker("group");
     // sh forks the server (not exec), so killing only the direct child would orphan it.
     let script = format!("{DEMO} --name {tag}; true");
-    let h = Harness::start(vec![ServerConfig::stdio(
-        "wrapped",
-        "sh",
-        vec!["-c".into(), script],
-    )]);
-    h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#)
-        .await;
+    let h = Harness::start(vec![ServerConfig::stdio("wrapped", "sh", vec!["-c".into(), script])]);
+    h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#).await;
     assert!(!processes_with(&tag).is_empty(), "the wrapped server runs");
     h.manager.shutdown().await;
-    assert!(
-        wait_gone(&tag, Duration::from_secs(3)).is_empty(),
-        "no server process is left"
-    );
+    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "no server process is left");
 }
 
 #[tokio::test]
@@ -304,13 +232,9 @@ async fn dropping_the_manager_kills_servers() {
     let tag = marker("drop");
     let script = format!("{DEMO} --name {tag}; true");
     {
-        let h = Harness::start(vec![ServerConfig::stdio(
-            "wrapped",
-            "sh",
-            vec!["-c".into(), script],
-        )]);
-        h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#)
-            .await;
+        let h =
+            Harness::start(vec![ServerConfig::stdio("wrapped", "sh", vec!["-c".into(), script])]);
+        h.payload("list_mcp_resources", r#"{"server":"wrapped"}"#).await;
         assert!(!processes_with(&tag).is_empty());
     }
     assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty());
@@ -328,6 +252,7 @@ async fn enabled_and_disabled_tool_filters() {
     assert_eq!(
         names,
         [
+            "complete_mcp_resource_argument",
             "list_mcp_resource_templates",
             "list_mcp_resources",
             "mcp__f__echo",
@@ -346,10 +271,7 @@ async fn enabled_and_disabled_tool_filters() {
 #[tokio::test]
 async fn streamable_http_on_loopback() {
     let web = HttpDemo::start(2);
-    let h = Harness::start(vec![
-        ServerConfig::http("web", web.url.clone()),
-        demo("local", 100),
-    ]);
+    let h = Harness::start(vec![ServerConfig::http("web", web.url.clone()), demo("local", 100)]);
     let payload = h.payload("list_mcp_resources", "{}").await;
     let listed = uris(&payload, "resources");
     assert_eq!(listed.len(), 10);
@@ -360,22 +282,15 @@ async fn streamable_http_on_loopback() {
     let args = json!({"server": "web", "cursor": next}).to_string();
     let page2 = h.payload("list_mcp_resources", &args).await;
     assert_eq!(page2["resources"][0]["uri"], "demo://data/cities.csv");
-    let read = h
-        .payload(
-            "read_mcp_resource",
-            r#"{"server":"web","uri":"demo://docs/README.md"}"#,
-        )
-        .await;
+    let read =
+        h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://docs/README.md"}"#).await;
     assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
     let ToolOutput::Mcp { result: Ok(echo) } =
         h.call("mcp__web__echo", r#"{"text":"over http"}"#).await
     else {
         panic!("echo")
     };
-    assert_eq!(
-        serde_json::to_value(&echo.content).expect("json")[0]["text"],
-        "Echo: over http"
-    );
+    assert_eq!(serde_json::to_value(&echo.content).expect("json")[0]["text"], "Echo: over http");
     h.manager.shutdown().await;
 }
 
@@ -384,8 +299,7 @@ async fn http_bearer_token_variable_must_exist_and_is_never_echoed() {
     let web = HttpDemo::start(100);
     let mut config = ServerConfig::http("web", web.url.clone());
     if let mcp_connection_manager::TransportConfig::StreamableHttp {
-        bearer_token_env_var,
-        ..
+        bearer_token_env_var, ..
     } = &mut config.transport
     {
         *bearer_token_env_var = Some("MCP_ROUTER_TEST_TOKEN_THAT_IS_NOT_SET".into());
@@ -415,10 +329,7 @@ async fn an_http_server_that_is_down_fails_alone() {
     let payload = h.payload("list_mcp_resources", "{}").await;
     assert_eq!(uris(&payload, "resources").len(), 5);
     let error = payload["errors"][0]["error"].as_str().expect("error");
-    assert!(
-        error.starts_with("MCP server 'down' failed to start: "),
-        "{error}"
-    );
+    assert!(error.starts_with("MCP server 'down' failed to start: "), "{error}");
     h.manager.shutdown().await;
 }
 

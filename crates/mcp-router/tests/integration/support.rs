@@ -34,18 +34,10 @@ pub(crate) struct Harness {
 impl Harness {
     pub(crate) fn start(servers: Vec<ServerConfig>) -> Self {
         let (tx, events) = event_channel();
-        let manager = Arc::new(McpConnectionManager::start(
-            servers,
-            tx.clone(),
-            ManagerOptions::default(),
-        ));
+        let manager =
+            Arc::new(McpConnectionManager::start(servers, tx.clone(), ManagerOptions::default()));
         let router = ToolRouter::with_mcp(manager.clone());
-        Self {
-            manager,
-            router,
-            events,
-            ctx: CallContext::new(tx),
-        }
+        Self { manager, router, events, ctx: CallContext::new(tx) }
     }
 
     pub(crate) async fn call(&self, name: &str, arguments: &str) -> ToolOutput {
@@ -54,20 +46,15 @@ impl Harness {
             name: name.to_string(),
             arguments: arguments.to_string(),
         };
-        self.router
-            .dispatch_to_output(&self.ctx, call)
-            .await
-            .expect("no fatal errors")
+        self.router.dispatch_to_output(&self.ctx, call).await.expect("no fatal errors")
     }
 
     /// The JSON payload of a successful function output; panics with the message otherwise.
     pub(crate) async fn payload(&self, name: &str, arguments: &str) -> serde_json::Value {
         match self.call(name, arguments).await {
-            ToolOutput::Function {
-                content,
-                success: Some(true),
-                ..
-            } => serde_json::from_str(&content).expect("JSON payload"),
+            ToolOutput::Function { content, success: Some(true), .. } => {
+                serde_json::from_str(&content).expect("JSON payload")
+            }
             other => panic!("{name} {arguments} failed: {other:?}"),
         }
     }
@@ -90,27 +77,14 @@ pub(crate) struct HttpDemo {
 impl HttpDemo {
     pub(crate) fn start(page_size: usize) -> Self {
         let mut child = Command::new(DEMO)
-            .args([
-                "--http",
-                "127.0.0.1:0",
-                "--name",
-                "web",
-                "--page-size",
-                &page_size.to_string(),
-            ])
+            .args(["--http", "127.0.0.1:0", "--name", "web", "--page-size", &page_size.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn demo http server");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read listening line");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect("listening line")
-            .to_string();
+        BufReader::new(stdout).read_line(&mut line).expect("read listening line");
+        let url = line.trim().strip_prefix("listening on ").expect("listening line").to_string();
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         Self { child, url }
     }
@@ -135,10 +109,8 @@ pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            let zombie =
+                stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
             !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
         })
         .collect()

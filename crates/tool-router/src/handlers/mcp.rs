@@ -35,12 +35,7 @@ impl ToolHandler for McpHandler {
         ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolPayload::Mcp {
-            server,
-            tool,
-            raw_arguments,
-        } = invocation.payload
-        else {
+        let ToolPayload::Mcp { server, tool, raw_arguments } = invocation.payload else {
             return Err(FunctionCallError::RespondToModel(
                 "mcp handler received unsupported payload".to_string(),
             ));
@@ -80,16 +75,9 @@ async fn handle_mcp_tool_call(
         Some(Value::Object(map)) => Some(map.clone()),
         Some(_) => return ToolOutput::failure("err: tool arguments must be a JSON object"),
     };
-    let invocation = McpInvocation {
-        server: Some(server.clone()),
-        tool: tool.clone(),
-        arguments,
-    };
+    let invocation = McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
     let work = async {
-        backend
-            .call_tool(&server, &tool, object)
-            .await
-            .map_err(|e| format!("tool call error: {e}"))
+        backend.call_tool(&server, &tool, object).await.map_err(|e| format!("tool call error: {e}"))
     };
     let result = bracket(ctx, call_id, invocation, work, |r| (r.clone(), None)).await;
     ToolOutput::Mcp { result }

@@ -9,12 +9,16 @@ use async_trait::async_trait;
 use mcp_connection_manager::{Aggregate, ServerListing};
 use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents, ResourceTemplate};
 use router_protocol::{McpInvocation, ResourceCallSummary, ServerFailure};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use uri_template::UriTemplate;
 
 use crate::backend::McpBackend;
 use crate::handler::{ToolHandler, ToolKind};
+use crate::handlers::args::{
+    json_kind, normalize_optional_string, normalize_required_string, parse_args,
+    parse_args_with_default, parse_arguments, respond,
+};
 use crate::handlers::bracket;
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
 use crate::spec::ToolSpec;
@@ -45,6 +49,11 @@ struct ReadArgs {
     server: Option<String>,
     #[serde(default)]
     uri: Option<String>,
+    /// Beyond Codex: a resource template to expand client-side with `parameters`.
+    #[serde(default)]
+    template: Option<String>,
+    #[serde(default)]
+    parameters: Option<Value>,
 }
 
 /// An item with the server it came from, next to the item's own MCP fields.
@@ -85,47 +94,38 @@ struct AllServersPayload<'a> {
     errors: Vec<ServerFailure>,
 }
 
-/// `{"server", "uri", "contents": […]}`
+/// `{"server", "uri", "template"?, "contents": […]}` (`template` only for template reads)
 #[derive(Serialize)]
 struct ReadPayload<'a> {
     server: &'a str,
     uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    template: Option<&'a str>,
     contents: &'a [ResourceContents],
 }
 
 fn with_server<'a, T>(server: &'a str, items: &'a [T]) -> Vec<WithServer<'a, T>> {
-    items
-        .iter()
-        .map(|item| WithServer { server, item })
-        .collect()
+    items.iter().map(|item| WithServer { server, item }).collect()
 }
 
 fn flatten<T>(listings: &Aggregate<T>) -> Vec<WithServer<'_, T>> {
-    listings
-        .iter()
-        .flat_map(|l| with_server(&l.server, &l.items))
-        .collect()
+    listings.iter().flat_map(|l| with_server(&l.server, &l.items)).collect()
 }
 
 fn all_servers_payload<'a>(
     items: Items<'a>,
     failures: Vec<ServerFailure>,
 ) -> AllServersPayload<'a> {
-    AllServersPayload {
-        server: None,
-        items,
-        errors: failures,
-    }
+    AllServersPayload { server: None, items, errors: failures }
 }
 
 fn failures<T>(listings: &[ServerListing<T>]) -> Vec<ServerFailure> {
     listings
         .iter()
         .filter_map(|l| {
-            l.error.as_ref().map(|error| ServerFailure {
-                server: l.server.clone(),
-                error: error.clone(),
-            })
+            l.error
+                .as_ref()
+                .map(|error| ServerFailure { server: l.server.clone(), error: error.clone() })
         })
         .collect()
 }
@@ -186,14 +186,16 @@ impl McpResourceHandler {
             },
             ToolSpec {
                 name: READ_MCP_RESOURCE.to_string(),
-                description: "Read a specific resource from an MCP server given the server name and resource URI.".to_string(),
+                description: "Read a specific resource from an MCP server given the server name and resource URI. To read from a resource template, pass `template` (a uriTemplate returned by list_mcp_resource_templates) and `parameters` instead of `uri`.".to_string(),
                 parameters: json!({
                     "type": "object",
                     "properties": {
                         "server": {"type": "string", "description": "MCP server name exactly as configured. Must match the 'server' field returned by list_mcp_resources."},
-                        "uri": {"type": "string", "description": "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."}
+                        "uri": {"type": "string", "description": "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."},
+                        "template": {"type": "string", "description": "Instead of uri: an RFC 6570 uriTemplate returned by list_mcp_resource_templates, expanded with parameters."},
+                        "parameters": {"type": "object", "description": "Values for the template's variables, e.g. {\"id\": \"42\"}. Variables of {?...}, {&...} and {;...} expressions are optional; all others are required.", "additionalProperties": {"type": ["string", "number", "boolean", "array"]}}
                     },
-                    "required": ["server", "uri"],
+                    "required": ["server"],
                     "additionalProperties": false
                 }),
             },
@@ -211,15 +213,10 @@ impl McpResourceHandler {
         let server = normalize_optional_string(args.server);
         let cursor = normalize_optional_string(args.cursor);
         if server.is_none() && cursor.is_some() {
-            return Err(respond(
-                "cursor can only be used when a server is specified",
-            ));
+            return Err(respond("cursor can only be used when a server is specified"));
         }
-        let invocation = McpInvocation {
-            server: server.clone(),
-            tool: tool.to_string(),
-            arguments,
-        };
+        let invocation =
+            McpInvocation { server: server.clone(), tool: tool.to_string(), arguments };
         let backend = &self.backend;
         let templates = tool == LIST_MCP_RESOURCE_TEMPLATES;
         let work = async move {
@@ -247,12 +244,9 @@ impl McpResourceHandler {
                 failed_servers: vec![],
             };
             if templates {
-                let page = backend
-                    .list_resource_templates(&server, cursor)
-                    .await
-                    .map_err(|e| {
-                        single_failure(&server, format!("resources/templates/list failed: {e}"))
-                    })?;
+                let page = backend.list_resource_templates(&server, cursor).await.map_err(|e| {
+                    single_failure(&server, format!("resources/templates/list failed: {e}"))
+                })?;
                 let payload = SingleServerPayload {
                     server: &server,
                     items: Items::Templates(with_server(&server, &page.resource_templates)),
@@ -283,7 +277,18 @@ impl McpResourceHandler {
     ) -> Result<ToolOutput, FunctionCallError> {
         let args: ReadArgs = parse_args(arguments.clone())?;
         let server = normalize_required_string("server", args.server)?;
-        let uri = normalize_required_string("uri", args.uri)?;
+        let template = normalize_optional_string(args.template);
+        let uri = match &template {
+            None => normalize_required_string("uri", args.uri)?,
+            Some(template) => {
+                if normalize_optional_string(args.uri).is_some() {
+                    return Err(respond(
+                        "provide either uri or template (with parameters), not both",
+                    ));
+                }
+                expand_template(template, args.parameters)?
+            }
+        };
         let invocation = McpInvocation {
             server: Some(server.clone()),
             tool: READ_MCP_RESOURCE.to_string(),
@@ -298,6 +303,7 @@ impl McpResourceHandler {
             let payload = ReadPayload {
                 server: &server,
                 uri: &uri,
+                template: template.as_deref(),
                 contents: &result.contents,
             };
             let summary = ResourceCallSummary {
@@ -323,28 +329,68 @@ impl ToolHandler for McpResourceHandler {
         ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolInvocation {
-            call_id,
-            tool_name,
-            payload,
-        } = invocation;
+        let ToolInvocation { call_id, tool_name, payload } = invocation;
         let ToolPayload::Function { arguments } = payload else {
             return Err(respond("mcp_resource handler received unsupported payload"));
         };
         let arguments = parse_arguments(&arguments)?;
         match tool_name.as_str() {
-            LIST_MCP_RESOURCES => {
-                self.list(ctx, &call_id, LIST_MCP_RESOURCES, arguments)
-                    .await
-            }
+            LIST_MCP_RESOURCES => self.list(ctx, &call_id, LIST_MCP_RESOURCES, arguments).await,
             LIST_MCP_RESOURCE_TEMPLATES => {
-                self.list(ctx, &call_id, LIST_MCP_RESOURCE_TEMPLATES, arguments)
-                    .await
+                self.list(ctx, &call_id, LIST_MCP_RESOURCE_TEMPLATES, arguments).await
             }
             READ_MCP_RESOURCE => self.read(ctx, &call_id, arguments).await,
             other => Err(respond(format!("unsupported MCP resource tool: {other}"))),
         }
     }
+}
+
+/// Expand a template the model filled in. Variables of query-style expressions (`{?…}`,
+/// `{&…}`, `{;…}`) are optional; every other one is required. Every failure names the
+/// parameter at fault.
+fn expand_template(template: &str, parameters: Option<Value>) -> Result<String, FunctionCallError> {
+    let parsed =
+        UriTemplate::parse(template).map_err(|e| respond(format!("template is not valid: {e}")))?;
+    let parameters: Map<String, Value> = match parameters {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(respond(format!(
+                "parameters must be a JSON object, got {}",
+                json_kind(&other)
+            )));
+        }
+    };
+    let variables = parsed.variables();
+    if let Some(unknown) = parameters.keys().find(|k| !variables.contains(&k.as_str())) {
+        return Err(respond(format!(
+            "unknown parameter `{unknown}`: the template's variables are {}",
+            variables.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let optional = parsed.optional_variables();
+    for name in variables.iter().filter(|v| !optional.contains(v)) {
+        if parameters.get(*name).is_none_or(Value::is_null) {
+            return Err(respond(format!(
+                "missing parameter `{name}` (required by template {template})"
+            )));
+        }
+    }
+    for (name, value) in &parameters {
+        let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
+        let ok = match value {
+            Value::Array(items) => items.iter().all(scalar),
+            Value::Object(_) => false,
+            other => other.is_null() || scalar(other),
+        };
+        if !ok {
+            return Err(respond(format!(
+                "parameter `{name}` must be a string, number, boolean or a list of them, got {}",
+                json_kind(value)
+            )));
+        }
+    }
+    parsed.expand(&parameters).map_err(|e| respond(format!("cannot expand template: {e}")))
 }
 
 /// Bracket `work` with begin/end events and turn its outcome into the model's output.
@@ -355,10 +401,7 @@ async fn run(
     work: impl std::future::Future<Output = Result<Produced, Failed>>,
 ) -> Result<ToolOutput, FunctionCallError> {
     let outcome = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
-        Ok(p) => (
-            Ok(call_tool_result_from_content(&p.content, true)),
-            Some(p.summary.clone()),
-        ),
+        Ok(p) => (Ok(call_tool_result_from_content(&p.content, true)), Some(p.summary.clone())),
         Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
     })
     .await;
@@ -404,68 +447,6 @@ fn call_tool_result_from_content(content: &str, success: bool) -> CallToolResult
     // rmcp fills in the 2026 `resultType`; our events follow protocol 2025-11-25.
     result.result_type = None;
     result
-}
-
-fn respond(message: impl Into<String>) -> FunctionCallError {
-    FunctionCallError::RespondToModel(message.into())
-}
-
-/// Empty or whitespace arguments (and JSON `null`) mean none.
-fn parse_arguments(raw: &str) -> Result<Option<Value>, FunctionCallError> {
-    if raw.trim().is_empty() {
-        return Ok(None);
-    }
-    let value: Value = serde_json::from_str(raw)
-        .map_err(|e| respond(format!("failed to parse function arguments: {e}")))?;
-    Ok((!value.is_null()).then_some(value))
-}
-
-/// Arguments must be a JSON object (serde would otherwise accept `["a", "b"]` positionally).
-fn parse_args<T: DeserializeOwned>(arguments: Option<Value>) -> Result<T, FunctionCallError> {
-    match arguments {
-        Some(value) if !value.is_object() => Err(respond(format!(
-            "failed to parse function arguments: expected a JSON object, got {}",
-            json_kind(&value)
-        ))),
-        Some(value) => serde_json::from_value(value)
-            .map_err(|e| respond(format!("failed to parse function arguments: {e}"))),
-        None => Err(respond(
-            "failed to parse function arguments: expected value",
-        )),
-    }
-}
-
-fn parse_args_with_default<T: DeserializeOwned + Default>(
-    arguments: Option<Value>,
-) -> Result<T, FunctionCallError> {
-    match arguments {
-        Some(value) => parse_args(Some(value)),
-        None => Ok(T::default()),
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn normalize_optional_string(value: Option<String>) -> Option<String> {
-    value
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-}
-
-fn normalize_required_string(
-    field: &str,
-    value: Option<String>,
-) -> Result<String, FunctionCallError> {
-    normalize_optional_string(value).ok_or_else(|| respond(format!("{field} must be provided")))
 }
 
 #[cfg(test)]

@@ -9,14 +9,11 @@ use crate::test_support::{FakeBackend, FakeServer, context, drain, resource};
 
 fn backend() -> Arc<FakeBackend> {
     let figma = FakeServer {
-        resources: vec![
-            resource("memo://123", "memo"),
-            resource("memo://456", "other"),
+        resources: vec![resource("memo://123", "memo"), resource("memo://456", "other")],
+        templates: vec![
+            rmcp::model::ResourceTemplate::new("memo://{id}", "memo-by-id"),
+            rmcp::model::ResourceTemplate::new("search://{index}/q{?text,limit}", "search"),
         ],
-        templates: vec![rmcp::model::ResourceTemplate::new(
-            "memo://{id}",
-            "memo-by-id",
-        )],
         page_size: 1,
         ..Default::default()
     };
@@ -38,9 +35,7 @@ async fn call(
     let invocation = ToolInvocation {
         call_id: "call-1".to_string(),
         tool_name: tool.to_string(),
-        payload: ToolPayload::Function {
-            arguments: arguments.to_string(),
-        },
+        payload: ToolPayload::Function { arguments: arguments.to_string() },
     };
     let result = handler.handle(&ctx, invocation).await.map_err(|e| match e {
         FunctionCallError::RespondToModel(m) => m,
@@ -51,11 +46,9 @@ async fn call(
 
 fn content(output: &Result<ToolOutput, String>) -> Value {
     match output {
-        Ok(ToolOutput::Function {
-            content,
-            success: Some(true),
-            content_items: None,
-        }) => serde_json::from_str(content).expect("content is JSON"),
+        Ok(ToolOutput::Function { content, success: Some(true), content_items: None }) => {
+            serde_json::from_str(content).expect("content is JSON")
+        }
         other => panic!("expected a successful function output, got {other:?}"),
     }
 }
@@ -70,10 +63,7 @@ fn raw(output: &Result<ToolOutput, String>) -> &str {
 
 fn end_event(events: &[EventMsg]) -> &McpToolCallEndEvent {
     match events {
-        [
-            EventMsg::McpToolCallBegin(begin),
-            EventMsg::McpToolCallEnd(end),
-        ] => {
+        [EventMsg::McpToolCallBegin(begin), EventMsg::McpToolCallEnd(end)] => {
             assert_eq!(begin.call_id, end.call_id);
             assert_eq!(begin.invocation, end.invocation);
             end
@@ -85,27 +75,15 @@ fn end_event(events: &[EventMsg]) -> &McpToolCallEndEvent {
 /// Asserts the call fails with exactly `expected` and contacts no server (no events).
 async fn check_rejected(tool: &str, arguments: &str, expected: &str) {
     let (result, events) = call(backend(), tool, arguments).await;
-    assert_eq!(
-        result.expect_err("should fail"),
-        expected,
-        "{tool} {arguments}"
-    );
-    assert!(
-        events.is_empty(),
-        "no begin/end for a call rejected before MCP: {events:?}"
-    );
+    assert_eq!(result.expect_err("should fail"), expected, "{tool} {arguments}");
+    assert!(events.is_empty(), "no begin/end for a call rejected before MCP: {events:?}");
 }
 
 #[tokio::test]
 async fn list_all_servers_for_blank_arguments() {
-    for arguments in [
-        "",
-        "   ",
-        "{}",
-        "null",
-        "{\"server\": \"  \"}",
-        "{\"server\": null, \"cursor\": \"\"}",
-    ] {
+    for arguments in
+        ["", "   ", "{}", "null", "{\"server\": \"  \"}", "{\"server\": null, \"cursor\": \"\"}"]
+    {
         let (result, events) = call(backend(), LIST_MCP_RESOURCES, arguments).await;
         content(&result);
         insta::assert_snapshot!("list_all_resources", raw(&result));
@@ -120,26 +98,15 @@ async fn list_all_servers_for_blank_arguments() {
 
 #[tokio::test]
 async fn list_single_server_keeps_next_cursor_key() {
-    let (result, events) = call(
-        backend(),
-        LIST_MCP_RESOURCES,
-        r#"{"server":"figma","cursor":null}"#,
-    )
-    .await;
+    let (result, events) =
+        call(backend(), LIST_MCP_RESOURCES, r#"{"server":"figma","cursor":null}"#).await;
     insta::assert_snapshot!("list_single_first_page", raw(&result));
     let end = end_event(&events);
     assert_eq!(end.invocation.server.as_deref(), Some("figma"));
-    assert_eq!(
-        end.invocation.arguments,
-        Some(json!({"server": "figma", "cursor": null}))
-    );
+    assert_eq!(end.invocation.arguments, Some(json!({"server": "figma", "cursor": null})));
 
-    let (result, _) = call(
-        backend(),
-        LIST_MCP_RESOURCES,
-        r#"{"server":" figma ","cursor":"1"}"#,
-    )
-    .await;
+    let (result, _) =
+        call(backend(), LIST_MCP_RESOURCES, r#"{"server":" figma ","cursor":"1"}"#).await;
     let last = content(&result);
     assert_eq!(last["nextCursor"], Value::Null);
     assert!(last.as_object().expect("object").contains_key("nextCursor"));
@@ -149,9 +116,7 @@ async fn list_single_server_keeps_next_cursor_key() {
 #[tokio::test]
 async fn end_event_result_is_the_payload_text() {
     let (result, events) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":"alpha"}"#).await;
-    let Ok(ToolOutput::Function { content, .. }) = &result else {
-        panic!("{result:?}")
-    };
+    let Ok(ToolOutput::Function { content, .. }) = &result else { panic!("{result:?}") };
     let end = end_event(&events);
     let ok = end.result.as_ref().expect("ok result");
     assert_eq!(ok.is_error, Some(false));
@@ -185,42 +150,20 @@ async fn cursor_without_server_is_refused_before_mcp() {
 
 #[tokio::test]
 async fn read_requires_server_and_uri() {
-    check_rejected(
-        READ_MCP_RESOURCE,
-        r#"{"uri":"memo://123"}"#,
-        "server must be provided",
-    )
-    .await;
+    check_rejected(READ_MCP_RESOURCE, r#"{"uri":"memo://123"}"#, "server must be provided").await;
     check_rejected(
         READ_MCP_RESOURCE,
         r#"{"server":"  ","uri":"memo://123"}"#,
         "server must be provided",
     )
     .await;
-    check_rejected(
-        READ_MCP_RESOURCE,
-        r#"{"server":"figma"}"#,
-        "uri must be provided",
-    )
-    .await;
-    check_rejected(
-        READ_MCP_RESOURCE,
-        r#"{"server":"figma","uri":" "}"#,
-        "uri must be provided",
-    )
-    .await;
-    check_rejected(
-        READ_MCP_RESOURCE,
-        "",
-        "failed to parse function arguments: expected value",
-    )
-    .await;
-    check_rejected(
-        READ_MCP_RESOURCE,
-        "null",
-        "failed to parse function arguments: expected value",
-    )
-    .await;
+    check_rejected(READ_MCP_RESOURCE, r#"{"server":"figma"}"#, "uri must be provided").await;
+    check_rejected(READ_MCP_RESOURCE, r#"{"server":"figma","uri":" "}"#, "uri must be provided")
+        .await;
+    check_rejected(READ_MCP_RESOURCE, "", "failed to parse function arguments: expected value")
+        .await;
+    check_rejected(READ_MCP_RESOURCE, "null", "failed to parse function arguments: expected value")
+        .await;
 }
 
 #[tokio::test]
@@ -253,12 +196,8 @@ async fn malformed_arguments_are_refused_before_mcp() {
 
 #[tokio::test]
 async fn read_success_payload() {
-    let (result, events) = call(
-        backend(),
-        READ_MCP_RESOURCE,
-        r#"{"server":"figma","uri":"memo://123"}"#,
-    )
-    .await;
+    let (result, events) =
+        call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://123"}"#).await;
     insta::assert_snapshot!("read_payload", raw(&result));
     let end = end_event(&events);
     assert_eq!(end.invocation.server.as_deref(), Some("figma"));
@@ -267,34 +206,19 @@ async fn read_success_payload() {
 
 #[tokio::test]
 async fn backend_errors_reach_the_model_and_the_end_event() {
-    let (result, events) = call(
-        backend(),
-        READ_MCP_RESOURCE,
-        r#"{"server":"figma","uri":"memo://nope"}"#,
-    )
-    .await;
-    let expected = "resources/read failed: MCP error -32002: Resource not found: memo://nope";
+    let (result, events) =
+        call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"other://nope"}"#).await;
+    let expected = "resources/read failed: MCP error -32002: Resource not found: other://nope";
     assert_eq!(result.expect_err("fails"), expected);
     let end = end_event(&events);
     assert_eq!(end.result, Err(expected.to_string()));
-    assert_eq!(
-        end.summary.as_ref().map(|s| s.failed_servers.len()),
-        Some(1)
-    );
+    assert_eq!(end.summary.as_ref().map(|s| s.failed_servers.len()), Some(1));
 
     let (result, events) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":"nope"}"#).await;
-    assert_eq!(
-        result.expect_err("fails"),
-        "resources/list failed: unknown MCP server 'nope'"
-    );
+    assert_eq!(result.expect_err("fails"), "resources/list failed: unknown MCP server 'nope'");
     end_event(&events);
 
-    let (result, _) = call(
-        backend(),
-        LIST_MCP_RESOURCE_TEMPLATES,
-        r#"{"server":"nope"}"#,
-    )
-    .await;
+    let (result, _) = call(backend(), LIST_MCP_RESOURCE_TEMPLATES, r#"{"server":"nope"}"#).await;
     assert_eq!(
         result.expect_err("fails"),
         "resources/templates/list failed: unknown MCP server 'nope'"
@@ -311,13 +235,7 @@ async fn all_server_list_reports_failing_servers() {
         ..Default::default()
     };
     let backend = FakeBackend::with(vec![
-        (
-            "alpha",
-            FakeServer {
-                resources: vec![resource("file:///a", "a")],
-                ..Default::default()
-            },
-        ),
+        ("alpha", FakeServer { resources: vec![resource("file:///a", "a")], ..Default::default() }),
         ("broken", broken),
     ]);
     let (result, events) = call(backend, LIST_MCP_RESOURCES, "{}").await;
@@ -329,12 +247,7 @@ async fn all_server_list_reports_failing_servers() {
 
 #[tokio::test]
 async fn templates_single_and_all() {
-    let (result, _) = call(
-        backend(),
-        LIST_MCP_RESOURCE_TEMPLATES,
-        r#"{"server":"figma"}"#,
-    )
-    .await;
+    let (result, _) = call(backend(), LIST_MCP_RESOURCE_TEMPLATES, r#"{"server":"figma"}"#).await;
     insta::assert_snapshot!("templates_single", raw(&result));
     let (result, _) = call(backend(), LIST_MCP_RESOURCE_TEMPLATES, "").await;
     insta::assert_snapshot!("templates_all", raw(&result));
@@ -353,10 +266,7 @@ async fn mcp_payload_is_unsupported() {
             raw_arguments: String::new(),
         },
     };
-    let err = handler
-        .handle(&ctx, invocation)
-        .await
-        .expect_err("unsupported");
+    let err = handler.handle(&ctx, invocation).await.expect_err("unsupported");
     assert_eq!(
         err,
         FunctionCallError::RespondToModel(
@@ -372,4 +282,75 @@ fn specs_are_codex_shaped() {
         .map(|s| s.to_format(crate::ToolFormat::OpenAi))
         .collect();
     insta::assert_json_snapshot!("resource_tool_specs_openai", specs);
+}
+
+#[tokio::test]
+async fn read_through_a_template() {
+    let (result, events) = call(
+        backend(),
+        READ_MCP_RESOURCE,
+        r#"{"server":"figma","template":"memo://{id}","parameters":{"id":"77"}}"#,
+    )
+    .await;
+    insta::assert_snapshot!("read_template_payload", raw(&result));
+    let end = end_event(&events);
+    assert_eq!(end.invocation.server.as_deref(), Some("figma"));
+    // Query-style variables are optional; numbers are accepted.
+    let (result, _) = call(
+        backend(),
+        READ_MCP_RESOURCE,
+        r#"{"server":"figma","template":"search://{index}/q{?text,limit}","parameters":{"index":"main","limit":5}}"#,
+    )
+    .await;
+    assert_eq!(content(&result)["uri"], "search://main/q?limit=5");
+}
+
+#[tokio::test]
+async fn template_mistakes_name_the_parameter() {
+    let cases = [
+        (
+            r#"{"server":"figma","template":"memo://{id}"}"#,
+            "missing parameter `id` (required by template memo://{id})",
+        ),
+        (
+            r#"{"server":"figma","template":"memo://{id}","parameters":{"id":null}}"#,
+            "missing parameter `id` (required by template memo://{id})",
+        ),
+        (
+            r#"{"server":"figma","template":"memo://{id}","parameters":{"id":{"a":1}}}"#,
+            "parameter `id` must be a string, number, boolean or a list of them, got an object",
+        ),
+        (
+            r#"{"server":"figma","template":"memo://{id}","parameters":{"id":"1","name":"x"}}"#,
+            "unknown parameter `name`: the template's variables are `id`",
+        ),
+        (
+            r#"{"server":"figma","template":"memo://{id}","parameters":["1"]}"#,
+            "parameters must be a JSON object, got an array",
+        ),
+        (
+            r#"{"server":"figma","template":"memo://{id","parameters":{}}"#,
+            "template is not valid: invalid URI template \"memo://{id\" at byte 7: unclosed `{`",
+        ),
+        (
+            r#"{"server":"figma","uri":"memo://1","template":"memo://{id}","parameters":{"id":"1"}}"#,
+            "provide either uri or template (with parameters), not both",
+        ),
+        (r#"{"template":"memo://{id}","parameters":{"id":"1"}}"#, "server must be provided"),
+    ];
+    for (arguments, expected) in cases {
+        check_rejected(READ_MCP_RESOURCE, arguments, expected).await;
+    }
+}
+
+#[tokio::test]
+async fn a_plain_uri_is_passed_through_as_is() {
+    // Not in any list, not matching any template: the server decides, and its error comes back.
+    let (result, events) =
+        call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"weird:/x?y#z"}"#).await;
+    assert_eq!(
+        result.expect_err("server says no"),
+        "resources/read failed: MCP error -32002: Resource not found: weird:/x?y#z"
+    );
+    end_event(&events);
 }

@@ -22,10 +22,8 @@ async fn call(arguments: &str, tool: &str) -> (ToolOutput, Vec<EventMsg>) {
             raw_arguments: arguments.into(),
         },
     };
-    let output = handler
-        .handle(&ctx, invocation)
-        .await
-        .expect("mcp handler never errors for MCP payloads");
+    let output =
+        handler.handle(&ctx, invocation).await.expect("mcp handler never errors for MCP payloads");
     (output, drain(&mut rx))
 }
 
@@ -34,10 +32,7 @@ async fn success_passes_the_result_through() {
     let (output, events) = call(r#"{"text":"hi"}"#, "echo").await;
     insta::assert_json_snapshot!("mcp_output_ok", output);
     assert!(output.is_success());
-    let [
-        EventMsg::McpToolCallBegin(begin),
-        EventMsg::McpToolCallEnd(end),
-    ] = events.as_slice()
+    let [EventMsg::McpToolCallBegin(begin), EventMsg::McpToolCallEnd(end)] = events.as_slice()
     else {
         panic!("{events:?}")
     };
@@ -45,18 +40,14 @@ async fn success_passes_the_result_through() {
     assert_eq!(begin.invocation.tool, "echo");
     assert_eq!(begin.invocation.arguments, Some(json!({"text": "hi"})));
     assert_eq!(end.summary, None);
-    let ToolOutput::Mcp { result } = &output else {
-        panic!()
-    };
+    let ToolOutput::Mcp { result } = &output else { panic!() };
     assert_eq!(&end.result, result);
 }
 
 #[tokio::test]
 async fn is_error_results_are_passed_through_not_reinterpreted() {
     let (output, events) = call("", "fail").await;
-    let ToolOutput::Mcp { result: Ok(result) } = &output else {
-        panic!("{output:?}")
-    };
+    let ToolOutput::Mcp { result: Ok(result) } = &output else { panic!("{output:?}") };
     assert_eq!(result.is_error, Some(true));
     assert!(!output.is_success());
     assert_eq!(events.len(), 2);
@@ -65,16 +56,10 @@ async fn is_error_results_are_passed_through_not_reinterpreted() {
 #[tokio::test]
 async fn bad_json_is_a_function_failure_without_events() {
     let (output, events) = call("{not json", "echo").await;
-    assert_eq!(
-        output,
-        ToolOutput::failure("err: key must be a string at line 1 column 2")
-    );
+    assert_eq!(output, ToolOutput::failure("err: key must be a string at line 1 column 2"));
     assert!(events.is_empty());
     let (output, events) = call("[1,2]", "echo").await;
-    assert_eq!(
-        output,
-        ToolOutput::failure("err: tool arguments must be a JSON object")
-    );
+    assert_eq!(output, ToolOutput::failure("err: tool arguments must be a JSON object"));
     assert!(events.is_empty());
 }
 
@@ -82,15 +67,8 @@ async fn bad_json_is_a_function_failure_without_events() {
 async fn transport_errors_become_the_mcp_err_string() {
     let (output, events) = call("{}", "slow").await;
     let expected = "tool call error: timed out awaiting tools/call after 60s".to_string();
-    assert_eq!(
-        output,
-        ToolOutput::Mcp {
-            result: Err(expected.clone())
-        }
-    );
-    let Some(EventMsg::McpToolCallEnd(end)) = events.last() else {
-        panic!("{events:?}")
-    };
+    assert_eq!(output, ToolOutput::Mcp { result: Err(expected.clone()) });
+    let Some(EventMsg::McpToolCallEnd(end)) = events.last() else { panic!("{events:?}") };
     assert_eq!(end.result, Err(expected));
 }
 
@@ -101,14 +79,9 @@ async fn function_payload_is_unsupported() {
     let invocation = ToolInvocation {
         call_id: "c".into(),
         tool_name: "mcp__figma__echo".into(),
-        payload: ToolPayload::Function {
-            arguments: "{}".into(),
-        },
+        payload: ToolPayload::Function { arguments: "{}".into() },
     };
-    let err = handler
-        .handle(&ctx, invocation)
-        .await
-        .expect_err("unsupported");
+    let err = handler.handle(&ctx, invocation).await.expect_err("unsupported");
     assert_eq!(
         err,
         FunctionCallError::RespondToModel("mcp handler received unsupported payload".into())

@@ -1,7 +1,9 @@
 //! The handlers, one per file, each with its specs and tests beside it; and the begin/end event
 //! bracket they share.
 
+pub(crate) mod args;
 pub(crate) mod mcp;
+pub(crate) mod mcp_completion;
 pub(crate) mod mcp_resource;
 
 use std::future::Future;
