@@ -58,9 +58,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed, DataSourceError> {
         let line = record.position().map_or(0, |p| p.line());
         let mut row = Vec::with_capacity(record.len());
         for field in record.iter() {
-            let text = std::str::from_utf8(field).map_err(|_| {
-                DataSourceError::Csv(format!("line {line} is not valid UTF-8"))
-            })?;
+            let text = std::str::from_utf8(field)
+                .map_err(|_| DataSourceError::Csv(format!("line {line} is not valid UTF-8")))?;
             row.push((!text.is_empty()).then(|| text.to_string()));
         }
         rows.push(row);
@@ -68,7 +67,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed, DataSourceError> {
     let columns = names
         .into_iter()
         .enumerate()
-        .map(|(i, name)| ColumnInfo { name, column_type: infer(rows.iter().map(|r| r[i].as_deref())) })
+        .map(|(i, name)| ColumnInfo {
+            name,
+            column_type: infer(rows.iter().map(|r| r[i].as_deref())),
+        })
         .collect();
     Ok(Parsed { columns, rows })
 }
@@ -113,7 +115,10 @@ fn csv_error(error: csv::Error) -> DataSourceError {
     let line = error.position().map(|p| p.line());
     let message = match error.kind() {
         csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-            format!("line {} has {len} fields, but the header has {expected_len}", line.unwrap_or(0))
+            format!(
+                "line {} has {len} fields, but the header has {expected_len}",
+                line.unwrap_or(0)
+            )
         }
         csv::ErrorKind::Utf8 { .. } => format!("line {} is not valid UTF-8", line.unwrap_or(0)),
         _ => error.to_string(),
@@ -130,7 +135,10 @@ mod tests {
         let csv = b"name,age,score,note\n\"Smith, J\",42,3.5,\"line one\nline two\"\nLee,7,,\"say \"\"hi\"\"\"\n";
         let parsed = parse(csv).expect("parse");
         let types: Vec<ColumnType> = parsed.columns.iter().map(|c| c.column_type).collect();
-        assert_eq!(types, [ColumnType::Text, ColumnType::Integer, ColumnType::Real, ColumnType::Text]);
+        assert_eq!(
+            types,
+            [ColumnType::Text, ColumnType::Integer, ColumnType::Real, ColumnType::Text]
+        );
         assert_eq!(parsed.rows[0][0].as_deref(), Some("Smith, J"));
         assert_eq!(parsed.rows[0][3].as_deref(), Some("line one\nline two"));
         assert_eq!(parsed.rows[1][2], None);
@@ -140,11 +148,26 @@ mod tests {
     #[test]
     fn errors_say_what_and_where() {
         let err = |bytes: &[u8]| parse(bytes).err().map(|e| e.to_string());
-        assert_eq!(err(b"a,b\n1,2\n3\n"), Some("CSV import failed: line 3 has 1 fields, but the header has 2".into()));
-        assert_eq!(err(b""), Some("CSV import failed: the resource is empty (no header row)".into()));
-        assert_eq!(err(b"  \n"), Some("CSV import failed: the resource is empty (no header row)".into()));
-        assert_eq!(err(b"a,b\n1,\xff\n"), Some("CSV import failed: line 2 is not valid UTF-8".into()));
-        assert_eq!(err(b"\xfe,b\n1,2\n"), Some("CSV import failed: the header (line 1) is not valid UTF-8".into()));
+        assert_eq!(
+            err(b"a,b\n1,2\n3\n"),
+            Some("CSV import failed: line 3 has 1 fields, but the header has 2".into())
+        );
+        assert_eq!(
+            err(b""),
+            Some("CSV import failed: the resource is empty (no header row)".into())
+        );
+        assert_eq!(
+            err(b"  \n"),
+            Some("CSV import failed: the resource is empty (no header row)".into())
+        );
+        assert_eq!(
+            err(b"a,b\n1,\xff\n"),
+            Some("CSV import failed: line 2 is not valid UTF-8".into())
+        );
+        assert_eq!(
+            err(b"\xfe,b\n1,2\n"),
+            Some("CSV import failed: the header (line 1) is not valid UTF-8".into())
+        );
     }
 
     #[test]

@@ -23,7 +23,11 @@ pub struct QueryResult {
     pub truncated: bool,
 }
 
-pub(crate) fn run(conn: &Connection, sql: &str, limits: QueryLimits) -> Result<QueryResult, DataSourceError> {
+pub(crate) fn run(
+    conn: &Connection,
+    sql: &str,
+    limits: QueryLimits,
+) -> Result<QueryResult, DataSourceError> {
     let keyword = first_keyword(sql);
     if keyword.is_empty() {
         return Err(DataSourceError::Refused("the query is empty".into()));
@@ -35,16 +39,16 @@ pub(crate) fn run(conn: &Connection, sql: &str, limits: QueryLimits) -> Result<Q
         )));
     }
     let mut stmt = conn.prepare(sql).map_err(|e| match e {
-        rusqlite::Error::MultipleStatement => {
-            DataSourceError::Refused("only one statement is allowed (remove what follows the first `;`)".into())
-        }
+        rusqlite::Error::MultipleStatement => DataSourceError::Refused(
+            "only one statement is allowed (remove what follows the first `;`)".into(),
+        ),
         other => DataSourceError::Query(message(&other)),
     })?;
     // SQLite's own verdict, whatever the text looked like.
     if !stmt.readonly() {
         return Err(DataSourceError::Refused("the statement would modify the database".into()));
     }
-    let columns: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
+    let columns: Vec<String> = stmt.column_names().map(String::from).collect();
     let _watchdog = Watchdog::start(conn.get_interrupt_handle(), limits.timeout);
     let mut rows = stmt.query([]).map_err(|e| DataSourceError::Query(message(&e)))?;
     let mut out = Vec::new();
@@ -53,8 +57,13 @@ pub(crate) fn run(conn: &Connection, sql: &str, limits: QueryLimits) -> Result<Q
         let row = match rows.next() {
             Ok(Some(row)) => row,
             Ok(None) => break,
-            Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted => {
-                return Err(DataSourceError::Query(format!("interrupted after {:?} (time limit)", limits.timeout)));
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::OperationInterrupted =>
+            {
+                return Err(DataSourceError::Query(format!(
+                    "interrupted after {:?} (time limit)",
+                    limits.timeout
+                )));
             }
             Err(e) => return Err(DataSourceError::Query(message(&e))),
         };
@@ -62,7 +71,9 @@ pub(crate) fn run(conn: &Connection, sql: &str, limits: QueryLimits) -> Result<Q
             truncated = true;
             break;
         }
-        let values = (0..columns.len()).map(|i| row.get_ref(i).map(json_value).unwrap_or(Value::Null)).collect();
+        let values = (0..columns.len())
+            .map(|i| row.get_ref(i).map(json_value).unwrap_or(Value::Null))
+            .collect();
         out.push(values);
     }
     Ok(QueryResult { columns, row_count: out.len(), rows: out, truncated })

@@ -73,10 +73,13 @@ impl DataSources {
     /// A fresh, empty database.
     pub fn new(limits: QueryLimits) -> Result<Self, DataSourceError> {
         let db = |e: &dyn std::fmt::Display| DataSourceError::Database(e.to_string());
-        let dir = tempfile::Builder::new().prefix("mcp-router-data-").tempdir().map_err(|e| db(&e))?;
+        let dir =
+            tempfile::Builder::new().prefix("mcp-router-data-").tempdir().map_err(|e| db(&e))?;
         let path = dir.path().join("sources.sqlite");
         let writer = Connection::open(&path).map_err(|e| db(&e))?;
-        writer.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;").map_err(|e| db(&e))?;
+        writer
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;")
+            .map_err(|e| db(&e))?;
         let reader = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -95,7 +98,12 @@ impl DataSources {
     }
 
     /// Import (or re-import, replacing the table) the CSV `bytes` of `uri` on `server`.
-    pub fn import_csv(&self, server: &str, uri: &str, bytes: &[u8]) -> Result<SourceInfo, DataSourceError> {
+    pub fn import_csv(
+        &self,
+        server: &str,
+        uri: &str,
+        bytes: &[u8],
+    ) -> Result<SourceInfo, DataSourceError> {
         let parsed = import::parse(bytes)?;
         let mut sources = self.sources.lock().map_err(|_| poisoned())?;
         let table = match sources.iter().find(|s| s.server == server && s.uri == uri) {
@@ -103,7 +111,8 @@ impl DataSources {
             None => unique_table_name(server, uri, &sources),
         };
         let mut writer = self.writer.lock().map_err(|_| poisoned())?;
-        write_table(&mut writer, &table, &parsed).map_err(|e| DataSourceError::Database(e.to_string()))?;
+        write_table(&mut writer, &table, &parsed)
+            .map_err(|e| DataSourceError::Database(e.to_string()))?;
         let info = SourceInfo {
             table,
             server: server.to_string(),
@@ -147,17 +156,28 @@ pub(crate) fn quote(identifier: &str) -> String {
     format!("\"{}\"", identifier.replace('"', "\"\""))
 }
 
-fn write_table(conn: &mut Connection, table: &str, parsed: &import::Parsed) -> rusqlite::Result<()> {
+fn write_table(
+    conn: &mut Connection,
+    table: &str,
+    parsed: &import::Parsed,
+) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     tx.execute_batch(&format!("DROP TABLE IF EXISTS {}", quote(table)))?;
-    let columns: Vec<String> =
-        parsed.columns.iter().map(|c| format!("{} {}", quote(&c.name), c.column_type.sql())).collect();
+    let columns: Vec<String> = parsed
+        .columns
+        .iter()
+        .map(|c| format!("{} {}", quote(&c.name), c.column_type.sql()))
+        .collect();
     tx.execute_batch(&format!("CREATE TABLE {} ({})", quote(table), columns.join(", ")))?;
     {
         let placeholders = vec!["?"; parsed.columns.len()].join(", ");
-        let mut insert = tx.prepare(&format!("INSERT INTO {} VALUES ({placeholders})", quote(table)))?;
+        let mut insert =
+            tx.prepare(&format!("INSERT INTO {} VALUES ({placeholders})", quote(table)))?;
         for row in &parsed.rows {
-            let values = row.iter().zip(&parsed.columns).map(|(cell, column)| sql_value(cell.as_deref(), column.column_type));
+            let values = row
+                .iter()
+                .zip(&parsed.columns)
+                .map(|(cell, column)| sql_value(cell.as_deref(), column.column_type));
             insert.execute(params_from_iter(values))?;
         }
     }
@@ -168,8 +188,12 @@ fn sql_value(cell: Option<&str>, column_type: ColumnType) -> rusqlite::types::Va
     use rusqlite::types::Value as Sql;
     let Some(text) = cell else { return Sql::Null };
     match column_type {
-        ColumnType::Integer => text.trim().parse().map(Sql::Integer).unwrap_or_else(|_| Sql::Text(text.to_string())),
-        ColumnType::Real => text.trim().parse().map(Sql::Real).unwrap_or_else(|_| Sql::Text(text.to_string())),
+        ColumnType::Integer => {
+            text.trim().parse().map(Sql::Integer).unwrap_or_else(|_| Sql::Text(text.to_string()))
+        }
+        ColumnType::Real => {
+            text.trim().parse().map(Sql::Real).unwrap_or_else(|_| Sql::Text(text.to_string()))
+        }
         ColumnType::Text => Sql::Text(text.to_string()),
     }
 }
@@ -223,20 +247,37 @@ mod tests {
         let db = DataSources::new(QueryLimits::default()).expect("db");
         db.import_csv("s", "a.csv", b"x\n1\n").expect("import");
         let reader = db.reader.lock().expect("reader");
-        for sql in ["CREATE TABLE z(a)", "DELETE FROM s_a", "ATTACH ':memory:' AS m", "PRAGMA query_only = OFF; DELETE FROM s_a"] {
+        for sql in [
+            "CREATE TABLE z(a)",
+            "DELETE FROM s_a",
+            "ATTACH ':memory:' AS m",
+            "PRAGMA query_only = OFF; DELETE FROM s_a",
+        ] {
             assert!(reader.execute_batch(sql).is_err(), "{sql} must fail on the reader");
         }
         drop(reader);
-        assert_eq!(db.query("SELECT count(*) FROM s_a").expect("intact").rows, vec![vec![Value::from(1)]]);
+        assert_eq!(
+            db.query("SELECT count(*) FROM s_a").expect("intact").rows,
+            vec![vec![Value::from(1)]]
+        );
     }
 
     #[test]
     fn table_names() {
         let none: Vec<SourceInfo> = Vec::new();
         assert_eq!(unique_table_name("docs", "demo://data/cities.csv", &none), "docs_cities");
-        assert_eq!(unique_table_name("my-srv", "file:///x/Sales 2024.CSV?v=2", &none), "my_srv_sales_2024");
+        assert_eq!(
+            unique_table_name("my-srv", "file:///x/Sales 2024.CSV?v=2", &none),
+            "my_srv_sales_2024"
+        );
         assert_eq!(unique_table_name("1", "x://", &none), "t_1");
-        let taken = vec![SourceInfo { table: "docs_cities".into(), server: "docs".into(), uri: "a".into(), rows: 0, columns: vec![] }];
+        let taken = vec![SourceInfo {
+            table: "docs_cities".into(),
+            server: "docs".into(),
+            uri: "a".into(),
+            rows: 0,
+            columns: vec![],
+        }];
         assert_eq!(unique_table_name("docs", "other://cities.csv", &taken), "docs_cities_2");
     }
 }

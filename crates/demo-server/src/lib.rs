@@ -161,6 +161,14 @@ pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
         |vars| async move { line_range(&vars).map(ResourceBody::from) },
         Some(doc_names),
     ));
+    let sized = ResourceTemplate::new("demo://sized/{bytes}", "sized-text")
+        .with_description("Generated text of exactly `bytes` bytes (mixed 1- to 4-byte characters, at most 64 MiB)")
+        .with_mime_type("text/plain");
+    ok(registry.register_template(
+        sized,
+        |vars| async move { sized_text(&vars).map(ResourceBody::from) },
+        None,
+    ));
     let note = ResourceTemplate::new("demo://notes/{id}", "note")
         .with_description("A note by id, e.g. demo://notes/42")
         .with_mime_type("text/plain");
@@ -177,6 +185,21 @@ pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
         None,
     ));
     registry
+}
+
+/// `bytes` bytes of text cycling through characters of 1 to 4 bytes (padded with ASCII).
+fn sized_text(vars: &Map<String, Value>) -> Result<String, ResourceError> {
+    const MAX: usize = 64 * 1024 * 1024;
+    let raw = vars.get("bytes").and_then(Value::as_str).unwrap_or_default();
+    let bytes = raw.parse::<usize>().ok().filter(|n| *n <= MAX).ok_or_else(|| {
+        ResourceError::InvalidParams(format!(
+            "`bytes` must be a number from 0 to {MAX}, got {raw:?}"
+        ))
+    })?;
+    let unit = "aé€😀\n";
+    let mut text = unit.repeat(bytes / unit.len());
+    text.push_str(&"x".repeat(bytes - text.len()));
+    Ok(text)
 }
 
 fn doc_text(vars: &Map<String, Value>) -> Result<&'static str, ResourceError> {

@@ -12,6 +12,46 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+/// Router-wide settings: `[mcp_router]` in TOML, `"mcpRouter"` in `mcp.json`. Every key is
+/// optional.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouterSettings {
+    /// `read_budget_bytes`: most text bytes one `read_mcp_resource` returns (default 64 KiB).
+    pub read_budget_bytes: usize,
+    /// `image_max_bytes`: larger images are described, not sent (default 4 MiB).
+    pub image_max_bytes: usize,
+    /// `raw_blobs`: send non-image blobs as base64 instead of describing them (default false).
+    pub raw_blobs: bool,
+    /// `data_sources`: import CSV resources into SQLite and offer the query tools (default true).
+    pub data_sources: bool,
+    /// `query_max_rows`: most rows `query_mcp_data` returns (default 200).
+    pub query_max_rows: usize,
+    /// `query_timeout_sec`: a longer query is interrupted (default 5).
+    pub query_timeout: Duration,
+}
+
+impl Default for RouterSettings {
+    fn default() -> Self {
+        Self {
+            read_budget_bytes: 64 * 1024,
+            image_max_bytes: 4 * 1024 * 1024,
+            raw_blobs: false,
+            data_sources: true,
+            query_max_rows: 200,
+            query_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A whole configuration file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFile {
+    /// The servers, sorted by name.
+    pub servers: Vec<ServerConfig>,
+    /// Router-wide settings.
+    pub settings: RouterSettings,
+}
+
 /// Default `startup_timeout_sec` (Codex's).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default `tool_timeout_sec` (Codex's), also used for resource requests.
@@ -178,9 +218,14 @@ impl ConfigFormat {
 /// Read and validate a config file (format chosen by extension). Servers come back sorted by
 /// name.
 pub fn load_config(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
+    load_config_file(path).map(|c| c.servers)
+}
+
+/// Read and validate a config file: servers and router settings.
+pub fn load_config_file(path: &Path) -> Result<ConfigFile, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(path, format!("cannot read file: {e}")))?;
-    parse_config(&text, ConfigFormat::from_path(path), path)
+    parse_config_file(&text, ConfigFormat::from_path(path), path)
 }
 
 /// Validate config text; `path` is only used in error messages.
@@ -189,6 +234,15 @@ pub fn parse_config(
     format: ConfigFormat,
     path: &Path,
 ) -> Result<Vec<ServerConfig>, ConfigError> {
+    parse_config_file(text, format, path).map(|c| c.servers)
+}
+
+/// Validate config text (servers and settings); `path` is only used in error messages.
+pub fn parse_config_file(
+    text: &str,
+    format: ConfigFormat,
+    path: &Path,
+) -> Result<ConfigFile, ConfigError> {
     let root: Value = match format {
         ConfigFormat::CodexToml => {
             let table: toml::Table = toml::from_str(text)
@@ -215,7 +269,59 @@ pub fn parse_config(
         out.push(server.parse(value)?);
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(out)
+    let settings_key = match format {
+        ConfigFormat::CodexToml => "mcp_router",
+        ConfigFormat::McpJson => "mcpRouter",
+    };
+    let settings = match root.get(settings_key) {
+        None => RouterSettings::default(),
+        Some(value) => parse_settings(path, settings_key, value)?,
+    };
+    Ok(ConfigFile { servers: out, settings })
+}
+
+fn parse_settings(
+    path: &Path,
+    section: &str,
+    value: &Value,
+) -> Result<RouterSettings, ConfigError> {
+    let Value::Object(table) = value else {
+        return Err(ConfigError::new(path, format!("`{section}` must be a table")));
+    };
+    let err = |key: &str, message: String| {
+        ConfigError::new(path, format!("`{section}`: key `{key}`: {message}"))
+    };
+    let mut settings = RouterSettings::default();
+    for (key, value) in table {
+        let bytes = |min: u64| {
+            value.as_u64().filter(|n| *n >= min).and_then(|n| usize::try_from(n).ok()).ok_or_else(
+                || err(key, format!("expected a whole number of at least {min}, found {value}")),
+            )
+        };
+        let flag = || {
+            value
+                .as_bool()
+                .ok_or_else(|| err(key, format!("expected true or false, found {value}")))
+        };
+        match key.as_str() {
+            "read_budget_bytes" => settings.read_budget_bytes = bytes(256)?,
+            "image_max_bytes" => settings.image_max_bytes = bytes(0)?,
+            "raw_blobs" => settings.raw_blobs = flag()?,
+            "data_sources" => settings.data_sources = flag()?,
+            "query_max_rows" => settings.query_max_rows = bytes(1)?,
+            "query_timeout_sec" => {
+                let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
+                let secs = secs.ok_or_else(|| {
+                    err(key, format!("expected a positive number of seconds, found {value}"))
+                })?;
+                settings.query_timeout = Duration::from_secs_f64(secs);
+            }
+            other => {
+                tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
+            }
+        }
+    }
+    Ok(settings)
 }
 
 /// Validates one server entry; carries what every error message names.
@@ -523,6 +629,36 @@ mod tests {
         assert_eq!(servers[0].name, "fs");
         assert!(matches!(servers[0].transport, TransportConfig::Stdio { .. }));
         assert!(!servers[1].enabled);
+    }
+
+    #[test]
+    fn router_settings() {
+        let file = parse_config_file(
+            "[mcp_router]\nread_budget_bytes = 1024\nraw_blobs = true\ndata_sources = false\nquery_timeout_sec = 0.5\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        assert_eq!(file.settings.read_budget_bytes, 1024);
+        assert!(file.settings.raw_blobs && !file.settings.data_sources);
+        assert_eq!(file.settings.query_timeout, Duration::from_millis(500));
+        let json = parse_config_file(
+            r#"{"mcpServers": {}, "mcpRouter": {"image_max_bytes": 10}}"#,
+            ConfigFormat::McpJson,
+            Path::new("m.json"),
+        )
+        .expect("valid");
+        assert_eq!(json.settings.image_max_bytes, 10);
+        let err = parse_config_file(
+            "[mcp_router]\nread_budget_bytes = 3\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect_err("too small");
+        assert_eq!(
+            err.to_string(),
+            "c.toml: `mcp_router`: key `read_budget_bytes`: expected a whole number of at least 256, found 3"
+        );
     }
 
     #[test]

@@ -12,8 +12,9 @@ mod qualify;
 mod stdio;
 
 pub use config::{
-    ConfigError, ConfigFormat, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig,
-    TransportConfig, is_valid_server_name, load_config, parse_config,
+    ConfigError, ConfigFile, ConfigFormat, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    RouterSettings, ServerConfig, TransportConfig, is_valid_server_name, load_config,
+    load_config_file, parse_config, parse_config_file,
 };
 pub use error::McpError;
 pub use manager::{

@@ -3,7 +3,7 @@
 
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 use serde_json::Value;
-use tool_router::{CallContext, ToolCall, ToolOutput};
+use tool_router::{CallContext, ContentItem, ToolCall, ToolOutput};
 
 use crate::setup;
 
@@ -32,6 +32,22 @@ const SCRIPT: &[(&str, &str, &str)] = &[
         "complete_mcp_resource_argument",
         r#"{"server":"docs","template":"demo://docs/{name}","argument":"name","value":""}"#,
     ),
+    (
+        "Read a CSV resource: it becomes a queryable data source",
+        "read_mcp_resource",
+        r#"{"server":"docs","uri":"demo://data/cities.csv"}"#,
+    ),
+    (
+        "Query the imported data (read-only SQL)",
+        "query_mcp_data",
+        r#"{"sql":"SELECT country, count(*) AS cities, sum(population) AS people FROM docs_cities GROUP BY country ORDER BY people DESC LIMIT 3"}"#,
+    ),
+    ("Writes are refused", "query_mcp_data", r#"{"sql":"DROP TABLE docs_cities"}"#),
+    (
+        "Read an image: the model gets an image item, not base64 text",
+        "read_mcp_resource",
+        r#"{"server":"docs","uri":"demo://images/pixel.png"}"#,
+    ),
     ("Call an MCP tool by its qualified name", "mcp__notes__add", r#"{"a":2,"b":3}"#),
     (
         "A deliberate mistake: read without a server",
@@ -47,7 +63,7 @@ const SCRIPT: &[(&str, &str, &str)] = &[
 
 pub(crate) async fn run() -> anyhow::Result<i32> {
     let (events, mut rx) = event_channel();
-    let running = setup::start(setup::demo_servers()?, events.clone());
+    let running = setup::start(setup::config(None)?, events.clone())?;
     println!(
         "mcp-router demo: two demo MCP servers, `docs` (pages of 2) and `notes`, as child processes.\n"
     );
@@ -129,6 +145,14 @@ fn describe(event: &EventMsg) -> String {
 fn print_output(output: &ToolOutput) {
     let (label, text) = match output {
         ToolOutput::Function { content, .. } => {
+            if let ToolOutput::Function { content_items: Some(items), .. } = output {
+                for item in items {
+                    if let ContentItem::InputImage { image_url } = item {
+                        let shown: String = image_url.chars().take(48).collect();
+                        println!("   image item for the model: {shown}…");
+                    }
+                }
+            }
             let label = if output.is_success() {
                 "output (success)"
             } else {

@@ -40,9 +40,9 @@ enum OutputLine {
 }
 
 pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
-    let servers = setup::servers(config)?;
+    let config = setup::config(config)?;
     let (events, event_rx) = event_channel();
-    let running = Arc::new(setup::start(servers, events.clone()));
+    let running = Arc::new(setup::start(config, events.clone())?);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<OutputLine>();
     let writer = tokio::spawn(write_lines(event_rx, out_rx));
 

@@ -10,7 +10,7 @@ use tool_router::{CallContext, ToolCall, ToolFormat, ToolOutput};
 use crate::setup;
 
 pub(crate) async fn tools(config: Option<&Path>, format: ToolFormat) -> anyhow::Result<i32> {
-    let running = setup::start(setup::servers(config)?, EventSender::discard());
+    let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let specs: Vec<Value> =
         running.router.specs().await.iter().map(|s| s.to_format(format)).collect();
     println!("{}", serde_json::to_string_pretty(&specs)?);
@@ -107,7 +107,7 @@ async fn one_call(
     name: &str,
     arguments: String,
 ) -> anyhow::Result<ToolOutput> {
-    let running = setup::start(setup::servers(config)?, EventSender::discard());
+    let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let ctx = CallContext::new(EventSender::discard());
     let call = ToolCall { call_id: "cli".to_string(), name: name.to_string(), arguments };
     let output = running.router.dispatch_to_output(&ctx, call).await;
@@ -128,10 +128,10 @@ fn print_output(
         eprintln!("{content}");
         return Ok(1);
     }
-    if raw {
-        println!("{content}");
-    } else {
-        readable(&serde_json::from_str(content)?);
+    match serde_json::from_str::<Value>(content) {
+        Ok(payload) if !raw => readable(&payload),
+        // Raw output, or a text answer such as a CSV import summary.
+        _ => println!("{content}"),
     }
     Ok(0)
 }

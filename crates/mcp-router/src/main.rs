@@ -107,6 +107,12 @@ enum Format {
 }
 
 fn main() -> anyhow::Result<()> {
+    // A reader that goes away (`| head`) ends the program quietly, as for other CLI tools.
+    #[allow(unsafe_code)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

@@ -4,7 +4,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig, load_config};
+use mcp_connection_manager::{
+    ConfigFile, ManagerOptions, McpConnectionManager, RouterSettings, ServerConfig,
+    load_config_file,
+};
 use router_protocol::EventSender;
 use tool_router::ToolRouter;
 
@@ -27,15 +30,17 @@ pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
     Ok(vec![server("docs", "2"), server("notes", "100")])
 }
 
-pub(crate) fn servers(config: Option<&Path>) -> anyhow::Result<Vec<ServerConfig>> {
-    match config {
-        Some(path) => Ok(load_config(path)?),
-        None => demo_servers(),
+/// The config file's servers and settings, or the bundled demo with default settings.
+pub(crate) fn config(path: Option<&Path>) -> anyhow::Result<ConfigFile> {
+    match path {
+        Some(path) => Ok(load_config_file(path)?),
+        None => Ok(ConfigFile { servers: demo_servers()?, settings: RouterSettings::default() }),
     }
 }
 
-pub(crate) fn start(servers: Vec<ServerConfig>, events: EventSender) -> Running {
-    let manager = Arc::new(McpConnectionManager::start(servers, events, ManagerOptions::default()));
-    let router = ToolRouter::with_mcp(manager.clone());
-    Running { manager, router }
+pub(crate) fn start(config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+    let manager =
+        Arc::new(McpConnectionManager::start(config.servers, events, ManagerOptions::default()));
+    let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
+    Ok(Running { manager, router })
 }

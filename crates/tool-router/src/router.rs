@@ -4,17 +4,25 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_connection_manager::looks_qualified;
+use data_sources::{DataSources, QueryLimits};
+use mcp_connection_manager::{RouterSettings, looks_qualified};
 
 use crate::backend::McpBackend;
+use crate::content::ContentPolicy;
 use crate::handler::{ToolHandler, ToolKind};
+use crate::handlers::data::McpDataHandler;
 use crate::handlers::mcp::McpHandler;
 use crate::handlers::mcp_completion::McpCompletionHandler;
-use crate::handlers::mcp_resource::McpResourceHandler;
+use crate::handlers::mcp_resource::{McpResourceHandler, ReadOptions};
 use crate::invocation::{
     CallContext, FunctionCallError, ToolCall, ToolInvocation, ToolOutput, ToolPayload,
 };
 use crate::spec::ToolSpec;
+
+/// The router could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot set up the tool router: {0}")]
+pub struct SetupError(String);
 
 /// A registration the router refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,18 +64,49 @@ impl ToolRouter {
         Self::default()
     }
 
-    /// The standard router over an MCP backend: the three resource tools and qualified MCP
-    /// tools.
+    /// The standard router over an MCP backend with default settings and no data sources:
+    /// the resource tools, completion, and qualified MCP tools.
     pub fn with_mcp(backend: Arc<dyn McpBackend>) -> Self {
+        Self::build(backend, ContentPolicy::default(), None)
+    }
+
+    /// The standard router with `settings` (read budget, blobs, data sources). Fails only if the
+    /// data-source database cannot be created.
+    pub fn with_mcp_settings(
+        backend: Arc<dyn McpBackend>,
+        settings: &RouterSettings,
+    ) -> Result<Self, SetupError> {
+        let data = if settings.data_sources {
+            let limits =
+                QueryLimits { max_rows: settings.query_max_rows, timeout: settings.query_timeout };
+            Some(Arc::new(DataSources::new(limits).map_err(|e| SetupError(e.to_string()))?))
+        } else {
+            None
+        };
+        Ok(Self::build(backend, ContentPolicy::from(settings), data))
+    }
+
+    fn build(
+        backend: Arc<dyn McpBackend>,
+        policy: ContentPolicy,
+        data: Option<Arc<DataSources>>,
+    ) -> Self {
         let mut router = Self::new();
-        let resources: Arc<dyn ToolHandler> = Arc::new(McpResourceHandler::new(backend.clone()));
+        // Fresh router, fixed distinct names: these registrations cannot fail.
+        let options = ReadOptions { policy: policy.clone(), data: data.clone() };
+        let resources: Arc<dyn ToolHandler> =
+            Arc::new(McpResourceHandler::with_options(backend.clone(), options));
         for spec in McpResourceHandler::specs() {
-            // Fresh router, fixed distinct names: registration cannot fail.
             let _ = router.register(spec, resources.clone());
+        }
+        let data_tools: Arc<dyn ToolHandler> = Arc::new(McpDataHandler::new(data));
+        for spec in McpDataHandler::specs() {
+            let _ = router.register(spec, data_tools.clone());
         }
         let completion: Arc<dyn ToolHandler> = Arc::new(McpCompletionHandler::new(backend.clone()));
         let _ = router.register(McpCompletionHandler::spec(), completion);
-        let _ = router.set_mcp_route(Arc::new(McpHandler::new(backend.clone())), backend);
+        let mcp = Arc::new(McpHandler::with_policy(backend.clone(), policy));
+        let _ = router.set_mcp_route(mcp, backend);
         router
     }
 

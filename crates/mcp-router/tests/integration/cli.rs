@@ -56,12 +56,14 @@ fn tools_in_both_formats() {
         names,
         [
             "complete_mcp_resource_argument",
+            "list_mcp_data_sources",
             "list_mcp_resource_templates",
             "list_mcp_resources",
             "mcp__docs__add",
             "mcp__docs__echo",
             "mcp__docs__fail",
             "mcp__docs__sleep",
+            "query_mcp_data",
             "read_mcp_resource"
         ]
     );

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -358,4 +359,177 @@ fn templates_and_completion_through_exec() {
         assert_eq!(ends.iter().filter(|e| **e == id).count(), 1, "{id}");
     }
     assert!(!ends.contains(&"missing"));
+}
+
+fn one_server_config(dir: &tempfile::TempDir, settings: &str) -> std::path::PathBuf {
+    write_config(
+        dir,
+        "config.toml",
+        &format!(
+            "{settings}\n[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\n"
+        ),
+    )
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"call_id": id, "name": name, "arguments": args.to_string()})
+}
+
+#[test]
+fn csv_resources_become_queryable_data_sources() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server_config(&dir, "");
+    let mut session = ExecSession::start(&config);
+    session.send(&call(
+        "read",
+        "read_mcp_resource",
+        json!({"server": "docs", "uri": "demo://data/cities.csv"}),
+    ));
+    let read = session.output("read");
+    let summary = read["content"].as_str().expect("content").to_string();
+    insta::assert_snapshot!("csv_import_summary", summary);
+    assert!(summary.starts_with("CSV resource imported as data source: demo://data/cities.csv\n"));
+
+    let query = |id: &str, sql: &str| call(id, "query_mcp_data", json!({"sql": sql}));
+    let calls = [
+        query(
+            "japan",
+            "SELECT city, population FROM docs_cities WHERE country = 'Japan' ORDER BY population DESC",
+        ),
+        query("drop", "DROP TABLE docs_cities"),
+        query("insert", "INSERT INTO docs_cities VALUES ('X', 'Y', 1, 1.0)"),
+        query("attach", "ATTACH DATABASE '/tmp/evil.db' AS evil"),
+        query("two", "SELECT 1; DELETE FROM docs_cities"),
+        query("count", "SELECT count(*) AS n FROM docs_cities"),
+        call("list", "list_mcp_data_sources", json!({})),
+    ];
+    for c in &calls {
+        session.send(c);
+    }
+    let (lines, code) = session.finish();
+    assert_eq!(code, 0);
+    let outs = outputs(&lines);
+    assert_eq!(
+        content(&outs["japan"]),
+        json!({"columns": ["city", "population"], "rows": [["Tokyo", 13960000], ["Osaka", 2752412]], "rowCount": 2, "truncated": false})
+    );
+    let refused = |id: &str| {
+        assert_eq!(outs[id]["success"], false, "{id}");
+        outs[id]["content"].as_str().expect("content").to_string()
+    };
+    assert_eq!(
+        refused("drop"),
+        "query refused: only a single SELECT or WITH statement is allowed, not DROP"
+    );
+    assert_eq!(
+        refused("insert"),
+        "query refused: only a single SELECT or WITH statement is allowed, not INSERT"
+    );
+    assert_eq!(
+        refused("attach"),
+        "query refused: only a single SELECT or WITH statement is allowed, not ATTACH"
+    );
+    assert_eq!(
+        refused("two"),
+        "query refused: only one statement is allowed (remove what follows the first `;`)"
+    );
+    assert_eq!(content(&outs["count"])["rows"], json!([[10]]));
+    let list = content(&outs["list"]);
+    assert_eq!(list["sources"][0]["table"], "docs_cities");
+    assert_eq!(list["sources"][0]["server"], "docs");
+    assert_eq!(list["sources"][0]["uri"], "demo://data/cities.csv");
+    assert_eq!(list["sources"][0]["rows"], 10);
+    assert_eq!(list["sources"][0]["columns"][2], json!({"name": "population", "type": "integer"}));
+    assert!(!Path::new("/tmp/evil.db").exists());
+}
+
+#[test]
+fn images_become_image_items_and_large_texts_are_paged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server_config(&dir, "");
+    let mut session = ExecSession::start(&config);
+    session.send(&call(
+        "png",
+        "read_mcp_resource",
+        json!({"server": "docs", "uri": "demo://images/pixel.png"}),
+    ));
+    let five_mb = 5 * 1024 * 1024;
+    session.send(&call(
+        "big",
+        "read_mcp_resource",
+        json!({"server": "docs", "uri": format!("demo://sized/{five_mb}")}),
+    ));
+    let png = session.output("png");
+    let big = session.output("big");
+    let first = content(&big);
+    let next = first["next_offset"].as_u64().expect("next_offset");
+    session.send(&call(
+        "big2",
+        "read_mcp_resource",
+        json!({"server": "docs", "uri": format!("demo://sized/{five_mb}"), "offset": next}),
+    ));
+    let second = content(&session.output("big2"));
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+
+    // The PNG: an image item, no base64 in the text.
+    insta::assert_snapshot!("png_read_payload", png["content"].as_str().expect("content"));
+    assert!(!png["content"].as_str().expect("content").contains("iVBOR"));
+    let items = png["content_items"].as_array().expect("content items");
+    assert_eq!(items[0]["type"], "input_text");
+    assert_eq!(items[1]["type"], "input_image");
+    assert!(
+        items[1]["image_url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("data:image/png;base64,iVBOR"))
+    );
+
+    // 5 MB of text: a valid payload cut at the default 64 KiB budget on a character boundary.
+    assert_eq!(
+        (first["truncated"].as_bool(), first["total_bytes"].as_u64()),
+        (Some(true), Some(five_mb))
+    );
+    let text1 = first["contents"][0]["text"].as_str().expect("text");
+    assert!(text1.len() as u64 == next && next <= 64 * 1024 && next > 64 * 1024 - 4);
+    let text2 = second["contents"][0]["text"].as_str().expect("text");
+    assert_eq!(second["offset"].as_u64(), Some(next));
+    assert_eq!(second["next_offset"].as_u64(), Some(next + text2.len() as u64));
+    // Together the two pages are exactly the start of the resource.
+    let unit = "aé€😀\n";
+    let expected: String = unit.repeat((text1.len() + text2.len()) / unit.len() + 1);
+    assert!(expected.starts_with(&format!("{text1}{text2}")));
+}
+
+#[test]
+fn data_sources_can_be_turned_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config =
+        one_server_config(&dir, "[mcp_router]\ndata_sources = false\nread_budget_bytes = 1024\n");
+    let mut session = ExecSession::start(&config);
+    session.send(&call(
+        "read",
+        "read_mcp_resource",
+        json!({"server": "docs", "uri": "demo://data/cities.csv"}),
+    ));
+    session.send(&call("query", "query_mcp_data", json!({"sql": "SELECT 1"})));
+    session.send(&call(
+        "big",
+        "read_mcp_resource",
+        json!({"server": "docs", "uri": "demo://sized/5000"}),
+    ));
+    let (lines, code) = session.finish();
+    assert_eq!(code, 0);
+    let outs = outputs(&lines);
+    let read = content(&outs["read"]);
+    assert!(
+        read["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("city,country,population,area_km2\n"))
+    );
+    assert_eq!(outs["query"]["content"], "unsupported call: query_mcp_data");
+    assert_eq!(content(&outs["big"])["next_offset"].as_u64().map(|n| n <= 1024), Some(true));
+    let out =
+        Command::new(ROUTER).args(["tools", "--config"]).arg(&config).output().expect("tools");
+    let specs = String::from_utf8_lossy(&out.stdout);
+    assert!(!specs.contains("query_mcp_data") && !specs.contains("list_mcp_data_sources"));
 }

@@ -82,11 +82,15 @@ async fn single_server_pages_walk_every_resource_once() {
 async fn templates_reads_and_tool_calls() {
     let h = Harness::start(vec![demo("docs", 100)]);
     let templates = h.payload("list_mcp_resource_templates", r#"{"server":"docs"}"#).await;
-    let expected: Vec<(String, String)> =
-        ["demo://docs/{name}", "demo://lines/{name}{?from,to}", "demo://notes/{id}"]
-            .iter()
-            .map(|t| ("docs".to_string(), t.to_string()))
-            .collect();
+    let expected: Vec<(String, String)> = [
+        "demo://docs/{name}",
+        "demo://lines/{name}{?from,to}",
+        "demo://sized/{bytes}",
+        "demo://notes/{id}",
+    ]
+    .iter()
+    .map(|t| ("docs".to_string(), t.to_string()))
+    .collect();
     assert_eq!(uris(&templates, "resourceTemplates"), expected);
     let lines = h
         .payload(
@@ -115,7 +119,9 @@ async fn templates_reads_and_tool_calls() {
         .payload("read_mcp_resource", r#"{"server":"docs","uri":"demo://images/pixel.png"}"#)
         .await;
     assert_eq!(blob["contents"][0]["mimeType"], "image/png");
-    assert!(blob["contents"][0]["blob"].as_str().is_some_and(|b| b.starts_with("iVBOR")));
+    // Described for the text; the image itself goes as an image item.
+    assert_eq!(blob["contents"][0]["note"], "sent to the model as an image item");
+    assert!(blob["contents"][0].get("blob").is_none());
 
     let missing = h.call("read_mcp_resource", r#"{"server":"docs","uri":"demo://nope"}"#).await;
     assert_eq!(

@@ -8,6 +8,7 @@ use router_protocol::McpInvocation;
 use serde_json::Value;
 
 use crate::backend::McpBackend;
+use crate::content::{ContentPolicy, shape_tool_result};
 use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::bracket;
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
@@ -15,12 +16,18 @@ use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutp
 /// Handles `mcp__server__tool` calls.
 pub struct McpHandler {
     backend: Arc<dyn McpBackend>,
+    policy: ContentPolicy,
 }
 
 impl McpHandler {
-    /// A handler over `backend`.
+    /// A handler over `backend` with the default content policy.
     pub fn new(backend: Arc<dyn McpBackend>) -> Self {
-        Self { backend }
+        Self::with_policy(backend, ContentPolicy::default())
+    }
+
+    /// A handler whose results' embedded resources follow `policy` (as reads do).
+    pub fn with_policy(backend: Arc<dyn McpBackend>, policy: ContentPolicy) -> Self {
+        Self { backend, policy }
     }
 }
 
@@ -40,7 +47,7 @@ impl ToolHandler for McpHandler {
                 "mcp handler received unsupported payload".to_string(),
             ));
         };
-        Ok(handle_mcp_tool_call(
+        let output = handle_mcp_tool_call(
             self.backend.as_ref(),
             ctx,
             &invocation.call_id,
@@ -48,7 +55,13 @@ impl ToolHandler for McpHandler {
             tool,
             &raw_arguments,
         )
-        .await)
+        .await;
+        Ok(match output {
+            ToolOutput::Mcp { result: Ok(result) } => {
+                ToolOutput::Mcp { result: Ok(shape_tool_result(result, &self.policy)) }
+            }
+            other => other,
+        })
     }
 }
 

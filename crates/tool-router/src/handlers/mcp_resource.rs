@@ -13,14 +13,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use uri_template::UriTemplate;
 
+use data_sources::{DataSources, QueryResult, SourceInfo};
+use tracing::Instrument as _;
+
 use crate::backend::McpBackend;
+use crate::content::{ContentPolicy, Paging, shape_read};
 use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::args::{
     json_kind, normalize_optional_string, normalize_required_string, parse_args,
     parse_args_with_default, parse_arguments, respond,
 };
 use crate::handlers::bracket;
-use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
+use crate::invocation::{
+    CallContext, ContentItem, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload,
+};
 use crate::spec::ToolSpec;
 
 /// Name of the resource-listing tool.
@@ -33,6 +39,16 @@ pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
 /// Handles the three resource tools.
 pub struct McpResourceHandler {
     backend: Arc<dyn McpBackend>,
+    options: ReadOptions,
+}
+
+/// How reads are shaped for the model.
+#[derive(Clone, Default)]
+pub struct ReadOptions {
+    /// Budget, images and blobs.
+    pub policy: ContentPolicy,
+    /// Where CSV resources are imported; `None` turns data sources off (CSV reads are text).
+    pub data: Option<Arc<DataSources>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -54,6 +70,11 @@ struct ReadArgs {
     template: Option<String>,
     #[serde(default)]
     parameters: Option<Value>,
+    /// Beyond Codex: where to start in the text (bytes of UTF-8) and how much to return.
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    max_bytes: Option<u64>,
 }
 
 /// An item with the server it came from, next to the item's own MCP fields.
@@ -94,14 +115,27 @@ struct AllServersPayload<'a> {
     errors: Vec<ServerFailure>,
 }
 
-/// `{"server", "uri", "template"?, "contents": […]}` (`template` only for template reads)
+/// `{"server", "uri", "template"?, "contents": […], "offset"?, "total_bytes"?, "truncated"?,
+/// "next_offset"?}`: `template` only for template reads, the paging facts only when a budget or
+/// an offset applied.
 #[derive(Serialize)]
 struct ReadPayload<'a> {
     server: &'a str,
     uri: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     template: Option<&'a str>,
-    contents: &'a [ResourceContents],
+    contents: &'a [Value],
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    paging: Option<&'a Paging>,
+}
+
+/// The JSON line after the CSV import sentence.
+#[derive(Serialize)]
+struct ImportSummary<'a> {
+    #[serde(flatten)]
+    source: &'a SourceInfo,
+    sample: &'a QueryResult,
+    query_with: String,
 }
 
 fn with_server<'a, T>(server: &'a str, items: &'a [T]) -> Vec<WithServer<'a, T>> {
@@ -142,6 +176,7 @@ fn aggregate_summary<T>(listings: &Aggregate<T>) -> ResourceCallSummary {
 /// What a successful resource call produced: the model's JSON text and the event summary.
 struct Produced {
     content: String,
+    items: Option<Vec<ContentItem>>,
     summary: ResourceCallSummary,
 }
 
@@ -152,9 +187,14 @@ struct Failed {
 }
 
 impl McpResourceHandler {
-    /// A handler over `backend`.
+    /// A handler over `backend` with default shaping and no data sources.
     pub fn new(backend: Arc<dyn McpBackend>) -> Self {
-        Self { backend }
+        Self::with_options(backend, ReadOptions::default())
+    }
+
+    /// A handler over `backend` shaping reads as `options` say.
+    pub fn with_options(backend: Arc<dyn McpBackend>, options: ReadOptions) -> Self {
+        Self { backend, options }
     }
 
     /// The specs of the three tools (Codex's wording).
@@ -193,6 +233,8 @@ impl McpResourceHandler {
                         "server": {"type": "string", "description": "MCP server name exactly as configured. Must match the 'server' field returned by list_mcp_resources."},
                         "uri": {"type": "string", "description": "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."},
                         "template": {"type": "string", "description": "Instead of uri: an RFC 6570 uriTemplate returned by list_mcp_resource_templates, expanded with parameters."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "Byte offset in the resource's text to start from: the next_offset of a truncated read."},
+                        "max_bytes": {"type": "integer", "minimum": 1, "description": "Return at most this many bytes of text (never more than the router's read budget)."},
                         "parameters": {"type": "object", "description": "Values for the template's variables, e.g. {\"id\": \"42\"}. Variables of {?...}, {&...} and {;...} expressions are optional; all others are required.", "additionalProperties": {"type": ["string", "number", "boolean", "array"]}}
                     },
                     "required": ["server"],
@@ -294,27 +336,62 @@ impl McpResourceHandler {
             tool: READ_MCP_RESOURCE.to_string(),
             arguments,
         };
+        let offset = usize::try_from(args.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        let max_bytes = match args.max_bytes {
+            Some(0) => return Err(respond("max_bytes must be at least 1")),
+            other => other.map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
+        };
+        let span = tracing::info_span!(
+            "resource_retrieval",
+            server = %server,
+            uri = %uri,
+            outcome = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let started = std::time::Instant::now();
         let backend = &self.backend;
+        let options = &self.options;
         let work = async move {
             let result = backend
                 .read_resource(&server, &uri)
                 .await
                 .map_err(|e| single_failure(&server, format!("resources/read failed: {e}")))?;
+            if let Some(data) = &options.data
+                && result.contents.iter().any(|c| is_csv(c, &uri))
+            {
+                return import_csv(data.clone(), &server, &uri, result.contents).await;
+            }
+            let shaped = shape_read(&result.contents, &options.policy, offset, max_bytes)
+                .map_err(|e| single_failure(&server, e))?;
             let payload = ReadPayload {
                 server: &server,
                 uri: &uri,
                 template: template.as_deref(),
-                contents: &result.contents,
+                contents: &shaped.contents,
+                paging: shaped.paging.as_ref(),
             };
             let summary = ResourceCallSummary {
-                items: result.contents.len(),
+                items: shaped.contents.len(),
                 pages: 1,
                 servers: 1,
                 failed_servers: vec![],
             };
-            produced(&payload, summary)
+            let mut produced = produced(&payload, summary)?;
+            if !shaped.images.is_empty() {
+                let mut items = vec![ContentItem::InputText { text: produced.content.clone() }];
+                items.extend(shaped.images);
+                produced.items = Some(items);
+            }
+            Ok(produced)
         };
-        run(ctx, call_id, invocation, work).await
+        let outcome = run(ctx, call_id, invocation, work).instrument(span.clone()).await;
+        span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
+        span.record("duration_ms", started.elapsed().as_secs_f64() * 1000.0);
+        span.in_scope(|| match &outcome {
+            Ok(_) => tracing::info!("resource retrieved"),
+            Err(e) => tracing::info!(error = %e, "resource retrieval failed"),
+        });
+        outcome
     }
 }
 
@@ -343,6 +420,85 @@ impl ToolHandler for McpResourceHandler {
             other => Err(respond(format!("unsupported MCP resource tool: {other}"))),
         }
     }
+}
+
+/// A CSV resource: `text/csv`, or a URI ending in `.csv` (query and fragment ignored).
+fn is_csv(content: &ResourceContents, read_uri: &str) -> bool {
+    let (uri, mime) = match content {
+        ResourceContents::TextResourceContents { uri, mime_type, .. }
+        | ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
+            (uri.as_str(), mime_type.as_deref())
+        }
+        _ => return false,
+    };
+    let csv_path = |u: &str| {
+        u.split(['?', '#']).next().is_some_and(|p| p.to_ascii_lowercase().ends_with(".csv"))
+    };
+    mime.is_some_and(|m| {
+        m.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("text/csv"))
+    }) || csv_path(uri)
+        || (uri.is_empty() && csv_path(read_uri))
+}
+
+/// Import every CSV content of a read; the model gets the import sentence and a summary per
+/// table instead of the raw text. Failures read `Resource retrieval failed: …` (seed 004).
+async fn import_csv(
+    data: Arc<DataSources>,
+    server: &str,
+    read_uri: &str,
+    contents: Vec<ResourceContents>,
+) -> Result<Produced, Failed> {
+    let server_name = server.to_string();
+    let read_uri = read_uri.to_string();
+    let task = tokio::task::spawn_blocking(move || {
+        let mut sections = Vec::new();
+        for content in contents.iter().filter(|c| is_csv(c, &read_uri)) {
+            let (uri, bytes) = match content {
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    (uri, text.as_bytes().to_vec())
+                }
+                ResourceContents::BlobResourceContents { uri, blob, .. } => {
+                    let bytes = base64::Engine::decode(
+                        &base64::engine::general_purpose::STANDARD,
+                        blob.trim(),
+                    )
+                    .map_err(|e| format!("the server sent invalid base64 for {uri}: {e}"))?;
+                    (uri, bytes)
+                }
+                _ => continue,
+            };
+            let uri = if uri.is_empty() { &read_uri } else { uri };
+            let source = data.import_csv(&server_name, uri, &bytes).map_err(|e| e.to_string())?;
+            let sample = data.sample(&source.table, 3).map_err(|e| e.to_string())?;
+            let summary = ImportSummary {
+                source: &source,
+                sample: &sample,
+                query_with: format!("query_mcp_data, e.g. SELECT * FROM {} LIMIT 20", source.table),
+            };
+            let json = serde_json::to_string(&summary).map_err(|e| e.to_string())?;
+            sections.push((
+                format!("CSV resource imported as data source: {uri}\n{json}"),
+                source.rows,
+            ));
+        }
+        Ok::<_, String>(sections)
+    });
+    let sections = match task.await {
+        Ok(Ok(sections)) => sections,
+        Ok(Err(message)) => {
+            return Err(single_failure(server, format!("Resource retrieval failed: {message}")));
+        }
+        Err(e) => {
+            return Err(single_failure(
+                server,
+                format!("Resource retrieval failed: the import task failed: {e}"),
+            ));
+        }
+    };
+    let items = sections.iter().map(|(_, rows)| rows).sum();
+    let content = sections.into_iter().map(|(text, _)| text).collect::<Vec<_>>().join("\n");
+    let summary = ResourceCallSummary { items, pages: 1, servers: 1, failed_servers: vec![] };
+    Ok(Produced { content, items: None, summary })
 }
 
 /// Expand a template the model filled in. Variables of query-style expressions (`{?…}`,
@@ -408,7 +564,7 @@ async fn run(
     match outcome {
         Ok(p) => Ok(ToolOutput::Function {
             content: p.content,
-            content_items: None,
+            content_items: p.items,
             success: Some(true),
         }),
         Err(f) => Err(f.error),
@@ -417,7 +573,7 @@ async fn run(
 
 fn produced(payload: &impl Serialize, summary: ResourceCallSummary) -> Result<Produced, Failed> {
     match serde_json::to_string(payload) {
-        Ok(content) => Ok(Produced { content, summary }),
+        Ok(content) => Ok(Produced { content, items: None, summary }),
         Err(e) => Err(Failed {
             error: respond(format!("failed to serialize MCP resource response: {e}")),
             summary,

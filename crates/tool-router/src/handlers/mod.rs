@@ -2,6 +2,7 @@
 //! bracket they share.
 
 pub(crate) mod args;
+pub(crate) mod data;
 pub(crate) mod mcp;
 pub(crate) mod mcp_completion;
 pub(crate) mod mcp_resource;

@@ -1,0 +1,270 @@
+//! What the model gets from resource contents: text within a byte budget (paged by offset,
+//! cut on UTF-8 boundaries), images as image items (data URLs) within a size limit, other blobs
+//! described (mimeType, size, SHA-256) unless raw base64 is asked for. The same rules apply to
+//! embedded resources in MCP tool results.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use mcp_connection_manager::RouterSettings;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde::Serialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::invocation::ContentItem;
+
+/// How contents are shaped for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentPolicy {
+    /// Most text bytes per read.
+    pub read_budget_bytes: usize,
+    /// Larger images are described instead of sent.
+    pub image_max_bytes: usize,
+    /// Send other blobs as base64 (as Codex does) instead of describing them.
+    pub raw_blobs: bool,
+}
+
+impl Default for ContentPolicy {
+    fn default() -> Self {
+        Self::from(&RouterSettings::default())
+    }
+}
+
+impl From<&RouterSettings> for ContentPolicy {
+    fn from(settings: &RouterSettings) -> Self {
+        Self {
+            read_budget_bytes: settings.read_budget_bytes,
+            image_max_bytes: settings.image_max_bytes,
+            raw_blobs: settings.raw_blobs,
+        }
+    }
+}
+
+/// Paging facts of a read, added to the payload when a budget or offset applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Paging {
+    /// Where the returned text starts (the requested offset, moved back to a character start).
+    pub(crate) offset: usize,
+    /// Text bytes of the whole resource.
+    pub(crate) total_bytes: usize,
+    /// Whether text was left out.
+    pub(crate) truncated: bool,
+    /// The offset to read next, if `truncated`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_offset: Option<usize>,
+}
+
+/// Shaped contents of one read.
+pub(crate) struct ShapedRead {
+    /// The payload's `contents`: MCP's shape for text; blobs raw or described.
+    pub(crate) contents: Vec<Value>,
+    /// Image items for the model.
+    pub(crate) images: Vec<ContentItem>,
+    /// Present when text was cut or an offset was asked for.
+    pub(crate) paging: Option<Paging>,
+}
+
+/// Shape the contents of a read. `offset` and `max_bytes` come from the model (`max_bytes` can
+/// only lower the budget). Blobs appear on the first page only.
+pub(crate) fn shape_read(
+    contents: &[ResourceContents],
+    policy: &ContentPolicy,
+    offset: usize,
+    max_bytes: Option<usize>,
+) -> Result<ShapedRead, String> {
+    let budget = max_bytes.map_or(policy.read_budget_bytes, |m| m.min(policy.read_budget_bytes));
+    let texts: Vec<&str> = contents
+        .iter()
+        .filter_map(|c| match c {
+            ResourceContents::TextResourceContents { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    if offset > total {
+        return Err(format!("offset {offset} is past the end of the text ({total} bytes)"));
+    }
+    let offset = global_char_start(&texts, offset);
+    let mut shaped = ShapedRead { contents: Vec::new(), images: Vec::new(), paging: None };
+    let mut start = 0; // global byte position of the current text item
+    let mut remaining = budget;
+    let mut end_of_returned = offset;
+    for content in contents {
+        match content {
+            ResourceContents::TextResourceContents { uri, mime_type, text, meta } => {
+                let item_start = start;
+                start += text.len();
+                if start <= offset && !(text.is_empty() && item_start == offset) {
+                    continue;
+                }
+                let from = offset.saturating_sub(item_start);
+                let to = floor_char_boundary(text, from.saturating_add(remaining).min(text.len()));
+                if to <= from && !text.is_empty() {
+                    continue;
+                }
+                remaining -= to - from;
+                end_of_returned = item_start + to;
+                let mut item = json!({"uri": uri, "mimeType": mime_type, "text": &text[from..to]});
+                if mime_type.is_none() {
+                    strip(&mut item, "mimeType");
+                }
+                if let Some(meta) = meta {
+                    item["_meta"] = json!(meta);
+                }
+                shaped.contents.push(item);
+            }
+            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
+                if offset > 0 {
+                    continue;
+                }
+                let (value, image) =
+                    shape_blob(uri, mime_type.as_deref(), blob, policy, &mut remaining);
+                shaped.contents.push(value);
+                shaped.images.extend(image);
+            }
+            // A kind of content this router does not know yet: passed on as the server sent it.
+            other => shaped.contents.push(json!(other)),
+        }
+    }
+    let truncated = end_of_returned < total;
+    if truncated || offset > 0 {
+        shaped.paging = Some(Paging {
+            offset,
+            total_bytes: total,
+            truncated,
+            next_offset: truncated.then_some(end_of_returned),
+        });
+    }
+    Ok(shaped)
+}
+
+/// A blob as the model should get it; and the image item, if it is one.
+fn shape_blob(
+    uri: &str,
+    mime_type: Option<&str>,
+    blob: &str,
+    policy: &ContentPolicy,
+    remaining: &mut usize,
+) -> (Value, Option<ContentItem>) {
+    let mime = mime_type.unwrap_or("application/octet-stream");
+    let bytes = match STANDARD.decode(blob.trim()) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let value = json!({"uri": uri, "mimeType": mime, "error": format!("the server sent invalid base64: {e}")});
+            return (value, None);
+        }
+    };
+    let digest: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let described = |note: String| json!({"uri": uri, "mimeType": mime, "size": bytes.len(), "sha256": digest, "note": note});
+    if mime.starts_with("image/") {
+        if bytes.len() <= policy.image_max_bytes {
+            let item = ContentItem::InputImage {
+                image_url: format!("data:{mime};base64,{}", blob.trim()),
+            };
+            return (described("sent to the model as an image item".to_string()), Some(item));
+        }
+        let note = format!(
+            "image larger than the image limit ({} bytes); not sent",
+            policy.image_max_bytes
+        );
+        return (described(note), None);
+    }
+    if policy.raw_blobs {
+        if blob.len() <= *remaining {
+            *remaining -= blob.len();
+            return (json!({"uri": uri, "mimeType": mime, "blob": blob}), None);
+        }
+        return (
+            described("binary content larger than the read budget; not sent".to_string()),
+            None,
+        );
+    }
+    (
+        described(
+            "binary content not shown (set raw_blobs = true under [mcp_router] to receive base64)"
+                .to_string(),
+        ),
+        None,
+    )
+}
+
+/// Embedded resources in an MCP tool result follow the read rules: images become image blocks
+/// within the limit, other blobs are described, long texts are cut to the budget with a note.
+pub(crate) fn shape_tool_result(
+    mut result: CallToolResult,
+    policy: &ContentPolicy,
+) -> CallToolResult {
+    let mut remaining = policy.read_budget_bytes;
+    result.content = result
+        .content
+        .into_iter()
+        .map(|block| match block {
+            ContentBlock::Resource(embedded) => match &embedded.resource {
+                ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
+                    if policy.raw_blobs && !mime_type.as_deref().is_some_and(|m| m.starts_with("image/")) && blob.len() <= remaining {
+                        remaining -= blob.len();
+                        return ContentBlock::Resource(embedded);
+                    }
+                    let mut unlimited = 0;
+                    match shape_blob(uri, mime_type.as_deref(), blob, policy, &mut unlimited) {
+                        (_, Some(_)) => ContentBlock::image(blob.trim().to_string(), mime_type.clone().unwrap_or_default()),
+                        (described, None) => ContentBlock::text(described.to_string()),
+                    }
+                }
+                ResourceContents::TextResourceContents { uri, mime_type, text, .. } if text.len() > remaining => {
+                    let cut = floor_char_boundary(text, remaining);
+                    remaining -= cut;
+                    let note = format!(
+                        "\n[truncated: {cut} of {} bytes shown; read_mcp_resource with uri {uri} and offset {cut} returns the rest]",
+                        text.len()
+                    );
+                    let resource = ResourceContents::TextResourceContents {
+                        uri: uri.clone(),
+                        mime_type: mime_type.clone(),
+                        text: format!("{}{note}", &text[..cut]),
+                        meta: None,
+                    };
+                    ContentBlock::resource(resource)
+                }
+                ResourceContents::TextResourceContents { text, .. } => {
+                    remaining -= text.len();
+                    ContentBlock::Resource(embedded)
+                }
+                _ => ContentBlock::Resource(embedded),
+            },
+            other => other,
+        })
+        .collect();
+    result
+}
+
+/// The largest character boundary of `text` at or before `at`.
+pub(crate) fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// A global offset over the concatenated texts, moved back to the start of its character.
+fn global_char_start(texts: &[&str], offset: usize) -> usize {
+    let mut start = 0;
+    for text in texts {
+        if offset < start + text.len() {
+            return start + floor_char_boundary(text, offset - start);
+        }
+        start += text.len();
+    }
+    offset
+}
+
+fn strip(item: &mut Value, key: &str) {
+    if let Some(map) = item.as_object_mut() {
+        map.remove(key);
+    }
+}
+
+#[cfg(test)]
+#[path = "content_tests.rs"]
+mod tests;
