@@ -26,6 +26,8 @@ pub(crate) struct FakeServer {
     pub(crate) tools: Vec<Tool>,
     /// Completion candidates; `Some` declares the completions capability.
     pub(crate) completions: Option<Vec<String>>,
+    /// Exact read answers by URI (checked before the generated text).
+    pub(crate) reads: Vec<(String, Vec<ResourceContents>)>,
 }
 
 #[derive(Default)]
@@ -107,6 +109,9 @@ impl McpBackend for FakeBackend {
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;
+        if let Some((_, contents)) = s.reads.iter().find(|(u, _)| u == uri) {
+            return Ok(ReadResourceResult::new(contents.clone()));
+        }
         let by_template = s.templates.iter().any(|t| {
             uri_template::UriTemplate::parse(&t.uri_template)
                 .is_ok_and(|p| p.match_uri(uri).is_some())

@@ -354,3 +354,134 @@ async fn a_plain_uri_is_passed_through_as_is() {
     );
     end_event(&events);
 }
+
+mod data_sources_and_shaping {
+    use std::sync::{Arc, Mutex};
+
+    use base64::Engine as _;
+    use data_sources::{DataSources, QueryLimits};
+    use rmcp::model::ResourceContents;
+
+    use super::*;
+
+    fn with_reads(reads: Vec<(&str, Vec<ResourceContents>)>) -> Arc<FakeBackend> {
+        let server = FakeServer {
+            reads: reads.into_iter().map(|(u, c)| (u.to_string(), c)).collect(),
+            ..Default::default()
+        };
+        FakeBackend::with(vec![("files", server)])
+    }
+
+    async fn read_with_data(
+        backend: Arc<FakeBackend>,
+        uri: &str,
+    ) -> (Result<ToolOutput, String>, Vec<EventMsg>) {
+        let data = Arc::new(DataSources::new(QueryLimits::default()).expect("db"));
+        let handler = McpResourceHandler::with_options(
+            backend,
+            ReadOptions { policy: Default::default(), data: Some(data) },
+        );
+        let (ctx, mut rx) = context();
+        let invocation = ToolInvocation {
+            call_id: "c".into(),
+            tool_name: READ_MCP_RESOURCE.into(),
+            payload: ToolPayload::Function {
+                arguments: json!({"server": "files", "uri": uri}).to_string(),
+            },
+        };
+        let result = handler.handle(&ctx, invocation).await.map_err(|e| e.to_string());
+        (result, drain(&mut rx))
+    }
+
+    #[tokio::test]
+    async fn csv_failures_read_resource_retrieval_failed() {
+        let ragged = ResourceContents::text("a,b\n1,2\n3\n", "f://ragged.csv");
+        let empty = ResourceContents::text("", "f://empty").with_mime_type("text/csv");
+        let latin1 = ResourceContents::blob(
+            base64::engine::general_purpose::STANDARD.encode(b"name\nJos\xe9\n"),
+            "f://latin1.csv",
+        );
+        let backend = with_reads(vec![
+            ("f://ragged.csv", vec![ragged]),
+            ("f://empty", vec![empty]),
+            ("f://latin1.csv", vec![latin1]),
+        ]);
+        for (uri, expected) in [
+            (
+                "f://ragged.csv",
+                "Resource retrieval failed: CSV import failed: line 3 has 1 fields, but the header has 2",
+            ),
+            (
+                "f://empty",
+                "Resource retrieval failed: CSV import failed: the resource is empty (no header row)",
+            ),
+            (
+                "f://latin1.csv",
+                "Resource retrieval failed: CSV import failed: line 2 is not valid UTF-8",
+            ),
+        ] {
+            let (result, events) = read_with_data(backend.clone(), uri).await;
+            assert_eq!(result.expect_err(uri), expected);
+            assert_eq!(end_event(&events).result, Err(expected.to_string()));
+        }
+    }
+
+    #[tokio::test]
+    async fn csv_by_mime_type_or_extension_and_header_only() {
+        let by_mime = ResourceContents::text("x,y\n1,2\n", "db://table")
+            .with_mime_type("text/csv; charset=utf-8");
+        let header_only = ResourceContents::text("only,header\n", "f://h.CSV?v=1");
+        let backend =
+            with_reads(vec![("db://table", vec![by_mime]), ("f://h.CSV?v=1", vec![header_only])]);
+        let (result, _) = read_with_data(backend.clone(), "db://table").await;
+        let text = raw(&result).to_string();
+        assert!(
+            text.starts_with(
+                "CSV resource imported as data source: db://table\n{\"table\":\"files_table\""
+            ),
+            "{text}"
+        );
+        let (result, _) = read_with_data(backend, "f://h.CSV?v=1").await;
+        assert!(raw(&result).contains("\"rows\":0"), "{}", raw(&result));
+    }
+
+    /// A `tracing` writer that keeps what was logged.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn each_retrieval_is_traced_with_server_uri_outcome_and_duration() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber =
+            tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let _ =
+            call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://123"}"#).await;
+        let _ =
+            call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"other://nope"}"#).await;
+        let log = String::from_utf8(captured.0.lock().expect("log").clone()).expect("utf8");
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 2, "{log}");
+        for (line, outcome) in lines.iter().zip(["ok", "error"]) {
+            assert!(line.contains("resource_retrieval{server=figma"), "{line}");
+            assert!(
+                line.contains(&format!("outcome=\"{outcome}\""))
+                    || line.contains(&format!("outcome={outcome}")),
+                "{line}"
+            );
+            assert!(line.contains("duration_ms="), "{line}");
+        }
+        assert!(lines[1].contains("Resource not found: other://nope"));
+    }
+}
