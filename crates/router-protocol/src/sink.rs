@@ -28,6 +28,12 @@ impl EventSender {
         Self { tx: None }
     }
 
+    /// Whether anyone may receive events: callers can skip building costly event payloads
+    /// when nobody listens.
+    pub fn is_active(&self) -> bool {
+        self.tx.as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+
     /// Queue an event. Never blocks.
     pub fn send(&self, event: EventMsg) {
         if let Some(tx) = &self.tx {

@@ -6,7 +6,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use mcp_connection_manager::RouterSettings;
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -54,10 +54,27 @@ pub(crate) struct Paging {
     pub(crate) next_offset: Option<usize>,
 }
 
-/// Shaped contents of one read.
-pub(crate) struct ShapedRead {
+/// One entry of the payload's `contents`, serialized without copying the text.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ShapedContent<'a> {
+    /// Text in MCP's shape (`uri`, `mimeType`, `text`), possibly a slice of the original.
+    Text {
+        uri: &'a str,
+        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        mime_type: Option<&'a str>,
+        text: &'a str,
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<&'a MetaObject>,
+    },
+    /// A blob, raw or described.
+    Other(Value),
+}
+
+/// Shaped contents of one read (borrowing the read result).
+pub(crate) struct ShapedRead<'a> {
     /// The payload's `contents`: MCP's shape for text; blobs raw or described.
-    pub(crate) contents: Vec<Value>,
+    pub(crate) contents: Vec<ShapedContent<'a>>,
     /// Image items for the model.
     pub(crate) images: Vec<ContentItem>,
     /// Present when text was cut or an offset was asked for.
@@ -66,12 +83,12 @@ pub(crate) struct ShapedRead {
 
 /// Shape the contents of a read. `offset` and `max_bytes` come from the model (`max_bytes` can
 /// only lower the budget). Blobs appear on the first page only.
-pub(crate) fn shape_read(
-    contents: &[ResourceContents],
+pub(crate) fn shape_read<'a>(
+    contents: &'a [ResourceContents],
     policy: &ContentPolicy,
     offset: usize,
     max_bytes: Option<usize>,
-) -> Result<ShapedRead, String> {
+) -> Result<ShapedRead<'a>, String> {
     let budget = max_bytes.map_or(policy.read_budget_bytes, |m| m.min(policy.read_budget_bytes));
     let texts: Vec<&str> = contents
         .iter()
@@ -104,14 +121,12 @@ pub(crate) fn shape_read(
                 }
                 remaining -= to - from;
                 end_of_returned = item_start + to;
-                let mut item = json!({"uri": uri, "mimeType": mime_type, "text": &text[from..to]});
-                if mime_type.is_none() {
-                    strip(&mut item, "mimeType");
-                }
-                if let Some(meta) = meta {
-                    item["_meta"] = json!(meta);
-                }
-                shaped.contents.push(item);
+                shaped.contents.push(ShapedContent::Text {
+                    uri,
+                    mime_type: mime_type.as_deref(),
+                    text: &text[from..to],
+                    meta: meta.as_ref(),
+                });
             }
             ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
                 if offset > 0 {
@@ -119,11 +134,11 @@ pub(crate) fn shape_read(
                 }
                 let (value, image) =
                     shape_blob(uri, mime_type.as_deref(), blob, policy, &mut remaining);
-                shaped.contents.push(value);
+                shaped.contents.push(ShapedContent::Other(value));
                 shaped.images.extend(image);
             }
             // A kind of content this router does not know yet: passed on as the server sent it.
-            other => shaped.contents.push(json!(other)),
+            other => shaped.contents.push(ShapedContent::Other(json!(other))),
         }
     }
     let truncated = end_of_returned < total;
@@ -257,12 +272,6 @@ fn global_char_start(texts: &[&str], offset: usize) -> usize {
         start += text.len();
     }
     offset
-}
-
-fn strip(item: &mut Value, key: &str) {
-    if let Some(map) = item.as_object_mut() {
-        map.remove(key);
-    }
 }
 
 #[cfg(test)]

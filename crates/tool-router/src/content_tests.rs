@@ -11,8 +11,12 @@ fn policy(budget: usize) -> ContentPolicy {
     ContentPolicy { read_budget_bytes: budget, image_max_bytes: 100, raw_blobs: false }
 }
 
-fn texts(shaped: &ShapedRead) -> String {
-    shaped.contents.iter().filter_map(|c| c["text"].as_str()).collect()
+fn values(shaped: &ShapedRead<'_>) -> Vec<serde_json::Value> {
+    shaped.contents.iter().map(|c| serde_json::to_value(c).expect("json")).collect()
+}
+
+fn texts(shaped: &ShapedRead<'_>) -> String {
+    values(shaped).iter().filter_map(|c| c["text"].as_str().map(String::from)).collect()
 }
 
 #[test]
@@ -56,10 +60,11 @@ fn paging_through_a_large_multibyte_text_returns_it_exactly() {
 
 #[test]
 fn small_texts_keep_the_codex_shape() {
-    let shaped = shape_read(&[text("a://1", "hello")], &policy(100), 0, None).expect("ok");
+    let contents = [text("a://1", "hello")];
+    let shaped = shape_read(&contents, &policy(100), 0, None).expect("ok");
     assert_eq!(shaped.paging, None);
     assert_eq!(
-        json!(shaped.contents),
+        json!(values(&shaped)),
         json!([{"uri": "a://1", "mimeType": "text/plain", "text": "hello"}])
     );
 }
@@ -88,7 +93,7 @@ fn several_text_items_share_the_budget() {
     let contents = vec![text("a://1", "aaaa"), text("a://2", "bbbb"), text("a://3", "cccc")];
     let first = shape_read(&contents, &policy(6), 0, None).expect("ok");
     assert_eq!(
-        json!(first.contents),
+        json!(values(&first)),
         json!([
             {"uri": "a://1", "mimeType": "text/plain", "text": "aaaa"},
             {"uri": "a://2", "mimeType": "text/plain", "text": "bb"}
@@ -114,25 +119,25 @@ fn blobs_images_and_raw_base64() {
         shaped.images,
         vec![ContentItem::InputImage { image_url: format!("data:image/png;base64,{png}") }]
     );
-    assert_eq!(shaped.contents[0]["note"], "sent to the model as an image item");
-    assert!(shaped.contents[0].get("blob").is_none());
-    assert_eq!(shaped.contents[1]["size"], 14);
-    assert_eq!(shaped.contents[1]["sha256"].as_str().map(str::len), Some(64));
-    assert!(shaped.contents[1].get("blob").is_none());
+    assert_eq!(values(&shaped)[0]["note"], "sent to the model as an image item");
+    assert!(values(&shaped)[0].get("blob").is_none());
+    assert_eq!(values(&shaped)[1]["size"], 14);
+    assert_eq!(values(&shaped)[1]["sha256"].as_str().map(str::len), Some(64));
+    assert!(values(&shaped)[1].get("blob").is_none());
     assert!(
-        shaped.contents[2]["error"]
+        values(&shaped)[2]["error"]
             .as_str()
             .is_some_and(|e| e.starts_with("the server sent invalid base64"))
     );
 
     let raw = ContentPolicy { raw_blobs: true, ..policy(1000) };
     let shaped = shape_read(&contents[1..2], &raw, 0, None).expect("ok");
-    assert_eq!(shaped.contents[0]["blob"], pdf);
+    assert_eq!(values(&shaped)[0]["blob"], pdf);
 
     let tiny_images = ContentPolicy { image_max_bytes: 2, ..policy(1000) };
     let shaped = shape_read(&contents[..1], &tiny_images, 0, None).expect("ok");
     assert!(shaped.images.is_empty());
-    assert_eq!(shaped.contents[0]["note"], "image larger than the image limit (2 bytes); not sent");
+    assert_eq!(values(&shaped)[0]["note"], "image larger than the image limit (2 bytes); not sent");
 }
 
 #[test]

@@ -122,6 +122,11 @@ impl CallContext {
         Self { events }
     }
 
+    /// Whether events reach anyone (see [`EventSender::is_active`]).
+    pub fn has_listener(&self) -> bool {
+        self.events.is_active()
+    }
+
     /// Emit an event (never blocks).
     pub fn emit(&self, event: EventMsg) {
         self.events.send(event);

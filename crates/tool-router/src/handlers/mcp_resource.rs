@@ -17,7 +17,7 @@ use data_sources::{DataSources, QueryResult, SourceInfo};
 use tracing::Instrument as _;
 
 use crate::backend::McpBackend;
-use crate::content::{ContentPolicy, Paging, shape_read};
+use crate::content::{ContentPolicy, Paging, ShapedContent, shape_read};
 use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::args::{
     json_kind, normalize_optional_string, normalize_required_string, parse_args,
@@ -124,7 +124,7 @@ struct ReadPayload<'a> {
     uri: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     template: Option<&'a str>,
-    contents: &'a [Value],
+    contents: &'a [ShapedContent<'a>],
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     paging: Option<&'a Paging>,
 }

@@ -31,6 +31,10 @@ pub(crate) async fn bracket<T, E, F>(
 where
     F: Future<Output = Result<T, E>>,
 {
+    if !ctx.has_listener() {
+        // Nobody listens: skip building the events (the end event copies the whole payload).
+        return work.await;
+    }
     ctx.emit(EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
         call_id: call_id.to_string(),
         invocation: invocation.clone(),

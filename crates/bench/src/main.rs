@@ -1,0 +1,84 @@
+//! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
+//! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|csv] [--quick]`.
+//! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
+
+mod alloc;
+mod server;
+mod workloads;
+
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOCATOR: alloc::Counting = alloc::Counting;
+
+/// One line of the report.
+pub(crate) struct Row {
+    pub(crate) name: &'static str,
+    pub(crate) baseline: String,
+    pub(crate) router: String,
+    /// router / baseline (or baseline / router for throughput); see `target`.
+    pub(crate) ratio: f64,
+    pub(crate) target: &'static str,
+    pub(crate) met: Option<bool>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("serve") {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        return runtime.block_on(server::serve(server::Options::parse(&args[1..])?));
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let which: Vec<&str> =
+        args.iter().map(String::as_str).filter(|a| !a.starts_with("--")).collect();
+    let all = which.is_empty() || which.contains(&"all");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let mut rows = Vec::new();
+    let wanted = |name: &str| all || which.contains(&name);
+    runtime.block_on(async {
+        if wanted("p1") {
+            rows.push(workloads::p1_dispatch(quick).await?);
+        }
+        if wanted("p2") {
+            rows.extend(workloads::p2_fan_out(quick).await?);
+        }
+        if wanted("p3") {
+            rows.extend(workloads::p3_scale(quick).await?);
+        }
+        if wanted("p4") {
+            rows.push(workloads::p4_throughput(quick).await?);
+        }
+        if wanted("p5") {
+            rows.extend(workloads::p5_startup(quick).await?);
+        }
+        if wanted("p6") {
+            rows.push(workloads::p6_events(quick).await?);
+        }
+        if which.contains(&"layers") {
+            rows.extend(workloads::p1_layers().await?);
+        }
+        if wanted("csv") {
+            rows.push(workloads::csv_import(quick)?);
+        }
+        anyhow::Ok(())
+    })?;
+    print_table(&rows);
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
+}
+
+fn print_table(rows: &[Row]) {
+    println!("| workload | baseline (median) | router (median) | ratio | target | met |");
+    println!("|---|---|---|---|---|---|");
+    for row in rows {
+        let met = match row.met {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "—",
+        };
+        println!(
+            "| {} | {} | {} | {:.3} | {} | {met} |",
+            row.name, row.baseline, row.router, row.ratio, row.target
+        );
+    }
+}

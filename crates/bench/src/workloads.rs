@@ -1,0 +1,632 @@
+//! The workloads. Each measures the router and a baseline in the same run, interleaved where
+//! it matters, and reports medians.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use mcp_connection_manager::{
+    Aggregate, ManagerOptions, McpConnectionManager, McpError, QualifiedTool, ServerConfig,
+    ServerListing,
+};
+use rmcp::model::{
+    CallToolResult, ClientCapabilities, ClientConfig, CompletionInfo, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate,
+};
+use rmcp::service::RunningService;
+use rmcp::{ClientCacheConfig, RoleClient, ServiceExt};
+use router_protocol::{EventSender, event_channel};
+use serde::Serialize;
+use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
+
+use crate::Row;
+use crate::server::Options;
+
+fn bench_server(name: &str, options: &Options) -> anyhow::Result<ServerConfig> {
+    let exe = std::env::current_exe()?.to_string_lossy().to_string();
+    Ok(ServerConfig::stdio(name, exe, options.args()))
+}
+
+fn read_options(payload_bytes: usize) -> Options {
+    Options {
+        resources: 10,
+        page_size: 100,
+        page_delay: Duration::ZERO,
+        payload_bytes,
+        startup_delay: Duration::ZERO,
+    }
+}
+
+struct Routed {
+    manager: Arc<McpConnectionManager>,
+    router: Arc<ToolRouter>,
+}
+
+async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
+    let manager = Arc::new(McpConnectionManager::start(servers, events, ManagerOptions::default()));
+    manager.wait_until_started().await;
+    let router = Arc::new(ToolRouter::with_mcp(manager.clone()));
+    Routed { manager, router }
+}
+
+/// A bare rmcp client on its own child process of the same bench server.
+struct Bare {
+    client: RunningService<RoleClient, ClientConfig>,
+    _child: tokio::process::Child,
+}
+
+async fn bare(options: &Options) -> anyhow::Result<Bare> {
+    let mut child = tokio::process::Command::new(std::env::current_exe()?)
+        .args(options.args())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        anyhow::bail!("no pipes");
+    };
+    let config = ClientConfig::new(ClientCapabilities::default(), Implementation::new("bare", "1"))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25);
+    let client = config.serve((stdout, stdin)).await?;
+    client.set_response_cache_config(ClientCacheConfig::disabled()).await;
+    Ok(Bare { client, _child: child })
+}
+
+async fn bare_read(
+    client: &RunningService<RoleClient, ClientConfig>,
+    uri: &str,
+) -> anyhow::Result<usize> {
+    let result = client.read_resource(ReadResourceRequestParams::new(uri)).await?;
+    Ok(serde_json::to_string(&result)?.len())
+}
+
+fn read_call(server: &str, uri: &str) -> ToolCall {
+    let arguments = serde_json::json!({"server": server, "uri": uri}).to_string();
+    ToolCall { call_id: "bench".into(), name: "read_mcp_resource".into(), arguments }
+}
+
+/// One read through the router. The call arrives as the model sends it (arguments already JSON
+/// text), so building it is not part of the router's cost.
+async fn router_read(
+    router: &ToolRouter,
+    ctx: &CallContext,
+    call: &ToolCall,
+) -> anyhow::Result<()> {
+    let output = router.dispatch(ctx, call.clone()).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    anyhow::ensure!(output.is_success(), "read failed: {output:?}");
+    Ok(())
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+fn show(d: Duration) -> String {
+    if d < Duration::from_millis(1) {
+        format!("{:.1} µs", d.as_secs_f64() * 1e6)
+    } else {
+        format!("{:.2} ms", d.as_secs_f64() * 1e3)
+    }
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-12)
+}
+
+/// P1: `read_mcp_resource` through router, handler and manager vs a bare rmcp client doing
+/// `read_resource` + JSON, same server binary, stdio, one call at a time, interleaved rounds.
+pub(crate) async fn p1_dispatch(quick: bool) -> anyhow::Result<Row> {
+    let options = read_options(1024);
+    let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let b = bare(&options).await?;
+    let ctx = CallContext::new(EventSender::discard());
+    let call = read_call("s", "bench://r/1");
+    let (rounds, per_round) = if quick { (5, 50) } else { (20, 100) };
+    for _ in 0..200 {
+        router_read(&r.router, &ctx, &call).await?;
+        bare_read(&b.client, "bench://r/1").await?;
+    }
+    // Interleaved per operation: block-wise phases measured drift between the two server
+    // processes more than the router (see `layers`).
+    let (mut routed_samples, mut bare_samples) = (Vec::new(), Vec::new());
+    for op in 0..rounds * per_round {
+        let router_first = op % 2 == 0;
+        for side in [router_first, !router_first] {
+            let started = Instant::now();
+            if side {
+                router_read(&r.router, &ctx, &call).await?;
+                routed_samples.push(started.elapsed());
+            } else {
+                bare_read(&b.client, "bench://r/1").await?;
+                bare_samples.push(started.elapsed());
+            }
+        }
+    }
+    r.manager.shutdown().await;
+    let (router, baseline) = (median(routed_samples), median(bare_samples));
+    let ratio = ratio(router, baseline);
+    Ok(Row {
+        name: "P1 dispatch overhead (read, stdio)",
+        baseline: show(baseline),
+        router: show(router),
+        ratio,
+        target: "≤ 1.05",
+        met: Some(ratio <= 1.05),
+    })
+}
+
+async fn list_all(router: &ToolRouter) -> anyhow::Result<Duration> {
+    let ctx = CallContext::new(EventSender::discard());
+    let call =
+        ToolCall { call_id: "b".into(), name: "list_mcp_resources".into(), arguments: "{}".into() };
+    let started = Instant::now();
+    let output = router.dispatch(&ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let elapsed = started.elapsed();
+    anyhow::ensure!(output.is_success(), "list failed");
+    Ok(elapsed)
+}
+
+/// P2: the all-server list over 16 (and 64) servers of 5 pages at 20 ms a page vs one such
+/// server alone.
+pub(crate) async fn p2_fan_out(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let options = Options {
+        resources: 100,
+        page_size: 20,
+        page_delay: Duration::from_millis(20),
+        ..read_options(16)
+    };
+    let reps = if quick { 3 } else { 7 };
+    let measure = |n: usize| {
+        let options = options.clone();
+        async move {
+            let servers = (0..n)
+                .map(|i| bench_server(&format!("s{i:02}"), &options))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let r = routed(servers, EventSender::discard()).await;
+            list_all(&r.router).await?;
+            let mut samples = Vec::new();
+            for _ in 0..reps {
+                samples.push(list_all(&r.router).await?);
+            }
+            r.manager.shutdown().await;
+            anyhow::Ok(median(samples))
+        }
+    };
+    let one = measure(1).await?;
+    let sixteen = measure(16).await?;
+    let sixty_four = measure(64).await?;
+    let r16 = ratio(sixteen, one);
+    let r64 = ratio(sixty_four, one);
+    Ok(vec![
+        Row {
+            name: "P2 fan-out, 16 servers × 5 pages × 20 ms",
+            baseline: show(one),
+            router: show(sixteen),
+            ratio: r16,
+            target: "≤ 1.25",
+            met: Some(r16 <= 1.25),
+        },
+        Row {
+            name: "P2 fan-out, 64 servers × 5 pages × 20 ms",
+            baseline: show(one),
+            router: show(sixty_four),
+            ratio: r64,
+            target: "(reported)",
+            met: None,
+        },
+    ])
+}
+
+/// A backend that hands over prepared listings (the scale test measures aggregation and
+/// serialization, not transport).
+struct Prepared {
+    listings: Mutex<Vec<Aggregate<Resource>>>,
+}
+
+fn unsupported() -> McpError {
+    McpError::UnknownServer("bench".into())
+}
+
+#[async_trait]
+impl McpBackend for Prepared {
+    async fn list_resources(
+        &self,
+        _: &str,
+        _: Option<String>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Err(unsupported())
+    }
+    async fn list_resource_templates(
+        &self,
+        _: &str,
+        _: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Err(unsupported())
+    }
+    async fn list_all_resources(&self) -> Aggregate<Resource> {
+        self.listings.lock().ok().and_then(|mut l| l.pop()).unwrap_or_default()
+    }
+    async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
+        Vec::new()
+    }
+    async fn read_resource(&self, _: &str, _: &str) -> Result<ReadResourceResult, McpError> {
+        Err(unsupported())
+    }
+    async fn call_tool(
+        &self,
+        _: &str,
+        _: &str,
+        _: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
+        Err(unsupported())
+    }
+    async fn complete_resource_argument(
+        &self,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        Err(unsupported())
+    }
+    async fn supports_completions(&self) -> bool {
+        false
+    }
+    async fn list_tools(&self) -> Vec<QualifiedTool> {
+        Vec::new()
+    }
+    async fn resolve_tool(&self, _: &str) -> Option<(String, String)> {
+        None
+    }
+}
+
+fn listings(servers: usize, per_server: usize) -> Aggregate<Resource> {
+    (0..servers)
+        .map(|s| ServerListing {
+            server: format!("server{s:02}"),
+            items: (0..per_server)
+                .map(|i| {
+                    Resource::new(format!("file:///srv{s}/dir/file{i}.txt"), format!("file{i}.txt"))
+                        .with_mime_type("text/plain")
+                        .with_description("A file in the bench tree")
+                })
+                .collect(),
+            pages: per_server.div_ceil(100),
+            error: None,
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct WithServer<'a> {
+    server: &'a str,
+    #[serde(flatten)]
+    item: &'a Resource,
+}
+
+#[derive(Serialize)]
+struct Payload<'a> {
+    server: Option<&'a str>,
+    resources: Vec<WithServer<'a>>,
+}
+
+/// P3: 64 servers × 2,000 resources aggregated into the model payload vs serde_json alone; and
+/// the router's peak extra memory against the payload's size.
+pub(crate) async fn p3_scale(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let reps = if quick { 3 } else { 7 };
+    let data = listings(64, 2_000);
+    let mut baseline_times = Vec::new();
+    let mut baseline_peak = 0;
+    let mut payload_len = 0;
+    for _ in 0..reps {
+        let live = crate::alloc::reset_peak();
+        let started = Instant::now();
+        let payload = Payload {
+            server: None,
+            resources: data
+                .iter()
+                .flat_map(|l| l.items.iter().map(|item| WithServer { server: &l.server, item }))
+                .collect(),
+        };
+        let text = serde_json::to_string(&payload)?;
+        baseline_times.push(started.elapsed());
+        baseline_peak = baseline_peak.max(crate::alloc::peak() - live);
+        payload_len = text.len();
+    }
+    let backend =
+        Arc::new(Prepared { listings: Mutex::new((0..reps).map(|_| data.clone()).collect()) });
+    drop(data);
+    let router = ToolRouter::with_mcp(backend);
+    let ctx = CallContext::new(EventSender::discard());
+    let mut router_times = Vec::new();
+    let mut router_peak = 0;
+    for _ in 0..reps {
+        let call = ToolCall {
+            call_id: "b".into(),
+            name: "list_mcp_resources".into(),
+            arguments: "{}".into(),
+        };
+        let live = crate::alloc::reset_peak();
+        let started = Instant::now();
+        let output = router.dispatch(&ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        router_times.push(started.elapsed());
+        router_peak = router_peak.max(crate::alloc::peak() - live);
+        anyhow::ensure!(output.is_success());
+    }
+    let (router_t, baseline_t) = (median(router_times), median(baseline_times));
+    let time_ratio = ratio(router_t, baseline_t);
+    let memory_ratio = router_peak as f64 / payload_len as f64;
+    let mib = |b: usize| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0));
+    Ok(vec![
+        Row {
+            name: "P3 scale, 64 × 2,000 resources: time",
+            baseline: show(baseline_t),
+            router: show(router_t),
+            ratio: time_ratio,
+            target: "≤ 2",
+            met: Some(time_ratio <= 2.0),
+        },
+        Row {
+            name: "P3 scale: peak extra memory / payload size",
+            baseline: format!(
+                "payload {} (serde alone peaks at {})",
+                mib(payload_len),
+                mib(baseline_peak)
+            ),
+            router: mib(router_peak),
+            ratio: memory_ratio,
+            target: "≤ 3",
+            met: Some(memory_ratio <= 3.0),
+        },
+    ])
+}
+
+/// P4: 1,000 concurrent reads over stdio to 4 servers vs bare rmcp clients doing the same.
+pub(crate) async fn p4_throughput(quick: bool) -> anyhow::Result<Row> {
+    let options = read_options(1024);
+    let servers = (0..4)
+        .map(|i| bench_server(&format!("s{i}"), &options))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let r = routed(servers, EventSender::discard()).await;
+    let mut bares = Vec::new();
+    for _ in 0..4 {
+        bares.push(Arc::new(bare(&options).await?));
+    }
+    let reps = if quick { 3 } else { 7 };
+    let calls = 1_000;
+    let calls_by_server: Arc<Vec<ToolCall>> =
+        Arc::new((0..4).map(|i| read_call(&format!("s{i}"), "bench://r/1")).collect());
+    let (mut routed_t, mut bare_t) = (Vec::new(), Vec::new());
+    // Rep 0 warms up; later reps alternate who goes first so drift favours neither side.
+    for rep in 0..reps + 1 {
+        for side in [rep % 2, 1 - rep % 2] {
+            let started = Instant::now();
+            let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..calls)
+                .map(|i| {
+                    let router = r.router.clone();
+                    let bare = bares[i % 4].clone();
+                    let calls = calls_by_server.clone();
+                    tokio::spawn(async move {
+                        if side == 0 {
+                            let ctx = CallContext::new(EventSender::discard());
+                            router_read(&router, &ctx, &calls[i % 4]).await
+                        } else {
+                            bare_read(&bare.client, "bench://r/1").await.map(|_| ())
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await??;
+            }
+            if rep > 0 {
+                if side == 0 {
+                    routed_t.push(started.elapsed())
+                } else {
+                    bare_t.push(started.elapsed())
+                }
+            }
+        }
+    }
+    r.manager.shutdown().await;
+    let (router, baseline) = (median(routed_t), median(bare_t));
+    let tput = |d: Duration| calls as f64 / d.as_secs_f64();
+    let ratio = tput(router) / tput(baseline);
+    Ok(Row {
+        name: "P4 throughput, 1,000 concurrent reads, 4 stdio servers",
+        baseline: format!("{:.0} reads/s", tput(baseline)),
+        router: format!("{:.0} reads/s", tput(router)),
+        ratio,
+        target: "≥ 0.9",
+        met: Some(ratio >= 0.9),
+    })
+}
+
+/// P5: time until 16 configured stdio servers are ready vs one, for servers that take 200 ms to
+/// start (server-everything takes 370–475 ms here) and, reported, for ones that start at once.
+pub(crate) async fn p5_startup(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let reps = if quick { 3 } else { 7 };
+    let measure = |n: usize, options: Options| async move {
+        let mut samples = Vec::new();
+        for _ in 0..reps {
+            let servers = (0..n)
+                .map(|i| bench_server(&format!("s{i:02}"), &options))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let started = Instant::now();
+            let manager = McpConnectionManager::start(
+                servers,
+                EventSender::discard(),
+                ManagerOptions::default(),
+            );
+            manager.wait_until_started().await;
+            samples.push(started.elapsed());
+            manager.shutdown().await;
+        }
+        anyhow::Ok(median(samples))
+    };
+    let realistic = Options { startup_delay: Duration::from_millis(200), ..read_options(16) };
+    let (one, sixteen) = (measure(1, realistic.clone()).await?, measure(16, realistic).await?);
+    let instant = read_options(16);
+    let (one_now, sixteen_now) = (measure(1, instant.clone()).await?, measure(16, instant).await?);
+    let ratio_realistic = ratio(sixteen, one);
+    let ratio_instant = ratio(sixteen_now, one_now);
+    Ok(vec![
+        Row {
+            name: "P5 startup, 16 stdio servers ready (200 ms server start)",
+            baseline: show(one),
+            router: show(sixteen),
+            ratio: ratio_realistic,
+            target: "≤ 1.5",
+            met: Some(ratio_realistic <= 1.5),
+        },
+        Row {
+            name: "P5 startup, 16 stdio servers ready (instant server start)",
+            baseline: show(one_now),
+            router: show(sixteen_now),
+            ratio: ratio_instant,
+            target: "(reported)",
+            met: None,
+        },
+    ])
+}
+
+/// P6: the read path with a slow event consumer attached vs a consumer that keeps up.
+pub(crate) async fn p6_events(quick: bool) -> anyhow::Result<Row> {
+    let options = read_options(1024);
+    let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let (events, mut rx) = event_channel();
+    let consumer = tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    let (fast_events, mut fast_rx) = event_channel();
+    let fast_consumer = tokio::spawn(async move { while fast_rx.recv().await.is_some() {} });
+    let slow = CallContext::new(events);
+    let none = CallContext::new(fast_events);
+    let call = read_call("s", "bench://r/1");
+    let (rounds, per_round) = if quick { (5, 50) } else { (20, 100) };
+    for _ in 0..100 {
+        router_read(&r.router, &none, &call).await?;
+    }
+    let (mut slow_t, mut none_t) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        for side in [round % 2, 1 - round % 2] {
+            for _ in 0..per_round {
+                let started = Instant::now();
+                if side == 0 {
+                    router_read(&r.router, &slow, &call).await?;
+                    slow_t.push(started.elapsed());
+                } else {
+                    router_read(&r.router, &none, &call).await?;
+                    none_t.push(started.elapsed());
+                }
+            }
+        }
+    }
+    drop(slow);
+    consumer.abort();
+    fast_consumer.abort();
+    r.manager.shutdown().await;
+    let (with, without) = (median(slow_t), median(none_t));
+    let ratio = ratio(with, without);
+    Ok(Row {
+        name: "P6 events: slow consumer (1 ms/event) vs one keeping up",
+        baseline: show(without),
+        router: show(with),
+        ratio,
+        target: "≤ 1.05",
+        met: Some(ratio <= 1.05),
+    })
+}
+
+/// CSV import (issue 4): a 100,000-row file imported into SQLite vs parsing it alone.
+pub(crate) fn csv_import(quick: bool) -> anyhow::Result<Row> {
+    let rows = 100_000;
+    let mut csv_text = String::from("id,name,score,city\n");
+    for i in 0..rows {
+        csv_text.push_str(&format!("{i},name {i},{}.5,city{}\n", i % 1000, i % 97));
+    }
+    let reps = if quick { 2 } else { 5 };
+    let mut parse_t = Vec::new();
+    let mut import_t = Vec::new();
+    let sources = data_sources::DataSources::new(Default::default())?;
+    for _ in 0..reps {
+        let started = Instant::now();
+        let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+        let parsed = reader.byte_records().filter(|r| r.is_ok()).count();
+        parse_t.push(started.elapsed());
+        anyhow::ensure!(parsed == rows);
+        let started = Instant::now();
+        let info = sources.import_csv("bench", "bench://data.csv", csv_text.as_bytes())?;
+        import_t.push(started.elapsed());
+        anyhow::ensure!(info.rows == rows);
+    }
+    let (import, parse) = (median(import_t), median(parse_t));
+    let per_sec = |d: Duration| rows as f64 / d.as_secs_f64();
+    Ok(Row {
+        name: "CSV import, 100,000 rows into SQLite (vs CSV parse alone)",
+        baseline: format!("{} ({:.0} rows/s)", show(parse), per_sec(parse)),
+        router: format!("{} ({:.0} rows/s)", show(import), per_sec(import)),
+        ratio: ratio(import, parse),
+        target: "(reported)",
+        met: None,
+    })
+}
+
+/// Diagnostic (not in `all`): one read timed at each layer — bare rmcp, the connection manager,
+/// and the full router — to see which layer pays the P1 overhead.
+pub(crate) async fn p1_layers() -> anyhow::Result<Vec<Row>> {
+    let options = read_options(1024);
+    let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let b = bare(&options).await?;
+    let ctx = CallContext::new(EventSender::discard());
+    let call = read_call("s", "bench://r/1");
+    let (mut bare_t, mut manager_t, mut router_t) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..30 {
+        for _ in 0..100 {
+            let started = Instant::now();
+            bare_read(&b.client, "bench://r/1").await?;
+            if round > 2 {
+                bare_t.push(started.elapsed());
+            }
+            let started = Instant::now();
+            let result = r
+                .manager
+                .read_resource("s", "bench://r/1")
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            serde_json::to_string(&result)?;
+            if round > 2 {
+                manager_t.push(started.elapsed());
+            }
+            let started = Instant::now();
+            router_read(&r.router, &ctx, &call).await?;
+            if round > 2 {
+                router_t.push(started.elapsed());
+            }
+        }
+    }
+    r.manager.shutdown().await;
+    let (bare_m, manager_m, router_m) = (median(bare_t), median(manager_t), median(router_t));
+    Ok(vec![
+        Row {
+            name: "layers: connection manager vs bare rmcp",
+            baseline: show(bare_m),
+            router: show(manager_m),
+            ratio: ratio(manager_m, bare_m),
+            target: "(diagnostic)",
+            met: None,
+        },
+        Row {
+            name: "layers: full router vs connection manager",
+            baseline: show(manager_m),
+            router: show(router_m),
+            ratio: ratio(router_m, manager_m),
+            target: "(diagnostic)",
+            met: None,
+        },
+    ])
+}
