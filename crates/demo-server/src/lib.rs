@@ -257,6 +257,11 @@ fn tools() -> Vec<Tool> {
             })),
         ),
         Tool::new(
+            "crash",
+            "Exit the server process at once, without answering (for recovery tests).",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
             "fail",
             "Always fails with an isError result.",
             schema(json!({"type": "object", "properties": {}})),
@@ -293,6 +298,7 @@ async fn call(params: CallToolRequestParams) -> Result<CallToolResult, ErrorData
             Ok(CallToolResult::success(vec![ContentBlock::text(format!("{sum}"))]))
         }
         "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
+        "crash" => std::process::exit(3),
         "sleep" => {
             let ms = number(&args, "ms")?.clamp(0.0, 600_000.0);
             tokio::time::sleep(Duration::from_millis(ms as u64)).await;
@@ -453,7 +459,7 @@ mod tests {
                 None => break,
             }
         }
-        assert_eq!(seen, ["add", "echo", "fail", "sleep"]);
+        assert_eq!(seen, ["add", "echo", "crash", "fail", "sleep"]);
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
     }
 

@@ -44,9 +44,21 @@ pub(crate) struct Connection {
     pub(crate) protocol_version: String,
     /// The process group of a stdio server; `None` for HTTP.
     pub(crate) child: Option<ChildGroup>,
+    /// Set when a request failed in the transport: the next use restarts the server rather
+    /// than waiting for rmcp to notice the closed connection.
+    pub(crate) dead: std::sync::atomic::AtomicBool,
 }
 
 impl Connection {
+    /// Whether requests can still go through this connection.
+    pub(crate) fn is_usable(&self) -> bool {
+        !self.dead.load(std::sync::atomic::Ordering::SeqCst) && !self.service.is_closed()
+    }
+
+    pub(crate) fn mark_dead(&self) {
+        self.dead.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     pub(crate) async fn close(&self, grace: std::time::Duration) {
         self.service.cancellation_token().cancel();
         if let Some(child) = &self.child {
@@ -103,7 +115,15 @@ pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String>
     } else {
         Vec::new()
     };
-    Ok(Connection { service, tools, capabilities, server_info, protocol_version, child })
+    Ok(Connection {
+        service,
+        tools,
+        capabilities,
+        server_info,
+        protocol_version,
+        child,
+        dead: Default::default(),
+    })
 }
 
 async fn list_tools(

@@ -14,8 +14,8 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResult, Reference, Resource, ResourceTemplate, Tool,
 };
 use router_protocol::{
-    EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerStartingEvent,
-    ServerCapabilitySummary,
+    EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerRestartingEvent,
+    McpServerStartingEvent, ServerCapabilitySummary,
 };
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -33,13 +33,26 @@ pub struct ManagerOptions {
     pub max_list_pages: usize,
     /// How long a stdio server gets to exit after SIGTERM at shutdown before its group is killed.
     pub shutdown_grace: Duration,
+    /// Restarts of a server that died or failed to start, before it stays failed.
+    pub max_restarts: u32,
+    /// Wait after a failed start before the next use may try again; doubles per failure
+    /// (capped at 30 s).
+    pub restart_backoff: Duration,
 }
 
 impl Default for ManagerOptions {
     fn default() -> Self {
-        Self { max_list_pages: 1_000, shutdown_grace: Duration::from_secs(2) }
+        Self {
+            max_list_pages: 1_000,
+            shutdown_grace: Duration::from_secs(2),
+            max_restarts: 5,
+            restart_backoff: Duration::from_millis(500),
+        }
     }
 }
+
+/// A server that stayed up this long has its restart count reset when it dies.
+const STABLE_UPTIME: Duration = Duration::from_secs(60);
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,20 +95,28 @@ pub type Aggregate<T> = Vec<ServerListing<T>>;
 #[derive(Clone)]
 enum ServerState {
     Starting,
-    Ready(SharedConnection),
-    Failed(Arc<str>),
+    Ready { conn: SharedConnection, since: Instant },
+    Failed { error: Arc<str>, retry_at: Instant },
 }
 
 struct ManagedServer {
     config: ServerConfig,
-    state: watch::Receiver<ServerState>,
+    state: watch::Sender<ServerState>,
+    /// Restarts so far (reset after a stable run).
+    restarts: std::sync::atomic::AtomicU32,
 }
 
 /// Runs many MCP servers. Cheap to share behind an `Arc`; every method takes `&self`.
+///
+/// A server whose connection closed (process exited, HTTP session gone) or that failed to start
+/// is started again by the next request that needs it, after a doubling back-off, at most
+/// `max_restarts` times; then it stays failed and says so. Each restart is announced with
+/// `mcp_server_restarting` and bounded by the startup timeout.
 pub struct McpConnectionManager {
     servers: BTreeMap<String, ManagedServer>,
-    startups: Vec<JoinHandle<()>>,
+    startups: std::sync::Mutex<Vec<JoinHandle<()>>>,
     options: ManagerOptions,
+    events: EventSender,
 }
 
 impl McpConnectionManager {
@@ -114,15 +135,18 @@ impl McpConnectionManager {
                 tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
                 continue;
             }
-            let (tx, rx) = watch::channel(ServerState::Starting);
-            events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
-                server: config.name.clone(),
-                transport: transport_name(&config.transport).to_string(),
-            }));
-            startups.push(tokio::spawn(start_server(config.clone(), tx, events.clone())));
-            servers.insert(config.name.clone(), ManagedServer { config, state: rx });
+            let (tx, _) = watch::channel(ServerState::Starting);
+            let backoff = options.restart_backoff;
+            startups.push(tokio::spawn(start_server(
+                config.clone(),
+                tx.clone(),
+                events.clone(),
+                backoff,
+            )));
+            let restarts = std::sync::atomic::AtomicU32::new(0);
+            servers.insert(config.name.clone(), ManagedServer { config, state: tx, restarts });
         }
-        Self { servers, startups, options }
+        Self { servers, startups: std::sync::Mutex::new(startups), options, events }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -135,8 +159,11 @@ impl McpConnectionManager {
         let managed = self.servers.get(server)?;
         Some(match &*managed.state.borrow() {
             ServerState::Starting => ServerStatus::Starting,
-            ServerState::Ready(_) => ServerStatus::Ready,
-            ServerState::Failed(e) => ServerStatus::Failed(e.to_string()),
+            ServerState::Ready { conn, .. } if !conn.is_usable() => {
+                ServerStatus::Failed("the connection closed".to_string())
+            }
+            ServerState::Ready { .. } => ServerStatus::Ready,
+            ServerState::Failed { error, .. } => ServerStatus::Failed(error.to_string()),
         })
     }
 
@@ -277,14 +304,12 @@ impl McpConnectionManager {
     /// End every server: HTTP sessions closed, stdio process groups sent SIGTERM and, after the
     /// grace period, SIGKILL. Servers still starting are abandoned (their processes killed).
     pub async fn shutdown(&self) {
-        for startup in &self.startups {
-            startup.abort();
-        }
+        self.abort_startups();
         let connections: Vec<SharedConnection> = self
             .servers
             .values()
             .filter_map(|m| match &*m.state.borrow() {
-                ServerState::Ready(conn) => Some(conn.clone()),
+                ServerState::Ready { conn, .. } => Some(conn.clone()),
                 _ => None,
             })
             .collect();
@@ -297,7 +322,9 @@ impl McpConnectionManager {
         self.servers
             .iter()
             .filter_map(|(name, m)| match &*m.state.borrow() {
-                ServerState::Ready(conn) => conn.child.as_ref().map(|c| (name.clone(), c.pid())),
+                ServerState::Ready { conn, .. } => {
+                    conn.child.as_ref().map(|c| (name.clone(), c.pid()))
+                }
                 _ => None,
             })
             .collect()
@@ -307,7 +334,7 @@ impl McpConnectionManager {
         let mut used = HashSet::new();
         let mut out = Vec::new();
         for (server, managed) in &self.servers {
-            let ServerState::Ready(conn) = &*managed.state.borrow() else {
+            let ServerState::Ready { conn, .. } = &*managed.state.borrow() else {
                 continue;
             };
             for tool in &conn.tools {
@@ -326,22 +353,102 @@ impl McpConnectionManager {
         out
     }
 
-    /// The server's connection once it is no longer starting.
+    /// The server's connection once it is no longer starting; a dead or failed server is
+    /// restarted here (see the type's docs).
     async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
         let managed =
             self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
-        let mut state = managed.state.clone();
-        let settled = state
-            .wait_for(|s| !matches!(s, ServerState::Starting))
-            .await
-            .map(|s| s.clone())
-            .unwrap_or_else(|_| ServerState::Failed("startup was abandoned".into()));
-        match settled {
-            ServerState::Ready(conn) => Ok(conn),
-            ServerState::Failed(error) => {
-                Err(McpError::NotStarted { server: server.to_string(), error: error.to_string() })
+        let not_started =
+            |error: String| McpError::NotStarted { server: server.to_string(), error };
+        loop {
+            let mut rx = managed.state.subscribe();
+            let settled = rx
+                .wait_for(|s| !matches!(s, ServerState::Starting))
+                .await
+                .map(|s| s.clone())
+                .map_err(|_| not_started("startup was abandoned".to_string()))?;
+            let reason = match &settled {
+                ServerState::Ready { conn, .. } if conn.is_usable() => {
+                    return Ok(conn.clone());
+                }
+                ServerState::Ready { since, .. } => {
+                    if since.elapsed() >= STABLE_UPTIME {
+                        managed.restarts.store(0, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    "the connection closed (the server exited or dropped the session)".to_string()
+                }
+                ServerState::Failed { error, retry_at } => {
+                    let restarts = managed.restarts.load(std::sync::atomic::Ordering::SeqCst);
+                    if restarts >= self.options.max_restarts {
+                        return Err(not_started(format!(
+                            "{error} (gave up after {restarts} restarts)"
+                        )));
+                    }
+                    if Instant::now() < *retry_at {
+                        return Err(not_started(error.to_string()));
+                    }
+                    format!("the last start failed: {error}")
+                }
+                ServerState::Starting => continue,
+            };
+            let restarts = managed.restarts.load(std::sync::atomic::Ordering::SeqCst);
+            if restarts >= self.options.max_restarts {
+                let error = format!("{reason} (gave up after {restarts} restarts)");
+                managed.state.send_replace(ServerState::Failed {
+                    error: error.clone().into(),
+                    retry_at: Instant::now(),
+                });
+                return Err(not_started(error));
             }
-            ServerState::Starting => unreachable!("wait_for returned a starting state"),
+            // Only the caller that moves the state from what it saw to Starting restarts it.
+            let won = managed.state.send_if_modified(|state| {
+                let same = match (&*state, &settled) {
+                    (ServerState::Ready { conn: a, .. }, ServerState::Ready { conn: b, .. }) => {
+                        Arc::ptr_eq(a, b)
+                    }
+                    (
+                        ServerState::Failed { retry_at: a, .. },
+                        ServerState::Failed { retry_at: b, .. },
+                    ) => a == b,
+                    _ => false,
+                };
+                if same {
+                    *state = ServerState::Starting;
+                }
+                same
+            });
+            if won {
+                let attempt =
+                    managed.restarts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                tracing::warn!(%server, attempt, %reason, "restarting MCP server");
+                self.events.send(EventMsg::McpServerRestarting(McpServerRestartingEvent {
+                    server: server.to_string(),
+                    attempt,
+                    reason,
+                }));
+                if let ServerState::Ready { conn, .. } = &settled {
+                    conn.close(self.options.shutdown_grace).await;
+                }
+                let backoff = self.options.restart_backoff.saturating_mul(1 << attempt.min(6));
+                let task = tokio::spawn(start_server(
+                    managed.config.clone(),
+                    managed.state.clone(),
+                    self.events.clone(),
+                    backoff,
+                ));
+                if let Ok(mut startups) = self.startups.lock() {
+                    startups.retain(|t| !t.is_finished());
+                    startups.push(task);
+                }
+            }
+        }
+    }
+
+    fn abort_startups(&self) {
+        if let Ok(startups) = self.startups.lock() {
+            for startup in startups.iter() {
+                startup.abort();
+            }
         }
     }
 
@@ -358,8 +465,16 @@ impl McpConnectionManager {
         let conn = self.connection(server).await?;
         let timeout = self.servers[server].config.tool_timeout;
         // Dropping the request future on timeout makes rmcp send notifications/cancelled.
-        match tokio::time::timeout(timeout, f(conn)).await {
-            Ok(result) => result.map_err(|e| McpError::from_service(server, e)),
+        match tokio::time::timeout(timeout, f(conn.clone())).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => {
+                let error = McpError::from_service(server, e);
+                if matches!(error, McpError::Transport { .. }) {
+                    // Not retried here (a tools/call may have had effects); the next use restarts.
+                    conn.mark_dead();
+                }
+                Err(error)
+            }
             Err(_) => Err(McpError::Timeout { method, timeout }),
         }
     }
@@ -397,9 +512,7 @@ impl McpConnectionManager {
 
 impl Drop for McpConnectionManager {
     fn drop(&mut self) {
-        for startup in &self.startups {
-            startup.abort();
-        }
+        self.abort_startups();
     }
 }
 
@@ -481,11 +594,18 @@ fn transport_name(transport: &TransportConfig) -> &'static str {
     }
 }
 
+/// Start (or restart) one server and publish the outcome. After a failure, the next use may
+/// retry once `failure_backoff` has passed.
 async fn start_server(
     config: ServerConfig,
     state: watch::Sender<ServerState>,
     events: EventSender,
+    failure_backoff: Duration,
 ) {
+    events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
+        server: config.name.clone(),
+        transport: transport_name(&config.transport).to_string(),
+    }));
     let started = Instant::now();
     let result = match tokio::time::timeout(config.startup_timeout, client::connect(&config)).await
     {
@@ -497,7 +617,7 @@ async fn start_server(
         Ok(conn) => {
             tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
             events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
-            state.send_replace(ServerState::Ready(Arc::new(conn)));
+            state.send_replace(ServerState::Ready { conn: Arc::new(conn), since: Instant::now() });
         }
         Err(error) => {
             tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
@@ -506,7 +626,8 @@ async fn start_server(
                 elapsed,
                 error: error.clone(),
             }));
-            state.send_replace(ServerState::Failed(error.into()));
+            let retry_at = Instant::now() + failure_backoff.min(Duration::from_secs(30));
+            state.send_replace(ServerState::Failed { error: error.into(), retry_at });
         }
     }
 }

@@ -116,6 +116,9 @@ fn describe(event: &EventMsg) -> String {
             if e.capabilities.resources { ", resources" } else { "" }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
+        EventMsg::McpServerRestarting(e) => {
+            format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
+        }
         EventMsg::McpToolCallBegin(e) => format!(
             "mcp_tool_call_begin  {} server={} tool={}",
             e.call_id,

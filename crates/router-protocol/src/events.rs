@@ -19,8 +19,21 @@ pub enum EventMsg {
     McpServerStarting(McpServerStartingEvent),
     /// A server finished `initialize` and listed its tools.
     McpServerReady(McpServerReadyEvent),
-    /// A server could not be started; it stays failed and every call to it says why.
+    /// A server could not be started (or restarted); calls to it say why until a retry works.
     McpServerFailed(McpServerFailedEvent),
+    /// A server that died (or failed) is being started again on its next use.
+    McpServerRestarting(McpServerRestartingEvent),
+}
+
+/// `mcp_server_restarting`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerRestartingEvent {
+    /// The configured server name.
+    pub server: String,
+    /// 1 for the first restart, and so on up to the configured limit.
+    pub attempt: u32,
+    /// Why: the connection closed, or the previous start failed.
+    pub reason: String,
 }
 
 /// What was invoked: the server, the tool and the arguments as the model sent them.
@@ -240,6 +253,12 @@ mod tests {
         insta::assert_json_snapshot!("ready", ready);
         insta::assert_json_snapshot!("failed", failed);
         insta::assert_json_snapshot!("starting", starting);
+        let restarting = EventMsg::McpServerRestarting(McpServerRestartingEvent {
+            server: "docs".to_string(),
+            attempt: 1,
+            reason: "the connection closed (the server exited or dropped the session)".to_string(),
+        });
+        insta::assert_json_snapshot!("restarting", restarting);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 mod backend;
 mod content;
+#[cfg(test)]
+mod fuzz_tests;
 mod handler;
 mod handlers;
 mod invocation;

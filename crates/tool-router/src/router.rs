@@ -86,7 +86,7 @@ impl ToolRouter {
         Ok(Self::build(backend, ContentPolicy::from(settings), data))
     }
 
-    fn build(
+    pub(crate) fn build(
         backend: Arc<dyn McpBackend>,
         policy: ContentPolicy,
         data: Option<Arc<DataSources>>,

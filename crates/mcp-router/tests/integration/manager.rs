@@ -343,3 +343,86 @@ async fn an_http_server_that_is_down_fails_alone() {
 fn demo_binary_path_is_real() {
     assert!(std::path::Path::new(DEMO).exists());
 }
+
+fn restarts(events: &[EventMsg]) -> Vec<(String, u32)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventMsg::McpServerRestarting(r) => Some((r.server.clone(), r.attempt)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_crashed_stdio_server_is_restarted_on_next_use() {
+    let mut h = Harness::start(vec![demo("d", 100)]);
+    h.manager.wait_until_started().await;
+    let first_pid = h.manager.child_pids()[0].1;
+    let started = Instant::now();
+    let crashed = h.call("mcp__d__crash", "{}").await;
+    let ToolOutput::Mcp { result: Err(error) } = crashed else { panic!("{crashed:?}") };
+    assert!(error.starts_with("tool call error: connection to MCP server 'd' failed"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    h.drain();
+    // The next call restarts it (bounded by the startup timeout) and is answered.
+    let after = h.call("mcp__d__echo", r#"{"text":"back"}"#).await;
+    let ToolOutput::Mcp { result: Ok(echo) } = after else {
+        panic!("not restarted: {after:?} {:?} (crash said: {error})", h.drain())
+    };
+    assert_eq!(serde_json::to_value(&echo.content).expect("json")[0]["text"], "Echo: back");
+    let events = h.drain();
+    assert_eq!(restarts(&events), [("d".to_string(), 1)]);
+    assert!(events.iter().any(|e| matches!(e, EventMsg::McpServerReady(r) if r.server == "d")));
+    assert_ne!(h.manager.child_pids()[0].1, first_pid);
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn restarts_stop_at_the_limit_and_say_so() {
+    let options = mcp_connection_manager::ManagerOptions {
+        max_restarts: 2,
+        restart_backoff: Duration::ZERO,
+        ..Default::default()
+    };
+    let broken = ServerConfig::stdio("broken", "sh", vec!["-c".into(), "exit 1".into()]);
+    let mut h = Harness::start_with(vec![broken, demo("ok", 100)], options);
+    let output = h.call("read_mcp_resource", r#"{"server":"broken","uri":"x"}"#).await;
+    let ToolOutput::Function { content, success: Some(false), .. } = output else {
+        panic!("{output:?}")
+    };
+    assert!(
+        content.starts_with("resources/read failed: MCP server 'broken' failed to start: "),
+        "{content}"
+    );
+    assert!(content.ends_with("(gave up after 2 restarts)"), "{content}");
+    let events = h.drain();
+    assert_eq!(restarts(&events), [("broken".to_string(), 1), ("broken".to_string(), 2)]);
+    // It stays failed without further attempts; the other server is unaffected.
+    h.call("read_mcp_resource", r#"{"server":"broken","uri":"x"}"#).await;
+    assert!(restarts(&h.drain()).is_empty());
+    h.payload("read_mcp_resource", r#"{"server":"ok","uri":"demo://notes/welcome"}"#).await;
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_http_server_that_came_back_is_reconnected() {
+    let web = HttpDemo::start(100);
+    let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let options = mcp_connection_manager::ManagerOptions {
+        restart_backoff: Duration::ZERO,
+        ..Default::default()
+    };
+    let mut h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
+    h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
+    drop(web);
+    let down =
+        h.call("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
+    assert!(!down.is_success(), "{down:?}");
+    let _back = HttpDemo::start_at(&addr, 100);
+    let again =
+        h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
+    assert_eq!(again["uri"], "demo://notes/welcome");
+    assert!(!restarts(&h.drain()).is_empty());
+    h.manager.shutdown().await;
+}

@@ -33,9 +33,12 @@ pub(crate) struct Harness {
 
 impl Harness {
     pub(crate) fn start(servers: Vec<ServerConfig>) -> Self {
+        Self::start_with(servers, ManagerOptions::default())
+    }
+
+    pub(crate) fn start_with(servers: Vec<ServerConfig>, options: ManagerOptions) -> Self {
         let (tx, events) = event_channel();
-        let manager =
-            Arc::new(McpConnectionManager::start(servers, tx.clone(), ManagerOptions::default()));
+        let manager = Arc::new(McpConnectionManager::start(servers, tx.clone(), options));
         let router = ToolRouter::with_mcp(manager.clone());
         Self { manager, router, events, ctx: CallContext::new(tx) }
     }
@@ -76,8 +79,12 @@ pub(crate) struct HttpDemo {
 
 impl HttpDemo {
     pub(crate) fn start(page_size: usize) -> Self {
+        Self::start_at("127.0.0.1:0", page_size)
+    }
+
+    pub(crate) fn start_at(addr: &str, page_size: usize) -> Self {
         let mut child = Command::new(DEMO)
-            .args(["--http", "127.0.0.1:0", "--name", "web", "--page-size", &page_size.to_string()])
+            .args(["--http", addr, "--name", "web", "--page-size", &page_size.to_string()])
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn demo http server");
