@@ -38,11 +38,13 @@ pub struct DemoOptions {
     pub page_size: usize,
     /// The name reported in `serverInfo`.
     pub name: String,
+    /// A misbehaviour for fault tests: `cursor-cycle` makes `resources/list` cycle its cursors.
+    pub fault: Option<String>,
 }
 
 impl Default for DemoOptions {
     fn default() -> Self {
-        Self { page_size: 100, name: "mcp-demo-server".to_string() }
+        Self { page_size: 100, name: "mcp-demo-server".to_string(), fault: None }
     }
 }
 
@@ -262,6 +264,18 @@ fn tools() -> Vec<Tool> {
             schema(json!({"type": "object", "properties": {}})),
         ),
         Tool::new(
+            "garbage",
+            "Write a line that is not JSON-RPC to stdout, then answer (for fault tests).",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
+            "huge",
+            "Answer with `mb` megabytes of text (for fault tests).",
+            schema(
+                json!({"type": "object", "properties": {"mb": {"type": "integer"}}, "required": ["mb"]}),
+            ),
+        ),
+        Tool::new(
             "fail",
             "Always fails with an isError result.",
             schema(json!({"type": "object", "properties": {}})),
@@ -299,6 +313,14 @@ async fn call(params: CallToolRequestParams) -> Result<CallToolResult, ErrorData
         }
         "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
         "crash" => std::process::exit(3),
+        "garbage" => {
+            println!("this is not JSON-RPC {{{{{{");
+            Ok(CallToolResult::success(vec![ContentBlock::text("wrote garbage")]))
+        }
+        "huge" => {
+            let mb = number(&args, "mb")?.clamp(0.0, 100.0) as usize;
+            Ok(CallToolResult::success(vec![ContentBlock::text("x".repeat(mb * 1024 * 1024))]))
+        }
         "sleep" => {
             let ms = number(&args, "ms")?.clamp(0.0, 600_000.0);
             tokio::time::sleep(Duration::from_millis(ms as u64)).await;
@@ -332,6 +354,17 @@ impl ServerHandler for DemoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         self.resources.attach_peer(context.peer);
+        if self.options.fault.as_deref() == Some("cursor-cycle") {
+            // Pages point at each other: a -> b -> a -> ...
+            let next = match request.as_ref().and_then(|r| r.cursor.as_deref()) {
+                Some("a") => "b",
+                _ => "a",
+            };
+            let mut page = self.resources.list_resources(None)?;
+            page.resources.truncate(1);
+            page.next_cursor = Some(next.to_string());
+            return Ok(page);
+        }
         self.resources.list_resources(request.as_ref())
     }
 
@@ -459,7 +492,7 @@ mod tests {
                 None => break,
             }
         }
-        assert_eq!(seen, ["add", "echo", "crash", "fail", "sleep"]);
+        assert_eq!(seen, ["add", "echo", "crash", "garbage", "huge", "fail", "sleep"]);
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
     }
 

@@ -11,6 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
 
@@ -19,6 +20,10 @@ use crate::stdio::{self, ChildGroup, Launch};
 
 /// Most pages of `tools/list` followed at startup.
 const MAX_TOOL_PAGES: usize = 100;
+/// Largest single message accepted from a server (rmcp's default is 16 MiB). Bigger messages
+/// are dropped by the transport and the request runs into its timeout; what is accepted is
+/// cut to the read budget before the model sees it.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The client side of every connection: says who we are and which protocol we speak.
 #[derive(Debug, Clone)]
@@ -80,14 +85,17 @@ pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String>
                 cwd: cwd.as_ref(),
             })
             .map_err(|e| format!("failed to spawn `{command}`: {e}"))?;
+            let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
+                .with_max_line_length(MAX_MESSAGE_BYTES);
             let service = RouterClient
-                .serve((spawned.stdout, spawned.stdin))
+                .serve(transport)
                 .await
                 .map_err(|e| format!("initialize failed: {e}"))?;
             (service, Some(spawned.group))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
-            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .max_sse_event_size(MAX_MESSAGE_BYTES);
             if let Some(var) = bearer_token_env_var {
                 let token = std::env::var(var).map_err(|_| {
                     format!("environment variable `{var}` (bearer_token_env_var) is not set")

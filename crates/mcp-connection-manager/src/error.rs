@@ -28,8 +28,11 @@ pub enum McpError {
         capability: &'static str,
     },
     /// No answer within the server's tool timeout; the server was told the request is cancelled.
-    #[error("timed out awaiting {method} after {timeout:?}")]
+    /// (Codex's words, then the server.)
+    #[error("timed out awaiting {method} after {timeout:?} (MCP server '{server}')")]
     Timeout {
+        /// The server.
+        server: String,
         /// e.g. `tools/call`.
         method: &'static str,
         /// The configured `tool_timeout_sec`.

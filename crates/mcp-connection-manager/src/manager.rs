@@ -475,7 +475,7 @@ impl McpConnectionManager {
                 }
                 Err(error)
             }
-            Err(_) => Err(McpError::Timeout { method, timeout }),
+            Err(_) => Err(McpError::Timeout { server: server.to_string(), method, timeout }),
         }
     }
 
@@ -554,7 +554,11 @@ impl Paging<'_> {
                     return listing;
                 }
                 Err(_) => {
-                    let e = McpError::Timeout { method: self.method, timeout: self.timeout };
+                    let e = McpError::Timeout {
+                        server: self.server.to_string(),
+                        method: self.method,
+                        timeout: self.timeout,
+                    };
                     listing.error = Some(e.to_string());
                     return listing;
                 }
@@ -738,7 +742,10 @@ mod tests {
                 futures::future::pending::<Result<(Vec<u8>, Option<String>), rmcp::ServiceError>>()
             })
             .await;
-        assert_eq!(listing.error.as_deref(), Some("timed out awaiting resources/list after 5s"));
+        assert_eq!(
+            listing.error.as_deref(),
+            Some("timed out awaiting resources/list after 5s (MCP server 's')")
+        );
     }
 
     #[test]

@@ -47,12 +47,17 @@ pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
     let writer = tokio::spawn(write_lines(event_rx, out_rx));
 
     let mut calls = JoinSet::new();
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
+    let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let exit_code = loop {
         tokio::select! {
-            line = lines.next_line() => match line {
-                Ok(Some(line)) => {
+            line = lines.next_segment() => match line {
+                Ok(Some(bytes)) => {
+                    let Ok(line) = String::from_utf8(bytes) else {
+                        let _ = out_tx.send(OutputLine::Error { message: "invalid input line: not valid UTF-8".into() });
+                        continue;
+                    };
                     if line.trim().is_empty() {
                         continue;
                     }

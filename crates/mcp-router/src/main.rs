@@ -167,7 +167,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             human::call(config.config.as_deref(), name, arguments, json).await
         }
         Command::ServeDemo { page_size, name } => {
-            demo_server::run_stdio(demo_server::DemoOptions { page_size, name }).await?;
+            demo_server::run_stdio(demo_server::DemoOptions { page_size, name, fault: None })
+                .await?;
             Ok(0)
         }
     }

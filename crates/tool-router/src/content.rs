@@ -214,6 +214,18 @@ pub(crate) fn shape_tool_result(
         .content
         .into_iter()
         .map(|block| match block {
+            ContentBlock::Text(mut text) if text.text.len() > remaining => {
+                let total = text.text.len();
+                let cut = floor_char_boundary(&text.text, remaining);
+                remaining -= cut;
+                text.text.truncate(cut);
+                text.text.push_str(&format!("\n[truncated: {cut} of {total} bytes shown]"));
+                ContentBlock::Text(text)
+            }
+            ContentBlock::Text(text) => {
+                remaining -= text.text.len();
+                ContentBlock::Text(text)
+            }
             ContentBlock::Resource(embedded) => match &embedded.resource {
                 ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
                     if policy.raw_blobs && !mime_type.as_deref().is_some_and(|m| m.starts_with("image/")) && blob.len() <= remaining {

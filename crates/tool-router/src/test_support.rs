@@ -144,6 +144,7 @@ impl McpBackend for FakeBackend {
             }
             "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
             "slow" => Err(McpError::Timeout {
+                server: "figma".into(),
                 method: "tools/call",
                 timeout: std::time::Duration::from_secs(60),
             }),

@@ -16,9 +16,10 @@ async fn main() -> anyhow::Result<()> {
             "--page-size" => options.page_size = value("--page-size")?.parse()?,
             "--name" => options.name = value("--name")?,
             "--http" => http = Some(value("--http")?),
+            "--fault" => options.fault = Some(value("--fault")?),
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-demo-server [--page-size N] [--name NAME] [--http 127.0.0.1:PORT]"
+                    "usage: mcp-demo-server [--page-size N] [--name NAME] [--http 127.0.0.1:PORT] [--fault cursor-cycle]"
                 );
                 return Ok(());
             }

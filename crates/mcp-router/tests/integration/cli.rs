@@ -63,6 +63,8 @@ fn tools_in_both_formats() {
             "mcp__docs__crash",
             "mcp__docs__echo",
             "mcp__docs__fail",
+            "mcp__docs__garbage",
+            "mcp__docs__huge",
             "mcp__docs__sleep",
             "query_mcp_data",
             "read_mcp_resource"

@@ -4,5 +4,6 @@
 
 mod cli;
 mod exec;
+mod faults;
 mod manager;
 mod support;

@@ -190,7 +190,10 @@ async fn tool_timeout_cancels_and_the_server_stays_usable() {
     assert_eq!(
         output,
         ToolOutput::Mcp {
-            result: Err("tool call error: timed out awaiting tools/call after 500ms".into())
+            result: Err(
+                "tool call error: timed out awaiting tools/call after 500ms (MCP server 'slow')"
+                    .into()
+            )
         }
     );
     assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());

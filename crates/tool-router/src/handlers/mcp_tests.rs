@@ -66,7 +66,8 @@ async fn bad_json_is_a_function_failure_without_events() {
 #[tokio::test]
 async fn transport_errors_become_the_mcp_err_string() {
     let (output, events) = call("{}", "slow").await;
-    let expected = "tool call error: timed out awaiting tools/call after 60s".to_string();
+    let expected =
+        "tool call error: timed out awaiting tools/call after 60s (MCP server 'figma')".to_string();
     assert_eq!(output, ToolOutput::Mcp { result: Err(expected.clone()) });
     let Some(EventMsg::McpToolCallEnd(end)) = events.last() else { panic!("{events:?}") };
     assert_eq!(end.result, Err(expected));

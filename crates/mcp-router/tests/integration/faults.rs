@@ -1,0 +1,262 @@
+//! The fault matrix: each misbehaviour costs one clear, model-visible error within its timeout
+//! plus one second, naming the server; the other server keeps answering; every begin event has
+//! its end; nothing panics.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_connection_manager::ServerConfig;
+use router_protocol::EventMsg;
+use serde_json::Value;
+use tool_router::ToolOutput;
+
+use crate::support::{DEMO, Harness, demo};
+
+/// The text the model gets, whatever the output kind.
+fn text(output: &ToolOutput) -> String {
+    match output {
+        ToolOutput::Function { content, .. } => content.clone(),
+        ToolOutput::Mcp { result: Err(e) } => e.clone(),
+        ToolOutput::Mcp { result: Ok(r) } => serde_json::to_string(r).unwrap_or_default(),
+    }
+}
+
+struct Case<'a> {
+    fault: ServerConfig,
+    tool: &'a str,
+    arguments: &'a str,
+    limit: Duration,
+    /// Each must appear in the model-visible text.
+    expect: &'a [&'a str],
+    success: bool,
+}
+
+async fn run(case: Case<'_>) {
+    let name = case.fault.name.clone();
+    let mut h = Harness::start(vec![case.fault, demo("ok", 100)]);
+    h.manager.wait_until_started().await;
+    h.drain();
+    let started = Instant::now();
+    let output = h.call(case.tool, case.arguments).await;
+    let elapsed = started.elapsed();
+    let shown = text(&output);
+    assert!(elapsed <= case.limit, "{name}: took {elapsed:?} (limit {:?})", case.limit);
+    assert_eq!(output.is_success(), case.success, "{name}: {shown:.300}");
+    for needle in case.expect {
+        assert!(shown.contains(needle), "{name}: {needle:?} missing from {shown:.400}");
+    }
+    // The other server keeps answering.
+    let ok =
+        h.payload("read_mcp_resource", r#"{"server":"ok","uri":"demo://notes/welcome"}"#).await;
+    assert_eq!(ok["uri"], "demo://notes/welcome", "{name}");
+    let events = h.drain();
+    let begins = events.iter().filter(|e| matches!(e, EventMsg::McpToolCallBegin(_))).count();
+    let ends = events.iter().filter(|e| matches!(e, EventMsg::McpToolCallEnd(_))).count();
+    assert_eq!(begins, ends, "{name}: unpaired events");
+    h.manager.shutdown().await;
+}
+
+fn faulty(name: &str, timeout: Duration) -> ServerConfig {
+    let mut config = demo(name, 100);
+    config.tool_timeout = timeout;
+    config
+}
+
+fn sh(name: &str, script: &str, startup: Duration) -> ServerConfig {
+    let mut config = ServerConfig::stdio(name, "sh", vec!["-c".into(), script.into()]);
+    config.startup_timeout = startup;
+    config
+}
+
+const SECOND: Duration = Duration::from_secs(1);
+
+#[tokio::test]
+async fn crash_in_the_middle_of_a_call() {
+    run(Case {
+        fault: faulty("crashy", 5 * SECOND),
+        tool: "mcp__crashy__crash",
+        arguments: "{}",
+        limit: 6 * SECOND,
+        expect: &["'crashy'", "connection"],
+        success: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hang_forever() {
+    run(Case {
+        fault: faulty("hangs", SECOND),
+        tool: "mcp__hangs__sleep",
+        arguments: r#"{"ms": 600000}"#,
+        limit: 2 * SECOND,
+        expect: &["timed out awaiting tools/call after 1s", "'hangs'"],
+        success: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn garbage_on_stdout() {
+    // The garbage line is skipped by the transport; the call itself is answered.
+    run(Case {
+        fault: faulty("noisy", 5 * SECOND),
+        tool: "mcp__noisy__garbage",
+        arguments: "{}",
+        limit: 6 * SECOND,
+        expect: &["wrote garbage"],
+        success: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_fifty_megabyte_answer_is_cut_to_the_budget() {
+    let case = Case {
+        fault: faulty("big", 30 * SECOND),
+        tool: "mcp__big__huge",
+        arguments: r#"{"mb": 50}"#,
+        limit: 31 * SECOND,
+        expect: &["[truncated: 65536 of 52428800 bytes shown]"],
+        success: true,
+    };
+    run(case).await;
+}
+
+#[tokio::test]
+async fn exit_during_startup() {
+    run(Case {
+        fault: sh("quits", "exit 2", 5 * SECOND),
+        tool: "read_mcp_resource",
+        arguments: r#"{"server":"quits","uri":"x"}"#,
+        limit: 6 * SECOND,
+        expect: &["MCP server 'quits' failed to start", "initialize failed"],
+        success: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn slower_than_the_startup_timeout() {
+    run(Case {
+        fault: sh("sluggish", "sleep 30", SECOND),
+        tool: "read_mcp_resource",
+        arguments: r#"{"server":"sluggish","uri":"x"}"#,
+        limit: 2 * SECOND,
+        expect: &["MCP server 'sluggish' failed to start: startup timed out after 1s"],
+        success: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn slow_answers_arrive() {
+    run(Case {
+        fault: faulty("slow", 5 * SECOND),
+        tool: "mcp__slow__sleep",
+        arguments: r#"{"ms": 300}"#,
+        limit: 6 * SECOND,
+        expect: &["slept 300 ms"],
+        success: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_cursor_cycle_stops_the_listing_and_keeps_the_items() {
+    let mut cyclic = demo("cyclic", 100);
+    cyclic.transport = match cyclic.transport {
+        mcp_connection_manager::TransportConfig::Stdio { command, mut args, env, cwd } => {
+            args.extend(["--fault".to_string(), "cursor-cycle".to_string()]);
+            mcp_connection_manager::TransportConfig::Stdio { command, args, env, cwd }
+        }
+        other => other,
+    };
+    let expect = &[
+        "\"server\":\"cyclic\"",
+        "repeated cursor \\\"a\\\" (a cursor cycle)",
+        "\"server\":\"ok\"",
+    ];
+    run(Case {
+        fault: cyclic,
+        tool: "list_mcp_resources",
+        arguments: "{}",
+        limit: 5 * SECOND,
+        expect,
+        success: true,
+    })
+    .await;
+}
+
+/// A loopback HTTP server that answers 500, or closes every connection without answering.
+struct BadHttp(Child, String);
+
+impl BadHttp {
+    fn start(mode: &str) -> Self {
+        let script = r#"
+import http.server, sys
+mode = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        if mode == "500":
+            self.send_response(500); self.send_header("Content-Length", "4"); self.end_headers(); self.wfile.write(b"boom")
+        else:
+            self.close_connection = True
+            self.connection.close()
+    do_POST = do_GET = do_DELETE = answer
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+        let mut child = Command::new("python3")
+            .args(["-c", script, mode])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut port = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut port).expect("port");
+        Self(child, format!("http://127.0.0.1:{}/mcp", port.trim()))
+    }
+}
+
+impl Drop for BadHttp {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn http_fault(mode: &str, name: &str) {
+    let bad = BadHttp::start(mode);
+    let mut config = ServerConfig::http(name, bad.1.clone());
+    config.startup_timeout = 3 * SECOND;
+    let case = Case {
+        fault: config,
+        tool: "list_mcp_resources",
+        arguments: "{}",
+        limit: 4 * SECOND,
+        expect: &["\"errors\":[{\"server\":", "failed to start"],
+        success: true,
+    };
+    run(case).await;
+}
+
+#[tokio::test]
+async fn http_server_answering_500() {
+    http_fault("500", "err500").await;
+}
+
+#[tokio::test]
+async fn http_server_closing_streams() {
+    http_fault("close", "closer").await;
+}
+
+#[test]
+fn the_demo_binary_supports_the_faults() {
+    let out = Command::new(DEMO).arg("--help").output().expect("help");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--fault cursor-cycle"));
+    let _: Value = Value::Null;
+}
