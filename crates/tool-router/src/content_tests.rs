@@ -162,7 +162,18 @@ fn tool_results_follow_the_same_rules() {
     assert!(
         blocks[2]["text"].as_str().is_some_and(|t| t.contains("\"sha256\"") && !t.contains("emlw"))
     );
+    // The 11 bytes of the first text block leave 9 of the budget of 20 for the embedded text.
     let long = blocks[3]["resource"]["text"].as_str().expect("text");
-    assert!(long.starts_with(&"x".repeat(20)));
-    assert!(long.contains("[truncated: 20 of 50 bytes shown; read_mcp_resource with uri t://long and offset 20 returns the rest]"));
+    assert!(long.starts_with(&format!("{}\n", "x".repeat(9))), "{long}");
+    assert!(long.contains("[truncated: 9 of 50 bytes shown; read_mcp_resource with uri t://long and offset 9 returns the rest]"));
+    // A long text block of a tool result is cut too.
+    let wordy = shape_tool_result(
+        CallToolResult::success(vec![ContentBlock::text("é".repeat(30))]),
+        &policy(9),
+    );
+    let text = serde_json::to_value(&wordy.content).expect("json")[0]["text"]
+        .as_str()
+        .expect("text")
+        .to_string();
+    assert_eq!(text, format!("{}\n[truncated: 8 of 60 bytes shown]", "é".repeat(4)));
 }
