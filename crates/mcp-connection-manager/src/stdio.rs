@@ -4,6 +4,15 @@
 //!
 //! The environment is cleared except for a short list of variables a program needs to run
 //! (Codex's rule) plus the configured `env`: the router's own secrets do not leak to servers.
+//!
+//! Even SIGKILL of the router leaves nothing behind: the parent-death signal reaches only the
+//! direct child, so the direct child is a small `sh` guard at the head of the process group. It
+//! runs the server (stdin passed through explicitly) and, when the parent-death SIGTERM arrives,
+//! kills the whole group — servers behind `npx` or `sh` wrappers, and servers that ignore the end
+//! of their stdin, included.
+//!
+//! Configured env values are secrets: a server stderr line containing one is logged with the
+//! value replaced by `[redacted]`.
 #![allow(unsafe_code)] // killpg and prctl have no safe wrappers in std.
 
 use std::collections::BTreeMap;
@@ -38,9 +47,28 @@ pub(crate) struct Launch<'a> {
     pub(crate) cwd: Option<&'a PathBuf>,
 }
 
+/// The guard: run the server in the background with our stdin, wait for it, and on SIGTERM (the
+/// parent-death signal, or shutdown) kill the whole process group. Stdin goes through fd 3
+/// because `sh` gives background jobs `/dev/null` before explicit redirections apply.
+const GUARD: &str = concat!(
+    "exec 3<&0; trap 'trap - TERM; kill -KILL 0' TERM; ",
+    r#""$@" <&3 3<&- & exec 3<&-; wait $!; status=$?; exit $status"#,
+);
+
 pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
-    let mut command = Command::new(launch.command);
+    // Resolve the program first, so a missing one is reported as such (not as a guard failure).
+    let path = std::env::var_os("PATH");
+    let program = resolve(
+        launch.command,
+        launch.env.get("PATH").map(|p| p.as_ref()).or(path.as_deref()),
+        launch.cwd,
+    )?;
+    let mut command = Command::new("/bin/sh");
     command
+        .arg("-c")
+        .arg(GUARD)
+        .arg("mcp-server-guard")
+        .arg(&program)
         .args(launch.args)
         .env_clear()
         .envs(INHERITED_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (*k, v))))
@@ -57,7 +85,7 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     // SAFETY: only async-signal-safe calls (prctl, getppid) run between fork and exec.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // The router may have died between fork and prctl: then nobody would kill us.
@@ -75,9 +103,15 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
         return Err(std::io::Error::other("child process has no pipes"));
     };
     let server = launch.server.to_string();
+    let secrets: Vec<String> = launch.env.values().filter(|v| v.len() >= 4).cloned().collect();
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(mut line)) = lines.next_line().await {
+            for secret in &secrets {
+                if line.contains(secret.as_str()) {
+                    line = line.replace(secret.as_str(), "[redacted]");
+                }
+            }
             if line.len() > MAX_STDERR_LINE {
                 let mut cut = MAX_STDERR_LINE;
                 while !line.is_char_boundary(cut) {
@@ -97,6 +131,39 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
             done: AtomicBool::new(false),
         },
     })
+}
+
+/// Find `command` as `Command` would: a path with a `/` as is (relative to `cwd`), else the
+/// first executable file of that name in `path`.
+fn resolve(
+    command: &str,
+    path: Option<&std::ffi::OsStr>,
+    cwd: Option<&PathBuf>,
+) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let not_found = || std::io::Error::from_raw_os_error(libc::ENOENT);
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.is_empty() {
+        return Err(not_found());
+    }
+    if command.contains('/') {
+        let candidate = match cwd {
+            Some(dir) if !command.starts_with('/') => dir.join(command),
+            _ => PathBuf::from(command),
+        };
+        return match std::fs::metadata(&candidate) {
+            Err(_) => Err(not_found()),
+            Ok(_) if executable(&candidate) => Ok(candidate),
+            Ok(_) => Err(std::io::Error::from_raw_os_error(libc::EACCES)),
+        };
+    }
+    let path = path.ok_or_else(not_found)?;
+    std::env::split_paths(path)
+        .map(|dir| dir.join(command))
+        .find(|p| executable(p))
+        .ok_or_else(not_found)
 }
 
 /// Owns a server's process group: [`ChildGroup::terminate`] ends it politely, drop ends it hard.

@@ -533,3 +533,101 @@ fn data_sources_can_be_turned_off() {
     let specs = String::from_utf8_lossy(&out.stdout);
     assert!(!specs.contains("query_mcp_data") && !specs.contains("list_mcp_data_sources"));
 }
+
+#[test]
+fn no_server_outlives_a_sigkilled_router() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tag = marker("sigkill");
+    // A grandchild that ignores the end of its stdin: parent-death signals alone would orphan it.
+    let script = format!("bash -c 'exec -a {tag} sleep 300'; true");
+    let config = write_config(
+        &dir,
+        "config.toml",
+        &format!(
+            "[mcp_servers.stubborn]\ncommand = \"sh\"\nargs = [\"-c\", \"{script}\"]\nstartup_timeout_sec = 60\n"
+        ),
+    );
+    let mut child = Command::new(ROUTER)
+        .args(["exec", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while processes_with(&tag).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL the router");
+    child.wait().expect("wait");
+    assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "orphans after SIGKILL");
+}
+
+#[test]
+fn secrets_never_reach_events_outputs_or_logs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (env_secret, header_secret, token_secret) =
+        ("s3cr3t-env-value", "s3cr3t-header-value", "s3cr3t-bearer-value");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let config = write_config(
+        &dir,
+        "config.toml",
+        &format!(
+            r#"
+[mcp_servers.chatty]
+command = "sh"
+args = ["-c", "echo \"my key is $API_KEY\" >&2; exec {DEMO} --name chatty"]
+env = {{ API_KEY = "{env_secret}" }}
+
+[mcp_servers.remote]
+url = "http://127.0.0.1:{port}/mcp"
+bearer_token_env_var = "MCP_ROUTER_TEST_BEARER"
+http_headers = {{ "X-Api-Key" = "{header_secret}" }}
+startup_timeout_sec = 2
+
+[mcp_servers.badheader]
+url = "http://127.0.0.1:{port}/mcp"
+http_headers = {{ "X-Bad" = "{header_secret}\n" }}
+"#
+        ),
+    );
+    let mut child = Command::new(ROUTER)
+        .args(["exec", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "debug")
+        .env("MCP_ROUTER_TEST_BEARER", token_secret)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for line in [
+            json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"}),
+            json!({"call_id": "2", "name": "read_mcp_resource", "arguments": {"server": "remote", "uri": "x"}}),
+            json!({"call_id": "3", "name": "read_mcp_resource", "arguments": {"server": "badheader", "uri": "x"}}),
+            json!({"call_id": "4", "name": "mcp__chatty__echo", "arguments": {"text": "hi"}}),
+        ] {
+            writeln!(stdin, "{line}").expect("write");
+        }
+    }
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stdout.matches("function_call_output").count(), 4, "{stdout}");
+    assert!(
+        stderr.contains("my key is [redacted]"),
+        "server stderr is logged, redacted: {stderr:.2000}"
+    );
+    for secret in [env_secret, header_secret, token_secret] {
+        assert!(!stdout.contains(secret), "{secret} in stdout");
+        assert!(!stderr.contains(secret), "{secret} in the logs");
+    }
+}
