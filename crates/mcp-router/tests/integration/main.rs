@@ -5,5 +5,6 @@
 mod cli;
 mod exec;
 mod faults;
+mod load;
 mod manager;
 mod support;
