@@ -61,16 +61,33 @@ pub enum McpError {
 impl McpError {
     pub(crate) fn from_service(server: &str, error: rmcp::ServiceError) -> Self {
         match error {
-            rmcp::ServiceError::McpError(data) => Self::Server {
-                code: data.code.0,
-                message: data.message.into_owned(),
-                data: data.data,
-            },
+            rmcp::ServiceError::McpError(data) => {
+                // Some servers (server-everything) already start their message with our prefix.
+                let prefix = format!("MCP error {}: ", data.code.0);
+                let message = data.message.strip_prefix(prefix.as_str()).unwrap_or(&data.message);
+                Self::Server { code: data.code.0, message: message.to_string(), data: data.data }
+            }
             rmcp::ServiceError::TransportClosed => Self::Transport {
                 server: server.to_string(),
                 error: "the connection is closed".to_string(),
             },
             other => Self::Transport { server: server.to_string(), error: other.to_string() },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_message_that_repeats_the_prefix_is_not_doubled() {
+        let data =
+            rmcp::model::ErrorData::invalid_params("MCP error -32602: Resource x not found", None);
+        let error = McpError::from_service("s", rmcp::ServiceError::McpError(data));
+        assert_eq!(error.to_string(), "MCP error -32602: Resource x not found");
+        let plain = rmcp::model::ErrorData::resource_not_found("Resource not found: x", None);
+        let error = McpError::from_service("s", rmcp::ServiceError::McpError(plain));
+        assert_eq!(error.to_string(), "MCP error -32002: Resource not found: x");
     }
 }

@@ -51,23 +51,33 @@ async fn all_server_list_is_complete_and_sorted_by_server() {
 
 #[tokio::test]
 async fn single_server_pages_walk_every_resource_once() {
-    let h = Harness::start(vec![demo("docs", 2)]);
-    let mut seen = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..10 {
-        let args = json!({"server": "docs", "cursor": cursor}).to_string();
-        let payload = h.payload("list_mcp_resources", &args).await;
-        assert_eq!(payload["server"], "docs");
-        assert!(payload.as_object().expect("object").contains_key("nextCursor"));
-        seen.extend(uris(&payload, "resources").into_iter().map(|(_, u)| u));
-        match payload["nextCursor"].as_str() {
-            Some(next) => cursor = Some(next.to_string()),
-            None => break,
+    for page_size in [2, 3] {
+        let h = Harness::start(vec![demo("docs", page_size)]);
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut pages = 0;
+        for _ in 0..10 {
+            let args = json!({"server": "docs", "cursor": cursor}).to_string();
+            let payload = h.payload("list_mcp_resources", &args).await;
+            pages += 1;
+            assert_eq!(payload["server"], "docs");
+            assert!(payload.as_object().expect("object").contains_key("nextCursor"));
+            seen.extend(uris(&payload, "resources").into_iter().map(|(_, u)| u));
+            match payload["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_string()),
+                None => break,
+            }
         }
+        let expected: Vec<String> = demo_server::resources().into_iter().map(|r| r.uri).collect();
+        assert_eq!(seen, expected, "page size {page_size}");
+        assert_eq!(pages, expected.len().div_ceil(page_size));
+        assert_eq!(seen.iter().collect::<HashSet<_>>().len(), seen.len());
+        // The all-server list returns them all too.
+        let all = h.payload("list_mcp_resources", "{}").await;
+        assert_eq!(uris(&all, "resources").len(), expected.len());
+        h.manager.shutdown().await;
     }
-    let expected: Vec<String> = demo_server::resources().into_iter().map(|r| r.uri).collect();
-    assert_eq!(seen, expected);
-    assert_eq!(seen.iter().collect::<HashSet<_>>().len(), seen.len());
+    let h = Harness::start(vec![demo("docs", 2)]);
 
     // A cursor the server does not know: its -32602 reaches the model.
     let output = h.call("list_mcp_resources", r#"{"server":"docs","cursor":"bogus"}"#).await;
@@ -427,5 +437,26 @@ async fn an_http_server_that_came_back_is_reconnected() {
         h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
     assert_eq!(again["uri"], "demo://notes/welcome");
     assert!(!restarts(&h.drain()).is_empty());
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn truncated_read_payload_shape() {
+    let h = Harness::start(vec![demo("docs", 100)]);
+    let output = h
+        .call("read_mcp_resource", r#"{"server":"docs","uri":"demo://sized/300","max_bytes":40}"#)
+        .await;
+    let ToolOutput::Function { content, success: Some(true), .. } = output else {
+        panic!("{output:?}")
+    };
+    insta::assert_snapshot!("truncated_read_payload", content);
+    let next = h
+        .call(
+            "read_mcp_resource",
+            r#"{"server":"docs","uri":"demo://sized/300","offset":38,"max_bytes":40}"#,
+        )
+        .await;
+    let ToolOutput::Function { content, .. } = next else { panic!() };
+    insta::assert_snapshot!("offset_read_payload", content);
     h.manager.shutdown().await;
 }
