@@ -27,7 +27,7 @@ fn rss_kib(pid: u32) -> u64 {
 /// Call `i`: alternately a template read and a tool call whose answers carry `i`.
 fn call(i: usize) -> (Value, String) {
     let server = format!("s{}", i % SERVERS);
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         let line = json!({"call_id": format!("c{i}"), "name": "read_mcp_resource", "arguments": json!({"server": server, "uri": format!("demo://notes/{i}")}).to_string()});
         (line, format!("Note {i}"))
     } else {
