@@ -177,11 +177,13 @@ fn scalar(value: &Value) -> Option<String> {
     }
 }
 
-fn is_unreserved(b: u8) -> bool {
+/// RFC 6570 / RFC 3986 unreserved: `ALPHA DIGIT - . _ ~`.
+pub(crate) fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn is_reserved(b: u8) -> bool {
+/// RFC 3986 reserved: gen-delims and sub-delims.
+pub(crate) fn is_reserved(b: u8) -> bool {
     matches!(
         b,
         b':' | b'/'

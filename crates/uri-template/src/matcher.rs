@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::expand::{is_reserved, is_unreserved};
 use crate::parse::{Expression, Modifier, Op, Part};
 
 /// Longest URI we try to match (keeps backtracking bounded).
@@ -73,31 +74,14 @@ fn candidate_len(expr: &Expression, rest: &str) -> usize {
 }
 
 fn allowed(op: Op, c: char) -> bool {
-    let unreserved =
-        c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | '%') || !c.is_ascii();
+    // Non-ASCII characters (IRIs) count as unreserved.
+    let byte = c.is_ascii().then_some(c as u8);
+    let unreserved = byte.is_none_or(|b| is_unreserved(b) || b == b'%');
     if unreserved || c == ',' {
         return true;
     }
     if op.allows_reserved() {
-        return matches!(
-            c,
-            ':' | '/'
-                | '?'
-                | '#'
-                | '['
-                | ']'
-                | '@'
-                | '!'
-                | '$'
-                | '&'
-                | '\''
-                | '('
-                | ')'
-                | '*'
-                | '+'
-                | ';'
-                | '='
-        );
+        return byte.is_some_and(is_reserved);
     }
     let first = op.first().chars().next();
     Some(c) == first || c == op.sep() || (op.is_named() && c == '=')
@@ -229,31 +213,7 @@ fn decode_for(op: Op, text: &str) -> Option<String> {
 fn encoded_triplet(text: &str, at: usize) -> Option<u8> {
     let hex = text.get(at..at + 3)?.strip_prefix('%')?;
     let b = u8::from_str_radix(hex, 16).ok()?;
-    let passes_through = b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b':'
-                | b'/'
-                | b'?'
-                | b'#'
-                | b'['
-                | b']'
-                | b'@'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-        );
+    let passes_through = is_unreserved(b) || is_reserved(b);
     (!passes_through).then_some(b)
 }
 

@@ -113,3 +113,10 @@ fn documented_examples() {
         "variable `id`: list items must be strings, numbers or booleans"
     );
 }
+
+#[test]
+fn raw_non_ascii_uris_match() {
+    let t = UriTemplate::parse("file:///{name}/{+rest}").expect("valid");
+    let vars = t.match_uri("file:///café/ünï/cödé").expect("IRI matches");
+    assert_eq!(Value::Object(vars), json!({"name": "café", "rest": "ünï/cödé"}));
+}
