@@ -153,6 +153,34 @@ pub(crate) fn shape_read<'a>(
     Ok(shaped)
 }
 
+/// Blobs whose mimeType is textual (`text/*`, JSON, XML) and whose bytes are UTF-8 become text
+/// contents, so they get the text rules (budget, paging, CSV import) instead of a description.
+pub(crate) fn decode_text_blobs(contents: Vec<ResourceContents>) -> Vec<ResourceContents> {
+    contents.into_iter().map(decode_text_blob).collect()
+}
+
+fn decode_text_blob(content: ResourceContents) -> ResourceContents {
+    match content {
+        ResourceContents::BlobResourceContents { uri, mime_type, blob, meta }
+            if mime_type.as_deref().is_some_and(is_textual) =>
+        {
+            match STANDARD.decode(blob.trim()).ok().and_then(|b| String::from_utf8(b).ok()) {
+                Some(text) => ResourceContents::TextResourceContents { uri, mime_type, text, meta },
+                None => ResourceContents::BlobResourceContents { uri, mime_type, blob, meta },
+            }
+        }
+        other => other,
+    }
+}
+
+fn is_textual(mime: &str) -> bool {
+    let mime = mime.split(';').next().unwrap_or(mime).trim().to_ascii_lowercase();
+    mime.starts_with("text/")
+        || matches!(mime.as_str(), "application/json" | "application/xml" | "application/yaml")
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml")
+}
+
 /// A blob as the model should get it; and the image item, if it is one.
 fn shape_blob(
     uri: &str,
@@ -213,6 +241,13 @@ pub(crate) fn shape_tool_result(
     result.content = result
         .content
         .into_iter()
+        .map(|block| match block {
+            ContentBlock::Resource(mut embedded) => {
+                embedded.resource = decode_text_blob(embedded.resource);
+                ContentBlock::Resource(embedded)
+            }
+            other => other,
+        })
         .map(|block| match block {
             ContentBlock::Text(mut text) if text.text.len() > remaining => {
                 let total = text.text.len();

@@ -177,3 +177,39 @@ fn tool_results_follow_the_same_rules() {
         .to_string();
     assert_eq!(text, format!("{}\n[truncated: 8 of 60 bytes shown]", "é".repeat(4)));
 }
+
+#[test]
+fn textual_blobs_become_text() {
+    let blobs = vec![
+        ResourceContents::blob(STANDARD.encode("hello"), "t://1")
+            .with_mime_type("text/plain; charset=utf-8"),
+        ResourceContents::blob(STANDARD.encode("{\"a\":1}"), "t://2")
+            .with_mime_type("application/vnd.x+json"),
+        ResourceContents::blob(STANDARD.encode([0xff, 0xfe]), "t://3").with_mime_type("text/plain"),
+        ResourceContents::blob(STANDARD.encode("PK"), "t://4").with_mime_type("application/zip"),
+    ];
+    let decoded = decode_text_blobs(blobs);
+    let shaped = shape_read(&decoded, &policy(100), 0, None).expect("ok");
+    let values = values(&shaped);
+    assert_eq!(
+        values[0],
+        json!({"uri": "t://1", "mimeType": "text/plain; charset=utf-8", "text": "hello"})
+    );
+    assert_eq!(values[1]["text"], "{\"a\":1}");
+    assert!(values[2].get("text").is_none() && values[2]["size"] == 2, "not UTF-8: still a blob");
+    assert!(values[3].get("text").is_none(), "binary stays a blob");
+}
+
+#[test]
+fn textual_embedded_blobs_in_tool_results_become_text() {
+    let result = CallToolResult::success(vec![ContentBlock::resource(
+        ResourceContents::blob(STANDARD.encode("note text"), "n://1")
+            .with_mime_type("text/markdown"),
+    )]);
+    let shaped = shape_tool_result(result, &policy(100));
+    let blocks = serde_json::to_value(&shaped.content).expect("json");
+    assert_eq!(
+        blocks[0]["resource"],
+        json!({"uri": "n://1", "mimeType": "text/markdown", "text": "note text"})
+    );
+}

@@ -17,7 +17,7 @@ use data_sources::{DataSources, QueryResult, SourceInfo};
 use tracing::Instrument as _;
 
 use crate::backend::McpBackend;
-use crate::content::{ContentPolicy, Paging, ShapedContent, shape_read};
+use crate::content::{ContentPolicy, Paging, ShapedContent, decode_text_blobs, shape_read};
 use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::args::{
     json_kind, normalize_optional_string, normalize_required_string, parse_args,
@@ -352,10 +352,11 @@ impl McpResourceHandler {
         let backend = &self.backend;
         let options = &self.options;
         let work = async move {
-            let result = backend
+            let mut result = backend
                 .read_resource(&server, &uri)
                 .await
                 .map_err(|e| single_failure(&server, format!("resources/read failed: {e}")))?;
+            result.contents = decode_text_blobs(result.contents);
             if let Some(data) = &options.data
                 && result.contents.iter().any(|c| is_csv(c, &uri))
             {
