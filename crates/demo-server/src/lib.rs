@@ -19,7 +19,7 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 
 /// A 1×1 PNG, the demo's binary blob.
@@ -259,6 +259,16 @@ fn tools() -> Vec<Tool> {
             })),
         ),
         Tool::new(
+            "ask",
+            "Ask the user for their name (an elicitation request to the client).",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
+            "roots",
+            "List the client's roots (a roots/list request to the client).",
+            schema(json!({"type": "object", "properties": {}})),
+        ),
+        Tool::new(
             "crash",
             "Exit the server process at once, without answering (for recovery tests).",
             schema(json!({"type": "object", "properties": {}})),
@@ -298,9 +308,44 @@ fn number(args: &JsonObject, key: &str) -> Result<f64, ErrorData> {
     })
 }
 
-async fn call(params: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+/// The client's root URIs (`roots/list` is deprecated in rmcp's 2026 API, current in 2025-11-25).
+#[allow(deprecated)]
+async fn root_uris(peer: &Peer<RoleServer>) -> Result<Vec<String>, rmcp::ServiceError> {
+    Ok(peer.list_roots().await?.roots.into_iter().map(|r| r.uri).collect())
+}
+
+async fn call(
+    params: CallToolRequestParams,
+    peer: Peer<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
     let args = params.arguments.unwrap_or_default();
+    let client_error =
+        |e: rmcp::ServiceError| ErrorData::internal_error(format!("the client failed: {e}"), None);
     match params.name.as_ref() {
+        "ask" => {
+            let schema = rmcp::model::ElicitationSchema::builder()
+                .required_string("name")
+                .build()
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let request = rmcp::model::ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "What is your name?".to_string(),
+                requested_schema: schema,
+            };
+            let answer = peer.create_elicitation(request).await.map_err(client_error)?;
+            let text = match (answer.action, answer.content) {
+                (rmcp::model::ElicitationAction::Accept, Some(content)) => {
+                    format!("accepted: {content}")
+                }
+                (action, _) => format!("{action:?}").to_lowercase(),
+            };
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+        }
+        "roots" => {
+            let uris = root_uris(&peer).await.map_err(client_error)?;
+            let text = format!("{} roots: {}", uris.len(), uris.join(", "));
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+        }
         "echo" => {
             let text = args.get("text").and_then(Value::as_str).ok_or_else(|| {
                 ErrorData::invalid_params("argument `text` must be a string", None)
@@ -425,9 +470,9 @@ impl ServerHandler for DemoServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        call(request).await.map(Into::into)
+        call(request, context.peer).await.map(Into::into)
     }
 }
 
@@ -492,7 +537,10 @@ mod tests {
                 None => break,
             }
         }
-        assert_eq!(seen, ["add", "echo", "crash", "garbage", "huge", "fail", "sleep"]);
+        assert_eq!(
+            seen,
+            ["add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "sleep"]
+        );
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
     }
 

@@ -1,14 +1,24 @@
 //! Opening one MCP connection on rmcp: the transport (stdio child or streamable HTTP), the
 //! `initialize` handshake pinned to protocol 2025-11-25, rmcp's response cache turned off, and the
 //! first tool listing. Everything here is bounded by the caller's startup timeout.
+// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
+// 2025-11-25, which the router pins.
+#![allow(deprecated)]
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, Tool,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
+    Implementation, ListRootsResult, PaginatedRequestParams, ProtocolVersion, RootsCapabilities,
+    SamplingCapability, ServerCapabilities, Tool,
 };
+use rmcp::service::RequestContext;
+use router_protocol::{EventMsg, EventSender, McpServerRequestEvent};
+
+use crate::host::HostHandler;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -25,17 +35,83 @@ const MAX_TOOL_PAGES: usize = 100;
 /// cut to the read budget before the model sees it.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
-/// The client side of every connection: says who we are and which protocol we speak.
-#[derive(Debug, Clone)]
-pub(crate) struct RouterClient;
+/// The client side of every connection: says who we are and which protocol we speak, and
+/// passes server-to-client requests to the host (announcing each with an event).
+#[derive(Clone)]
+pub(crate) struct RouterClient {
+    pub(crate) server: String,
+    pub(crate) events: EventSender,
+    pub(crate) host: Arc<dyn HostHandler>,
+}
+
+impl RouterClient {
+    fn announce<P: serde::Serialize, R: serde::Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+        response: Result<&R, String>,
+    ) {
+        self.events.send(EventMsg::McpServerRequest(McpServerRequestEvent {
+            server: self.server.clone(),
+            method: method.to_string(),
+            params: serde_json::to_value(params).unwrap_or_default(),
+            response: response.map(|r| serde_json::to_value(r).unwrap_or_default()),
+        }));
+    }
+}
 
 impl ClientHandler for RouterClient {
     fn get_info(&self) -> ClientConfig {
+        let declared = self.host.capabilities();
+        let mut capabilities = ClientCapabilities::default();
+        if declared.elicitation {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
+        if declared.roots {
+            capabilities.roots = Some(RootsCapabilities::default());
+        }
+        if declared.sampling {
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let result = self.host.elicit(&self.server, request.clone()).await;
+        self.announce("elicitation/create", &request, Ok(&result));
+        Ok(result)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let result = self.host.create_message(&self.server, params.clone()).await;
+        self.announce(
+            "sampling/createMessage",
+            &params,
+            result.as_ref().map_err(|e| e.message.to_string()),
+        );
+        result
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let result = self.host.list_roots(&self.server).await;
+        self.announce("roots/list", &serde_json::Value::Null, Ok(&result));
+        Ok(result)
     }
 }
 
@@ -74,7 +150,10 @@ impl Connection {
 
 /// Connect, initialize and list tools. Errors are readable strings (they become lifecycle events
 /// and the model-visible reason every later call to this server fails with).
-pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String> {
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    client: RouterClient,
+) -> Result<Connection, String> {
     let (service, child) = match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
             let spawned = stdio::spawn(Launch {
@@ -87,10 +166,8 @@ pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String>
             .map_err(|e| format!("failed to spawn `{command}`: {e}"))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
-            let service = RouterClient
-                .serve(transport)
-                .await
-                .map_err(|e| format!("initialize failed: {e}"))?;
+            let service =
+                client.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?;
             (service, Some(spawned.group))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
@@ -104,10 +181,8 @@ pub(crate) async fn connect(config: &ServerConfig) -> Result<Connection, String>
             }
             transport_config = transport_config.custom_headers(headers(http_headers)?);
             let transport = StreamableHttpClientTransport::from_config(transport_config);
-            let service = RouterClient
-                .serve(transport)
-                .await
-                .map_err(|e| format!("initialize failed: {e}"))?;
+            let service =
+                client.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?;
             (service, None)
         }
     };

@@ -7,6 +7,7 @@
 mod client;
 mod config;
 mod error;
+mod host;
 mod manager;
 mod qualify;
 mod stdio;
@@ -17,6 +18,7 @@ pub use config::{
     load_config_file, parse_config, parse_config_file,
 };
 pub use error::McpError;
+pub use host::{DefaultHost, HostCapabilities, HostHandler};
 pub use manager::{
     Aggregate, ManagerOptions, McpConnectionManager, QualifiedTool, ServerListing, ServerStatus,
 };

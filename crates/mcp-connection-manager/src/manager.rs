@@ -20,9 +20,10 @@ use router_protocol::{
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::client::{self, Connection, SharedConnection};
+use crate::client::{self, Connection, RouterClient, SharedConnection};
 use crate::config::{ServerConfig, TransportConfig};
 use crate::error::McpError;
+use crate::host::{DefaultHost, HostHandler};
 use crate::qualify::qualified_tool_name;
 
 /// Tunables that are not per server.
@@ -117,6 +118,7 @@ pub struct McpConnectionManager {
     startups: std::sync::Mutex<Vec<JoinHandle<()>>>,
     options: ManagerOptions,
     events: EventSender,
+    host: Arc<dyn HostHandler>,
 }
 
 impl McpConnectionManager {
@@ -124,6 +126,17 @@ impl McpConnectionManager {
     /// waited for (bounded by its startup timeout) by the first request that needs it.
     /// Must be called inside a tokio runtime.
     pub fn start(configs: Vec<ServerConfig>, events: EventSender, options: ManagerOptions) -> Self {
+        Self::start_with_host(configs, events, options, Arc::new(DefaultHost))
+    }
+
+    /// Like [`McpConnectionManager::start`], with `host` answering the servers' elicitation,
+    /// sampling and roots requests.
+    pub fn start_with_host(
+        configs: Vec<ServerConfig>,
+        events: EventSender,
+        options: ManagerOptions,
+        host: Arc<dyn HostHandler>,
+    ) -> Self {
         let mut servers = BTreeMap::new();
         let mut startups = Vec::new();
         for config in configs {
@@ -141,12 +154,13 @@ impl McpConnectionManager {
                 config.clone(),
                 tx.clone(),
                 events.clone(),
+                host.clone(),
                 backoff,
             )));
             let restarts = std::sync::atomic::AtomicU32::new(0);
             servers.insert(config.name.clone(), ManagedServer { config, state: tx, restarts });
         }
-        Self { servers, startups: std::sync::Mutex::new(startups), options, events }
+        Self { servers, startups: std::sync::Mutex::new(startups), options, events, host }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -434,6 +448,7 @@ impl McpConnectionManager {
                     managed.config.clone(),
                     managed.state.clone(),
                     self.events.clone(),
+                    self.host.clone(),
                     backoff,
                 ));
                 if let Ok(mut startups) = self.startups.lock() {
@@ -604,6 +619,7 @@ async fn start_server(
     config: ServerConfig,
     state: watch::Sender<ServerState>,
     events: EventSender,
+    host: Arc<dyn HostHandler>,
     failure_backoff: Duration,
 ) {
     events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
@@ -611,7 +627,12 @@ async fn start_server(
         transport: transport_name(&config.transport).to_string(),
     }));
     let started = Instant::now();
-    let result = match tokio::time::timeout(config.startup_timeout, client::connect(&config)).await
+    let client = RouterClient { server: config.name.clone(), events: events.clone(), host };
+    let result = match tokio::time::timeout(
+        config.startup_timeout,
+        client::connect(&config, client),
+    )
+    .await
     {
         Ok(result) => result,
         Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),

@@ -116,6 +116,7 @@ fn describe(event: &EventMsg) -> String {
             if e.capabilities.resources { ", resources" } else { "" }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
+        EventMsg::McpServerRequest(e) => format!("mcp_server_request   {} {}", e.server, e.method),
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }

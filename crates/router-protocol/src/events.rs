@@ -23,6 +23,21 @@ pub enum EventMsg {
     McpServerFailed(McpServerFailedEvent),
     /// A server that died (or failed) is being started again on its next use.
     McpServerRestarting(McpServerRestartingEvent),
+    /// A server asked the host something (elicitation, sampling, roots) and got this answer.
+    McpServerRequest(McpServerRequestEvent),
+}
+
+/// `mcp_server_request`: a server-to-client request and the host's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerRequestEvent {
+    /// The configured server name.
+    pub server: String,
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub method: String,
+    /// The request's parameters as the server sent them (`null` for `roots/list`).
+    pub params: Value,
+    /// `{"Ok": result}` or `{"Err": "message"}`: what the host answered.
+    pub response: Result<Value, String>,
 }
 
 /// `mcp_server_restarting`.
@@ -259,6 +274,13 @@ mod tests {
             reason: "the connection closed (the server exited or dropped the session)".to_string(),
         });
         insta::assert_json_snapshot!("restarting", restarting);
+        let request = EventMsg::McpServerRequest(McpServerRequestEvent {
+            server: "docs".to_string(),
+            method: "elicitation/create".to_string(),
+            params: serde_json::json!({"mode": "form", "message": "What is your name?"}),
+            response: Ok(serde_json::json!({"action": "decline"})),
+        });
+        insta::assert_json_snapshot!("server_request", request);
     }
 
     #[test]

@@ -8,8 +8,8 @@ mod events;
 mod sink;
 
 pub use events::{
-    EventMsg, McpInvocation, McpServerFailedEvent, McpServerReadyEvent, McpServerRestartingEvent,
-    McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary,
-    ServerCapabilitySummary, ServerFailure, duration_ms,
+    EventMsg, McpInvocation, McpServerFailedEvent, McpServerReadyEvent, McpServerRequestEvent,
+    McpServerRestartingEvent, McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent,
+    ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
 pub use sink::{EventReceiver, EventSender, event_channel};

@@ -60,11 +60,13 @@ fn tools_in_both_formats() {
             "list_mcp_resource_templates",
             "list_mcp_resources",
             "mcp__docs__add",
+            "mcp__docs__ask",
             "mcp__docs__crash",
             "mcp__docs__echo",
             "mcp__docs__fail",
             "mcp__docs__garbage",
             "mcp__docs__huge",
+            "mcp__docs__roots",
             "mcp__docs__sleep",
             "query_mcp_data",
             "read_mcp_resource"

@@ -5,6 +5,7 @@
 mod cli;
 mod exec;
 mod faults;
+mod host;
 mod load;
 mod manager;
 mod support;

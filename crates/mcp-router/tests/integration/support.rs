@@ -37,8 +37,17 @@ impl Harness {
     }
 
     pub(crate) fn start_with(servers: Vec<ServerConfig>, options: ManagerOptions) -> Self {
+        Self::start_with_host(servers, options, Arc::new(mcp_connection_manager::DefaultHost))
+    }
+
+    pub(crate) fn start_with_host(
+        servers: Vec<ServerConfig>,
+        options: ManagerOptions,
+        host: Arc<dyn mcp_connection_manager::HostHandler>,
+    ) -> Self {
         let (tx, events) = event_channel();
-        let manager = Arc::new(McpConnectionManager::start(servers, tx.clone(), options));
+        let manager =
+            Arc::new(McpConnectionManager::start_with_host(servers, tx.clone(), options, host));
         let router = ToolRouter::with_mcp(manager.clone());
         Self { manager, router, events, ctx: CallContext::new(tx) }
     }

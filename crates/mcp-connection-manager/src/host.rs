@@ -1,0 +1,65 @@
+//! Requests a server sends to the client (elicitation, sampling, roots) go to the embedding
+//! application through [`HostHandler`]. The defaults are safe for an unattended agent: decline
+//! every elicitation, refuse sampling (and do not even declare it), list no roots. Each request
+//! and its answer also appear as an `mcp_server_request` event.
+// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
+// 2025-11-25, which the router pins.
+#![allow(deprecated)]
+
+use async_trait::async_trait;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ListRootsResult,
+};
+
+/// What the host declares to servers at `initialize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostCapabilities {
+    /// Declare form elicitation.
+    pub elicitation: bool,
+    /// Declare sampling.
+    pub sampling: bool,
+    /// Declare roots.
+    pub roots: bool,
+}
+
+/// The embedding application's side of server-to-client requests.
+#[async_trait]
+pub trait HostHandler: Send + Sync {
+    /// Capabilities declared to every server (default: elicitation and roots, no sampling).
+    fn capabilities(&self) -> HostCapabilities {
+        HostCapabilities { elicitation: true, sampling: false, roots: true }
+    }
+
+    /// A server asks the user for input. Default: decline.
+    async fn elicit(&self, server: &str, request: ElicitRequestParams) -> ElicitResult {
+        let _ = (server, request);
+        ElicitResult::new(ElicitationAction::Decline)
+    }
+
+    /// A server asks for an LLM completion. Default: refused.
+    async fn create_message(
+        &self,
+        server: &str,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let _ = request;
+        Err(ErrorData::invalid_request(
+            format!("sampling is not available to MCP server '{server}' in this host"),
+            None,
+        ))
+    }
+
+    /// A server asks which roots the client exposes. Default: none.
+    async fn list_roots(&self, server: &str) -> ListRootsResult {
+        let _ = server;
+        ListRootsResult::default()
+    }
+}
+
+/// The safe defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefaultHost;
+
+impl HostHandler for DefaultHost {}

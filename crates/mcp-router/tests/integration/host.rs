@@ -1,0 +1,84 @@
+//! Server-to-client requests reach the embedding application through `HostHandler`, with safe
+//! defaults, and appear as `mcp_server_request` events.
+#![allow(deprecated)] // Roots are deprecated in rmcp's 2026 API, current in protocol 2025-11-25.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_connection_manager::{HostHandler, ManagerOptions};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ListRootsResult, Root};
+use router_protocol::EventMsg;
+use serde_json::json;
+use tool_router::ToolOutput;
+
+use crate::support::{Harness, demo};
+
+fn text(output: &ToolOutput) -> String {
+    match output {
+        ToolOutput::Mcp { result: Ok(r) } => {
+            serde_json::to_value(&r.content).expect("json")[0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn requests(events: &[EventMsg]) -> Vec<(String, String, serde_json::Value)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventMsg::McpServerRequest(r) => {
+                Some((r.server.clone(), r.method.clone(), r.response.clone().unwrap_or_default()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_default_host_declines_and_lists_no_roots() {
+    let mut h = Harness::start(vec![demo("d", 100)]);
+    assert_eq!(text(&h.call("mcp__d__ask", "{}").await), "decline");
+    assert_eq!(text(&h.call("mcp__d__roots", "{}").await), "0 roots: ");
+    let seen = requests(&h.drain());
+    assert_eq!(
+        seen,
+        [
+            ("d".to_string(), "elicitation/create".to_string(), json!({"action": "decline"})),
+            ("d".to_string(), "roots/list".to_string(), json!({"roots": []})),
+        ]
+    );
+    h.manager.shutdown().await;
+}
+
+/// A host that answers with what the user would have typed.
+struct Answering;
+
+#[async_trait]
+impl HostHandler for Answering {
+    async fn elicit(&self, server: &str, request: ElicitRequestParams) -> ElicitResult {
+        assert_eq!(server, "d");
+        assert!(matches!(request, ElicitRequestParams::FormElicitationParams { .. }));
+        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
+    }
+
+    async fn list_roots(&self, _server: &str) -> ListRootsResult {
+        ListRootsResult::new(vec![Root::new("file:///work")])
+    }
+}
+
+#[tokio::test]
+async fn a_host_handler_answers_elicitation_and_roots() {
+    let mut h = Harness::start_with_host(
+        vec![demo("d", 100)],
+        ManagerOptions::default(),
+        Arc::new(Answering),
+    );
+    assert_eq!(text(&h.call("mcp__d__ask", "{}").await), "accepted: {\"name\":\"Ada\"}");
+    assert_eq!(text(&h.call("mcp__d__roots", "{}").await), "1 roots: file:///work");
+    let seen = requests(&h.drain());
+    assert_eq!(seen[0].2, json!({"action": "accept", "content": {"name": "Ada"}}));
+    h.manager.shutdown().await;
+}
