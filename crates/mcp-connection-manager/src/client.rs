@@ -166,8 +166,7 @@ pub(crate) async fn connect(
             .map_err(|e| format!("failed to spawn `{command}`: {e}"))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
-            let service =
-                client.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?;
+            let service = client.serve(transport).await.map_err(|e| initialize_failed(&e))?;
             (service, Some(spawned.group))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
@@ -181,8 +180,7 @@ pub(crate) async fn connect(
             }
             transport_config = transport_config.custom_headers(headers(http_headers)?);
             let transport = StreamableHttpClientTransport::from_config(transport_config);
-            let service =
-                client.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?;
+            let service = client.serve(transport).await.map_err(|e| initialize_failed(&e))?;
             (service, None)
         }
     };
@@ -226,6 +224,22 @@ async fn list_tools(
         }
     }
     Ok(tools)
+}
+
+/// A readable reason: the transport's own error chain, without rmcp's internal type names.
+fn initialize_failed(error: &rmcp::service::ClientInitializeError) -> String {
+    match error {
+        rmcp::service::ClientInitializeError::TransportError { error, context } => {
+            let mut reason = error.error.to_string();
+            let mut source = std::error::Error::source(error.error.as_ref());
+            while let Some(inner) = source {
+                reason = format!("{reason}: {inner}");
+                source = inner.source();
+            }
+            format!("initialize failed ({context}): {reason}")
+        }
+        other => format!("initialize failed: {other}"),
+    }
 }
 
 fn headers(
