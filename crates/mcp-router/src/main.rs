@@ -5,6 +5,7 @@
 //! - `tools`: the tool specs, OpenAI or Anthropic format.
 //! - `list-resources`, `list-templates`, `read`, `call`: the same tools for a person.
 
+mod conformance;
 mod demo;
 mod exec;
 mod human;
@@ -65,6 +66,11 @@ enum Command {
         /// Print the raw output the model would get.
         #[arg(long)]
         json: bool,
+    },
+    /// Client side of the MCP conformance suite (scenario in MCP_CONFORMANCE_SCENARIO).
+    ConformanceClient {
+        /// The scenario server's URL (the suite appends it).
+        url: String,
     },
     /// Serve the bundled demo MCP server on stdio (what `demo` starts).
     #[command(hide = true)]
@@ -166,6 +172,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Call { config, name, arguments, json } => {
             human::call(config.config.as_deref(), name, arguments, json).await
         }
+        Command::ConformanceClient { url } => conformance::run(url).await,
         Command::ServeDemo { page_size, name } => {
             demo_server::run_stdio(demo_server::DemoOptions { page_size, name, fault: None })
                 .await?;
