@@ -8,18 +8,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{DEMO, ROUTER, marker, processes_with, wait_gone, write_config};
+use crate::support::{DEMO, ROUTER, exec_command, marker, processes_with, wait_gone, write_config};
 
 /// Run exec with `lines` on stdin; returns every stdout line as JSON and the exit code.
 fn exec(config: &std::path::Path, lines: &[Value]) -> (Vec<Value>, i32) {
-    let mut child = Command::new(ROUTER)
-        .args(["exec", "--config"])
-        .arg(config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcp-router exec");
+    let mut child = exec_command(config).spawn().expect("spawn mcp-router exec");
     let mut stdin = child.stdin.take().expect("stdin");
     for line in lines {
         match line {
@@ -47,14 +40,7 @@ struct ExecSession {
 
 impl ExecSession {
     fn start(config: &std::path::Path) -> Self {
-        let mut child = Command::new(ROUTER)
-            .args(["exec", "--config"])
-            .arg(config)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mcp-router exec");
+        let mut child = exec_command(config).spawn().expect("spawn mcp-router exec");
         let stdin = child.stdin.take();
         let reader = BufReader::new(child.stdout.take().expect("stdout"));
         Self { child, stdin, reader, lines: Vec::new() }
@@ -269,14 +255,7 @@ fn no_server_outlives_exec_on_sigterm() {
     let dir = tempfile::tempdir().expect("tempdir");
     let tag = marker("sigterm");
     let config = wrapped_config(&dir, &tag);
-    let mut child = Command::new(ROUTER)
-        .args(["exec", "--config"])
-        .arg(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = exec_command(&config).spawn().expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
     writeln!(stdin, "{}", json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"}))
         .expect("write");
@@ -547,14 +526,7 @@ fn no_server_outlives_a_sigkilled_router() {
             "[mcp_servers.stubborn]\ncommand = \"sh\"\nargs = [\"-c\", \"{script}\"]\nstartup_timeout_sec = 60\n"
         ),
     );
-    let mut child = Command::new(ROUTER)
-        .args(["exec", "--config"])
-        .arg(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = exec_command(&config).stdout(Stdio::null()).spawn().expect("spawn");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while processes_with(&tag).is_empty() {
         assert!(std::time::Instant::now() < deadline, "the server never started");
@@ -597,13 +569,9 @@ http_headers = {{ "X-Bad" = "{header_secret}\n" }}
 "#
         ),
     );
-    let mut child = Command::new(ROUTER)
-        .args(["exec", "--config"])
-        .arg(&config)
+    let mut child = exec_command(&config)
         .env("RUST_LOG", "debug")
         .env("MCP_ROUTER_TEST_BEARER", token_secret)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");

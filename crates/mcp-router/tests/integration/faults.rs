@@ -261,65 +261,41 @@ fn the_demo_binary_supports_the_faults() {
     let _: Value = Value::Null;
 }
 
-/// The tool-level faults again, over streamable HTTP (the demo server in HTTP mode).
-fn over_http(name: &str, web: &crate::support::HttpDemo, timeout: Duration) -> ServerConfig {
-    let mut config = ServerConfig::http(name, web.url.clone());
-    config.tool_timeout = timeout;
-    config
+/// A tool-level fault again, over streamable HTTP (the demo server in HTTP mode).
+async fn over_http(
+    name: &str,
+    tool: &str,
+    arguments: &str,
+    timeout: Duration,
+    expect: &[&str],
+    success: bool,
+) {
+    let web = crate::support::HttpDemo::start(100);
+    let mut fault = ServerConfig::http(name, web.url.clone());
+    fault.tool_timeout = timeout;
+    let tool = format!("mcp__{name}__{tool}");
+    run(Case { fault, tool: &tool, arguments, limit: timeout + SECOND, expect, success }).await;
 }
 
 #[tokio::test]
 async fn http_crash_in_the_middle_of_a_call() {
-    let web = crate::support::HttpDemo::start(100);
-    let case = Case {
-        fault: over_http("webcrash", &web, 5 * SECOND),
-        tool: "mcp__webcrash__crash",
-        arguments: "{}",
-        limit: 6 * SECOND,
-        expect: &["tool call error:", "'webcrash'"],
-        success: false,
-    };
-    run(case).await;
+    over_http("webcrash", "crash", "{}", 5 * SECOND, &["tool call error:", "'webcrash'"], false)
+        .await;
 }
 
 #[tokio::test]
 async fn http_hang_forever() {
-    let web = crate::support::HttpDemo::start(100);
-    let case = Case {
-        fault: over_http("webhang", &web, SECOND),
-        tool: "mcp__webhang__sleep",
-        arguments: r#"{"ms": 600000}"#,
-        limit: 2 * SECOND,
-        expect: &["timed out awaiting tools/call after 1s", "'webhang'"],
-        success: false,
-    };
-    run(case).await;
+    let expect = &["timed out awaiting tools/call after 1s", "'webhang'"];
+    over_http("webhang", "sleep", r#"{"ms": 600000}"#, SECOND, expect, false).await;
 }
 
 #[tokio::test]
 async fn http_fifty_megabyte_answer() {
-    let web = crate::support::HttpDemo::start(100);
-    let case = Case {
-        fault: over_http("webbig", &web, 30 * SECOND),
-        tool: "mcp__webbig__huge",
-        arguments: r#"{"mb": 50}"#,
-        limit: 31 * SECOND,
-        expect: &["[truncated: 65536 of 52428800 bytes shown]"],
-        success: true,
-    };
-    run(case).await;
+    let expect = &["[truncated: 65536 of 52428800 bytes shown]"];
+    over_http("webbig", "huge", r#"{"mb": 50}"#, 30 * SECOND, expect, true).await;
 }
 
 #[tokio::test]
 async fn http_slow_answers_arrive() {
-    let web = crate::support::HttpDemo::start(100);
-    let case = Case {
-        fault: over_http("webslow", &web, 5 * SECOND),
-        tool: "mcp__webslow__sleep",
-        arguments: r#"{"ms": 300}"#,
-        limit: 6 * SECOND,
-        expect: &["slept 300 ms"],
-        success: true,
-    };
-    run(case).await;
+    over_http("webslow", "sleep", r#"{"ms": 300}"#, 5 * SECOND, &["slept 300 ms"], true).await;
 }

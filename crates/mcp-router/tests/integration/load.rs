@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+
 use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
-use crate::support::{DEMO, ROUTER, write_config};
+use crate::support::{DEMO, exec_command, write_config};
 
 const CALLS: usize = 10_000;
 const IN_FLIGHT: usize = 256;
@@ -45,14 +45,7 @@ fn ten_thousand_calls_256_in_flight_8_servers() {
         })
         .collect();
     let config = write_config(&dir, "config.toml", &servers);
-    let mut child = Command::new(ROUTER)
-        .args(["exec", "--config"])
-        .arg(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = exec_command(&config).spawn().expect("spawn");
     let pid = child.id();
     let mut stdin = child.stdin.take().expect("stdin");
     let stdout = child.stdout.take().expect("stdout");

@@ -113,6 +113,19 @@ impl Drop for HttpDemo {
     }
 }
 
+/// `mcp-router exec --config <config>`: stdin and stdout piped, stderr discarded (callers
+/// override what they need before spawning).
+pub(crate) fn exec_command(config: &std::path::Path) -> Command {
+    let mut command = Command::new(ROUTER);
+    command
+        .args(["exec", "--config"])
+        .arg(config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
+}
+
 /// Pids of live (non-zombie) processes whose command line contains `marker`.
 pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
