@@ -170,20 +170,13 @@ impl ResourceRegistry {
 
     /// Remove a direct resource; `false` if it was not registered.
     pub fn unregister_resource(&self, uri: &str) -> bool {
-        self.change(|state| {
-            let before = state.direct.len();
-            state.direct.retain(|d| d.resource.uri != uri);
-            if state.direct.len() == before { Err(()) } else { Ok(()) }
-        })
-        .is_ok()
+        self.change(|state| remove_where(&mut state.direct, |d| d.resource.uri == uri)).is_ok()
     }
 
     /// Remove a template by its template string; `false` if it was not registered.
     pub fn unregister_template(&self, uri_template: &str) -> bool {
         self.change(|state| {
-            let before = state.templates.len();
-            state.templates.retain(|t| t.template.uri_template != uri_template);
-            if state.templates.len() == before { Err(()) } else { Ok(()) }
+            remove_where(&mut state.templates, |t| t.template.uri_template == uri_template)
         })
         .is_ok()
     }
@@ -370,6 +363,13 @@ impl ResourceRegistry {
     fn read_state(&self) -> std::sync::RwLockReadGuard<'_, State> {
         self.state.read().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Remove the items matching `matches`; `Err` if there were none (so nothing changed).
+fn remove_where<T>(items: &mut Vec<T>, matches: impl Fn(&T) -> bool) -> Result<(), ()> {
+    let before = items.len();
+    items.retain(|item| !matches(item));
+    if items.len() == before { Err(()) } else { Ok(()) }
 }
 
 fn not_found(uri: &str) -> ErrorData {
