@@ -107,6 +107,9 @@ struct ManagedServer {
     restarts: std::sync::atomic::AtomicU32,
 }
 
+/// The qualified tools and the ready connections they were computed from.
+type ToolCache = (Vec<std::sync::Weak<Connection>>, Arc<Vec<QualifiedTool>>);
+
 /// Runs many MCP servers. Cheap to share behind an `Arc`; every method takes `&self`.
 ///
 /// A server whose connection closed (process exited, HTTP session gone) or that failed to start
@@ -119,6 +122,10 @@ pub struct McpConnectionManager {
     options: ManagerOptions,
     events: EventSender,
     host: Arc<dyn HostHandler>,
+    /// Qualified tools of the ready servers, and the connections they were computed from (weak,
+    /// so an address cannot be reused by a new connection while the entry exists). Tool calls
+    /// resolve names against it; it is rebuilt only when a server (re)started.
+    tool_cache: std::sync::Mutex<Option<ToolCache>>,
 }
 
 impl McpConnectionManager {
@@ -160,7 +167,14 @@ impl McpConnectionManager {
             let restarts = std::sync::atomic::AtomicU32::new(0);
             servers.insert(config.name.clone(), ManagedServer { config, state: tx, restarts });
         }
-        Self { servers, startups: std::sync::Mutex::new(startups), options, events, host }
+        Self {
+            servers,
+            startups: std::sync::Mutex::new(startups),
+            options,
+            events,
+            host,
+            tool_cache: std::sync::Mutex::new(None),
+        }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -297,22 +311,23 @@ impl McpConnectionManager {
     /// each server's order kept; a qualified name already taken is skipped with a warning.
     pub async fn list_tools(&self) -> Vec<QualifiedTool> {
         self.wait_until_started().await;
-        self.qualified_tools()
+        self.qualified_tools().as_ref().clone()
     }
 
     /// The server and original tool name behind a qualified name. Answers from the servers that
     /// are ready; only when that fails does it wait for the ones still starting.
     pub async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
-        let find = |tools: Vec<QualifiedTool>| {
+        let find = |tools: &[QualifiedTool]| {
             tools
-                .into_iter()
+                .iter()
                 .find(|t| t.qualified_name == qualified)
-                .map(|t| (t.server, t.tool.name.to_string()))
+                .map(|t| (t.server.clone(), t.tool.name.to_string()))
         };
-        if let Some(found) = find(self.qualified_tools()) {
+        if let Some(found) = find(&self.qualified_tools()) {
             return Some(found);
         }
-        find(self.list_tools().await)
+        self.wait_until_started().await;
+        find(&self.qualified_tools())
     }
 
     /// End every server: HTTP sessions closed, stdio process groups sent SIGTERM and, after the
@@ -344,13 +359,31 @@ impl McpConnectionManager {
             .collect()
     }
 
-    fn qualified_tools(&self) -> Vec<QualifiedTool> {
+    fn qualified_tools(&self) -> Arc<Vec<QualifiedTool>> {
+        let ready: Vec<(&String, SharedConnection)> = self
+            .servers
+            .iter()
+            .filter_map(|(server, managed)| match &*managed.state.borrow() {
+                ServerState::Ready { conn, .. } => Some((server, conn.clone())),
+                _ => None,
+            })
+            .collect();
+        let same = |cached: &[std::sync::Weak<Connection>]| {
+            cached.len() == ready.len()
+                && cached
+                    .iter()
+                    .zip(&ready)
+                    .all(|(w, (_, c))| std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)))
+        };
+        if let Ok(cache) = self.tool_cache.lock()
+            && let Some((key, tools)) = &*cache
+            && same(key)
+        {
+            return tools.clone();
+        }
         let mut used = HashSet::new();
         let mut out = Vec::new();
-        for (server, managed) in &self.servers {
-            let ServerState::Ready { conn, .. } = &*managed.state.borrow() else {
-                continue;
-            };
+        for (server, conn) in &ready {
             for tool in &conn.tools {
                 let qualified_name = qualified_tool_name(server, &tool.name);
                 if !used.insert(qualified_name.clone()) {
@@ -359,12 +392,17 @@ impl McpConnectionManager {
                 }
                 out.push(QualifiedTool {
                     qualified_name,
-                    server: server.clone(),
+                    server: (*server).clone(),
                     tool: tool.clone(),
                 });
             }
         }
-        out
+        let tools = Arc::new(out);
+        if let Ok(mut cache) = self.tool_cache.lock() {
+            let key = ready.iter().map(|(_, c)| Arc::downgrade(c)).collect();
+            *cache = Some((key, tools.clone()));
+        }
+        tools
     }
 
     /// The server's connection once it is no longer starting; a dead or failed server is
