@@ -316,6 +316,11 @@ impl McpConnectionManager {
 
     /// The server and original tool name behind a qualified name. Answers from the servers that
     /// are ready; only when that fails does it wait for the ones still starting.
+    ///
+    /// A name no server listed, `mcp__{server}__{tool}` with a configured server and a tool its
+    /// filters allow, still resolves to that server (the longest matching server name wins): the
+    /// server is the authority on its tools (its list may have changed since it was read), and
+    /// for a tool it does not have, its own error result reaches the model.
     pub async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
         let find = |tools: &[QualifiedTool]| {
             tools
@@ -327,7 +332,19 @@ impl McpConnectionManager {
             return Some(found);
         }
         self.wait_until_started().await;
-        find(&self.qualified_tools())
+        find(&self.qualified_tools()).or_else(|| self.unlisted_tool(qualified))
+    }
+
+    fn unlisted_tool(&self, qualified: &str) -> Option<(String, String)> {
+        let rest = qualified.strip_prefix("mcp__")?;
+        self.servers
+            .iter()
+            .filter_map(|(server, managed)| {
+                let tool = rest.strip_prefix(server.as_str())?.strip_prefix("__")?;
+                (!tool.is_empty() && managed.config.tool_allowed(tool))
+                    .then(|| (server.clone(), tool.to_string()))
+            })
+            .max_by_key(|(server, _)| server.len())
     }
 
     /// End every server: HTTP sessions closed, stdio process groups sent SIGTERM and, after the

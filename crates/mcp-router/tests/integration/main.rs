@@ -6,6 +6,7 @@ mod cli;
 mod exec;
 mod faults;
 mod host;
+mod interop;
 mod load;
 mod manager;
 mod support;

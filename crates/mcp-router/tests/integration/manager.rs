@@ -153,9 +153,19 @@ async fn templates_reads_and_tool_calls() {
         panic!("fail")
     };
     assert_eq!(failed.is_error, Some(true));
+    // A tool the server did not list goes to the server; its verdict reaches the model.
+    let ToolOutput::Mcp { result: Ok(nope) } = h.call("mcp__docs__nope", "{}").await else {
+        panic!("nope")
+    };
+    assert_eq!(nope.is_error, Some(true));
     assert_eq!(
-        h.call("mcp__docs__nope", "{}").await,
-        ToolOutput::failure("unsupported call: mcp__docs__nope")
+        serde_json::to_value(&nope.content).expect("json"),
+        json!([{"type": "text", "text": "unknown tool: nope"}])
+    );
+    // An unknown server is still the router's own answer.
+    assert_eq!(
+        h.call("mcp__nobody__echo", "{}").await,
+        ToolOutput::failure("unsupported call: mcp__nobody__echo")
     );
     h.manager.shutdown().await;
 }

@@ -1,0 +1,501 @@
+//! Interop with servers we did not write, through the router and the connection manager:
+//! server-everything 2026.8.31 (stdio and streamable HTTP) and 2025.11.25, and the Python SDK
+//! (mcp==2.3.0) fixture server (stdio and HTTP); plus a differential check against the Python SDK
+//! client paging by itself. Every server listens on 127.0.0.1 only and is ended with its test.
+//!
+//! Needs the pinned harness in `tests/harness` (`tests/harness/install`, which `./scripts/test`
+//! runs first). Each test prints the wall time of its all-server list and of 200 reads.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mcp_connection_manager::ServerConfig;
+use router_protocol::EventMsg;
+use serde_json::{Value, json};
+use tool_router::ToolOutput;
+
+use crate::support::Harness;
+
+/// The installed harness folder; panics with what to run when it is missing.
+fn harness_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness");
+    let dir = dir.canonicalize().expect("tests/harness exists");
+    for needed in [
+        "node_modules/.harness-stamp",
+        "node_modules/.bin/node",
+        ".venv/.harness-stamp",
+        ".venv/bin/python",
+    ] {
+        assert!(
+            dir.join(needed).exists(),
+            "the interop harness is not installed ({needed} is missing): run tests/harness/install \
+             (./scripts/test does)"
+        );
+    }
+    dir
+}
+
+fn path_arg(path: PathBuf) -> String {
+    path.to_str().expect("UTF-8 path").to_string()
+}
+
+fn node() -> String {
+    path_arg(harness_dir().join("node_modules/.bin/node"))
+}
+
+fn python() -> String {
+    path_arg(harness_dir().join(".venv/bin/python"))
+}
+
+fn everything_js(version: &str) -> String {
+    path_arg(harness_dir().join(format!("node_modules/server-everything-{version}/dist/index.js")))
+}
+
+fn fixture_py() -> String {
+    path_arg(harness_dir().join("py/fixture_server.py"))
+}
+
+/// The command (program and arguments) that runs a server over stdio.
+fn everything_stdio(version: &str) -> Vec<String> {
+    vec![node(), everything_js(version), "stdio".into()]
+}
+
+fn fixture_stdio() -> Vec<String> {
+    vec![python(), fixture_py(), "stdio".into()]
+}
+
+fn stdio_config(name: &str, command: &[String]) -> ServerConfig {
+    ServerConfig::stdio(name, command[0].clone(), command[1..].to_vec())
+}
+
+/// A server on streamable HTTP that announced its loopback address; killed on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    /// server-everything with the loopback preload and `PORT=0`; the preload reports the port.
+    fn everything(version: &str) -> Self {
+        let mut command = Command::new(node());
+        command
+            .arg("--require")
+            .arg(harness_dir().join("loopback.cjs"))
+            .args([everything_js(version), "streamableHttp".into()])
+            .env("PORT", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        Self::spawn(command, "mcp-harness: listening on ", |addr| format!("http://{addr}/mcp"))
+    }
+
+    /// The Python fixture server; it binds 127.0.0.1 itself and prints its URL.
+    fn fixture() -> Self {
+        let mut command = Command::new(python());
+        command.args([fixture_py(), "http".into()]).stdout(Stdio::piped()).stderr(Stdio::null());
+        Self::spawn(command, "listening on ", str::to_string)
+    }
+
+    /// Spawn and wait (at most 30 s) for the line `prefix…` on the piped stream.
+    fn spawn(mut command: Command, prefix: &'static str, url: fn(&str) -> String) -> Self {
+        let mut child = command.spawn().expect("spawn HTTP server");
+        let stream: Box<dyn Read + Send> = match (child.stdout.take(), child.stderr.take()) {
+            (Some(out), _) => Box::new(out),
+            (None, Some(err)) => Box::new(err),
+            (None, None) => panic!("no piped stream"),
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            // Keep reading after the announcement so the server never blocks on a full pipe.
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    let _ = tx.send(rest.trim().to_string());
+                }
+            }
+        });
+        let mut server = Self { child, url: String::new() };
+        let announced = rx.recv_timeout(Duration::from_secs(30)).expect("server announced");
+        server.url = url(&announced);
+        assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `(uri or uriTemplate, name, mimeType)` of one server's items in an all-server list payload.
+fn listed(payload: &Value, key: &str, server: &str) -> Vec<(String, Value, Value)> {
+    payload[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {payload}"))
+        .iter()
+        .filter(|item| item["server"] == server)
+        .map(|item| {
+            let uri = item.get("uri").or_else(|| item.get("uriTemplate")).expect("uri");
+            let field = |k: &str| item.get(k).cloned().unwrap_or(Value::Null);
+            (uri.as_str().expect("string uri").to_string(), field("name"), field("mimeType"))
+        })
+        .collect()
+}
+
+/// What the Python SDK client collects when it pages a server to the end itself.
+fn python_collect(target: &[String]) -> Value {
+    let output = Command::new(python())
+        .arg(harness_dir().join("py/collect.py"))
+        .args(target)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run collect.py");
+    assert!(output.status.success(), "collect.py failed: {:?}", output.status);
+    serde_json::from_slice(&output.stdout).expect("collect.py JSON")
+}
+
+/// Our all-server lists (through the router) equal the Python SDK client's own paging.
+async fn differential(h: &Harness, server: &str, target: &[String]) {
+    let python = python_collect(target);
+    let ours = h.payload("list_mcp_resources", "{}").await;
+    let ours_templates = h.payload("list_mcp_resource_templates", "{}").await;
+    let theirs = |key: &str, uri: &str| -> Vec<(String, Value, Value)> {
+        python[key]
+            .as_array()
+            .expect("python list")
+            .iter()
+            .map(|i| {
+                (
+                    i[uri].as_str().expect("uri").to_string(),
+                    i["name"].clone(),
+                    i["mimeType"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(listed(&ours, "resources", server), theirs("resources", "uri"), "{server}");
+    assert_eq!(
+        listed(&ours_templates, "resourceTemplates", server),
+        theirs("templates", "uriTemplate"),
+        "{server}"
+    );
+}
+
+/// The JSON text of a successful read's first content entry.
+async fn read_text(h: &Harness, args: Value) -> String {
+    let payload = h.payload("read_mcp_resource", &args.to_string()).await;
+    payload["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("text in {payload}"))
+        .to_string()
+}
+
+/// A failed function output's message.
+async fn failure(h: &Harness, name: &str, args: Value) -> String {
+    match h.call(name, &args.to_string()).await {
+        ToolOutput::Function { content, success: Some(false), .. } => content,
+        other => panic!("{name} {args} should fail: {other:?}"),
+    }
+}
+
+/// A qualified tool call's result: `(is_error, text of the content)`.
+async fn call_tool(h: &Harness, name: &str, args: Value) -> (bool, String) {
+    let ToolOutput::Mcp { result: Ok(result) } = h.call(name, &args.to_string()).await else {
+        panic!("{name} did not return a tool result")
+    };
+    let text = serde_json::to_value(&result.content).expect("json")[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (result.is_error == Some(true), text)
+}
+
+/// Time the all-server list and 200 concurrent reads (`read(i)` gives the arguments and a text
+/// the answer must contain); every read must succeed with its own content.
+async fn timed_list_and_reads(h: &Harness, label: &str, read: impl Fn(usize) -> (Value, String)) {
+    let started = Instant::now();
+    let list = h.payload("list_mcp_resources", "{}").await;
+    let list_time = started.elapsed();
+    assert!(list.get("errors").is_none(), "{list}");
+    let cases: Vec<(Value, String)> = (0..200).map(read).collect();
+    let started = Instant::now();
+    let outputs =
+        futures::future::join_all(cases.iter().map(|(args, _)| read_text(h, args.clone()))).await;
+    let reads_time = started.elapsed();
+    for ((args, expected), text) in cases.iter().zip(&outputs) {
+        assert!(text.contains(expected.as_str()), "{args}: {text:?} lacks {expected:?}");
+    }
+    println!("interop timing {label}: all-server list {list_time:?}, 200 reads {reads_time:?}");
+}
+
+/// Everything issue 5 asks of server-everything 2026.8.31, on whichever transport `h` uses.
+async fn check_everything_2026(h: &mut Harness, label: &str) {
+    let s = "everything";
+    let all = h.payload("list_mcp_resources", "{}").await;
+    assert!(all.get("errors").is_none(), "{all}");
+    let resources = listed(&all, "resources", s);
+    assert_eq!(resources.len(), 7, "{all}");
+    let one = h.payload("list_mcp_resources", &json!({"server": s}).to_string()).await;
+    assert_eq!(listed(&one, "resources", s), resources);
+    assert_eq!(one["nextCursor"], Value::Null);
+
+    let templates = h.payload("list_mcp_resource_templates", "{}").await;
+    let uris: Vec<String> =
+        listed(&templates, "resourceTemplates", s).into_iter().map(|t| t.0).collect();
+    assert_eq!(
+        uris,
+        ["demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}"]
+    );
+
+    let text =
+        read_text(h, json!({"server": s, "template": uris[0], "parameters": {"resourceId": 7}}))
+            .await;
+    assert!(text.starts_with("Resource 7: This is a plaintext resource"), "{text}");
+    // Its "blob" instances are base64 of text, labelled text/plain: read as text.
+    let blob = h
+        .payload(
+            "read_mcp_resource",
+            &json!({"server": s, "template": uris[1], "parameters": {"resourceId": "3"}})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(blob["uri"], "demo://resource/dynamic/blob/3");
+    let blob_text = blob["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(blob_text.starts_with("Resource 3: This is a base64 blob"), "{blob}");
+
+    let first_static = &resources[0].0;
+    let doc = read_text(h, json!({"server": s, "uri": first_static})).await;
+    assert!(!doc.is_empty());
+
+    assert_eq!(
+        call_tool(h, "mcp__everything__echo", json!({"message": "hi there"})).await,
+        (false, "Echo: hi there".to_string())
+    );
+    assert_eq!(
+        call_tool(h, "mcp__everything__get-sum", json!({"a": 2, "b": 40})).await,
+        (false, "The sum of 2 and 40 is 42.".to_string())
+    );
+
+    // Errors carry the server's own message to the model.
+    assert_eq!(
+        failure(h, "read_mcp_resource", json!({"server": s, "uri": "demo://nope/x"})).await,
+        "resources/read failed: MCP error -32602: Resource demo://nope/x not found"
+    );
+    assert_eq!(
+        call_tool(h, "mcp__everything__no-such-tool", json!({})).await,
+        (true, "MCP error -32602: Tool no-such-tool not found".to_string())
+    );
+
+    timed_list_and_reads(h, label, |i| {
+        // Its ids start at 1.
+        let n = i + 1;
+        let args = json!({"server": s, "uri": format!("demo://resource/dynamic/text/{n}")});
+        (args, format!("Resource {n}: This is a plaintext resource"))
+    })
+    .await;
+
+    // Every MCP call was bracketed by exactly one begin and one end.
+    let events = h.drain();
+    let begins = events.iter().filter(|e| matches!(e, EventMsg::McpToolCallBegin(_))).count();
+    let ends = events.iter().filter(|e| matches!(e, EventMsg::McpToolCallEnd(_))).count();
+    assert_eq!(begins, ends);
+    assert!(begins >= 200);
+}
+
+#[tokio::test]
+async fn server_everything_2026_over_stdio() {
+    let command = everything_stdio("2026");
+    let mut h = Harness::start(vec![stdio_config("everything", &command)]);
+    check_everything_2026(&mut h, "server-everything 2026.8.31 stdio").await;
+    differential(&h, "everything", &[vec!["--stdio".to_string()], command].concat()).await;
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_everything_2026_over_streamable_http() {
+    let server = HttpServer::everything("2026");
+    let mut h = Harness::start(vec![ServerConfig::http("everything", server.url.clone())]);
+    check_everything_2026(&mut h, "server-everything 2026.8.31 streamable HTTP").await;
+    differential(&h, "everything", &["--url".to_string(), server.url.clone()]).await;
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_everything_2025_all_100_resources_over_10_pages() {
+    let command = everything_stdio("2025");
+    let mut h = Harness::start(vec![stdio_config("old", &command)]);
+    let payload = h.payload("list_mcp_resources", "{}").await;
+    assert!(payload.get("errors").is_none(), "{payload}");
+    let resources = listed(&payload, "resources", "old");
+    let unique: HashSet<&String> = resources.iter().map(|r| &r.0).collect();
+    assert_eq!((resources.len(), unique.len()), (100, 100));
+    for n in 1..=100 {
+        assert!(unique.contains(&format!("test://static/resource/{n}")), "resource {n}");
+    }
+    let summary = h
+        .drain()
+        .into_iter()
+        .find_map(|e| match e {
+            EventMsg::McpToolCallEnd(end) => end.summary,
+            _ => None,
+        })
+        .expect("summary");
+    assert_eq!((summary.items, summary.pages, summary.servers), (100, 10, 1));
+
+    // Odd resources are text; even ones are binary and described, not poured out as base64.
+    let blob = h
+        .payload("read_mcp_resource", r#"{"server":"old","uri":"test://static/resource/2"}"#)
+        .await;
+    assert_eq!(blob["contents"][0]["mimeType"], "application/octet-stream");
+    assert!(blob["contents"][0].get("blob").is_none(), "{blob}");
+    assert_eq!(blob["contents"][0]["sha256"].as_str().map(str::len), Some(64));
+
+    timed_list_and_reads(&h, "server-everything 2025.11.25 stdio", |i| {
+        let n = 2 * (i % 50) + 1;
+        let args = json!({"server": "old", "uri": format!("test://static/resource/{n}")});
+        (args, format!("Resource {n}: This is a plaintext resource"))
+    })
+    .await;
+    differential(&h, "old", &[vec!["--stdio".to_string()], command].concat()).await;
+    h.manager.shutdown().await;
+}
+
+/// The Python fixture: 23 items + `broken` in pages of 5 behind opaque cursors, two templates one
+/// per page, text and blob contents, an erroring read.
+async fn check_python_fixture(h: &mut Harness, label: &str) {
+    let s = "py";
+    let all = h.payload("list_mcp_resources", "{}").await;
+    assert!(all.get("errors").is_none(), "{all}");
+    let resources = listed(&all, "resources", s);
+    let mut expected: Vec<String> = (0..23).map(|i| format!("fixture://items/{i}")).collect();
+    expected.push("fixture://broken".into());
+    assert_eq!(resources.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), expected);
+    let summary = h
+        .drain()
+        .into_iter()
+        .find_map(|e| match e {
+            EventMsg::McpToolCallEnd(end) => end.summary,
+            _ => None,
+        })
+        .expect("summary");
+    assert_eq!((summary.items, summary.pages), (24, 5));
+
+    // Single-server paging hands the server's opaque cursor through untouched.
+    let mut cursor = Value::Null;
+    let mut walked = Vec::new();
+    for _ in 0..10 {
+        let page = h
+            .payload("list_mcp_resources", &json!({"server": s, "cursor": cursor}).to_string())
+            .await;
+        walked.extend(listed(&page, "resources", s).into_iter().map(|r| r.0));
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(walked, expected);
+    let bad = failure(h, "list_mcp_resources", json!({"server": s, "cursor": "forged"})).await;
+    assert_eq!(bad, "resources/list failed: MCP error -32602: Invalid cursor: 'forged'");
+
+    let templates = h.payload("list_mcp_resource_templates", "{}").await;
+    let uris: Vec<String> =
+        listed(&templates, "resourceTemplates", s).into_iter().map(|t| t.0).collect();
+    assert_eq!(uris, ["fixture://items/{id}", "fixture://echo/{text}"]);
+
+    assert_eq!(
+        read_text(h, json!({"server": s, "template": uris[0], "parameters": {"id": 4}})).await,
+        "Fixture item 4: the quick brown fox, number 4."
+    );
+    assert_eq!(
+        read_text(h, json!({"server": s, "template": uris[1], "parameters": {"text": "a b/c"}}))
+            .await,
+        "a%20b%2Fc"
+    );
+    let blob = h
+        .payload("read_mcp_resource", &json!({"server": s, "uri": "fixture://items/2"}).to_string())
+        .await;
+    let entry = &blob["contents"][0];
+    assert_eq!(entry["mimeType"], "application/octet-stream");
+    assert_eq!(entry["size"], 5 + "item-2".len());
+    assert!(entry.get("blob").is_none() && entry.get("text").is_none(), "{blob}");
+
+    assert_eq!(
+        failure(h, "read_mcp_resource", json!({"server": s, "uri": "fixture://broken"})).await,
+        "resources/read failed: MCP error -32603: fixture read failed: the backing store is \
+         unavailable"
+    );
+    assert_eq!(
+        failure(h, "read_mcp_resource", json!({"server": s, "uri": "fixture://items/99"})).await,
+        "resources/read failed: MCP error -32002: Resource not found"
+    );
+
+    timed_list_and_reads(h, label, |i| {
+        let n = [0, 1, 3, 4][i % 4] + 6 * (i % 3);
+        let args = json!({"server": s, "uri": format!("fixture://items/{n}")});
+        (args, format!("Fixture item {n}: "))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn python_sdk_fixture_over_stdio() {
+    let command = fixture_stdio();
+    let mut h = Harness::start(vec![stdio_config("py", &command)]);
+    check_python_fixture(&mut h, "python-sdk fixture stdio").await;
+    differential(&h, "py", &[vec!["--stdio".to_string()], command].concat()).await;
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn python_sdk_fixture_over_streamable_http() {
+    let server = HttpServer::fixture();
+    let mut h = Harness::start(vec![ServerConfig::http("py", server.url.clone())]);
+    check_python_fixture(&mut h, "python-sdk fixture streamable HTTP").await;
+    differential(&h, "py", &["--url".to_string(), server.url.clone()]).await;
+    h.manager.shutdown().await;
+}
+
+/// All five servers at once: one all-server list, sorted by server name, nothing missing.
+#[tokio::test]
+async fn all_real_servers_in_one_list() {
+    let everything_http = HttpServer::everything("2026");
+    let fixture_http = HttpServer::fixture();
+    let h = Harness::start(vec![
+        stdio_config("py-stdio", &fixture_stdio()),
+        ServerConfig::http("everything-http", everything_http.url.clone()),
+        stdio_config("everything-stdio", &everything_stdio("2026")),
+        stdio_config("old", &everything_stdio("2025")),
+        ServerConfig::http("py-http", fixture_http.url.clone()),
+    ]);
+    let started = Instant::now();
+    let first = h.payload("list_mcp_resources", "{}").await;
+    let first_time = started.elapsed();
+    let started = Instant::now();
+    let payload = h.payload("list_mcp_resources", "{}").await;
+    println!(
+        "interop timing all five servers: all-server list {:?} (the first, waiting for startup: \
+         {first_time:?})",
+        started.elapsed()
+    );
+    assert_eq!(first, payload);
+    assert!(payload.get("errors").is_none(), "{payload}");
+    let servers: Vec<&str> = payload["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["server"].as_str().expect("server"))
+        .collect();
+    let mut sorted = servers.clone();
+    sorted.sort();
+    assert_eq!(servers, sorted);
+    let count = |name: &str| servers.iter().filter(|s| **s == name).count();
+    assert_eq!(
+        ["everything-http", "everything-stdio", "old", "py-http", "py-stdio"].map(count),
+        [7, 7, 100, 24, 24]
+    );
+    h.manager.shutdown().await;
+}
