@@ -131,6 +131,34 @@ impl Drop for HttpServer {
     }
 }
 
+/// Live processes in process group `pgid` (a stdio server's group, led by the spawned command).
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // After "(comm)": state, ppid, pgrp.
+            let fields: Vec<&str> =
+                stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+            fields.first().is_some_and(|state| *state != "Z")
+                && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+        })
+        .collect()
+}
+
+/// Shut the manager down and check that no stdio server's process group outlived it.
+async fn shutdown_leaving_nothing(h: &Harness) {
+    let groups = h.manager.child_pids();
+    assert!(!groups.is_empty());
+    h.manager.shutdown().await;
+    for (server, pgid) in groups {
+        assert_eq!(group_members(pgid), Vec::<u32>::new(), "{server} left processes behind");
+    }
+}
+
 /// `(uri or uriTemplate, name, mimeType)` of one server's items in an all-server list payload.
 fn listed(payload: &Value, key: &str, server: &str) -> Vec<(String, Value, Value)> {
     payload[key]
@@ -312,7 +340,7 @@ async fn server_everything_2026_over_stdio() {
     let mut h = Harness::start(vec![stdio_config("everything", &command)]);
     check_everything_2026(&mut h, "server-everything 2026.8.31 stdio").await;
     differential(&h, "everything", &[vec!["--stdio".to_string()], command].concat()).await;
-    h.manager.shutdown().await;
+    shutdown_leaving_nothing(&h).await;
 }
 
 #[tokio::test]
@@ -361,7 +389,7 @@ async fn server_everything_2025_all_100_resources_over_10_pages() {
     })
     .await;
     differential(&h, "old", &[vec!["--stdio".to_string()], command].concat()).await;
-    h.manager.shutdown().await;
+    shutdown_leaving_nothing(&h).await;
 }
 
 /// The Python fixture: 23 items + `broken` in pages of 5 behind opaque cursors, two templates one
@@ -447,7 +475,7 @@ async fn python_sdk_fixture_over_stdio() {
     let mut h = Harness::start(vec![stdio_config("py", &command)]);
     check_python_fixture(&mut h, "python-sdk fixture stdio").await;
     differential(&h, "py", &[vec!["--stdio".to_string()], command].concat()).await;
-    h.manager.shutdown().await;
+    shutdown_leaving_nothing(&h).await;
 }
 
 #[tokio::test]
@@ -497,5 +525,5 @@ async fn all_real_servers_in_one_list() {
         ["everything-http", "everything-stdio", "old", "py-http", "py-stdio"].map(count),
         [7, 7, 100, 24, 24]
     );
-    h.manager.shutdown().await;
+    shutdown_leaving_nothing(&h).await;
 }
