@@ -59,17 +59,64 @@ fn fixture_py() -> String {
     path_arg(harness_dir().join("py/fixture_server.py"))
 }
 
-/// The command (program and arguments) that runs a server over stdio.
-fn everything_stdio(version: &str) -> Vec<String> {
-    vec![node(), everything_js(version), "stdio".into()]
+/// How a test reaches a server: a stdio command the manager spawns, or an HTTP server running
+/// for the test.
+enum Target {
+    Stdio(Vec<String>),
+    Http(HttpServer),
 }
 
-fn fixture_stdio() -> Vec<String> {
-    vec![python(), fixture_py(), "stdio".into()]
+impl Target {
+    fn everything_stdio(version: &str) -> Self {
+        Self::Stdio(vec![node(), everything_js(version), "stdio".into()])
+    }
+
+    fn fixture_stdio() -> Self {
+        Self::Stdio(vec![python(), fixture_py(), "stdio".into()])
+    }
+
+    fn config(&self, name: &str) -> ServerConfig {
+        match self {
+            Self::Stdio(command) => {
+                ServerConfig::stdio(name, command[0].clone(), command[1..].to_vec())
+            }
+            Self::Http(server) => ServerConfig::http(name, server.url.clone()),
+        }
+    }
+
+    /// The arguments that point `collect.py` at the same server.
+    fn collect_args(&self) -> Vec<String> {
+        match self {
+            Self::Stdio(command) => [vec!["--stdio".to_string()], command.clone()].concat(),
+            Self::Http(server) => vec!["--url".to_string(), server.url.clone()],
+        }
+    }
 }
 
-fn stdio_config(name: &str, command: &[String]) -> ServerConfig {
-    ServerConfig::stdio(name, command[0].clone(), command[1..].to_vec())
+/// A harness on one server named `name`.
+fn start(name: &str, target: &Target) -> Harness {
+    Harness::start(vec![target.config(name)])
+}
+
+/// The differential check, then shutdown: a stdio server's process group must be gone.
+async fn finish(h: &Harness, name: &str, target: &Target) {
+    differential(h, name, &target.collect_args()).await;
+    if matches!(target, Target::Stdio(_)) {
+        assert!(!h.manager.child_pids().is_empty(), "{name} has no process group");
+    }
+    shutdown_leaving_nothing(h).await;
+}
+
+/// The summary of the last end event so far.
+fn last_summary(h: &mut Harness) -> router_protocol::ResourceCallSummary {
+    h.drain()
+        .into_iter()
+        .filter_map(|e| match e {
+            EventMsg::McpToolCallEnd(end) => end.summary,
+            _ => None,
+        })
+        .next_back()
+        .expect("an end event with a summary")
 }
 
 /// A server on streamable HTTP that announced its loopback address; killed on drop.
@@ -152,7 +199,6 @@ fn group_members(pgid: u32) -> Vec<u32> {
 /// Shut the manager down and check that no stdio server's process group outlived it.
 async fn shutdown_leaving_nothing(h: &Harness) {
     let groups = h.manager.child_pids();
-    assert!(!groups.is_empty());
     h.manager.shutdown().await;
     // A signalled process may take a moment to die; poll briefly.
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -302,6 +348,18 @@ async fn check_everything_2026(h: &mut Harness, label: &str) {
     let blob_text = blob["contents"][0]["text"].as_str().unwrap_or_default();
     assert!(blob_text.starts_with("Resource 3: This is a base64 blob"), "{blob}");
 
+    // It declares `completions`, so the completion tool is offered and answers from the server.
+    let specs: Vec<String> = h.router.specs().await.into_iter().map(|s| s.name).collect();
+    assert!(specs.iter().any(|n| n == "complete_mcp_resource_argument"), "{specs:?}");
+    let completion = h
+        .payload(
+            "complete_mcp_resource_argument",
+            &json!({"server": s, "template": uris[0], "argument": "resourceId", "value": "1"})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(completion["values"], json!(["1"]), "{completion}");
+
     let first_static = &resources[0].0;
     let doc = read_text(h, json!({"server": s, "uri": first_static})).await;
     assert!(!doc.is_empty());
@@ -343,26 +401,24 @@ async fn check_everything_2026(h: &mut Harness, label: &str) {
 
 #[tokio::test]
 async fn server_everything_2026_over_stdio() {
-    let command = everything_stdio("2026");
-    let mut h = Harness::start(vec![stdio_config("everything", &command)]);
+    let target = Target::everything_stdio("2026");
+    let mut h = start("everything", &target);
     check_everything_2026(&mut h, "server-everything 2026.8.31 stdio").await;
-    differential(&h, "everything", &[vec!["--stdio".to_string()], command].concat()).await;
-    shutdown_leaving_nothing(&h).await;
+    finish(&h, "everything", &target).await;
 }
 
 #[tokio::test]
 async fn server_everything_2026_over_streamable_http() {
-    let server = HttpServer::everything("2026");
-    let mut h = Harness::start(vec![ServerConfig::http("everything", server.url.clone())]);
+    let target = Target::Http(HttpServer::everything("2026"));
+    let mut h = start("everything", &target);
     check_everything_2026(&mut h, "server-everything 2026.8.31 streamable HTTP").await;
-    differential(&h, "everything", &["--url".to_string(), server.url.clone()]).await;
-    h.manager.shutdown().await;
+    finish(&h, "everything", &target).await;
 }
 
 #[tokio::test]
 async fn server_everything_2025_all_100_resources_over_10_pages() {
-    let command = everything_stdio("2025");
-    let mut h = Harness::start(vec![stdio_config("old", &command)]);
+    let target = Target::everything_stdio("2025");
+    let mut h = start("old", &target);
     let payload = h.payload("list_mcp_resources", "{}").await;
     assert!(payload.get("errors").is_none(), "{payload}");
     let resources = listed(&payload, "resources", "old");
@@ -371,14 +427,7 @@ async fn server_everything_2025_all_100_resources_over_10_pages() {
     for n in 1..=100 {
         assert!(unique.contains(&format!("test://static/resource/{n}")), "resource {n}");
     }
-    let summary = h
-        .drain()
-        .into_iter()
-        .find_map(|e| match e {
-            EventMsg::McpToolCallEnd(end) => end.summary,
-            _ => None,
-        })
-        .expect("summary");
+    let summary = last_summary(&mut h);
     assert_eq!((summary.items, summary.pages, summary.servers), (100, 10, 1));
 
     // Odd resources are text; even ones are binary and described, not poured out as base64.
@@ -395,8 +444,7 @@ async fn server_everything_2025_all_100_resources_over_10_pages() {
         (args, format!("Resource {n}: This is a plaintext resource"))
     })
     .await;
-    differential(&h, "old", &[vec!["--stdio".to_string()], command].concat()).await;
-    shutdown_leaving_nothing(&h).await;
+    finish(&h, "old", &target).await;
 }
 
 /// The Python fixture: 23 items + `broken` in pages of 5 behind opaque cursors, two templates one
@@ -409,14 +457,7 @@ async fn check_python_fixture(h: &mut Harness, label: &str) {
     let mut expected: Vec<String> = (0..23).map(|i| format!("fixture://items/{i}")).collect();
     expected.push("fixture://broken".into());
     assert_eq!(resources.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), expected);
-    let summary = h
-        .drain()
-        .into_iter()
-        .find_map(|e| match e {
-            EventMsg::McpToolCallEnd(end) => end.summary,
-            _ => None,
-        })
-        .expect("summary");
+    let summary = last_summary(h);
     assert_eq!((summary.items, summary.pages), (24, 5));
 
     // Single-server paging hands the server's opaque cursor through untouched.
@@ -478,34 +519,31 @@ async fn check_python_fixture(h: &mut Harness, label: &str) {
 
 #[tokio::test]
 async fn python_sdk_fixture_over_stdio() {
-    let command = fixture_stdio();
-    let mut h = Harness::start(vec![stdio_config("py", &command)]);
+    let target = Target::fixture_stdio();
+    let mut h = start("py", &target);
     check_python_fixture(&mut h, "python-sdk fixture stdio").await;
-    differential(&h, "py", &[vec!["--stdio".to_string()], command].concat()).await;
-    shutdown_leaving_nothing(&h).await;
+    finish(&h, "py", &target).await;
 }
 
 #[tokio::test]
 async fn python_sdk_fixture_over_streamable_http() {
-    let server = HttpServer::fixture();
-    let mut h = Harness::start(vec![ServerConfig::http("py", server.url.clone())]);
+    let target = Target::Http(HttpServer::fixture());
+    let mut h = start("py", &target);
     check_python_fixture(&mut h, "python-sdk fixture streamable HTTP").await;
-    differential(&h, "py", &["--url".to_string(), server.url.clone()]).await;
-    h.manager.shutdown().await;
+    finish(&h, "py", &target).await;
 }
 
 /// All five servers at once: one all-server list, sorted by server name, nothing missing.
 #[tokio::test]
 async fn all_real_servers_in_one_list() {
-    let everything_http = HttpServer::everything("2026");
-    let fixture_http = HttpServer::fixture();
-    let h = Harness::start(vec![
-        stdio_config("py-stdio", &fixture_stdio()),
-        ServerConfig::http("everything-http", everything_http.url.clone()),
-        stdio_config("everything-stdio", &everything_stdio("2026")),
-        stdio_config("old", &everything_stdio("2025")),
-        ServerConfig::http("py-http", fixture_http.url.clone()),
-    ]);
+    let targets = [
+        ("py-stdio", Target::fixture_stdio()),
+        ("everything-http", Target::Http(HttpServer::everything("2026"))),
+        ("everything-stdio", Target::everything_stdio("2026")),
+        ("old", Target::everything_stdio("2025")),
+        ("py-http", Target::Http(HttpServer::fixture())),
+    ];
+    let h = Harness::start(targets.iter().map(|(name, t)| t.config(name)).collect());
     let started = Instant::now();
     let first = h.payload("list_mcp_resources", "{}").await;
     let first_time = started.elapsed();
