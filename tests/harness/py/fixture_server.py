@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
-import socket
 import sys
 from typing import Any
 
@@ -29,6 +28,8 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+
+import loopback_http
 
 SECRET = b"fixture-cursor-key"
 BROKEN = "fixture://broken"
@@ -148,16 +149,7 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 async def serve_http(server: Server[Any]) -> None:
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = server.streamable_http_app(host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning")
-    print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await loopback_http.serve(server.streamable_http_app(host="127.0.0.1"))
 
 
 def main() -> None:

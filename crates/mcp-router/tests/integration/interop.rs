@@ -55,9 +55,15 @@ fn everything_js(version: &str) -> String {
     path_arg(harness_dir().join(format!("node_modules/server-everything-{version}/dist/index.js")))
 }
 
-fn fixture_py() -> String {
-    path_arg(harness_dir().join("py/fixture_server.py"))
+/// A Python fixture script in `tests/harness/py`.
+fn python_script(script: &str) -> String {
+    path_arg(harness_dir().join("py").join(script))
 }
+
+/// The low-level `Server` fixture: paging behind opaque cursors, blobs, an erroring read.
+const LOWLEVEL: &str = "fixture_server.py";
+/// The decorator-style `MCPServer` fixture: query and reserved-expansion templates, tools.
+const MCPSERVER: &str = "mcpserver_fixture.py";
 
 /// How a test reaches a server: a stdio command the manager spawns, or an HTTP server running
 /// for the test.
@@ -71,8 +77,8 @@ impl Target {
         Self::Stdio(vec![node(), everything_js(version), "stdio".into()])
     }
 
-    fn fixture_stdio() -> Self {
-        Self::Stdio(vec![python(), fixture_py(), "stdio".into()])
+    fn python_stdio(script: &str) -> Self {
+        Self::Stdio(vec![python(), python_script(script), "stdio".into()])
     }
 
     fn config(&self, name: &str) -> ServerConfig {
@@ -139,10 +145,13 @@ impl HttpServer {
         Self::spawn(command, "mcp-harness: listening on ", |addr| format!("http://{addr}/mcp"))
     }
 
-    /// The Python fixture server; it binds 127.0.0.1 itself and prints its URL.
-    fn fixture() -> Self {
+    /// A Python fixture server; it binds 127.0.0.1 itself and prints its URL.
+    fn python(script: &str) -> Self {
         let mut command = Command::new(python());
-        command.args([fixture_py(), "http".into()]).stdout(Stdio::piped()).stderr(Stdio::null());
+        command
+            .args([python_script(script), "http".into()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         Self::spawn(command, "listening on ", str::to_string)
     }
 
@@ -519,7 +528,7 @@ async fn check_python_fixture(h: &mut Harness, label: &str) {
 
 #[tokio::test]
 async fn python_sdk_fixture_over_stdio() {
-    let target = Target::fixture_stdio();
+    let target = Target::python_stdio(LOWLEVEL);
     let mut h = start("py", &target);
     check_python_fixture(&mut h, "python-sdk fixture stdio").await;
     finish(&h, "py", &target).await;
@@ -527,7 +536,7 @@ async fn python_sdk_fixture_over_stdio() {
 
 #[tokio::test]
 async fn python_sdk_fixture_over_streamable_http() {
-    let target = Target::Http(HttpServer::fixture());
+    let target = Target::Http(HttpServer::python(LOWLEVEL));
     let mut h = start("py", &target);
     check_python_fixture(&mut h, "python-sdk fixture streamable HTTP").await;
     finish(&h, "py", &target).await;
@@ -537,11 +546,11 @@ async fn python_sdk_fixture_over_streamable_http() {
 #[tokio::test]
 async fn all_real_servers_in_one_list() {
     let targets = [
-        ("py-stdio", Target::fixture_stdio()),
+        ("py-stdio", Target::python_stdio(LOWLEVEL)),
         ("everything-http", Target::Http(HttpServer::everything("2026"))),
         ("everything-stdio", Target::everything_stdio("2026")),
         ("old", Target::everything_stdio("2025")),
-        ("py-http", Target::Http(HttpServer::fixture())),
+        ("py-http", Target::Http(HttpServer::python(LOWLEVEL))),
     ];
     let h = Harness::start(targets.iter().map(|(name, t)| t.config(name)).collect());
     let started = Instant::now();
@@ -571,4 +580,74 @@ async fn all_real_servers_in_one_list() {
         [7, 7, 100, 24, 24]
     );
     shutdown_leaving_nothing(&h).await;
+}
+
+/// The decorator-style server: our RFC 6570 expansion against the Python SDK's own template
+/// matcher (query variables, reserved expansion, non-ASCII), bytes resources, tools and errors.
+async fn check_python_mcpserver(h: &mut Harness) {
+    let s = "pym";
+    let all = h.payload("list_mcp_resources", "{}").await;
+    let uris: Vec<String> = listed(&all, "resources", s).into_iter().map(|r| r.0).collect();
+    assert_eq!(uris, ["notes://index", "notes://logo.bin", "notes://broken"]);
+    let templates = h.payload("list_mcp_resource_templates", "{}").await;
+    let templates: Vec<String> =
+        listed(&templates, "resourceTemplates", s).into_iter().map(|t| t.0).collect();
+    assert_eq!(templates, ["notes://{name}", "search://items{?q,limit}", "files://{+path}"]);
+
+    let read = |template: &str, parameters: Value| json!({"server": s, "template": template, "parameters": parameters});
+    let cases = [
+        (read("notes://{name}", json!({"name": "héllo wörld"})), "Note héllo wörld"),
+        (
+            read("search://items{?q,limit}", json!({"q": "a b&c", "limit": 3})),
+            "search q='a b&c' limit=3",
+        ),
+        (read("search://items{?q,limit}", json!({})), "search q='' limit=10"),
+        (
+            read("files://{+path}", json!({"path": "docs/sub dir/a.txt"})),
+            "file at docs/sub dir/a.txt",
+        ),
+        (json!({"server": s, "uri": "notes://index"}), "notes: alpha, beta"),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(read_text(h, args).await, expected);
+    }
+    let logo = h
+        .payload("read_mcp_resource", &json!({"server": s, "uri": "notes://logo.bin"}).to_string())
+        .await;
+    assert_eq!(logo["contents"][0]["size"], 256, "{logo}");
+    assert!(logo["contents"][0].get("blob").is_none(), "{logo}");
+
+    assert_eq!(
+        failure(h, "read_mcp_resource", json!({"server": s, "uri": "notes://broken"})).await,
+        "resources/read failed: MCP error -32603: Error reading resource notes://broken"
+    );
+    assert_eq!(
+        failure(h, "read_mcp_resource", json!({"server": s, "uri": "unknown://x"})).await,
+        "resources/read failed: MCP error -32602: Unknown resource: unknown://x"
+    );
+    assert_eq!(call_tool(h, "mcp__pym__add", json!({"a": 2, "b": 3})).await, (false, "5".into()));
+    assert_eq!(
+        call_tool(h, "mcp__pym__fail", json!({})).await,
+        (true, "Error executing tool fail".into())
+    );
+    assert_eq!(
+        call_tool(h, "mcp__pym__nope", json!({})).await,
+        (true, "Unknown tool: nope".into())
+    );
+}
+
+#[tokio::test]
+async fn python_sdk_mcpserver_over_stdio() {
+    let target = Target::python_stdio(MCPSERVER);
+    let mut h = start("pym", &target);
+    check_python_mcpserver(&mut h).await;
+    finish(&h, "pym", &target).await;
+}
+
+#[tokio::test]
+async fn python_sdk_mcpserver_over_streamable_http() {
+    let target = Target::Http(HttpServer::python(MCPSERVER));
+    let mut h = start("pym", &target);
+    check_python_mcpserver(&mut h).await;
+    finish(&h, "pym", &target).await;
 }
