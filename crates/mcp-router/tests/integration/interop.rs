@@ -7,7 +7,7 @@
 //! runs first). Each test prints the wall time of its all-server list and of 200 reads.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -650,4 +650,71 @@ async fn python_sdk_mcpserver_over_streamable_http() {
     let mut h = start("pym", &target);
     check_python_mcpserver(&mut h).await;
     finish(&h, "pym", &target).await;
+}
+
+/// `mcp-router exec` with server-everything: the server sees only the router's environment
+/// whitelist plus its configured `env` (a secret in the router's environment does not reach it),
+/// and its elicitation and roots requests reach the default host (decline, empty roots) and
+/// appear as `mcp_server_request` events.
+#[test]
+fn exec_with_server_everything_env_and_server_requests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = crate::support::write_config(
+        &dir,
+        "everything.toml",
+        &format!(
+            "[mcp_servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n\
+             env = {{ VISIBLE_TO_SERVER = \"configured-value\" }}\n",
+            node(),
+            everything_js("2026")
+        ),
+    );
+    let secret = "interop-secret-value-1f3e";
+    let mut child = crate::support::exec_command(&config)
+        .env("MCP_INTEROP_SECRET", secret)
+        .spawn()
+        .expect("spawn mcp-router exec");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for (id, tool) in
+        [("env", "get-env"), ("elicit", "trigger-elicitation-request"), ("roots", "get-roots-list")]
+    {
+        let line =
+            json!({"call_id": id, "name": format!("mcp__everything__{tool}"), "arguments": "{}"});
+        writeln!(stdin, "{line}").expect("write");
+    }
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait");
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).expect("utf8");
+    assert!(!stdout.contains(secret), "the router's secret reached the server");
+    let lines: Vec<Value> =
+        stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    let text_of = |id: &str| -> String {
+        let out = lines
+            .iter()
+            .find(|l| l["type"] == "function_call_output" && l["call_id"] == id)
+            .unwrap_or_else(|| panic!("no output for {id}"));
+        out["output"]["result"]["Ok"]["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect()
+    };
+    let env: Value = serde_json::from_str(&text_of("env")).expect("get-env JSON");
+    assert_eq!(env["VISIBLE_TO_SERVER"], "configured-value");
+    assert!(env.get("MCP_INTEROP_SECRET").is_none());
+    assert!(text_of("elicit").contains("declined"), "{}", text_of("elicit"));
+    assert!(text_of("roots").contains("no roots"), "{}", text_of("roots"));
+
+    let request = |method: &str| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "mcp_server_request" && l["method"] == method)
+            .unwrap_or_else(|| panic!("no {method} event"))
+            .clone()
+    };
+    assert_eq!(request("elicitation/create")["server"], "everything");
+    assert_eq!(request("elicitation/create")["response"]["Ok"]["action"], "decline");
+    assert_eq!(request("roots/list")["response"], json!({"Ok": {"roots": []}}));
 }
