@@ -4,6 +4,7 @@
 // can start a server with PORT=0 and learn the port the kernel picked.
 "use strict";
 const net = require("node:net");
+const dns = require("node:dns");
 
 const LOOPBACK = "127.0.0.1";
 const originalListen = net.Server.prototype.listen;
@@ -11,6 +12,29 @@ const originalListen = net.Server.prototype.listen;
 function isPort(value) {
   return typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value));
 }
+
+// With a host, `listen` resolves it through `dns.lookup` first, which makes even an IP literal
+// bind asynchronously; programs that read `server.address()` right after `listen(0)` (as the
+// conformance suite does) would then see null. Answer the loopback literal synchronously so
+// binding stays as synchronous as it was without a host.
+const originalLookup = dns.lookup;
+dns.lookup = function patchedLookup(hostname, options, callback) {
+  if (hostname === LOOPBACK) {
+    if (typeof options === "function") {
+      options(null, LOOPBACK, 4);
+      return {};
+    }
+    if (typeof callback === "function") {
+      if (options && options.all) {
+        callback(null, [{ address: LOOPBACK, family: 4 }]);
+      } else {
+        callback(null, LOOPBACK, 4);
+      }
+      return {};
+    }
+  }
+  return originalLookup.apply(this, arguments);
+};
 
 net.Server.prototype.listen = function patchedListen(...args) {
   const first = args[0];
