@@ -36,6 +36,7 @@ struct ExecSession {
     stdin: Option<std::process::ChildStdin>,
     reader: BufReader<std::process::ChildStdout>,
     lines: Vec<Value>,
+    _watchdog: std::sync::mpsc::Sender<()>,
 }
 
 impl ExecSession {
@@ -43,7 +44,18 @@ impl ExecSession {
         let mut child = exec_command(config).spawn().expect("spawn mcp-router exec");
         let stdin = child.stdin.take();
         let reader = BufReader::new(child.stdout.take().expect("stdout"));
-        Self { child, stdin, reader, lines: Vec::new() }
+        // A session that hangs is killed after two minutes, so a blocked read fails the test
+        // ("exec ended before …") instead of stalling the suite. Dropping the session disarms it.
+        let (watchdog, disarmed) = std::sync::mpsc::channel::<()>();
+        let pid = child.id().to_string();
+        std::thread::spawn(move || {
+            if disarmed.recv_timeout(Duration::from_secs(120))
+                == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            {
+                let _ = Command::new("kill").args(["-9", &pid]).status();
+            }
+        });
+        Self { child, stdin, reader, lines: Vec::new(), _watchdog: watchdog }
     }
 
     fn send(&mut self, line: &Value) {
@@ -54,8 +66,13 @@ impl ExecSession {
         }
     }
 
-    /// Read until the output of `call_id` arrives; returns that output.
+    /// The output of `call_id`: one already read (calls in flight may finish in any order), or
+    /// read until it arrives.
     fn output(&mut self, call_id: &str) -> Value {
+        let is_output = |v: &Value| v["type"] == "function_call_output" && v["call_id"] == call_id;
+        if let Some(seen) = self.lines.iter().find(|v| is_output(v)) {
+            return seen["output"].clone();
+        }
         loop {
             let mut line = String::new();
             assert!(
@@ -64,7 +81,7 @@ impl ExecSession {
             );
             let value: Value = serde_json::from_str(&line).expect("JSON line");
             self.lines.push(value.clone());
-            if value["type"] == "function_call_output" && value["call_id"] == call_id {
+            if is_output(&value) {
                 return value["output"].clone();
             }
         }

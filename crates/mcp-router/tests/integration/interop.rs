@@ -584,7 +584,7 @@ async fn all_real_servers_in_one_list() {
 
 /// The decorator-style server: our RFC 6570 expansion against the Python SDK's own template
 /// matcher (query variables, reserved expansion, non-ASCII), bytes resources, tools and errors.
-async fn check_python_mcpserver(h: &mut Harness) {
+async fn check_python_mcpserver(h: &mut Harness, label: &str) {
     let s = "pym";
     let all = h.payload("list_mcp_resources", "{}").await;
     let uris: Vec<String> = listed(&all, "resources", s).into_iter().map(|r| r.0).collect();
@@ -634,13 +634,17 @@ async fn check_python_mcpserver(h: &mut Harness) {
         call_tool(h, "mcp__pym__nope", json!({})).await,
         (true, "Unknown tool: nope".into())
     );
+    timed_list_and_reads(h, label, |i| {
+        (read("notes://{name}", json!({"name": format!("n{i}")})), format!("Note n{i}"))
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn python_sdk_mcpserver_over_stdio() {
     let target = Target::python_stdio(MCPSERVER);
     let mut h = start("pym", &target);
-    check_python_mcpserver(&mut h).await;
+    check_python_mcpserver(&mut h, "python-sdk MCPServer stdio").await;
     finish(&h, "pym", &target).await;
 }
 
@@ -648,7 +652,7 @@ async fn python_sdk_mcpserver_over_stdio() {
 async fn python_sdk_mcpserver_over_streamable_http() {
     let target = Target::Http(HttpServer::python(MCPSERVER));
     let mut h = start("pym", &target);
-    check_python_mcpserver(&mut h).await;
+    check_python_mcpserver(&mut h, "python-sdk MCPServer streamable HTTP").await;
     finish(&h, "pym", &target).await;
 }
 
