@@ -10,7 +10,7 @@ What it serves, all deterministic:
 - Unknown URIs are -32002 "Resource not found".
 
 Usage: fixture_server.py stdio [--resources N] [--page-size K]
-       fixture_server.py http [--resources N] [--page-size K]
+       fixture_server.py http [--resources N] [--page-size K] [--stateless]
 The HTTP mode binds 127.0.0.1 on a free port and prints `listening on http://127.0.0.1:PORT/mcp`
 as its first stdout line.
 """
@@ -148,8 +148,13 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def serve_http(server: Server[Any]) -> None:
-    await loopback_http.serve(server.streamable_http_app(host="127.0.0.1"))
+async def serve_http(server: Server[Any], stateless: bool) -> None:
+    # Stateless mode (no session id, plain JSON answers instead of SSE) is how many servers are
+    # deployed behind load balancers.
+    app = server.streamable_http_app(
+        host="127.0.0.1", stateless_http=stateless, json_response=stateless
+    )
+    await loopback_http.serve(app)
 
 
 def main() -> None:
@@ -157,11 +162,15 @@ def main() -> None:
     parser.add_argument("transport", choices=["stdio", "http"])
     parser.add_argument("--resources", type=int, default=23)
     parser.add_argument("--page-size", type=int, default=5)
+    parser.add_argument("--stateless", action="store_true", help="http: stateless, JSON answers")
     args = parser.parse_args()
     if args.page_size < 1 or args.resources < 0:
         sys.exit("--page-size must be at least 1 and --resources not negative")
     server = make_server(args.resources, args.page_size)
-    anyio.run(serve_stdio if args.transport == "stdio" else serve_http, server)
+    if args.transport == "stdio":
+        anyio.run(serve_stdio, server)
+    else:
+        anyio.run(serve_http, server, args.stateless)
 
 
 if __name__ == "__main__":

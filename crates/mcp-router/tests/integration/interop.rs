@@ -146,10 +146,11 @@ impl HttpServer {
     }
 
     /// A Python fixture server; it binds 127.0.0.1 itself and prints its URL.
-    fn python(script: &str) -> Self {
+    fn python(script: &str, extra: &[&str]) -> Self {
         let mut command = Command::new(python());
         command
             .args([python_script(script), "http".into()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         Self::spawn(command, "listening on ", str::to_string)
@@ -536,9 +537,19 @@ async fn python_sdk_fixture_over_stdio() {
 
 #[tokio::test]
 async fn python_sdk_fixture_over_streamable_http() {
-    let target = Target::Http(HttpServer::python(LOWLEVEL));
+    let target = Target::Http(HttpServer::python(LOWLEVEL, &[]));
     let mut h = start("py", &target);
     check_python_fixture(&mut h, "python-sdk fixture streamable HTTP").await;
+    finish(&h, "py", &target).await;
+}
+
+/// Stateless streamable HTTP with plain JSON answers (no session id, no SSE), as servers behind
+/// load balancers are often run.
+#[tokio::test]
+async fn python_sdk_fixture_over_stateless_json_http() {
+    let target = Target::Http(HttpServer::python(LOWLEVEL, &["--stateless"]));
+    let mut h = start("py", &target);
+    check_python_fixture(&mut h, "python-sdk fixture stateless JSON HTTP").await;
     finish(&h, "py", &target).await;
 }
 
@@ -550,7 +561,7 @@ async fn all_real_servers_in_one_list() {
         ("everything-http", Target::Http(HttpServer::everything("2026"))),
         ("everything-stdio", Target::everything_stdio("2026")),
         ("old", Target::everything_stdio("2025")),
-        ("py-http", Target::Http(HttpServer::python(LOWLEVEL))),
+        ("py-http", Target::Http(HttpServer::python(LOWLEVEL, &[]))),
     ];
     let h = Harness::start(targets.iter().map(|(name, t)| t.config(name)).collect());
     let started = Instant::now();
@@ -650,7 +661,7 @@ async fn python_sdk_mcpserver_over_stdio() {
 
 #[tokio::test]
 async fn python_sdk_mcpserver_over_streamable_http() {
-    let target = Target::Http(HttpServer::python(MCPSERVER));
+    let target = Target::Http(HttpServer::python(MCPSERVER, &[]));
     let mut h = start("pym", &target);
     check_python_mcpserver(&mut h, "python-sdk MCPServer streamable HTTP").await;
     finish(&h, "pym", &target).await;
