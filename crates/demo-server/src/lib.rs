@@ -40,11 +40,20 @@ pub struct DemoOptions {
     pub name: String,
     /// A misbehaviour for fault tests: `cursor-cycle` makes `resources/list` cycle its cursors.
     pub fault: Option<String>,
+    /// Also serve the fixtures that the MCP conformance suite's server scenarios read
+    /// (`test://static-text`, `test://static-binary`, `test://template/{id}/data`,
+    /// `test://watched-resource`).
+    pub conformance_fixtures: bool,
 }
 
 impl Default for DemoOptions {
     fn default() -> Self {
-        Self { page_size: 100, name: "mcp-demo-server".to_string(), fault: None }
+        Self {
+            page_size: 100,
+            name: "mcp-demo-server".to_string(),
+            fault: None,
+            conformance_fixtures: false,
+        }
     }
 }
 
@@ -58,7 +67,7 @@ pub struct DemoServer {
 impl DemoServer {
     /// A server with its own registry (a page size of 0 is treated as 1).
     pub fn new(options: DemoOptions) -> Self {
-        let registry = registry(options.page_size.max(1));
+        let registry = options_registry(&options);
         Self::with_registry(options, registry)
     }
 
@@ -187,6 +196,53 @@ pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
         None,
     ));
     registry
+}
+
+/// The registry `options` ask for: the demo's, plus the conformance fixtures if wanted.
+fn options_registry(options: &DemoOptions) -> Arc<ResourceRegistry> {
+    let registry = registry(options.page_size.max(1));
+    if options.conformance_fixtures {
+        register_conformance_fixtures(&registry);
+    }
+    registry
+}
+
+/// The resources the MCP conformance suite's server scenarios read, with the contents they
+/// expect (`resources-read-text`, `resources-read-binary`, `resources-templates-read`,
+/// `resources-subscribe`, `resources-unsubscribe`).
+pub fn register_conformance_fixtures(registry: &ResourceRegistry) {
+    const TEXT: &str = "This is the content of the static text resource.";
+    let results = [
+        registry.register_resource(
+            Resource::new("test://static-text", "static-text").with_mime_type("text/plain"),
+            || async { Ok(ResourceBody::from(TEXT)) },
+        ),
+        registry.register_resource(
+            Resource::new("test://static-binary", "static-binary").with_mime_type("image/png"),
+            || async { Ok(ResourceBody::Binary(PIXEL_PNG.to_vec())) },
+        ),
+        registry.register_resource(
+            Resource::new("test://watched-resource", "watched-resource")
+                .with_mime_type("text/plain"),
+            || async { Ok(ResourceBody::from("A resource to subscribe to.")) },
+        ),
+        registry.register_template(
+            ResourceTemplate::new("test://template/{id}/data", "template-data")
+                .with_mime_type("application/json"),
+            |vars| async move {
+                let id = vars.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+                let body =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(ResourceBody::from(body.to_string()))
+            },
+            None,
+        ),
+    ];
+    for result in results {
+        if let Err(e) = result {
+            tracing::error!("conformance fixture registration failed: {e}");
+        }
+    }
 }
 
 /// `bytes` bytes of text cycling through characters of 1 to 4 bytes (padded with ASCII).
@@ -493,7 +549,7 @@ pub async fn run_http(
         StreamableHttpServerConfig, StreamableHttpService,
     };
 
-    let registry = registry(options.page_size.max(1));
+    let registry = options_registry(&options);
     let service = StreamableHttpService::new(
         move || Ok(DemoServer::with_registry(options.clone(), registry.clone())),
         Arc::new(LocalSessionManager::default()),

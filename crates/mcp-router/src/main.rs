@@ -174,8 +174,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::ConformanceClient { url } => conformance::run(url).await,
         Command::ServeDemo { page_size, name } => {
-            demo_server::run_stdio(demo_server::DemoOptions { page_size, name, fault: None })
-                .await?;
+            demo_server::run_stdio(demo_server::DemoOptions {
+                page_size,
+                name,
+                ..Default::default()
+            })
+            .await?;
             Ok(0)
         }
     }

@@ -1,4 +1,5 @@
-//! `mcp-demo-server [--page-size N] [--name NAME] [--http 127.0.0.1:PORT]`: the demo MCP server.
+//! `mcp-demo-server [--page-size N] [--name NAME] [--http 127.0.0.1:PORT] [--fault F]
+//! [--conformance-fixtures]`: the demo MCP server.
 //! On stdio by default; with `--http` it serves streamable HTTP and prints
 //! `listening on http://ADDR/mcp` on stdout once bound (port 0 picks a free port).
 
@@ -17,9 +18,10 @@ async fn main() -> anyhow::Result<()> {
             "--name" => options.name = value("--name")?,
             "--http" => http = Some(value("--http")?),
             "--fault" => options.fault = Some(value("--fault")?),
+            "--conformance-fixtures" => options.conformance_fixtures = true,
             "-h" | "--help" => {
                 println!(
-                    "usage: mcp-demo-server [--page-size N] [--name NAME] [--http 127.0.0.1:PORT] [--fault cursor-cycle]"
+                    "usage: mcp-demo-server [--page-size N] [--name NAME] [--http 127.0.0.1:PORT] [--fault cursor-cycle] [--conformance-fixtures]"
                 );
                 return Ok(());
             }
