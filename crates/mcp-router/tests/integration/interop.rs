@@ -1,7 +1,10 @@
 //! Interop with servers we did not write, through the router and the connection manager:
-//! server-everything 2026.8.31 (stdio and streamable HTTP) and 2025.11.25, and the Python SDK
-//! (mcp==2.3.0) fixture server (stdio and HTTP); plus a differential check against the Python SDK
-//! client paging by itself. Every server listens on 127.0.0.1 only and is ended with its test.
+//! server-everything 2026.8.31 (stdio and streamable HTTP) and 2025.11.25, and two Python SDK
+//! (mcp==2.3.0) fixture servers — low-level `Server` and decorator-style `MCPServer` — on stdio
+//! and HTTP (the low-level one also on stateless JSON HTTP); plus a differential check against the
+//! Python SDK client paging by itself (the same HTTP server; for stdio, its own instance of the
+//! same deterministic server), and `mcp-router exec` with server-everything. Every server listens
+//! on 127.0.0.1 only and is ended with its test.
 //!
 //! Needs the pinned harness in `tests/harness` (`tests/harness/install`, which `./scripts/test`
 //! runs first). Each test prints the wall time of its all-server list and of 200 reads.
