@@ -118,15 +118,16 @@ pub fn resources() -> Vec<Resource> {
     registry(usize::MAX).list_resources(None).map(|r| r.resources).unwrap_or_default()
 }
 
+/// Registration of fixed, distinct, named resources cannot fail: a failure is a bug, logged.
+fn ok(result: Result<(), RegistrationError>) {
+    if let Err(e) = result {
+        tracing::error!("demo registration failed: {e}");
+    }
+}
+
 /// Build the demo's resource registry.
 pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
     let registry = ResourceRegistry::new(RegistryOptions { page_size });
-    // Registration of fixed, distinct, named resources cannot fail: a failure is a bug here.
-    let ok = |result: Result<(), RegistrationError>| {
-        if let Err(e) = result {
-            tracing::error!("demo registration failed: {e}");
-        }
-    };
     for (name, text) in DOCS {
         let resource = Resource::new(format!("demo://docs/{name}"), *name)
             .with_description(format!("The project's {name}"))
@@ -238,11 +239,7 @@ pub fn register_conformance_fixtures(registry: &ResourceRegistry) {
             None,
         ),
     ];
-    for result in results {
-        if let Err(e) = result {
-            tracing::error!("conformance fixture registration failed: {e}");
-        }
-    }
+    results.into_iter().for_each(ok);
 }
 
 /// `bytes` bytes of text cycling through characters of 1 to 4 bytes (padded with ASCII).

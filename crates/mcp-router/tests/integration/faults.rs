@@ -270,7 +270,7 @@ async fn over_http(
     expect: &[&str],
     success: bool,
 ) {
-    let web = crate::support::HttpDemo::start(100);
+    let web = crate::support::HttpServer::demo(100);
     let mut fault = ServerConfig::http(name, web.url.clone());
     fault.tool_timeout = timeout;
     let tool = format!("mcp__{name}__{tool}");

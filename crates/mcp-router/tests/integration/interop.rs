@@ -10,10 +10,10 @@
 //! runs first). Each test prints the wall time of its all-server list and of 200 reads.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use mcp_connection_manager::ServerConfig;
@@ -21,25 +21,28 @@ use router_protocol::EventMsg;
 use serde_json::{Value, json};
 use tool_router::ToolOutput;
 
-use crate::support::Harness;
+use crate::support::{Harness, HttpServer, live_processes};
 
-/// The installed harness folder; panics with what to run when it is missing.
-fn harness_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness");
-    let dir = dir.canonicalize().expect("tests/harness exists");
-    for needed in [
-        "node_modules/.harness-stamp",
-        "node_modules/.bin/node",
-        ".venv/.harness-stamp",
-        ".venv/bin/python",
-    ] {
-        assert!(
-            dir.join(needed).exists(),
-            "the interop harness is not installed ({needed} is missing): run tests/harness/install \
-             (./scripts/test does)"
-        );
-    }
-    dir
+/// The installed harness folder (checked once); panics with what to run when it is missing.
+fn harness_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness");
+        let dir = dir.canonicalize().expect("tests/harness exists");
+        for needed in [
+            "node_modules/.harness-stamp",
+            "node_modules/.bin/node",
+            ".venv/.harness-stamp",
+            ".venv/bin/python",
+        ] {
+            assert!(
+                dir.join(needed).exists(),
+                "the interop harness is not installed ({needed} is missing): run \
+                 tests/harness/install (./scripts/test does)"
+            );
+        }
+        dir
+    })
 }
 
 fn path_arg(path: PathBuf) -> String {
@@ -116,24 +119,7 @@ async fn finish(h: &Harness, name: &str, target: &Target) {
     shutdown_leaving_nothing(h).await;
 }
 
-/// The summary of the last end event so far.
-fn last_summary(h: &mut Harness) -> router_protocol::ResourceCallSummary {
-    h.drain()
-        .into_iter()
-        .filter_map(|e| match e {
-            EventMsg::McpToolCallEnd(end) => end.summary,
-            _ => None,
-        })
-        .next_back()
-        .expect("an end event with a summary")
-}
-
-/// A server on streamable HTTP that announced its loopback address; killed on drop.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
+/// The harness's HTTP servers.
 impl HttpServer {
     /// server-everything with the loopback preload and `PORT=0`; the preload reports the port.
     fn everything(version: &str) -> Self {
@@ -158,55 +144,11 @@ impl HttpServer {
             .stderr(Stdio::null());
         Self::spawn(command, "listening on ", str::to_string)
     }
-
-    /// Spawn and wait (at most 30 s) for the line `prefix…` on the piped stream.
-    fn spawn(mut command: Command, prefix: &'static str, url: fn(&str) -> String) -> Self {
-        let mut child = command.spawn().expect("spawn HTTP server");
-        let stream: Box<dyn Read + Send> = match (child.stdout.take(), child.stderr.take()) {
-            (Some(out), _) => Box::new(out),
-            (None, Some(err)) => Box::new(err),
-            (None, None) => panic!("no piped stream"),
-        };
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            // Keep reading after the announcement so the server never blocks on a full pipe.
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                if let Some(rest) = line.strip_prefix(prefix) {
-                    let _ = tx.send(rest.trim().to_string());
-                }
-            }
-        });
-        let mut server = Self { child, url: String::new() };
-        let announced = rx.recv_timeout(Duration::from_secs(30)).expect("server announced");
-        server.url = url(&announced);
-        assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
-        server
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Live processes in process group `pgid` (a stdio server's group, led by the spawned command).
 fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // After "(comm)": state, ppid, pgrp.
-            let fields: Vec<&str> =
-                stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-            fields.first().is_some_and(|state| *state != "Z")
-                && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-        })
-        .collect()
+    live_processes(|_, _, fields| fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid))
 }
 
 /// Shut the manager down and check that no stdio server's process group outlived it.
@@ -440,7 +382,7 @@ async fn server_everything_2025_all_100_resources_over_10_pages() {
     for n in 1..=100 {
         assert!(unique.contains(&format!("test://static/resource/{n}")), "resource {n}");
     }
-    let summary = last_summary(&mut h);
+    let summary = h.last_summary();
     assert_eq!((summary.items, summary.pages, summary.servers), (100, 10, 1));
 
     // Odd resources are text; even ones are binary and described, not poured out as base64.
@@ -470,7 +412,7 @@ async fn check_python_fixture(h: &mut Harness, label: &str) {
     let mut expected: Vec<String> = (0..23).map(|i| format!("fixture://items/{i}")).collect();
     expected.push("fixture://broken".into());
     assert_eq!(resources.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), expected);
-    let summary = last_summary(h);
+    let summary = h.last_summary();
     assert_eq!((summary.items, summary.pages), (24, 5));
 
     // Single-server paging hands the server's opaque cursor through untouched.

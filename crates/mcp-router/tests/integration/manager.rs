@@ -8,7 +8,7 @@ use router_protocol::EventMsg;
 use serde_json::{Value, json};
 use tool_router::ToolOutput;
 
-use crate::support::{DEMO, Harness, HttpDemo, demo, marker, processes_with, wait_gone};
+use crate::support::{DEMO, Harness, HttpServer, demo, marker, processes_with, wait_gone};
 
 fn uris(payload: &Value, key: &str) -> Vec<(String, String)> {
     payload[key]
@@ -39,11 +39,7 @@ async fn all_server_list_is_complete_and_sorted_by_server() {
         .flat_map(|s| demo_server::resources().into_iter().map(move |r| (s.to_string(), r.uri)))
         .collect();
     assert_eq!(listed, expected);
-    let end = h.drain().into_iter().find_map(|e| match e {
-        EventMsg::McpToolCallEnd(end) => Some(end),
-        _ => None,
-    });
-    let summary = end.expect("end event").summary.expect("summary");
+    let summary = h.last_summary();
     // 5 resources: pages of 3 → 2 pages, pages of 2 → 3 pages.
     assert_eq!((summary.items, summary.pages, summary.servers), (10, 5, 2));
     h.manager.shutdown().await;
@@ -299,7 +295,7 @@ async fn enabled_and_disabled_tool_filters() {
 
 #[tokio::test]
 async fn streamable_http_on_loopback() {
-    let web = HttpDemo::start(2);
+    let web = HttpServer::demo(2);
     let h = Harness::start(vec![ServerConfig::http("web", web.url.clone()), demo("local", 100)]);
     let payload = h.payload("list_mcp_resources", "{}").await;
     let listed = uris(&payload, "resources");
@@ -325,7 +321,7 @@ async fn streamable_http_on_loopback() {
 
 #[tokio::test]
 async fn http_bearer_token_variable_must_exist_and_is_never_echoed() {
-    let web = HttpDemo::start(100);
+    let web = HttpServer::demo(100);
     let mut config = ServerConfig::http("web", web.url.clone());
     if let mcp_connection_manager::TransportConfig::StreamableHttp {
         bearer_token_env_var, ..
@@ -430,7 +426,7 @@ async fn restarts_stop_at_the_limit_and_say_so() {
 
 #[tokio::test]
 async fn an_http_server_that_came_back_is_reconnected() {
-    let web = HttpDemo::start(100);
+    let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let options = mcp_connection_manager::ManagerOptions {
         restart_backoff: Duration::ZERO,
@@ -442,7 +438,7 @@ async fn an_http_server_that_came_back_is_reconnected() {
     let down =
         h.call("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
     assert!(!down.is_success(), "{down:?}");
-    let _back = HttpDemo::start_at(&addr, 100);
+    let _back = HttpServer::demo_at(&addr, 100);
     let again =
         h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
     assert_eq!(again["uri"], "demo://notes/welcome");

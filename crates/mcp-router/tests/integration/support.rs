@@ -1,10 +1,10 @@
 //! Shared helpers: server configs for the demo binary, a loopback HTTP demo server, process
 //! inspection through /proc.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
@@ -71,6 +71,18 @@ impl Harness {
         }
     }
 
+    /// The summary of the last end event so far (draining the events).
+    pub(crate) fn last_summary(&mut self) -> router_protocol::ResourceCallSummary {
+        self.drain()
+            .into_iter()
+            .filter_map(|e| match e {
+                EventMsg::McpToolCallEnd(end) => end.summary,
+                _ => None,
+            })
+            .next_back()
+            .expect("an end event with a summary")
+    }
+
     pub(crate) fn drain(&mut self) -> Vec<EventMsg> {
         let mut out = Vec::new();
         while let Ok(e) = self.events.try_recv() {
@@ -80,33 +92,58 @@ impl Harness {
     }
 }
 
-/// A demo server on streamable HTTP, 127.0.0.1 and a free port; killed on drop.
-pub(crate) struct HttpDemo {
+/// A server on streamable HTTP that announced its loopback URL on a piped stream; killed on drop.
+pub(crate) struct HttpServer {
     child: Child,
     pub(crate) url: String,
 }
 
-impl HttpDemo {
-    pub(crate) fn start(page_size: usize) -> Self {
-        Self::start_at("127.0.0.1:0", page_size)
+impl HttpServer {
+    /// The demo server on 127.0.0.1 and a free port.
+    pub(crate) fn demo(page_size: usize) -> Self {
+        Self::demo_at("127.0.0.1:0", page_size)
     }
 
-    pub(crate) fn start_at(addr: &str, page_size: usize) -> Self {
-        let mut child = Command::new(DEMO)
+    /// The demo server on `addr`.
+    pub(crate) fn demo_at(addr: &str, page_size: usize) -> Self {
+        let mut command = Command::new(DEMO);
+        command
             .args(["--http", addr, "--name", "web", "--page-size", &page_size.to_string()])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("spawn demo http server");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read listening line");
-        let url = line.trim().strip_prefix("listening on ").expect("listening line").to_string();
-        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        Self { child, url }
+            .stdout(Stdio::piped());
+        Self::spawn(command, "listening on ", str::to_string)
+    }
+
+    /// Spawn `command` (stdout or stderr piped) and wait, at most 30 s, for its line
+    /// `prefix…`; `url` turns the rest of that line into the server's URL.
+    pub(crate) fn spawn(
+        mut command: Command,
+        prefix: &'static str,
+        url: fn(&str) -> String,
+    ) -> Self {
+        let mut child = command.spawn().expect("spawn HTTP server");
+        let stream: Box<dyn Read + Send> = match (child.stdout.take(), child.stderr.take()) {
+            (Some(out), _) => Box::new(out),
+            (None, Some(err)) => Box::new(err),
+            (None, None) => panic!("no piped stream"),
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            // Keep reading after the announcement so the server never blocks on a full pipe.
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    let _ = tx.send(rest.trim().to_string());
+                }
+            }
+        });
+        let mut server = Self { child, url: String::new() };
+        let announced = rx.recv_timeout(Duration::from_secs(30)).expect("server announced");
+        server.url = url(&announced);
+        assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
+        server
     }
 }
 
-impl Drop for HttpDemo {
+impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -126,23 +163,32 @@ pub(crate) fn exec_command(config: &std::path::Path) -> Command {
     command
 }
 
-/// Pids of live (non-zombie) processes whose command line contains `marker`.
-pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
+/// Pids of live (non-zombie) processes other than this one for which `keep(pid, cmdline,
+/// fields)` holds; `fields` are those of `/proc/PID/stat` after the command name (state, ppid,
+/// pgrp, …).
+pub(crate) fn live_processes(keep: impl Fn(u32, &str, &[&str]) -> bool) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| *pid != std::process::id())
         .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie =
-                stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
+            let fields: Vec<&str> =
+                stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+            if fields.first().is_none_or(|state| *state == "Z") {
+                return false;
+            }
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            keep(*pid, &String::from_utf8_lossy(&cmdline), &fields)
         })
         .collect()
+}
+
+/// Pids of live (non-zombie) processes whose command line contains `marker`.
+pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
+    live_processes(|_, cmdline, _| cmdline.contains(marker))
 }
 
 /// Poll until no process carries `marker` (or `limit` passes); returns what is left.
