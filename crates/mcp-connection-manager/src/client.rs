@@ -1,14 +1,16 @@
 //! Opening one MCP connection on rmcp: the transport (stdio child or streamable HTTP), the
 //! `initialize` handshake pinned to protocol 2025-11-25, rmcp's response cache turned off, and the
-//! first tool listing. Everything here is bounded by the caller's startup timeout.
-// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
-// 2025-11-25, which the router pins.
-#![allow(deprecated)]
+//! first tool listing. Everything here is bounded by the caller's startup timeout. Also the one
+//! translation of rmcp's errors into [`McpError`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use async_trait::async_trait;
+use mcp_backend::McpError;
 use rmcp::ErrorData;
+// The deprecated sampling and roots types (see `RouterClient`).
+#[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
@@ -60,6 +62,9 @@ impl RouterClient {
     }
 }
 
+// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
+// 2025-11-25, which the router pins.
+#[allow(deprecated)]
 impl ClientHandler for RouterClient {
     fn get_info(&self) -> ClientConfig {
         let declared = self.host.capabilities();
@@ -148,13 +153,34 @@ impl Connection {
     }
 }
 
-/// Connect, initialize and list tools. Errors are readable strings (they become lifecycle events
-/// and the model-visible reason every later call to this server fails with).
-pub(crate) async fn connect(
-    config: &ServerConfig,
-    client: RouterClient,
-) -> Result<Connection, String> {
-    let (service, child) = match &config.transport {
+/// Opens connections. The manager uses [`Transports`]; tests connect in memory.
+#[async_trait]
+pub(crate) trait Connector: Send + Sync {
+    /// Connect, initialize and list tools. Errors are readable strings (they become lifecycle
+    /// events and the model-visible reason every later call to this server fails with).
+    async fn connect(
+        &self,
+        config: &ServerConfig,
+        client: RouterClient,
+    ) -> Result<Connection, String>;
+}
+
+/// The real transports: a stdio child process or streamable HTTP, as configured.
+pub(crate) struct Transports;
+
+#[async_trait]
+impl Connector for Transports {
+    async fn connect(
+        &self,
+        config: &ServerConfig,
+        client: RouterClient,
+    ) -> Result<Connection, String> {
+        connect(config, client).await
+    }
+}
+
+async fn connect(config: &ServerConfig, client: RouterClient) -> Result<Connection, String> {
+    match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
             let spawned = stdio::spawn(Launch {
                 server: &config.name,
@@ -167,7 +193,9 @@ pub(crate) async fn connect(
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
             let service = client.serve(transport).await.map_err(|e| initialize_failed(&e))?;
-            (service, Some(spawned.group))
+            // Adopt the process group before anything else can fail: dropping it kills it.
+            let group = spawned.group;
+            return finish(config, service, Some(group)).await;
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
@@ -181,9 +209,17 @@ pub(crate) async fn connect(
             transport_config = transport_config.custom_headers(headers(http_headers)?);
             let transport = StreamableHttpClientTransport::from_config(transport_config);
             let service = client.serve(transport).await.map_err(|e| initialize_failed(&e))?;
-            (service, None)
+            finish(config, service, None).await
         }
-    };
+    }
+}
+
+/// After `initialize`: rmcp's cache off, the server's facts read, its tools listed (filtered).
+pub(crate) async fn finish(
+    config: &ServerConfig,
+    service: RunningService<RoleClient, RouterClient>,
+    child: Option<ChildGroup>,
+) -> Result<Connection, String> {
     // rmcp's cache may serve stale lists on error; the router must see every answer fresh.
     service.set_response_cache_config(ClientCacheConfig::disabled()).await;
     let info = service.peer_info().ok_or("server sent no initialize result")?;
@@ -227,7 +263,7 @@ async fn list_tools(
 }
 
 /// A readable reason: the transport's own error chain, without rmcp's internal type names.
-fn initialize_failed(error: &rmcp::service::ClientInitializeError) -> String {
+pub(crate) fn initialize_failed(error: &rmcp::service::ClientInitializeError) -> String {
     match error {
         rmcp::service::ClientInitializeError::TransportError { error, context } => {
             let mut reason = error.error.to_string();
@@ -260,3 +296,36 @@ fn headers(
 
 /// Shared handle type used by the manager.
 pub(crate) type SharedConnection = Arc<Connection>;
+
+/// An rmcp request error as the model reads it.
+pub(crate) fn service_error(server: &str, error: rmcp::ServiceError) -> McpError {
+    match error {
+        rmcp::ServiceError::McpError(data) => {
+            // Some servers (server-everything) already start their message with our prefix.
+            let prefix = format!("MCP error {}: ", data.code.0);
+            let message = data.message.strip_prefix(prefix.as_str()).unwrap_or(&data.message);
+            McpError::Server { code: data.code.0, message: message.to_string(), data: data.data }
+        }
+        rmcp::ServiceError::TransportClosed => McpError::Transport {
+            server: server.to_string(),
+            error: "the connection is closed".to_string(),
+        },
+        other => McpError::Transport { server: server.to_string(), error: other.to_string() },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_message_that_repeats_the_prefix_is_not_doubled() {
+        let data =
+            rmcp::model::ErrorData::invalid_params("MCP error -32602: Resource x not found", None);
+        let error = service_error("s", rmcp::ServiceError::McpError(data));
+        assert_eq!(error.to_string(), "MCP error -32602: Resource x not found");
+        let plain = rmcp::model::ErrorData::resource_not_found("Resource not found: x", None);
+        let error = service_error("s", rmcp::ServiceError::McpError(plain));
+        assert_eq!(error.to_string(), "MCP error -32002: Resource not found: x");
+    }
+}

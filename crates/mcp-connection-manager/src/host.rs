@@ -2,16 +2,14 @@
 //! application through [`HostHandler`]. The defaults are safe for an unattended agent: decline
 //! every elicitation, refuse sampling (and do not even declare it), list no roots. Each request
 //! and its answer also appear as an `mcp_server_request` event.
-// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
-// 2025-11-25, which the router pins.
-#![allow(deprecated)]
 
+// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
+// 2025-11-25, which the router pins: the imports and the two methods that use them allow it.
 use async_trait::async_trait;
 use rmcp::ErrorData;
-use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ListRootsResult,
-};
+#[allow(deprecated)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
 /// What the host declares to servers at `initialize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +37,7 @@ pub trait HostHandler: Send + Sync {
     }
 
     /// A server asks for an LLM completion. Default: refused.
+    #[allow(deprecated)]
     async fn create_message(
         &self,
         server: &str,
@@ -52,6 +51,7 @@ pub trait HostHandler: Send + Sync {
     }
 
     /// A server asks which roots the client exposes. Default: none.
+    #[allow(deprecated)]
     async fn list_roots(&self, server: &str) -> ListRootsResult {
         let _ = server;
         ListRootsResult::default()

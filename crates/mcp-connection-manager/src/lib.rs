@@ -1,25 +1,28 @@
 //! Runs many MCP servers (stdio child processes and streamable HTTP) on rmcp, and answers for
 //! them: single-server requests bounded by timeouts, all-server lists aggregated and sorted by
-//! server name, MCP tools under qualified names.
+//! server name, MCP tools under qualified names. Implements `mcp_backend::McpBackend`, the
+//! tool router's interface to MCP.
 //!
 //! Only this crate talks to rmcp transports and processes.
 
+mod catalog;
 mod client;
 mod config;
-mod error;
 mod host;
+mod lifecycle;
 mod manager;
-mod qualify;
+mod paging;
+mod restart;
 mod stdio;
+#[cfg(test)]
+mod tests;
 
 pub use config::{
-    ConfigError, ConfigFile, ConfigFormat, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
-    RouterSettings, ServerConfig, TransportConfig, is_valid_server_name, load_config,
-    load_config_file, parse_config, parse_config_file,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, TransportConfig,
+    is_valid_server_name,
 };
-pub use error::McpError;
 pub use host::{DefaultHost, HostCapabilities, HostHandler};
-pub use manager::{
-    Aggregate, ManagerOptions, McpConnectionManager, QualifiedTool, ServerListing, ServerStatus,
+pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+pub use mcp_backend::{
+    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, ServerListing,
 };
-pub use qualify::{MAX_TOOL_NAME_LENGTH, looks_qualified, qualified_tool_name};

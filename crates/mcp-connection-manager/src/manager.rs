@@ -1,30 +1,31 @@
-//! The connection manager: starts every enabled server concurrently, bounds every request by the
-//! server's tool timeout, and aggregates all-server lists (each server paged to the end, guarded
-//! against cursor cycles and runaway paging, sorted by server name, failures reported).
+//! The connection manager's public face: starts every enabled server concurrently, bounds every
+//! request by the server's tool timeout, aggregates all-server lists (each server paged to the
+//! end, sorted by server name, failures reported), and implements the router's [`McpBackend`].
+//! The lifecycle lives in `lifecycle`, the restart decision in `restart`, the tool catalog in
+//! `catalog`, paging in `paging`.
 
-use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use async_trait::async_trait;
 use futures::future::join_all;
+use mcp_backend::{
+    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, find_listed_tool,
+    resolve_tool_name,
+};
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionInfo,
-    JsonObject, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResult, Reference, Resource, ResourceTemplate, Tool,
+    JsonObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference,
 };
-use router_protocol::{
-    EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerRestartingEvent,
-    McpServerStartingEvent, ServerCapabilitySummary,
-};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use router_protocol::EventSender;
 
-use crate::client::{self, Connection, RouterClient, SharedConnection};
-use crate::config::{ServerConfig, TransportConfig};
-use crate::error::McpError;
+use crate::catalog::ToolCatalog;
+use crate::client::{Connector, SharedConnection, Transports, service_error};
+use crate::config::ServerConfig;
 use crate::host::{DefaultHost, HostHandler};
-use crate::qualify::qualified_tool_name;
+use crate::lifecycle::{ServerState, Servers};
+use crate::paging::Paging;
 
 /// Tunables that are not per server.
 #[derive(Debug, Clone)]
@@ -32,7 +33,7 @@ pub struct ManagerOptions {
     /// Most pages followed per server by an all-server list; reaching it stops that server's
     /// listing, keeps what was gathered and reports the server in `errors`.
     pub max_list_pages: usize,
-    /// How long a stdio server gets to exit after SIGTERM at shutdown before its group is killed.
+    /// How long a stdio server gets to exit after SIGTERM at shutdown before it is killed.
     pub shutdown_grace: Duration,
     /// Restarts of a server that died or failed to start, before it stays failed.
     pub max_restarts: u32,
@@ -52,9 +53,6 @@ impl Default for ManagerOptions {
     }
 }
 
-/// A server that stayed up this long has its restart count reset when it dies.
-const STABLE_UPTIME: Duration = Duration::from_secs(60);
-
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerStatus {
@@ -62,70 +60,22 @@ pub enum ServerStatus {
     Starting,
     /// Usable.
     Ready,
-    /// Could not be started; the reason.
+    /// Could not be started, or its connection closed; the reason.
     Failed(String),
 }
-
-/// An MCP tool with its model-visible qualified name.
-#[derive(Debug, Clone)]
-pub struct QualifiedTool {
-    /// `mcp__{server}__{tool}` after sanitising and hashing.
-    pub qualified_name: String,
-    /// The configured server name.
-    pub server: String,
-    /// The tool as the server described it (original name kept for the call).
-    pub tool: Tool,
-}
-
-/// One server's part of an all-server list.
-#[derive(Debug, Clone)]
-pub struct ServerListing<T> {
-    /// The configured server name.
-    pub server: String,
-    /// What it returned, in its own order (possibly partial when `error` is set).
-    pub items: Vec<T>,
-    /// Pages fetched.
-    pub pages: usize,
-    /// Why the listing is missing or incomplete.
-    pub error: Option<String>,
-}
-
-/// The answer of every server that offers resources, sorted by server name.
-pub type Aggregate<T> = Vec<ServerListing<T>>;
-
-#[derive(Clone)]
-enum ServerState {
-    Starting,
-    Ready { conn: SharedConnection, since: Instant },
-    Failed { error: Arc<str>, retry_at: Instant },
-}
-
-struct ManagedServer {
-    config: ServerConfig,
-    state: watch::Sender<ServerState>,
-    /// Restarts so far (reset after a stable run).
-    restarts: std::sync::atomic::AtomicU32,
-}
-
-/// The qualified tools and the ready connections they were computed from.
-type ToolCache = (Vec<std::sync::Weak<Connection>>, Arc<Vec<QualifiedTool>>);
 
 /// Runs many MCP servers. Cheap to share behind an `Arc`; every method takes `&self`.
 ///
 /// A server whose connection closed (process exited, HTTP session gone) or that failed to start
 /// is started again by the next request that needs it, after a doubling back-off, at most
 /// `max_restarts` times; then it stays failed and says so. Each restart is announced with
-/// `mcp_server_restarting` and bounded by the startup timeout.
+/// `mcp_server_restarting` and bounded by the startup timeout. Queries that only look
+/// (`status`, `list_tools`, `supports_completions`, `wait_until_started`) never start or
+/// restart a server. After [`McpConnectionManager::shutdown`] every request fails with
+/// [`McpError::ShutDown`].
 pub struct McpConnectionManager {
-    servers: BTreeMap<String, ManagedServer>,
-    startups: std::sync::Mutex<Vec<JoinHandle<()>>>,
-    options: ManagerOptions,
-    events: EventSender,
-    host: Arc<dyn HostHandler>,
-    /// Qualified tools of the ready servers, and the connections they were computed from (weak,
-    /// so an address cannot be reused by a new connection while the entry exists). Tool calls
-    /// resolve names against it; it is rebuilt only when a server (re)started.
-    tool_cache: std::sync::Mutex<Option<ToolCache>>,
+    servers: Servers,
+    catalog: ToolCatalog,
 }
 
 impl McpConnectionManager {
@@ -144,47 +94,28 @@ impl McpConnectionManager {
         options: ManagerOptions,
         host: Arc<dyn HostHandler>,
     ) -> Self {
-        let mut servers = BTreeMap::new();
-        let mut startups = Vec::new();
-        for config in configs {
-            if !config.enabled {
-                tracing::info!(server = %config.name, "server disabled in config; not started");
-                continue;
-            }
-            if servers.contains_key(&config.name) {
-                tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
-                continue;
-            }
-            let (tx, _) = watch::channel(ServerState::Starting);
-            let backoff = options.restart_backoff;
-            startups.push(tokio::spawn(start_server(
-                config.clone(),
-                tx.clone(),
-                events.clone(),
-                host.clone(),
-                backoff,
-            )));
-            let restarts = std::sync::atomic::AtomicU32::new(0);
-            servers.insert(config.name.clone(), ManagedServer { config, state: tx, restarts });
-        }
-        Self {
-            servers,
-            startups: std::sync::Mutex::new(startups),
-            options,
-            events,
-            host,
-            tool_cache: std::sync::Mutex::new(None),
-        }
+        Self::start_with_connector(configs, events, options, host, Arc::new(Transports))
+    }
+
+    pub(crate) fn start_with_connector(
+        configs: Vec<ServerConfig>,
+        events: EventSender,
+        options: ManagerOptions,
+        host: Arc<dyn HostHandler>,
+        connector: Arc<dyn Connector>,
+    ) -> Self {
+        let servers = Servers::start(configs, events, options, host, connector);
+        Self { servers, catalog: ToolCatalog::default() }
     }
 
     /// Configured (enabled) server names, sorted.
     pub fn server_names(&self) -> Vec<String> {
-        self.servers.keys().cloned().collect()
+        self.servers.servers.keys().cloned().collect()
     }
 
     /// A server's current status, `None` if unknown.
     pub fn status(&self, server: &str) -> Option<ServerStatus> {
-        let managed = self.servers.get(server)?;
+        let managed = self.servers.servers.get(server)?;
         Some(match &*managed.state.borrow() {
             ServerState::Starting => ServerStatus::Starting,
             ServerState::Ready { conn, .. } if !conn.is_usable() => {
@@ -195,40 +126,29 @@ impl McpConnectionManager {
         })
     }
 
-    /// Whether the server declared the `completions` capability (false if unknown or not ready).
+    /// Whether the server declared the `completions` capability, once it is no longer starting
+    /// (false if unknown, failed or not ready). Only looks.
     pub async fn supports_completions(&self, server: &str) -> bool {
-        self.connection(server).await.is_ok_and(|c| c.capabilities.completions.is_some())
+        matches!(
+            self.servers.settled(server).await,
+            Ok(ServerState::Ready { conn, .. }) if conn.capabilities.completions.is_some()
+        )
     }
 
-    /// Wait until no server is starting any more (each bounded by its startup timeout).
+    /// Wait until no server is starting any more (each bounded by its startup timeout). Only
+    /// waits: a failed or dead server is not restarted.
     pub async fn wait_until_started(&self) {
-        join_all(self.servers.keys().map(|name| self.connection(name))).await;
+        join_all(self.servers.servers.keys().map(|name| self.servers.settled(name))).await;
     }
 
-    /// One page of `resources/list` from one server.
-    pub async fn list_resources(
+    /// One page of `resources/list` or `resources/templates/list` from one server.
+    pub async fn list(
         &self,
         server: &str,
+        kind: ListKind,
         cursor: Option<String>,
-    ) -> Result<ListResourcesResult, McpError> {
-        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        self.request(server, "resources/list", |conn| async move {
-            conn.service.list_resources(params).await
-        })
-        .await
-    }
-
-    /// One page of `resources/templates/list` from one server.
-    pub async fn list_resource_templates(
-        &self,
-        server: &str,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        self.request(server, "resources/templates/list", |conn| async move {
-            conn.service.list_resource_templates(params).await
-        })
-        .await
+    ) -> Result<Page, McpError> {
+        self.request(server, kind.method(), |conn| fetch_page(conn, kind, cursor)).await
     }
 
     /// `resources/read` on one server.
@@ -281,245 +201,87 @@ impl McpConnectionManager {
         .await
     }
 
-    /// Whether any server declares the `completions` capability (after startups settle).
+    /// Whether any server declares the `completions` capability (after startups settle). Only
+    /// looks.
     pub async fn any_supports_completions(&self) -> bool {
-        let checks = self.servers.keys().map(|name| self.supports_completions(name));
+        let checks = self.servers.servers.keys().map(|name| self.supports_completions(name));
         join_all(checks).await.into_iter().any(|yes| yes)
     }
 
-    /// Every server's resources, each paged to the end.
-    pub async fn list_all_resources(&self) -> Aggregate<Resource> {
-        self.aggregate("resources/list", |conn, cursor| async move {
-            let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = conn.service.list_resources(params).await?;
-            Ok((page.resources, page.next_cursor))
-        })
-        .await
-    }
-
-    /// Every server's resource templates, each paged to the end.
-    pub async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
-        self.aggregate("resources/templates/list", |conn, cursor| async move {
-            let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = conn.service.list_resource_templates(params).await?;
-            Ok((page.resource_templates, page.next_cursor))
-        })
-        .await
+    /// Every server's resources or templates, each paged to the end. Every server with the
+    /// `resources` capability is asked at once; one that cannot be reached is part of the
+    /// answer with its error. Fails only once the manager is shut down.
+    pub async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
+        let max_pages = self.servers.options.max_list_pages;
+        let listings = self.servers.servers.iter().map(|(name, managed)| async move {
+            let conn = match self.servers.connection(name).await {
+                Ok(conn) => conn,
+                Err(McpError::ShutDown) => return Some(Err(McpError::ShutDown)),
+                Err(e) => {
+                    return Some(Ok(mcp_backend::ServerListing {
+                        server: name.clone(),
+                        items: Items::empty(kind),
+                        pages: 0,
+                        error: Some(e.to_string()),
+                    }));
+                }
+            };
+            // A server that offers no resources is not asked (nor reported as failing).
+            conn.capabilities.resources.as_ref()?;
+            let timeout = managed.config.tool_timeout;
+            let pages = Paging { kind, max_pages, timeout, server: name };
+            Some(Ok(pages.run(|cursor| fetch_page(conn.clone(), kind, cursor)).await))
+        });
+        join_all(listings).await.into_iter().flatten().collect()
     }
 
     /// Every model-visible MCP tool, after all servers finished starting. Sorted by server name,
     /// each server's order kept; a qualified name already taken is skipped with a warning.
+    /// Only looks.
     pub async fn list_tools(&self) -> Vec<QualifiedTool> {
         self.wait_until_started().await;
         self.qualified_tools().as_ref().clone()
     }
 
-    /// The server and original tool name behind a qualified name. Answers from the servers that
-    /// are ready; only when that fails does it wait for the ones still starting.
-    ///
-    /// A name no server listed, `mcp__{server}__{tool}` with a configured server and a tool its
-    /// filters allow, still resolves to that server (the longest matching server name wins): the
-    /// server is the authority on its tools (its list may have changed since it was read), and
-    /// for a tool it does not have, its own error result reaches the model.
+    /// The server and original tool name behind a qualified name, by
+    /// [`mcp_backend::resolve_tool_name`]'s rule with the servers' tool filters. Answers from
+    /// the servers that are ready; only when that fails does it wait for the ones still
+    /// starting. Only looks.
     pub async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
-        let find = |tools: &[QualifiedTool]| {
-            tools
-                .iter()
-                .find(|t| t.qualified_name == qualified)
-                .map(|t| (t.server.clone(), t.tool.name.to_string()))
-        };
-        if let Some(found) = find(&self.qualified_tools()) {
+        if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
             return Some(found);
         }
         self.wait_until_started().await;
-        find(&self.qualified_tools()).or_else(|| self.unlisted_tool(qualified))
+        let servers = &self.servers.servers;
+        let allowed = |server: &str, tool: &str| {
+            servers.get(server).is_some_and(|m| m.config.tool_allowed(tool))
+        };
+        let names = servers.keys().map(String::as_str);
+        resolve_tool_name(qualified, &self.qualified_tools(), names, allowed)
     }
 
-    fn unlisted_tool(&self, qualified: &str) -> Option<(String, String)> {
-        let rest = qualified.strip_prefix("mcp__")?;
-        self.servers
-            .iter()
-            .filter_map(|(server, managed)| {
-                let tool = rest.strip_prefix(server.as_str())?.strip_prefix("__")?;
-                (!tool.is_empty() && managed.config.tool_allowed(tool))
-                    .then(|| (server.clone(), tool.to_string()))
-            })
-            .max_by_key(|(server, _)| server.len())
-    }
-
-    /// End every server: HTTP sessions closed, stdio process groups sent SIGTERM and, after the
-    /// grace period, SIGKILL. Servers still starting are abandoned (their processes killed).
+    /// End every server and return once each has exited: HTTP sessions closed, stdio servers
+    /// sent SIGTERM (the process group and every process the server started, even one that
+    /// left the group) and, after the grace period, SIGKILL. Servers still starting are
+    /// abandoned (their processes killed). Afterwards every request fails with
+    /// [`McpError::ShutDown`].
     pub async fn shutdown(&self) {
-        self.abort_startups();
-        let connections: Vec<SharedConnection> = self
-            .servers
-            .values()
-            .filter_map(|m| match &*m.state.borrow() {
-                ServerState::Ready { conn, .. } => Some(conn.clone()),
-                _ => None,
-            })
-            .collect();
-        let grace = self.options.shutdown_grace;
+        let connections = self.servers.begin_shutdown();
+        let grace = self.servers.options.shutdown_grace;
         join_all(connections.iter().map(|c| c.close(grace))).await;
     }
 
     /// Process ids of the stdio servers that are ready (for diagnostics and tests).
     pub fn child_pids(&self) -> Vec<(String, u32)> {
         self.servers
-            .iter()
-            .filter_map(|(name, m)| match &*m.state.borrow() {
-                ServerState::Ready { conn, .. } => {
-                    conn.child.as_ref().map(|c| (name.clone(), c.pid()))
-                }
-                _ => None,
-            })
+            .ready_connections()
+            .into_iter()
+            .filter_map(|(name, conn)| conn.child.as_ref().map(|c| (name.clone(), c.pid())))
             .collect()
     }
 
     fn qualified_tools(&self) -> Arc<Vec<QualifiedTool>> {
-        let ready: Vec<(&String, SharedConnection)> = self
-            .servers
-            .iter()
-            .filter_map(|(server, managed)| match &*managed.state.borrow() {
-                ServerState::Ready { conn, .. } => Some((server, conn.clone())),
-                _ => None,
-            })
-            .collect();
-        let same = |cached: &[std::sync::Weak<Connection>]| {
-            cached.len() == ready.len()
-                && cached
-                    .iter()
-                    .zip(&ready)
-                    .all(|(w, (_, c))| std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)))
-        };
-        if let Ok(cache) = self.tool_cache.lock()
-            && let Some((key, tools)) = &*cache
-            && same(key)
-        {
-            return tools.clone();
-        }
-        let mut used = HashSet::new();
-        let mut out = Vec::new();
-        for (server, conn) in &ready {
-            for tool in &conn.tools {
-                let qualified_name = qualified_tool_name(server, &tool.name);
-                if !used.insert(qualified_name.clone()) {
-                    tracing::warn!(%server, tool = %tool.name, %qualified_name, "skipping tool: qualified name already taken");
-                    continue;
-                }
-                out.push(QualifiedTool {
-                    qualified_name,
-                    server: (*server).clone(),
-                    tool: tool.clone(),
-                });
-            }
-        }
-        let tools = Arc::new(out);
-        if let Ok(mut cache) = self.tool_cache.lock() {
-            let key = ready.iter().map(|(_, c)| Arc::downgrade(c)).collect();
-            *cache = Some((key, tools.clone()));
-        }
-        tools
-    }
-
-    /// The server's connection once it is no longer starting; a dead or failed server is
-    /// restarted here (see the type's docs).
-    async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
-        let managed =
-            self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
-        let not_started =
-            |error: String| McpError::NotStarted { server: server.to_string(), error };
-        loop {
-            let mut rx = managed.state.subscribe();
-            let settled = rx
-                .wait_for(|s| !matches!(s, ServerState::Starting))
-                .await
-                .map(|s| s.clone())
-                .map_err(|_| not_started("startup was abandoned".to_string()))?;
-            let reason = match &settled {
-                ServerState::Ready { conn, .. } if conn.is_usable() => {
-                    return Ok(conn.clone());
-                }
-                ServerState::Ready { since, .. } => {
-                    if since.elapsed() >= STABLE_UPTIME {
-                        managed.restarts.store(0, std::sync::atomic::Ordering::SeqCst);
-                    }
-                    "the connection closed (the server exited or dropped the session)".to_string()
-                }
-                ServerState::Failed { error, retry_at } => {
-                    let restarts = managed.restarts.load(std::sync::atomic::Ordering::SeqCst);
-                    if restarts >= self.options.max_restarts {
-                        return Err(not_started(format!(
-                            "{error} (gave up after {restarts} restarts)"
-                        )));
-                    }
-                    if Instant::now() < *retry_at {
-                        return Err(not_started(error.to_string()));
-                    }
-                    format!("the last start failed: {error}")
-                }
-                ServerState::Starting => continue,
-            };
-            let restarts = managed.restarts.load(std::sync::atomic::Ordering::SeqCst);
-            if restarts >= self.options.max_restarts {
-                let error = format!("{reason} (gave up after {restarts} restarts)");
-                managed.state.send_replace(ServerState::Failed {
-                    error: error.clone().into(),
-                    retry_at: Instant::now(),
-                });
-                return Err(not_started(error));
-            }
-            // Only the caller that moves the state from what it saw to Starting restarts it.
-            let won = managed.state.send_if_modified(|state| {
-                let same = match (&*state, &settled) {
-                    (ServerState::Ready { conn: a, .. }, ServerState::Ready { conn: b, .. }) => {
-                        Arc::ptr_eq(a, b)
-                    }
-                    (
-                        ServerState::Failed { retry_at: a, .. },
-                        ServerState::Failed { retry_at: b, .. },
-                    ) => a == b,
-                    _ => false,
-                };
-                if same {
-                    *state = ServerState::Starting;
-                }
-                same
-            });
-            if won {
-                let attempt =
-                    managed.restarts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-                tracing::warn!(%server, attempt, %reason, "restarting MCP server");
-                self.events.send(EventMsg::McpServerRestarting(McpServerRestartingEvent {
-                    server: server.to_string(),
-                    attempt,
-                    reason,
-                }));
-                if let ServerState::Ready { conn, .. } = &settled {
-                    conn.close(self.options.shutdown_grace).await;
-                }
-                let backoff = self.options.restart_backoff.saturating_mul(1 << attempt.min(6));
-                let task = tokio::spawn(start_server(
-                    managed.config.clone(),
-                    managed.state.clone(),
-                    self.events.clone(),
-                    self.host.clone(),
-                    backoff,
-                ));
-                if let Ok(mut startups) = self.startups.lock() {
-                    startups.retain(|t| !t.is_finished());
-                    startups.push(task);
-                }
-            }
-        }
-    }
-
-    fn abort_startups(&self) {
-        if let Ok(startups) = self.startups.lock() {
-            for startup in startups.iter() {
-                startup.abort();
-            }
-        }
+        self.catalog.tools(&self.servers.ready_connections())
     }
 
     async fn request<T, F, Fut>(
@@ -532,13 +294,13 @@ impl McpConnectionManager {
         F: FnOnce(SharedConnection) -> Fut,
         Fut: Future<Output = Result<T, rmcp::ServiceError>>,
     {
-        let conn = self.connection(server).await?;
-        let timeout = self.servers[server].config.tool_timeout;
+        let conn = self.servers.connection(server).await?;
+        let timeout = self.servers.servers[server].config.tool_timeout;
         // Dropping the request future on timeout makes rmcp send notifications/cancelled.
         match tokio::time::timeout(timeout, f(conn.clone())).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(e)) => {
-                let error = McpError::from_service(server, e);
+                let error = service_error(server, e);
                 if matches!(error, McpError::Transport { .. }) {
                     // Not retried here (a tools/call may have had effects); the next use restarts.
                     conn.mark_dead();
@@ -548,285 +310,74 @@ impl McpConnectionManager {
             Err(_) => Err(McpError::Timeout { server: server.to_string(), method, timeout }),
         }
     }
+}
 
-    async fn aggregate<T, F, Fut>(&self, method: &'static str, fetch: F) -> Aggregate<T>
-    where
-        F: Fn(SharedConnection, Option<String>) -> Fut + Clone,
-        Fut: Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
-    {
-        let max_pages = self.options.max_list_pages;
-        let listings = self.servers.iter().map(|(name, managed)| {
-            let fetch = fetch.clone();
-            async move {
-                let conn = match self.connection(name).await {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        return Some(ServerListing {
-                            server: name.clone(),
-                            items: Vec::new(),
-                            pages: 0,
-                            error: Some(e.to_string()),
-                        });
-                    }
-                };
-                // A server that offers no resources is not asked (nor reported as failing).
-                conn.capabilities.resources.as_ref()?;
-                let timeout = managed.config.tool_timeout;
-                let pages = Paging { method, max_pages, timeout, server: name };
-                Some(pages.run(|cursor| fetch(conn.clone(), cursor)).await)
-            }
-        });
-        join_all(listings).await.into_iter().flatten().collect()
-    }
+/// One page of either list from one connection.
+async fn fetch_page(
+    conn: SharedConnection,
+    kind: ListKind,
+    cursor: Option<String>,
+) -> Result<Page, rmcp::ServiceError> {
+    let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+    Ok(match kind {
+        ListKind::Resources => {
+            let page = conn.service.list_resources(params).await?;
+            Page { items: Items::Resources(page.resources), next_cursor: page.next_cursor }
+        }
+        ListKind::Templates => {
+            let page = conn.service.list_resource_templates(params).await?;
+            Page { items: Items::Templates(page.resource_templates), next_cursor: page.next_cursor }
+        }
+    })
 }
 
 impl Drop for McpConnectionManager {
     fn drop(&mut self) {
-        self.abort_startups();
+        self.servers.abort_startups();
     }
 }
 
-/// Follows one server's pages to the end, with every guard.
-struct Paging<'a> {
-    method: &'static str,
-    max_pages: usize,
-    timeout: Duration,
-    server: &'a str,
-}
-
-impl Paging<'_> {
-    async fn run<T, F, Fut>(&self, mut fetch: F) -> ServerListing<T>
-    where
-        F: FnMut(Option<String>) -> Fut,
-        Fut: Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
-    {
-        let mut listing = ServerListing {
-            server: self.server.to_string(),
-            items: Vec::new(),
-            pages: 0,
-            error: None,
-        };
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            if listing.pages >= self.max_pages {
-                listing.error = Some(format!(
-                    "{} stopped after {} pages (page cap); the list is incomplete",
-                    self.method, self.max_pages
-                ));
-                return listing;
-            }
-            let page = match tokio::time::timeout(self.timeout, fetch(cursor.take())).await {
-                Ok(Ok(page)) => page,
-                Ok(Err(e)) => {
-                    let e = McpError::from_service(self.server, e);
-                    listing.error = Some(format!("{} failed: {e}", self.method));
-                    return listing;
-                }
-                Err(_) => {
-                    let e = McpError::Timeout {
-                        server: self.server.to_string(),
-                        method: self.method,
-                        timeout: self.timeout,
-                    };
-                    listing.error = Some(e.to_string());
-                    return listing;
-                }
-            };
-            listing.pages += 1;
-            listing.items.extend(page.0);
-            match page.1 {
-                None => return listing,
-                Some(next) if !seen.insert(next.clone()) => {
-                    listing.error = Some(format!(
-                        "{} stopped: the server repeated cursor {} (a cursor cycle); the list is incomplete",
-                        self.method,
-                        preview(&next)
-                    ));
-                    return listing;
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
+#[async_trait]
+impl McpBackend for McpConnectionManager {
+    async fn list(
+        &self,
+        server: &str,
+        kind: ListKind,
+        cursor: Option<String>,
+    ) -> Result<Page, McpError> {
+        McpConnectionManager::list(self, server, kind, cursor).await
     }
-}
-
-/// A cursor shown in a message: quoted, and cut if long (cursors are opaque and may be huge).
-fn preview(cursor: &str) -> String {
-    const MAX: usize = 64;
-    if cursor.chars().count() <= MAX {
-        return format!("{cursor:?}");
+    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
+        McpConnectionManager::list_all(self, kind).await
     }
-    let cut: String = cursor.chars().take(MAX).collect();
-    format!("{cut:?}…")
-}
-
-fn transport_name(transport: &TransportConfig) -> &'static str {
-    match transport {
-        TransportConfig::Stdio { .. } => "stdio",
-        TransportConfig::StreamableHttp { .. } => "streamable_http",
+    async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
+        McpConnectionManager::read_resource(self, server, uri).await
     }
-}
-
-/// Start (or restart) one server and publish the outcome. After a failure, the next use may
-/// retry once `failure_backoff` has passed.
-async fn start_server(
-    config: ServerConfig,
-    state: watch::Sender<ServerState>,
-    events: EventSender,
-    host: Arc<dyn HostHandler>,
-    failure_backoff: Duration,
-) {
-    events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
-        server: config.name.clone(),
-        transport: transport_name(&config.transport).to_string(),
-    }));
-    let started = Instant::now();
-    let client = RouterClient { server: config.name.clone(), events: events.clone(), host };
-    let result = match tokio::time::timeout(
-        config.startup_timeout,
-        client::connect(&config, client),
-    )
-    .await
-    {
-        Ok(result) => result,
-        Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),
-    };
-    let elapsed = started.elapsed();
-    match result {
-        Ok(conn) => {
-            tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
-            events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
-            state.send_replace(ServerState::Ready { conn: Arc::new(conn), since: Instant::now() });
-        }
-        Err(error) => {
-            tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
-            events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
-                server: config.name.clone(),
-                elapsed,
-                error: error.clone(),
-            }));
-            let retry_at = Instant::now() + failure_backoff.min(Duration::from_secs(30));
-            state.send_replace(ServerState::Failed { error: error.into(), retry_at });
-        }
+    async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
+        McpConnectionManager::call_tool(self, server, tool, arguments).await
     }
-}
-
-fn ready_event(server: &str, elapsed: Duration, conn: &Connection) -> McpServerReadyEvent {
-    let caps = &conn.capabilities;
-    let resources = caps.resources.as_ref();
-    McpServerReadyEvent {
-        server: server.to_string(),
-        elapsed,
-        server_info: conn.server_info.clone(),
-        protocol_version: conn.protocol_version.clone(),
-        capabilities: ServerCapabilitySummary {
-            tools: caps.tools.is_some(),
-            resources: resources.is_some(),
-            resource_subscribe: resources.and_then(|r| r.subscribe).unwrap_or(false),
-            resource_list_changed: resources.and_then(|r| r.list_changed).unwrap_or(false),
-            completions: caps.completions.is_some(),
-            prompts: caps.prompts.is_some(),
-        },
-        tools: conn.tools.len(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn paging(max_pages: usize) -> Paging<'static> {
-        Paging { method: "resources/list", max_pages, timeout: Duration::from_secs(5), server: "s" }
-    }
-
-    /// A server whose page `i` holds item `i` and points to `next[i]`.
-    async fn run(max_pages: usize, next: &[Option<&str>]) -> ServerListing<usize> {
-        let next: Vec<Option<String>> = next.iter().map(|c| c.map(str::to_string)).collect();
-        let mut page = 0usize;
-        paging(max_pages)
-            .run(|_cursor| {
-                let i = page;
-                page += 1;
-                let next = next.get(i).cloned().flatten();
-                async move { Ok((vec![i], next)) }
-            })
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        McpConnectionManager::complete_resource_argument(self, server, template, argument, value)
             .await
     }
-
-    #[tokio::test]
-    async fn follows_pages_to_the_end() {
-        let listing = run(10, &[Some("a"), Some("b"), None]).await;
-        assert_eq!(listing.items, vec![0, 1, 2]);
-        assert_eq!(listing.pages, 3);
-        assert_eq!(listing.error, None);
+    async fn supports_completions(&self) -> bool {
+        McpConnectionManager::any_supports_completions(self).await
     }
-
-    #[tokio::test]
-    async fn cycle_of_any_length_stops_and_keeps_items() {
-        let listing = run(100, &[Some("a"), Some("b"), Some("c"), Some("a")]).await;
-        assert_eq!(listing.items, vec![0, 1, 2, 3]);
-        assert_eq!(
-            listing.error.as_deref(),
-            Some(
-                "resources/list stopped: the server repeated cursor \"a\" (a cursor cycle); the list is incomplete"
-            )
-        );
+    async fn list_tools(&self) -> Vec<QualifiedTool> {
+        McpConnectionManager::list_tools(self).await
     }
-
-    #[tokio::test]
-    async fn page_cap_stops_and_keeps_items() {
-        let cursors: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
-        let next: Vec<Option<&str>> = cursors.iter().map(|c| Some(c.as_str())).collect();
-        let listing = run(3, &next).await;
-        assert_eq!(listing.items, vec![0, 1, 2]);
-        assert_eq!(
-            listing.error.as_deref(),
-            Some("resources/list stopped after 3 pages (page cap); the list is incomplete")
-        );
-    }
-
-    #[tokio::test]
-    async fn a_failing_page_keeps_earlier_items() {
-        let mut calls = 0;
-        let listing: ServerListing<u8> = paging(10)
-            .run(|_c| {
-                calls += 1;
-                let n = calls;
-                async move {
-                    if n == 1 {
-                        Ok((vec![1], Some("x".to_string())))
-                    } else {
-                        Err(rmcp::ServiceError::TransportClosed)
-                    }
-                }
-            })
-            .await;
-        assert_eq!(listing.items, vec![1]);
-        assert_eq!(
-            listing.error.as_deref(),
-            Some(
-                "resources/list failed: connection to MCP server 's' failed: the connection is closed"
-            )
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_hanging_page_times_out() {
-        let listing: ServerListing<u8> = paging(10)
-            .run(|_c| {
-                futures::future::pending::<Result<(Vec<u8>, Option<String>), rmcp::ServiceError>>()
-            })
-            .await;
-        assert_eq!(
-            listing.error.as_deref(),
-            Some("timed out awaiting resources/list after 5s (MCP server 's')")
-        );
-    }
-
-    #[test]
-    fn long_cursors_are_cut_in_messages() {
-        let shown = preview(&"x".repeat(10_000));
-        assert!(shown.len() < 80, "{shown}");
+    async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
+        McpConnectionManager::resolve_tool(self, qualified_name).await
     }
 }

@@ -3,9 +3,9 @@
 //! described (mimeType, size, SHA-256) unless raw base64 is asked for. The same rules apply to
 //! embedded resources in MCP tool results.
 
+use crate::settings::RouterSettings;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use mcp_connection_manager::RouterSettings;
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -15,13 +15,13 @@ use crate::invocation::ContentItem;
 
 /// How contents are shaped for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContentPolicy {
+pub(crate) struct ContentPolicy {
     /// Most text bytes per read.
-    pub read_budget_bytes: usize,
+    pub(crate) read_budget_bytes: usize,
     /// Larger images are described instead of sent.
-    pub image_max_bytes: usize,
+    pub(crate) image_max_bytes: usize,
     /// Send other blobs as base64 (as Codex does) instead of describing them.
-    pub raw_blobs: bool,
+    pub(crate) raw_blobs: bool,
 }
 
 impl Default for ContentPolicy {

@@ -109,7 +109,7 @@ fn check(
     arguments: String,
 ) -> Result<(), TestCaseError> {
     let (ctx, mut rx) = context();
-    let call = ToolCall { call_id: "fuzz".into(), name, arguments };
+    let call = ToolCall { call_id: "fuzz".into(), name, arguments: arguments.into() };
     let outcome = runtime.block_on(router.dispatch(&ctx, call));
     prop_assert!(!matches!(outcome, Err(FunctionCallError::Fatal(_))), "fatal: {outcome:?}");
     let events = drain(&mut rx);

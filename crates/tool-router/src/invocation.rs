@@ -4,6 +4,7 @@
 use rmcp::model::CallToolResult;
 use router_protocol::{EventMsg, EventSender};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A tool call as the model produced it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -12,38 +13,67 @@ pub struct ToolCall {
     pub call_id: String,
     /// The tool name the model used (a registered name or an MCP-qualified name).
     pub name: String,
-    /// The arguments as JSON text (may be empty).
-    pub arguments: String,
+    /// The arguments, as the model API delivered them.
+    pub arguments: ToolArguments,
 }
 
-/// A resolved call, handed to one handler.
+/// A call's arguments as delivered: JSON text (what model APIs send), or JSON already parsed
+/// (what a host that decoded its input line has). Parsed once, at the route.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolArguments {
+    /// JSON text; empty or whitespace means no arguments.
+    Text(String),
+    /// A parsed JSON value; `null` means no arguments.
+    Json(Value),
+}
+
+impl Default for ToolArguments {
+    fn default() -> Self {
+        Self::Text(String::new())
+    }
+}
+
+impl From<String> for ToolArguments {
+    fn from(text: String) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl From<&str> for ToolArguments {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_string())
+    }
+}
+
+impl From<Value> for ToolArguments {
+    fn from(value: Value) -> Self {
+        Self::Json(value)
+    }
+}
+
+impl ToolArguments {
+    /// The JSON value, parsing text if need be. Blank text is `None`; `null` is kept (some
+    /// routes tell it apart from no arguments).
+    pub(crate) fn into_value(self) -> Result<Option<Value>, serde_json::Error> {
+        match self {
+            Self::Text(text) if text.trim().is_empty() => Ok(None),
+            Self::Text(text) => serde_json::from_str(&text).map(Some),
+            Self::Json(value) => Ok(Some(value)),
+        }
+    }
+}
+
+/// A resolved call to a registered (function-style) tool, handed to its handler. The
+/// arguments were parsed once, by the router; handlers read them into their own typed struct.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolInvocation {
     /// The model's id for this call.
     pub call_id: String,
     /// The name the model used.
     pub tool_name: String,
-    /// What the handler works on.
-    pub payload: ToolPayload,
-}
-
-/// What a handler receives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolPayload {
-    /// A function tool: the raw JSON arguments.
-    Function {
-        /// JSON text; empty or whitespace means no arguments.
-        arguments: String,
-    },
-    /// An MCP tool, resolved from its qualified name.
-    Mcp {
-        /// The configured server name.
-        server: String,
-        /// The tool's original name on that server.
-        tool: String,
-        /// JSON text; empty or whitespace means no arguments.
-        raw_arguments: String,
-    },
+    /// The parsed arguments; `None` when the model sent none (blank text or `null`).
+    pub arguments: Option<Value>,
 }
 
 /// What goes back to the model. Serialized with a `type` tag: `function` or `mcp`.
@@ -105,7 +135,8 @@ pub enum FunctionCallError {
     /// The model must act: the message goes back to it as a failed function output.
     #[error("{0}")]
     RespondToModel(String),
-    /// The host must act: the turn cannot go on.
+    /// The host must act: the turn cannot go on. Produced when the MCP backend has been shut
+    /// down (no call can reach a server any more), never for a single server's failure.
     #[error("fatal error: {0}")]
     Fatal(String),
 }

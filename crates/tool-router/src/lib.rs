@@ -1,10 +1,12 @@
-//! Takes a model's tool call and sends it to the handler that owns it: the three MCP resource
-//! tools (`list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`) and every
+//! Takes a model's tool call and sends it to the handler that owns it: the MCP resource tools
+//! (`list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`, and beyond Codex
+//! `complete_mcp_resource_argument`, `query_mcp_data`, `list_mcp_data_sources`) and every
 //! MCP-qualified tool (`mcp__server__tool`). Handlers emit begin/end events with durations.
 //!
-//! This crate does no IO of its own: it reaches servers only through [`McpBackend`].
+//! It reaches servers only through [`McpBackend`] (crate `mcp-backend`); it depends on no
+//! transport and no connection manager. Its only IO is the data-source database (a private
+//! temporary SQLite file, through `data-sources`).
 
-mod backend;
 mod content;
 #[cfg(test)]
 mod fuzz_tests;
@@ -12,22 +14,21 @@ mod handler;
 mod handlers;
 mod invocation;
 mod router;
+mod settings;
 mod spec;
 #[cfg(test)]
 mod test_support;
 
-pub use backend::McpBackend;
-pub use content::ContentPolicy;
-pub use handler::{ToolHandler, ToolKind};
-pub use handlers::data::{LIST_MCP_DATA_SOURCES, McpDataHandler, QUERY_MCP_DATA};
-pub use handlers::mcp::McpHandler;
-pub use handlers::mcp_completion::{COMPLETE_MCP_RESOURCE_ARGUMENT, McpCompletionHandler};
-pub use handlers::mcp_resource::{
-    LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, McpResourceHandler, READ_MCP_RESOURCE,
-    ReadOptions,
-};
+pub use handler::ToolHandler;
+pub use handlers::completion::COMPLETE_MCP_RESOURCE_ARGUMENT;
+pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
+pub use handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
+pub use handlers::read::READ_MCP_RESOURCE;
 pub use invocation::{
-    CallContext, ContentItem, FunctionCallError, ToolCall, ToolInvocation, ToolOutput, ToolPayload,
+    CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
+    ToolOutput,
 };
+pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, SetupError, ToolRouter};
+pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};

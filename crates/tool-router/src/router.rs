@@ -1,22 +1,25 @@
 //! The router: a private map from tool name to handler, plus the MCP route for qualified names.
-//! Dispatch reads as resolve → validate → invoke.
+//! Dispatch reads as resolve → parse → invoke: the name picks the route, the route parses the
+//! arguments once (with its own error wording), the handler gets them typed by kind.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use data_sources::{DataSources, QueryLimits};
-use mcp_connection_manager::{RouterSettings, looks_qualified};
+use mcp_backend::{ListKind, McpBackend, looks_qualified};
+use serde_json::Value;
 
-use crate::backend::McpBackend;
 use crate::content::ContentPolicy;
-use crate::handler::{ToolHandler, ToolKind};
-use crate::handlers::data::McpDataHandler;
-use crate::handlers::mcp::McpHandler;
-use crate::handlers::mcp_completion::McpCompletionHandler;
-use crate::handlers::mcp_resource::{McpResourceHandler, ReadOptions};
+use crate::handler::ToolHandler;
+use crate::handlers::completion::McpCompletionHandler;
+use crate::handlers::data::data_tools;
+use crate::handlers::list::McpListHandler;
+use crate::handlers::mcp::{McpCall, McpHandler};
+use crate::handlers::read::{McpReadHandler, ReadOptions};
 use crate::invocation::{
-    CallContext, FunctionCallError, ToolCall, ToolInvocation, ToolOutput, ToolPayload,
+    CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
+use crate::settings::RouterSettings;
 use crate::spec::ToolSpec;
 
 /// The router could not be set up.
@@ -33,12 +36,6 @@ pub enum RegistrationError {
     /// Names with the MCP prefix are reserved for qualified MCP tools.
     #[error("`{0}` is reserved: names starting with `mcp__` belong to MCP tools")]
     Reserved(String),
-    /// A second MCP route.
-    #[error("an MCP tool route is already set")]
-    DuplicateMcpRoute,
-    /// The handler does not accept the payload its route produces.
-    #[error("`{0}`: the handler does not accept this route's payload kind")]
-    WrongKind(String),
 }
 
 struct Registered {
@@ -46,9 +43,16 @@ struct Registered {
     handler: Arc<dyn ToolHandler>,
 }
 
+/// The route for qualified names: the backend resolves and lists them, the handler calls them.
 struct McpRoute {
-    handler: Arc<dyn ToolHandler>,
+    handler: McpHandler,
     backend: Arc<dyn McpBackend>,
+}
+
+/// Where a call goes.
+enum Route<'a> {
+    Function(&'a Arc<dyn ToolHandler>),
+    Mcp { route: &'a McpRoute, server: String, tool: String },
 }
 
 /// Routes model tool calls to handlers.
@@ -59,7 +63,7 @@ pub struct ToolRouter {
 }
 
 impl ToolRouter {
-    /// An empty router.
+    /// An empty router: no MCP route, no tools until registered.
     pub fn new() -> Self {
         Self::default()
     }
@@ -91,26 +95,29 @@ impl ToolRouter {
         policy: ContentPolicy,
         data: Option<Arc<DataSources>>,
     ) -> Self {
-        let mut router = Self::new();
-        // Fresh router, fixed distinct names: these registrations cannot fail.
+        let mut tools: Vec<(ToolSpec, Arc<dyn ToolHandler>)> = Vec::new();
+        for kind in [ListKind::Resources, ListKind::Templates] {
+            let handler = Arc::new(McpListHandler::new(backend.clone(), kind));
+            tools.push((McpListHandler::spec(kind), handler));
+        }
         let options = ReadOptions { policy: policy.clone(), data: data.clone() };
-        let resources: Arc<dyn ToolHandler> =
-            Arc::new(McpResourceHandler::with_options(backend.clone(), options));
-        for spec in McpResourceHandler::specs() {
-            let _ = router.register(spec, resources.clone());
-        }
-        let data_tools: Arc<dyn ToolHandler> = Arc::new(McpDataHandler::new(data));
-        for spec in McpDataHandler::specs() {
-            let _ = router.register(spec, data_tools.clone());
-        }
-        let completion: Arc<dyn ToolHandler> = Arc::new(McpCompletionHandler::new(backend.clone()));
-        let _ = router.register(McpCompletionHandler::spec(), completion);
-        let mcp = Arc::new(McpHandler::with_policy(backend.clone(), policy));
-        let _ = router.set_mcp_route(mcp, backend);
-        router
+        tools.push((
+            McpReadHandler::spec(),
+            Arc::new(McpReadHandler::new(backend.clone(), options)),
+        ));
+        tools.extend(data_tools(data));
+        let completion = Arc::new(McpCompletionHandler::new(backend.clone()));
+        tools.push((McpCompletionHandler::spec(), completion));
+        let handlers = tools
+            .into_iter()
+            .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
+            .collect();
+        let mcp = McpRoute { handler: McpHandler::new(backend.clone(), policy), backend };
+        Self { handlers, mcp: Some(mcp) }
     }
 
-    /// Register `handler` under `spec.name`. A name already taken is refused.
+    /// Register `handler` under `spec.name`. A name already taken, or one with the `mcp__`
+    /// prefix of qualified MCP tools, is refused.
     pub fn register(
         &mut self,
         spec: ToolSpec,
@@ -119,9 +126,6 @@ impl ToolRouter {
         if looks_qualified(&spec.name) {
             return Err(RegistrationError::Reserved(spec.name));
         }
-        if handler.kind() != ToolKind::Function {
-            return Err(RegistrationError::WrongKind(spec.name));
-        }
         if self.handlers.contains_key(&spec.name) {
             return Err(RegistrationError::Duplicate(spec.name));
         }
@@ -129,25 +133,8 @@ impl ToolRouter {
         Ok(())
     }
 
-    /// Route qualified MCP tool names (`mcp__server__tool`) to `handler`, resolving them and
-    /// listing their specs through `backend`.
-    pub fn set_mcp_route(
-        &mut self,
-        handler: Arc<dyn ToolHandler>,
-        backend: Arc<dyn McpBackend>,
-    ) -> Result<(), RegistrationError> {
-        if self.mcp.is_some() {
-            return Err(RegistrationError::DuplicateMcpRoute);
-        }
-        if handler.kind() != ToolKind::Mcp {
-            return Err(RegistrationError::WrongKind("mcp__*".to_string()));
-        }
-        self.mcp = Some(McpRoute { handler, backend });
-        Ok(())
-    }
-
     /// Every tool spec, sorted by name (stable prompts). MCP tools are listed once every server
-    /// has finished starting.
+    /// has finished starting; listing only looks (it never starts or restarts a server).
     pub async fn specs(&self) -> Vec<ToolSpec> {
         let mut specs = Vec::new();
         for registered in self.handlers.values() {
@@ -164,19 +151,31 @@ impl ToolRouter {
         specs
     }
 
-    /// Run one model tool call.
+    /// Run one model tool call. `Err(RespondToModel)` is for the model to read (see
+    /// [`ToolRouter::dispatch_to_output`]); `Err(Fatal)` means the turn cannot go on.
     pub async fn dispatch(
         &self,
         ctx: &CallContext,
         call: ToolCall,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let (handler, invocation) = self.resolve(call).await?;
-        validate(handler.as_ref(), &invocation)?;
-        handler.handle(ctx, invocation).await
+        let ToolCall { call_id, name, arguments } = call;
+        match self.resolve(&name).await? {
+            Route::Function(handler) => {
+                let arguments = function_arguments(arguments)?;
+                let invocation = ToolInvocation { call_id, tool_name: name, arguments };
+                handler.handle(ctx, invocation).await
+            }
+            Route::Mcp { route, server, tool } => {
+                let arguments = arguments
+                    .into_value()
+                    .map_err(|e| FunctionCallError::RespondToModel(format!("err: {e}")))?;
+                route.handler.call(ctx, McpCall { call_id, server, tool, arguments }).await
+            }
+        }
     }
 
     /// Like [`ToolRouter::dispatch`], with `RespondToModel` turned into the failed output the
-    /// model reads; only `Fatal` remains an error.
+    /// model reads (the one place that happens); only `Fatal` remains an error.
     pub async fn dispatch_to_output(
         &self,
         ctx: &CallContext,
@@ -188,47 +187,29 @@ impl ToolRouter {
         }
     }
 
-    async fn resolve(
-        &self,
-        call: ToolCall,
-    ) -> Result<(Arc<dyn ToolHandler>, ToolInvocation), FunctionCallError> {
-        let ToolCall { call_id, name, arguments } = call;
-        if let Some(registered) = self.handlers.get(&name)
+    async fn resolve(&self, name: &str) -> Result<Route<'_>, FunctionCallError> {
+        if let Some(registered) = self.handlers.get(name)
             && registered.handler.offered().await
         {
-            let payload = ToolPayload::Function { arguments };
-            let invocation = ToolInvocation { call_id, tool_name: name, payload };
-            return Ok((registered.handler.clone(), invocation));
+            return Ok(Route::Function(&registered.handler));
         }
-        if let Some(mcp) = &self.mcp
-            && looks_qualified(&name)
-            && let Some((server, tool)) = mcp.backend.resolve_tool(&name).await
+        if let Some(route) = &self.mcp
+            && looks_qualified(name)
+            && let Some((server, tool)) = route.backend.resolve_tool(name).await
         {
-            let payload = ToolPayload::Mcp { server, tool, raw_arguments: arguments };
-            let invocation = ToolInvocation { call_id, tool_name: name, payload };
-            return Ok((mcp.handler.clone(), invocation));
+            return Ok(Route::Mcp { route, server, tool });
         }
         Err(FunctionCallError::RespondToModel(format!("unsupported call: {name}")))
     }
 }
 
-fn validate(
-    handler: &dyn ToolHandler,
-    invocation: &ToolInvocation,
-) -> Result<(), FunctionCallError> {
-    let matches = matches!(
-        (handler.kind(), &invocation.payload),
-        (ToolKind::Function, ToolPayload::Function { .. })
-            | (ToolKind::Mcp, ToolPayload::Mcp { .. })
-    );
-    if matches {
-        Ok(())
-    } else {
-        Err(FunctionCallError::RespondToModel(format!(
-            "tool {} invoked with incompatible payload",
-            invocation.tool_name
-        )))
-    }
+/// Codex's rule for function tools: blank arguments and `null` are none; text that is not JSON
+/// is refused with `failed to parse function arguments: …`.
+fn function_arguments(arguments: ToolArguments) -> Result<Option<Value>, FunctionCallError> {
+    let value = arguments.into_value().map_err(|e| {
+        FunctionCallError::RespondToModel(format!("failed to parse function arguments: {e}"))
+    })?;
+    Ok(value.filter(|v| !v.is_null()))
 }
 
 #[cfg(test)]
@@ -243,13 +224,10 @@ mod tests {
         ToolRouter::with_mcp(FakeBackend::with(vec![("figma", server)]))
     }
 
-    struct Noop(ToolKind);
+    struct Noop;
 
     #[async_trait]
     impl ToolHandler for Noop {
-        fn kind(&self) -> ToolKind {
-            self.0
-        }
         async fn handle(
             &self,
             _: &CallContext,
@@ -270,24 +248,20 @@ mod tests {
     #[test]
     fn bad_routes_fail_at_registration() {
         let mut router = router();
-        let noop = |k| Arc::new(Noop(k)) as Arc<dyn ToolHandler>;
+        let noop = || Arc::new(Noop) as Arc<dyn ToolHandler>;
         assert_eq!(
-            router.register(spec("read_mcp_resource"), noop(ToolKind::Function)),
+            router.register(spec("read_mcp_resource"), noop()),
             Err(RegistrationError::Duplicate("read_mcp_resource".into()))
         );
         assert_eq!(
-            router.register(spec("mcp__x__y"), noop(ToolKind::Function)),
+            router.register(spec("mcp__x__y"), noop()),
             Err(RegistrationError::Reserved("mcp__x__y".into()))
         );
+        assert_eq!(router.register(spec("other"), noop()), Ok(()));
         assert_eq!(
-            router.register(spec("other"), noop(ToolKind::Mcp)),
-            Err(RegistrationError::WrongKind("other".into()))
+            router.register(spec("other"), noop()),
+            Err(RegistrationError::Duplicate("other".into()))
         );
-        assert_eq!(
-            router.set_mcp_route(noop(ToolKind::Mcp), FakeBackend::with(vec![])),
-            Err(RegistrationError::DuplicateMcpRoute)
-        );
-        assert_eq!(router.register(spec("other"), noop(ToolKind::Function)), Ok(()));
     }
 
     #[tokio::test]
@@ -343,13 +317,55 @@ mod tests {
     #[tokio::test]
     async fn unknown_tools_are_unsupported_calls() {
         let (ctx, _rx) = context();
-        for name in ["nope", "mcp__figma__nope", "mcp__", ""] {
-            let call =
-                ToolCall { call_id: "c1".into(), name: name.into(), arguments: String::new() };
+        for name in ["nope", "mcp__other__echo", "mcp__figma__", "mcp__", ""] {
+            let call = ToolCall { call_id: "c1".into(), name: name.into(), arguments: "".into() };
             let err = router().dispatch(&ctx, call.clone()).await.expect_err("unsupported");
             assert_eq!(err, FunctionCallError::RespondToModel(format!("unsupported call: {name}")));
             let output = router().dispatch_to_output(&ctx, call).await.expect("output");
             assert_eq!(output, ToolOutput::failure(format!("unsupported call: {name}")));
+        }
+    }
+
+    #[tokio::test]
+    async fn unlisted_tools_of_a_configured_server_go_to_that_server() {
+        // The same rule as the connection manager's: the server answers for its own tools.
+        let (ctx, _rx) = context();
+        let call = ToolCall {
+            call_id: "c1".into(),
+            name: "mcp__figma__nope".into(),
+            arguments: "".into(),
+        };
+        let output = router().dispatch(&ctx, call).await.expect("the server's answer");
+        let ToolOutput::Mcp { result: Ok(result) } = output else { panic!("{output:?}") };
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            serde_json::to_value(&result.content).expect("json")[0]["text"],
+            "unknown tool: nope"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_shut_down_backend_is_fatal_for_every_route() {
+        let server = FakeServer { tools: vec![tool("echo")], ..Default::default() };
+        let backend = FakeBackend::with(vec![("figma", server)]);
+        let router = ToolRouter::with_mcp(backend.clone());
+        backend.shut_down();
+        let (ctx, _rx) = context();
+        for (name, arguments) in [
+            ("mcp__figma__echo", r#"{"text":"x"}"#),
+            ("list_mcp_resources", ""),
+            ("list_mcp_resources", r#"{"server":"figma"}"#),
+            ("list_mcp_resource_templates", ""),
+            ("read_mcp_resource", r#"{"server":"figma","uri":"memo://1"}"#),
+        ] {
+            let call =
+                ToolCall { call_id: "c".into(), name: name.into(), arguments: arguments.into() };
+            let err = router.dispatch_to_output(&ctx, call).await.expect_err(name);
+            assert_eq!(
+                err,
+                FunctionCallError::Fatal("the MCP servers have been shut down".into()),
+                "{name}"
+            );
         }
     }
 

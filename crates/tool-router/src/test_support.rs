@@ -3,24 +3,27 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use mcp_connection_manager::{
-    Aggregate, McpError, QualifiedTool, ServerListing, qualified_tool_name,
+use mcp_backend::{
+    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, ServerListing,
+    qualified_tool_name, resolve_tool_name,
 };
 use rmcp::model::{
-    CallToolResult, CompletionInfo, ContentBlock, JsonObject, ListResourceTemplatesResult,
-    ListResourcesResult, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, CompletionInfo, ContentBlock, JsonObject, ReadResourceResult, Resource,
+    ResourceContents, Tool,
 };
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 
-use crate::backend::McpBackend;
-use crate::invocation::CallContext;
+use crate::content::ContentPolicy;
+use crate::invocation::{CallContext, FunctionCallError, ToolCall, ToolOutput};
+use crate::router::ToolRouter;
 
 #[derive(Default, Clone)]
 pub(crate) struct FakeServer {
     pub(crate) resources: Vec<Resource>,
-    pub(crate) templates: Vec<ResourceTemplate>,
+    pub(crate) templates: Vec<rmcp::model::ResourceTemplate>,
     pub(crate) page_size: usize,
     pub(crate) fail: Option<McpError>,
     pub(crate) tools: Vec<Tool>,
@@ -33,14 +36,26 @@ pub(crate) struct FakeServer {
 #[derive(Default)]
 pub(crate) struct FakeBackend {
     pub(crate) servers: BTreeMap<String, FakeServer>,
+    shut_down: AtomicBool,
 }
 
 impl FakeBackend {
     pub(crate) fn with(servers: Vec<(&str, FakeServer)>) -> Arc<Self> {
-        Arc::new(Self { servers: servers.into_iter().map(|(n, s)| (n.to_string(), s)).collect() })
+        let servers = servers.into_iter().map(|(n, s)| (n.to_string(), s)).collect();
+        Arc::new(Self { servers, shut_down: AtomicBool::new(false) })
+    }
+
+    /// From now on every request fails with `McpError::ShutDown`, as the manager's do.
+    pub(crate) fn shut_down(&self) {
+        self.shut_down.store(true, Ordering::SeqCst);
+    }
+
+    fn live(&self) -> Result<(), McpError> {
+        if self.shut_down.load(Ordering::SeqCst) { Err(McpError::ShutDown) } else { Ok(()) }
     }
 
     fn server(&self, name: &str) -> Result<&FakeServer, McpError> {
+        self.live()?;
         let server =
             self.servers.get(name).ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
         match &server.fail {
@@ -57,20 +72,37 @@ fn page<T: Clone>(items: &[T], size: usize, cursor: Option<String>) -> (Vec<T>, 
     (items[start..end].to_vec(), (end < items.len()).then(|| end.to_string()))
 }
 
-fn listing<T: Clone>(name: &str, server: &FakeServer, items: &[T]) -> ServerListing<T> {
+impl FakeServer {
+    fn items(&self, kind: ListKind) -> Items {
+        match kind {
+            ListKind::Resources => Items::Resources(self.resources.clone()),
+            ListKind::Templates => Items::Templates(self.templates.clone()),
+        }
+    }
+
+    fn count(&self, kind: ListKind) -> usize {
+        match kind {
+            ListKind::Resources => self.resources.len(),
+            ListKind::Templates => self.templates.len(),
+        }
+    }
+}
+
+fn listing(name: &str, server: &FakeServer, kind: ListKind) -> ServerListing {
     match &server.fail {
         Some(e) => ServerListing {
             server: name.to_string(),
-            items: vec![],
+            items: Items::empty(kind),
             pages: 0,
             error: Some(e.to_string()),
         },
         None => {
-            let size = if server.page_size == 0 { items.len().max(1) } else { server.page_size };
+            let count = server.count(kind);
+            let size = if server.page_size == 0 { count.max(1) } else { server.page_size };
             ServerListing {
                 server: name.to_string(),
-                items: items.to_vec(),
-                pages: items.len().div_ceil(size).max(1),
+                items: server.items(kind),
+                pages: count.div_ceil(size).max(1),
                 error: None,
             }
         }
@@ -79,33 +111,28 @@ fn listing<T: Clone>(name: &str, server: &FakeServer, items: &[T]) -> ServerList
 
 #[async_trait]
 impl McpBackend for FakeBackend {
-    async fn list_resources(
+    async fn list(
         &self,
         server: &str,
+        kind: ListKind,
         cursor: Option<String>,
-    ) -> Result<ListResourcesResult, McpError> {
+    ) -> Result<Page, McpError> {
         let s = self.server(server)?;
-        let (items, next) = page(&s.resources, s.page_size, cursor);
-        let mut result = ListResourcesResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
+        let (items, next_cursor) = match kind {
+            ListKind::Resources => {
+                let (items, next) = page(&s.resources, s.page_size, cursor);
+                (Items::Resources(items), next)
+            }
+            ListKind::Templates => {
+                let (items, next) = page(&s.templates, s.page_size, cursor);
+                (Items::Templates(items), next)
+            }
+        };
+        Ok(Page { items, next_cursor })
     }
-    async fn list_resource_templates(
-        &self,
-        server: &str,
-        cursor: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        let s = self.server(server)?;
-        let (items, next) = page(&s.templates, s.page_size, cursor);
-        let mut result = ListResourceTemplatesResult::with_all_items(items);
-        result.next_cursor = next;
-        Ok(result)
-    }
-    async fn list_all_resources(&self) -> Aggregate<Resource> {
-        self.servers.iter().map(|(n, s)| listing(n, s, &s.resources)).collect()
-    }
-    async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
-        self.servers.iter().map(|(n, s)| listing(n, s, &s.templates)).collect()
+    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
+        self.live()?;
+        Ok(self.servers.iter().map(|(n, s)| listing(n, s, kind)).collect())
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;
@@ -197,11 +224,10 @@ impl McpBackend for FakeBackend {
             .collect()
     }
     async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
-        self.list_tools()
-            .await
-            .into_iter()
-            .find(|t| t.qualified_name == qualified_name)
-            .map(|t| (t.server, t.tool.name.to_string()))
+        // The manager's rule, with every tool allowed (the fake has no filters).
+        let listed = self.list_tools().await;
+        let servers = self.servers.keys().map(String::as_str);
+        resolve_tool_name(qualified_name, &listed, servers, |_, _| true)
     }
 }
 
@@ -215,6 +241,22 @@ pub(crate) fn tool(name: &str) -> Tool {
     )
     .unwrap_or_default();
     Tool::new(name.to_string(), format!("The {name} tool."), schema)
+}
+
+/// Run one call through the standard router over `backend` (data sources when `data` is given),
+/// as the model would: the router parses the arguments and picks the handler.
+pub(crate) async fn dispatch(
+    backend: Arc<FakeBackend>,
+    data: Option<Arc<data_sources::DataSources>>,
+    name: &str,
+    arguments: &str,
+) -> (Result<ToolOutput, FunctionCallError>, Vec<EventMsg>) {
+    let router = ToolRouter::build(backend, ContentPolicy::default(), data);
+    let (ctx, mut rx) = context();
+    let call =
+        ToolCall { call_id: "call-1".into(), name: name.into(), arguments: arguments.into() };
+    let result = router.dispatch(&ctx, call).await;
+    (result, drain(&mut rx))
 }
 
 /// A context and the events it received.

@@ -1,5 +1,6 @@
-//! Argument parsing shared by the function-style handlers (Codex's rules): blank arguments are
-//! none, required strings are trimmed and non-empty, optional empty strings become absent.
+//! Argument rules shared by the function-style handlers (Codex's): arguments are a JSON object
+//! read into each tool's own typed struct, required strings are trimmed and non-empty, optional
+//! empty strings become absent. The router has already parsed the text, once.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -10,33 +11,25 @@ pub(crate) fn respond(message: impl Into<String>) -> FunctionCallError {
     FunctionCallError::RespondToModel(message.into())
 }
 
-/// Empty or whitespace arguments (and JSON `null`) mean none.
-pub(crate) fn parse_arguments(raw: &str) -> Result<Option<Value>, FunctionCallError> {
-    if raw.trim().is_empty() {
-        return Ok(None);
-    }
-    let value: Value = serde_json::from_str(raw)
-        .map_err(|e| respond(format!("failed to parse function arguments: {e}")))?;
-    Ok((!value.is_null()).then_some(value))
-}
-
-/// Arguments must be a JSON object (serde would otherwise accept `["a", "b"]` positionally).
+/// Read the arguments into `T`. They must be a JSON object (serde would otherwise accept
+/// `["a", "b"]` positionally); absent arguments are an error.
 pub(crate) fn parse_args<T: DeserializeOwned>(
-    arguments: Option<Value>,
+    arguments: Option<&Value>,
 ) -> Result<T, FunctionCallError> {
     match arguments {
         Some(value) if !value.is_object() => Err(respond(format!(
             "failed to parse function arguments: expected a JSON object, got {}",
-            json_kind(&value)
+            json_kind(value)
         ))),
-        Some(value) => serde_json::from_value(value)
+        Some(value) => T::deserialize(value)
             .map_err(|e| respond(format!("failed to parse function arguments: {e}"))),
         None => Err(respond("failed to parse function arguments: expected value")),
     }
 }
 
+/// Like [`parse_args`], with absent arguments read as `T::default()`.
 pub(crate) fn parse_args_with_default<T: DeserializeOwned + Default>(
-    arguments: Option<Value>,
+    arguments: Option<&Value>,
 ) -> Result<T, FunctionCallError> {
     match arguments {
         Some(value) => parse_args(Some(value)),

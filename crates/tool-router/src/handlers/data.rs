@@ -1,19 +1,23 @@
-//! `query_mcp_data` and `list_mcp_data_sources`: the CSV resources imported by reads, queried
-//! read-only (seed 004). Offered only while data sources are on. They touch no MCP server, so
-//! they emit no begin/end events; each query is recorded with `tracing`.
+//! CSV resources as data sources (the retrieval and query rules of an agent run over CSV data):
+//! the import a read hands CSV contents to, and the two tools over what was imported,
+//! `query_mcp_data` (read-only SQL) and `list_mcp_data_sources`. The tools are offered only
+//! while data sources are on; they touch no MCP server, so they emit no begin/end events; each
+//! query is recorded with `tracing`.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use data_sources::{DataSources, SourceInfo};
+use data_sources::{DataSources, QueryResult, SourceInfo};
+use rmcp::model::ResourceContents;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::handler::{ToolHandler, ToolKind};
+use crate::handler::ToolHandler;
 use crate::handlers::args::{
-    normalize_required_string, parse_args, parse_args_with_default, parse_arguments, respond,
+    normalize_required_string, parse_args, parse_args_with_default, respond,
 };
-use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
+use crate::handlers::{Failed, Produced, one_server, single_failure};
+use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::spec::ToolSpec;
 
 /// Name of the query tool.
@@ -21,8 +25,13 @@ pub const QUERY_MCP_DATA: &str = "query_mcp_data";
 /// Name of the listing tool.
 pub const LIST_MCP_DATA_SOURCES: &str = "list_mcp_data_sources";
 
-/// Handles both data tools.
-pub struct McpDataHandler {
+/// Handles `query_mcp_data`.
+pub(crate) struct QueryDataHandler {
+    data: Option<Arc<DataSources>>,
+}
+
+/// Handles `list_mcp_data_sources`.
+pub(crate) struct ListDataSourcesHandler {
     data: Option<Arc<DataSources>>,
 }
 
@@ -36,48 +45,49 @@ struct QueryArgs {
 #[serde(deny_unknown_fields)]
 struct ListArgs {}
 
+/// The JSON line after the CSV import sentence.
+#[derive(Serialize)]
+struct ImportSummary<'a> {
+    #[serde(flatten)]
+    source: &'a SourceInfo,
+    sample: &'a QueryResult,
+    query_with: String,
+}
+
 /// `{"sources": [{table, server, uri, rows, columns: [{name, type}]}]}`
 #[derive(Serialize)]
 struct SourcesPayload<'a> {
     sources: &'a [SourceInfo],
 }
 
-impl McpDataHandler {
-    /// A handler over `data` (`None`: data sources are off and neither tool is offered).
-    pub fn new(data: Option<Arc<DataSources>>) -> Self {
-        Self { data }
-    }
-
-    /// The specs of both tools.
-    pub fn specs() -> Vec<ToolSpec> {
-        vec![
-            ToolSpec {
-                name: QUERY_MCP_DATA.to_string(),
-                description: "Run a read-only SQL query (SQLite dialect; a single SELECT or WITH statement) over the CSV resources that read_mcp_resource imported as data sources. Returns the columns and rows as JSON, with a row cap.".to_string(),
-                parameters: json!({
-                    "type": "object",
-                    "properties": {
-                        "sql": {"type": "string", "description": "One SELECT or WITH statement; table names come from list_mcp_data_sources or the import summary."}
-                    },
-                    "required": ["sql"],
-                    "additionalProperties": false
-                }),
+/// Both data tools over `data` (`None`: data sources are off and neither tool is offered),
+/// with their specs.
+pub(crate) fn data_tools(data: Option<Arc<DataSources>>) -> [(ToolSpec, Arc<dyn ToolHandler>); 2] {
+    let query = ToolSpec {
+        name: QUERY_MCP_DATA.to_string(),
+        description: "Run a read-only SQL query (SQLite dialect; a single SELECT or WITH statement) over the CSV resources that read_mcp_resource imported as data sources. Returns the columns and rows as JSON, with a row cap.".to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "sql": {"type": "string", "description": "One SELECT or WITH statement; table names come from list_mcp_data_sources or the import summary."}
             },
-            ToolSpec {
-                name: LIST_MCP_DATA_SOURCES.to_string(),
-                description: "List the CSV resources imported as data sources: table name, server, uri, row count and columns with their types.".to_string(),
-                parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
-            },
-        ]
-    }
+            "required": ["sql"],
+            "additionalProperties": false
+        }),
+    };
+    let list = ToolSpec {
+        name: LIST_MCP_DATA_SOURCES.to_string(),
+        description: "List the CSV resources imported as data sources: table name, server, uri, row count and columns with their types.".to_string(),
+        parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    };
+    [
+        (query, Arc::new(QueryDataHandler { data: data.clone() })),
+        (list, Arc::new(ListDataSourcesHandler { data })),
+    ]
 }
 
 #[async_trait]
-impl ToolHandler for McpDataHandler {
-    fn kind(&self) -> ToolKind {
-        ToolKind::Function
-    }
-
+impl ToolHandler for QueryDataHandler {
     async fn offered(&self) -> bool {
         self.data.is_some()
     }
@@ -87,35 +97,126 @@ impl ToolHandler for McpDataHandler {
         _ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolPayload::Function { arguments } = invocation.payload else {
-            return Err(respond("data handler received unsupported payload"));
-        };
         let Some(data) = self.data.clone() else {
             return Err(respond(format!("unsupported call: {}", invocation.tool_name)));
         };
-        let arguments = parse_arguments(&arguments)?;
-        let content = match invocation.tool_name.as_str() {
-            QUERY_MCP_DATA => {
-                let args: QueryArgs = parse_args(arguments)?;
-                let sql = normalize_required_string("sql", args.sql)?;
-                let started = std::time::Instant::now();
-                let sql_bytes = sql.len();
-                let result = tokio::task::spawn_blocking(move || data.query(&sql))
-                    .await
-                    .map_err(|e| respond(format!("query failed: the query task failed: {e}")))?;
-                let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-                tracing::info!(sql_bytes, ok = result.is_ok(), duration_ms, "data query");
-                let result = result.map_err(|e| respond(e.to_string()))?;
-                serde_json::to_string(&result).map_err(|e| respond(e.to_string()))?
-            }
-            LIST_MCP_DATA_SOURCES => {
-                let _: ListArgs = parse_args_with_default(arguments)?;
-                let sources = data.list();
-                serde_json::to_string(&SourcesPayload { sources: &sources })
-                    .map_err(|e| respond(e.to_string()))?
-            }
-            other => return Err(respond(format!("unsupported call: {other}"))),
-        };
+        let args: QueryArgs = parse_args(invocation.arguments.as_ref())?;
+        let sql = normalize_required_string("sql", args.sql)?;
+        let started = std::time::Instant::now();
+        let sql_bytes = sql.len();
+        let result = tokio::task::spawn_blocking(move || data.query(&sql))
+            .await
+            .map_err(|e| respond(format!("query failed: the query task failed: {e}")))?;
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        tracing::info!(sql_bytes, ok = result.is_ok(), duration_ms, "data query");
+        let result = result.map_err(|e| respond(e.to_string()))?;
+        let content = serde_json::to_string(&result).map_err(|e| respond(e.to_string()))?;
         Ok(ToolOutput::Function { content, content_items: None, success: Some(true) })
     }
+}
+
+#[async_trait]
+impl ToolHandler for ListDataSourcesHandler {
+    async fn offered(&self) -> bool {
+        self.data.is_some()
+    }
+
+    async fn handle(
+        &self,
+        _ctx: &CallContext,
+        invocation: ToolInvocation,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        let Some(data) = &self.data else {
+            return Err(respond(format!("unsupported call: {}", invocation.tool_name)));
+        };
+        let _: ListArgs = parse_args_with_default(invocation.arguments.as_ref())?;
+        let sources = data.list();
+        let content = serde_json::to_string(&SourcesPayload { sources: &sources })
+            .map_err(|e| respond(e.to_string()))?;
+        Ok(ToolOutput::Function { content, content_items: None, success: Some(true) })
+    }
+}
+
+/// A CSV resource: `text/csv`, or a URI ending in `.csv` (query and fragment ignored).
+pub(crate) fn is_csv(content: &ResourceContents, read_uri: &str) -> bool {
+    let (uri, mime) = match content {
+        ResourceContents::TextResourceContents { uri, mime_type, .. }
+        | ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
+            (uri.as_str(), mime_type.as_deref())
+        }
+        _ => return false,
+    };
+    let csv_path = |u: &str| {
+        u.split(['?', '#']).next().is_some_and(|p| p.to_ascii_lowercase().ends_with(".csv"))
+    };
+    mime.is_some_and(|m| {
+        m.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("text/csv"))
+    }) || csv_path(uri)
+        || (uri.is_empty() && csv_path(read_uri))
+}
+
+/// Import every CSV content of a read; the model gets the import sentence and a summary per
+/// table instead of the raw text. Failures read `Resource retrieval failed: …` (the retrieval
+/// error wording of an agent run).
+pub(crate) async fn import_csv(
+    data: Arc<DataSources>,
+    server: &str,
+    read_uri: &str,
+    contents: Vec<ResourceContents>,
+) -> Result<Produced, Failed> {
+    let (server_name, uri) = (server.to_string(), read_uri.to_string());
+    let task =
+        tokio::task::spawn_blocking(move || import_all(&data, &server_name, &uri, &contents));
+    let sections = match task.await {
+        Ok(Ok(sections)) => sections,
+        Ok(Err(message)) => {
+            return Err(single_failure(server, format!("Resource retrieval failed: {message}")));
+        }
+        Err(e) => {
+            return Err(single_failure(
+                server,
+                format!("Resource retrieval failed: the import task failed: {e}"),
+            ));
+        }
+    };
+    let items = sections.iter().map(|(_, rows)| rows).sum();
+    let content = sections.into_iter().map(|(text, _)| text).collect::<Vec<_>>().join("\n");
+    Ok(Produced { content, items: None, summary: one_server(items) })
+}
+
+/// The blocking part of [`import_csv`]: each CSV content into its table, as the model's text
+/// section and the table's row count.
+fn import_all(
+    data: &DataSources,
+    server: &str,
+    read_uri: &str,
+    contents: &[ResourceContents],
+) -> Result<Vec<(String, usize)>, String> {
+    let mut sections = Vec::new();
+    for content in contents.iter().filter(|c| is_csv(c, read_uri)) {
+        let (uri, bytes) = match content {
+            ResourceContents::TextResourceContents { uri, text, .. } => {
+                (uri, text.as_bytes().to_vec())
+            }
+            ResourceContents::BlobResourceContents { uri, blob, .. } => {
+                let bytes =
+                    base64::Engine::decode(&base64::engine::general_purpose::STANDARD, blob.trim())
+                        .map_err(|e| format!("the server sent invalid base64 for {uri}: {e}"))?;
+                (uri, bytes)
+            }
+            _ => continue,
+        };
+        let uri = if uri.is_empty() { read_uri } else { uri };
+        let source = data.import_csv(server, uri, &bytes).map_err(|e| e.to_string())?;
+        let sample = data.sample(&source.table, 3).map_err(|e| e.to_string())?;
+        let summary = ImportSummary {
+            source: &source,
+            sample: &sample,
+            query_with: format!("query_mcp_data, e.g. SELECT * FROM {} LIMIT 20", source.table),
+        };
+        let json = serde_json::to_string(&summary).map_err(|e| e.to_string())?;
+        sections
+            .push((format!("CSV resource imported as data source: {uri}\n{json}"), source.rows));
+    }
+    Ok(sections)
 }

@@ -1,99 +1,84 @@
-//! MCP-qualified tool calls (seed 001): the MCP payload only; the server's result (or why there
-//! is none) passed through as `ToolOutput::Mcp`, bad arguments as a failed function output.
+//! MCP-qualified tool calls, as Codex's MCP handler has them: the server's result (or why there
+//! is none) passed through as `ToolOutput::Mcp`, its embedded resources shaped as reads are.
+//! The router resolves the name and parses the arguments before a call gets here.
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use mcp_backend::{McpBackend, McpError};
+use rmcp::model::JsonObject;
 use router_protocol::McpInvocation;
 use serde_json::Value;
 
-use crate::backend::McpBackend;
 use crate::content::{ContentPolicy, shape_tool_result};
-use crate::handler::{ToolHandler, ToolKind};
 use crate::handlers::bracket;
-use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
+use crate::invocation::{CallContext, FunctionCallError, ToolOutput};
 
-/// Handles `mcp__server__tool` calls.
-pub struct McpHandler {
+/// A resolved `mcp__server__tool` call.
+pub(crate) struct McpCall {
+    pub(crate) call_id: String,
+    /// The configured server name.
+    pub(crate) server: String,
+    /// The tool's original name on that server.
+    pub(crate) tool: String,
+    /// The arguments as parsed (for the events): `None`, `null` or an object.
+    pub(crate) arguments: Option<Value>,
+}
+
+/// Runs qualified MCP tool calls: the router's MCP route.
+pub(crate) struct McpHandler {
     backend: Arc<dyn McpBackend>,
     policy: ContentPolicy,
 }
 
 impl McpHandler {
-    /// A handler over `backend` with the default content policy.
-    pub fn new(backend: Arc<dyn McpBackend>) -> Self {
-        Self::with_policy(backend, ContentPolicy::default())
-    }
-
     /// A handler whose results' embedded resources follow `policy` (as reads do).
-    pub fn with_policy(backend: Arc<dyn McpBackend>, policy: ContentPolicy) -> Self {
+    pub(crate) fn new(backend: Arc<dyn McpBackend>, policy: ContentPolicy) -> Self {
         Self { backend, policy }
     }
-}
 
-#[async_trait]
-impl ToolHandler for McpHandler {
-    fn kind(&self) -> ToolKind {
-        ToolKind::Mcp
+    /// Arguments other than an object (or none) are refused before any server is contacted,
+    /// with Codex's `err: …` wording.
+    pub(crate) fn arguments_object(
+        arguments: Option<&Value>,
+    ) -> Result<Option<JsonObject>, FunctionCallError> {
+        match arguments {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(map.clone())),
+            Some(_) => Err(FunctionCallError::RespondToModel(
+                "err: tool arguments must be a JSON object".to_string(),
+            )),
+        }
     }
 
-    async fn handle(
+    /// Call the tool between begin/end events.
+    pub(crate) async fn call(
         &self,
         ctx: &CallContext,
-        invocation: ToolInvocation,
+        call: McpCall,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolPayload::Mcp { server, tool, raw_arguments } = invocation.payload else {
-            return Err(FunctionCallError::RespondToModel(
-                "mcp handler received unsupported payload".to_string(),
-            ));
-        };
-        let output = handle_mcp_tool_call(
-            self.backend.as_ref(),
-            ctx,
-            &invocation.call_id,
-            server,
-            tool,
-            &raw_arguments,
-        )
-        .await;
-        Ok(match output {
-            ToolOutput::Mcp { result: Ok(result) } => {
-                ToolOutput::Mcp { result: Ok(shape_tool_result(result, &self.policy)) }
-            }
-            other => other,
+        let object = Self::arguments_object(call.arguments.as_ref())?;
+        let McpCall { call_id, server, tool, arguments } = call;
+        let invocation =
+            McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
+        let work = self.backend.call_tool(&server, &tool, object);
+        let (outcome, _) = bracket(ctx, &call_id, invocation, work, |r| {
+            (r.as_ref().map_err(tool_call_error).cloned(), None)
         })
+        .await;
+        match outcome {
+            Ok(result) => {
+                Ok(ToolOutput::Mcp { result: Ok(shape_tool_result(result, &self.policy)) })
+            }
+            Err(McpError::ShutDown) => {
+                Err(FunctionCallError::Fatal(McpError::ShutDown.to_string()))
+            }
+            Err(e) => Ok(ToolOutput::Mcp { result: Err(tool_call_error(&e)) }),
+        }
     }
 }
 
-/// Parse the arguments (a failure goes back as `err: …` without contacting the server), then
-/// call the tool between begin/end events.
-async fn handle_mcp_tool_call(
-    backend: &dyn McpBackend,
-    ctx: &CallContext,
-    call_id: &str,
-    server: String,
-    tool: String,
-    raw_arguments: &str,
-) -> ToolOutput {
-    let arguments: Option<Value> = if raw_arguments.trim().is_empty() {
-        None
-    } else {
-        match serde_json::from_str(raw_arguments) {
-            Ok(value) => Some(value),
-            Err(e) => return ToolOutput::failure(format!("err: {e}")),
-        }
-    };
-    let object = match &arguments {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map.clone()),
-        Some(_) => return ToolOutput::failure("err: tool arguments must be a JSON object"),
-    };
-    let invocation = McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
-    let work = async {
-        backend.call_tool(&server, &tool, object).await.map_err(|e| format!("tool call error: {e}"))
-    };
-    let result = bracket(ctx, call_id, invocation, work, |r| (r.clone(), None)).await;
-    ToolOutput::Mcp { result }
+fn tool_call_error(error: &McpError) -> String {
+    format!("tool call error: {error}")
 }
 
 #[cfg(test)]

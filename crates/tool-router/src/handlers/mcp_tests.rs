@@ -4,27 +4,22 @@ use router_protocol::EventMsg;
 use serde_json::json;
 
 use super::*;
-use crate::test_support::{FakeBackend, FakeServer, context, drain};
+use crate::test_support::{FakeBackend, FakeServer, dispatch};
 
 fn backend() -> Arc<FakeBackend> {
     FakeBackend::with(vec![("figma", FakeServer::default())])
 }
 
+/// Through the router's MCP route (which parses the arguments), as the model calls it.
 async fn call(arguments: &str, tool: &str) -> (ToolOutput, Vec<EventMsg>) {
-    let handler = McpHandler::new(backend());
-    let (ctx, mut rx) = context();
-    let invocation = ToolInvocation {
-        call_id: "call-7".into(),
-        tool_name: format!("mcp__figma__{tool}"),
-        payload: ToolPayload::Mcp {
-            server: "figma".into(),
-            tool: tool.into(),
-            raw_arguments: arguments.into(),
-        },
+    let (output, events) =
+        dispatch(backend(), None, &format!("mcp__figma__{tool}"), arguments).await;
+    let output = match output {
+        Ok(output) => output,
+        Err(FunctionCallError::RespondToModel(message)) => ToolOutput::failure(message),
+        Err(fatal) => panic!("{fatal:?}"),
     };
-    let output =
-        handler.handle(&ctx, invocation).await.expect("mcp handler never errors for MCP payloads");
-    (output, drain(&mut rx))
+    (output, events)
 }
 
 #[tokio::test]
@@ -71,20 +66,4 @@ async fn transport_errors_become_the_mcp_err_string() {
     assert_eq!(output, ToolOutput::Mcp { result: Err(expected.clone()) });
     let Some(EventMsg::McpToolCallEnd(end)) = events.last() else { panic!("{events:?}") };
     assert_eq!(end.result, Err(expected));
-}
-
-#[tokio::test]
-async fn function_payload_is_unsupported() {
-    let handler = McpHandler::new(backend());
-    let (ctx, _rx) = context();
-    let invocation = ToolInvocation {
-        call_id: "c".into(),
-        tool_name: "mcp__figma__echo".into(),
-        payload: ToolPayload::Function { arguments: "{}".into() },
-    };
-    let err = handler.handle(&ctx, invocation).await.expect_err("unsupported");
-    assert_eq!(
-        err,
-        FunctionCallError::RespondToModel("mcp handler received unsupported payload".into())
-    );
 }

@@ -1,24 +1,34 @@
-//! The handlers, one per file, each with its specs and tests beside it; and the begin/end event
-//! bracket they share.
+//! The handlers, one per file, each with its specs and tests beside it; and what the resource
+//! and completion handlers share: the begin/end event bracket, the model's output and the end
+//! event's summary built from one outcome.
 
 pub(crate) mod args;
+pub(crate) mod completion;
 pub(crate) mod data;
+pub(crate) mod list;
 pub(crate) mod mcp;
-pub(crate) mod mcp_completion;
-pub(crate) mod mcp_resource;
+pub(crate) mod read;
+#[cfg(test)]
+mod resource_tests;
+pub(crate) mod template;
 
 use std::future::Future;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolResult;
+use mcp_backend::McpError;
+use rmcp::model::{CallToolResult, ContentBlock};
 use router_protocol::{
     EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary,
+    ServerFailure,
 };
+use serde::Serialize;
 
-use crate::invocation::CallContext;
+use crate::handlers::args::respond;
+use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolOutput};
 
 /// Emit `mcp_tool_call_begin`, run `work`, emit `mcp_tool_call_end` with its duration, result and
-/// summary. Every begin gets exactly one end, whatever `work` returns.
+/// summary. Every begin gets exactly one end, whatever `work` returns. The duration is measured
+/// here, once, and returned with the outcome.
 pub(crate) async fn bracket<T, E, F>(
     ctx: &CallContext,
     call_id: &str,
@@ -27,19 +37,20 @@ pub(crate) async fn bracket<T, E, F>(
     to_event: impl FnOnce(
         &Result<T, E>,
     ) -> (Result<CallToolResult, String>, Option<ResourceCallSummary>),
-) -> Result<T, E>
+) -> (Result<T, E>, Duration)
 where
     F: Future<Output = Result<T, E>>,
 {
+    let started = Instant::now();
     if !ctx.has_listener() {
         // Nobody listens: skip building the events (the end event copies the whole payload).
-        return work.await;
+        let outcome = work.await;
+        return (outcome, started.elapsed());
     }
     ctx.emit(EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
         call_id: call_id.to_string(),
         invocation: invocation.clone(),
     }));
-    let started = Instant::now();
     let outcome = work.await;
     let duration = started.elapsed();
     let (result, summary) = to_event(&outcome);
@@ -50,5 +61,112 @@ where
         result,
         summary,
     })));
-    outcome
+    (outcome, duration)
+}
+
+/// What a successful resource call produced: the model's JSON text and the event summary.
+pub(crate) struct Produced {
+    pub(crate) content: String,
+    pub(crate) items: Option<Vec<ContentItem>>,
+    pub(crate) summary: ResourceCallSummary,
+}
+
+/// A failed resource call: the error for the model (or the host) and the event summary.
+pub(crate) struct Failed {
+    pub(crate) error: FunctionCallError,
+    pub(crate) summary: ResourceCallSummary,
+}
+
+/// Bracket `work` with begin/end events and turn its outcome into the model's output: the
+/// one place a resource or completion call's outcome becomes an output and an end event.
+pub(crate) async fn run(
+    ctx: &CallContext,
+    call_id: &str,
+    invocation: McpInvocation,
+    work: impl Future<Output = Result<Produced, Failed>>,
+) -> (Result<ToolOutput, FunctionCallError>, Duration) {
+    let (outcome, duration) = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
+        Ok(p) => (Ok(call_tool_result_from_content(&p.content)), Some(p.summary.clone())),
+        Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
+    })
+    .await;
+    let output = match outcome {
+        Ok(p) => Ok(ToolOutput::Function {
+            content: p.content,
+            content_items: p.items,
+            success: Some(true),
+        }),
+        Err(f) => Err(f.error),
+    };
+    (output, duration)
+}
+
+/// Serialize the model's payload; `summary` goes to the end event either way.
+pub(crate) fn produced(
+    payload: &impl Serialize,
+    summary: ResourceCallSummary,
+) -> Result<Produced, Failed> {
+    match serde_json::to_string(payload) {
+        Ok(content) => Ok(Produced { content, items: None, summary }),
+        Err(e) => Err(Failed {
+            error: respond(format!("failed to serialize MCP resource response: {e}")),
+            summary,
+        }),
+    }
+}
+
+/// The summary of a call that got one page (or one answer) of `items` from one server.
+pub(crate) fn one_server(items: usize) -> ResourceCallSummary {
+    ResourceCallSummary { items, pages: 1, servers: 1, failed_servers: vec![] }
+}
+
+/// One server failed: the model reads `message`.
+pub(crate) fn single_failure(server: &str, message: String) -> Failed {
+    Failed {
+        summary: ResourceCallSummary {
+            items: 0,
+            pages: 0,
+            servers: 1,
+            failed_servers: vec![ServerFailure {
+                server: server.to_string(),
+                error: message.clone(),
+            }],
+        },
+        error: respond(message),
+    }
+}
+
+/// A backend error of one server's request: `{what} failed: {error}` for the model, or, once the
+/// backend is shut down, a fatal error for the host.
+pub(crate) fn backend_failure(server: &str, what: &str, error: McpError) -> Failed {
+    match error {
+        McpError::ShutDown => shut_down(Some(server)),
+        other => single_failure(server, format!("{what} failed: {other}")),
+    }
+}
+
+/// The backend has been shut down: the host must act.
+pub(crate) fn shut_down(server: Option<&str>) -> Failed {
+    let message = McpError::ShutDown.to_string();
+    Failed {
+        summary: ResourceCallSummary {
+            items: 0,
+            pages: 0,
+            servers: usize::from(server.is_some()),
+            failed_servers: server
+                .map(|s| ServerFailure { server: s.to_string(), error: message.clone() })
+                .into_iter()
+                .collect(),
+        },
+        error: FunctionCallError::Fatal(message),
+    }
+}
+
+/// The end event's result for a resource tool: one text block holding the model's JSON.
+fn call_tool_result_from_content(content: &str) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(content)]);
+    result.is_error = Some(false);
+    // rmcp fills in the 2026 `resultType`; our events follow protocol 2025-11-25.
+    result.result_type = None;
+    result
 }

@@ -5,23 +5,22 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rmcp::model::{CallToolResult, ContentBlock};
-use router_protocol::{McpInvocation, ResourceCallSummary, ServerFailure};
+use mcp_backend::McpBackend;
+use router_protocol::McpInvocation;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::backend::McpBackend;
-use crate::handler::{ToolHandler, ToolKind};
-use crate::handlers::args::{normalize_required_string, parse_args, parse_arguments, respond};
-use crate::handlers::bracket;
-use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput, ToolPayload};
+use crate::handler::ToolHandler;
+use crate::handlers::args::{normalize_required_string, parse_args};
+use crate::handlers::{backend_failure, one_server, produced, run};
+use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::spec::ToolSpec;
 
 /// Name of the completion tool.
 pub const COMPLETE_MCP_RESOURCE_ARGUMENT: &str = "complete_mcp_resource_argument";
 
 /// Handles `complete_mcp_resource_argument`.
-pub struct McpCompletionHandler {
+pub(crate) struct McpCompletionHandler {
     backend: Arc<dyn McpBackend>,
 }
 
@@ -53,12 +52,12 @@ struct CompletionPayload<'a> {
 
 impl McpCompletionHandler {
     /// A handler over `backend`.
-    pub fn new(backend: Arc<dyn McpBackend>) -> Self {
+    pub(crate) fn new(backend: Arc<dyn McpBackend>) -> Self {
         Self { backend }
     }
 
     /// The tool's spec.
-    pub fn spec() -> ToolSpec {
+    pub(crate) fn spec() -> ToolSpec {
         ToolSpec {
             name: COMPLETE_MCP_RESOURCE_ARGUMENT.to_string(),
             description: "Suggest values for one argument of an MCP resource template (completion/complete), given what has been typed so far. Use the suggestions as `parameters` of read_mcp_resource.".to_string(),
@@ -79,10 +78,6 @@ impl McpCompletionHandler {
 
 #[async_trait]
 impl ToolHandler for McpCompletionHandler {
-    fn kind(&self) -> ToolKind {
-        ToolKind::Function
-    }
-
     async fn offered(&self) -> bool {
         self.backend.supports_completions().await
     }
@@ -92,26 +87,22 @@ impl ToolHandler for McpCompletionHandler {
         ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let ToolPayload::Function { arguments } = invocation.payload else {
-            return Err(respond("completion handler received unsupported payload"));
-        };
-        let arguments = parse_arguments(&arguments)?;
-        let args: CompleteArgs = parse_args(arguments.clone())?;
+        let args: CompleteArgs = parse_args(invocation.arguments.as_ref())?;
         let server = normalize_required_string("server", args.server)?;
         let template = normalize_required_string("template", args.template)?;
         let argument = normalize_required_string("argument", args.argument)?;
         let value = args.value.unwrap_or_default();
-        let mcp_invocation = McpInvocation {
+        let event_invocation = McpInvocation {
             server: Some(server.clone()),
-            tool: COMPLETE_MCP_RESOURCE_ARGUMENT.to_string(),
-            arguments,
+            tool: invocation.tool_name,
+            arguments: invocation.arguments,
         };
         let work = async {
             let info = self
                 .backend
                 .complete_resource_argument(&server, &template, &argument, &value)
                 .await
-                .map_err(|e| format!("completion/complete failed: {e}"))?;
+                .map_err(|e| backend_failure(&server, "completion/complete", e))?;
             let payload = CompletionPayload {
                 server: &server,
                 template: &template,
@@ -120,44 +111,12 @@ impl ToolHandler for McpCompletionHandler {
                 total: info.total,
                 has_more: info.has_more,
             };
-            let content = serde_json::to_string(&payload).map_err(|e| e.to_string())?;
-            Ok::<_, String>((content, info.values.len()))
+            produced(&payload, one_server(info.values.len()))
         };
-        let outcome =
-            bracket(ctx, &invocation.call_id, mcp_invocation, work, |outcome| match outcome {
-                Ok((content, items)) => {
-                    let mut result =
-                        CallToolResult::success(vec![ContentBlock::text(content.clone())]);
-                    result.result_type = None;
-                    let summary = ResourceCallSummary {
-                        items: *items,
-                        pages: 1,
-                        servers: 1,
-                        failed_servers: vec![],
-                    };
-                    (Ok(result), Some(summary))
-                }
-                Err(error) => {
-                    let failed = ServerFailure { server: server.clone(), error: error.clone() };
-                    let summary = ResourceCallSummary {
-                        items: 0,
-                        pages: 0,
-                        servers: 1,
-                        failed_servers: vec![failed],
-                    };
-                    (Err(error.clone()), Some(summary))
-                }
-            })
-            .await;
-        match outcome {
-            Ok((content, _)) => {
-                Ok(ToolOutput::Function { content, content_items: None, success: Some(true) })
-            }
-            Err(error) => Err(respond(error)),
-        }
+        run(ctx, &invocation.call_id, event_invocation, work).await.0
     }
 }
 
 #[cfg(test)]
-#[path = "mcp_completion_tests.rs"]
+#[path = "completion_tests.rs"]
 mod tests;

@@ -1,11 +1,16 @@
+//! The resource tools (list, read, template reads, CSV imports) through the router, against the
+//! scripted backend: exact strings, payload bytes and events.
+
 use std::sync::Arc;
 
-use mcp_connection_manager::McpError;
+use mcp_backend::{ListKind, McpError};
 use router_protocol::{EventMsg, McpToolCallEndEvent};
 use serde_json::{Value, json};
 
-use super::*;
-use crate::test_support::{FakeBackend, FakeServer, context, drain, resource};
+use crate::handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, McpListHandler};
+use crate::handlers::read::{McpReadHandler, READ_MCP_RESOURCE};
+use crate::invocation::{FunctionCallError, ToolOutput};
+use crate::test_support::{FakeBackend, FakeServer, dispatch, resource};
 
 fn backend() -> Arc<FakeBackend> {
     let figma = FakeServer {
@@ -30,18 +35,12 @@ async fn call(
     tool: &str,
     arguments: &str,
 ) -> (Result<ToolOutput, String>, Vec<EventMsg>) {
-    let handler = McpResourceHandler::new(backend);
-    let (ctx, mut rx) = context();
-    let invocation = ToolInvocation {
-        call_id: "call-1".to_string(),
-        tool_name: tool.to_string(),
-        payload: ToolPayload::Function { arguments: arguments.to_string() },
-    };
-    let result = handler.handle(&ctx, invocation).await.map_err(|e| match e {
+    let (result, events) = dispatch(backend, None, tool, arguments).await;
+    let result = result.map_err(|e| match e {
         FunctionCallError::RespondToModel(m) => m,
         FunctionCallError::Fatal(m) => format!("FATAL {m}"),
     });
-    (result, drain(&mut rx))
+    (result, events)
 }
 
 fn content(output: &Result<ToolOutput, String>) -> Value {
@@ -253,34 +252,14 @@ async fn templates_single_and_all() {
     insta::assert_snapshot!("templates_all", raw(&result));
 }
 
-#[tokio::test]
-async fn mcp_payload_is_unsupported() {
-    let handler = McpResourceHandler::new(backend());
-    let (ctx, _rx) = context();
-    let invocation = ToolInvocation {
-        call_id: "c".into(),
-        tool_name: READ_MCP_RESOURCE.into(),
-        payload: ToolPayload::Mcp {
-            server: "s".into(),
-            tool: "t".into(),
-            raw_arguments: String::new(),
-        },
-    };
-    let err = handler.handle(&ctx, invocation).await.expect_err("unsupported");
-    assert_eq!(
-        err,
-        FunctionCallError::RespondToModel(
-            "mcp_resource handler received unsupported payload".into()
-        )
-    );
-}
-
 #[test]
 fn specs_are_codex_shaped() {
-    let specs: Vec<Value> = McpResourceHandler::specs()
-        .iter()
-        .map(|s| s.to_format(crate::ToolFormat::OpenAi))
-        .collect();
+    let specs = [
+        McpListHandler::spec(ListKind::Resources),
+        McpListHandler::spec(ListKind::Templates),
+        McpReadHandler::spec(),
+    ];
+    let specs: Vec<Value> = specs.iter().map(|s| s.to_format(crate::ToolFormat::OpenAi)).collect();
     insta::assert_json_snapshot!("resource_tool_specs_openai", specs);
 }
 
@@ -377,20 +356,9 @@ mod data_sources_and_shaping {
         uri: &str,
     ) -> (Result<ToolOutput, String>, Vec<EventMsg>) {
         let data = Arc::new(DataSources::new(QueryLimits::default()).expect("db"));
-        let handler = McpResourceHandler::with_options(
-            backend,
-            ReadOptions { policy: Default::default(), data: Some(data) },
-        );
-        let (ctx, mut rx) = context();
-        let invocation = ToolInvocation {
-            call_id: "c".into(),
-            tool_name: READ_MCP_RESOURCE.into(),
-            payload: ToolPayload::Function {
-                arguments: json!({"server": "files", "uri": uri}).to_string(),
-            },
-        };
-        let result = handler.handle(&ctx, invocation).await.map_err(|e| e.to_string());
-        (result, drain(&mut rx))
+        let arguments = json!({"server": "files", "uri": uri}).to_string();
+        let (result, events) = dispatch(backend, Some(data), READ_MCP_RESOURCE, &arguments).await;
+        (result.map_err(|e| e.to_string()), events)
     }
 
     #[tokio::test]

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use router_protocol::EventMsg;
 
 use super::*;
-use crate::test_support::{FakeBackend, FakeServer, context, drain};
+use crate::test_support::{FakeBackend, FakeServer, dispatch};
 
 fn backend(completions: Option<Vec<String>>) -> Arc<FakeBackend> {
     let docs = FakeServer {
@@ -18,15 +18,7 @@ async fn call(
     backend: Arc<FakeBackend>,
     arguments: &str,
 ) -> (Result<ToolOutput, FunctionCallError>, Vec<EventMsg>) {
-    let handler = McpCompletionHandler::new(backend);
-    let (ctx, mut rx) = context();
-    let invocation = ToolInvocation {
-        call_id: "c".into(),
-        tool_name: COMPLETE_MCP_RESOURCE_ARGUMENT.into(),
-        payload: ToolPayload::Function { arguments: arguments.into() },
-    };
-    let result = handler.handle(&ctx, invocation).await;
-    (result, drain(&mut rx))
+    dispatch(backend, None, COMPLETE_MCP_RESOURCE_ARGUMENT, arguments).await
 }
 
 #[tokio::test]

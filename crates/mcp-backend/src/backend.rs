@@ -1,0 +1,55 @@
+//! What the handlers need from MCP, as one object-safe trait.
+
+use async_trait::async_trait;
+use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
+
+use crate::error::McpError;
+use crate::listing::{Aggregate, ListKind, Page};
+use crate::qualify::QualifiedTool;
+
+/// The MCP side of the router. The connection manager is the real implementation; tests may
+/// provide others to reach corners real servers rarely show.
+///
+/// Every method may fail with [`McpError::ShutDown`] once the backend has been shut down: the
+/// router reports that to its host, not to the model.
+#[async_trait]
+pub trait McpBackend: Send + Sync {
+    /// One page of `resources/list` or `resources/templates/list` from one server.
+    async fn list(
+        &self,
+        server: &str,
+        kind: ListKind,
+        cursor: Option<String>,
+    ) -> Result<Page, McpError>;
+    /// Every server's resources or templates, each server paged to the end, sorted by server
+    /// name. A server that fails is part of the answer (its `error`); only a backend that
+    /// cannot answer at all (shut down) fails the whole call.
+    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError>;
+    /// `resources/read`.
+    async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError>;
+    /// `tools/call` by original tool name.
+    async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError>;
+    /// `completion/complete` for a resource template argument.
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError>;
+    /// Whether any server declares the `completions` capability. Only looks: never starts a
+    /// server.
+    async fn supports_completions(&self) -> bool;
+    /// Every model-visible MCP tool. Only looks: never starts a server.
+    async fn list_tools(&self) -> Vec<QualifiedTool>;
+    /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
+    /// rule.
+    ///
+    /// [`resolve_tool_name`]: crate::resolve_tool_name
+    async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)>;
+}

@@ -1,0 +1,64 @@
+//! The tool catalog: the qualified tools of the ready servers, cached against the connections
+//! they were computed from and rebuilt only when one of them changed, so a tool call does not
+//! recompute every server's names.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, Weak};
+
+use mcp_backend::{QualifiedTool, qualified_tool_name};
+
+use crate::client::{Connection, SharedConnection};
+
+/// The qualified tools and the ready connections they were computed from (weak, so an address
+/// cannot be reused by a new connection while the entry exists).
+#[derive(Default)]
+pub(crate) struct ToolCatalog {
+    cache: Mutex<Option<(Vec<Weak<Connection>>, Arc<Vec<QualifiedTool>>)>>,
+}
+
+impl ToolCatalog {
+    /// The tools of `ready` (server name order), each under its qualified name; a qualified
+    /// name already taken is skipped with a warning (servers visited in name order, so the
+    /// winner is deterministic).
+    pub(crate) fn tools(&self, ready: &[(&String, SharedConnection)]) -> Arc<Vec<QualifiedTool>> {
+        let same = |cached: &[Weak<Connection>]| {
+            cached.len() == ready.len()
+                && cached
+                    .iter()
+                    .zip(ready)
+                    .all(|(w, (_, c))| std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)))
+        };
+        if let Ok(cache) = self.cache.lock()
+            && let Some((key, tools)) = &*cache
+            && same(key)
+        {
+            return tools.clone();
+        }
+        let tools = Arc::new(qualify(ready));
+        if let Ok(mut cache) = self.cache.lock() {
+            let key = ready.iter().map(|(_, c)| Arc::downgrade(c)).collect();
+            *cache = Some((key, tools.clone()));
+        }
+        tools
+    }
+}
+
+fn qualify(ready: &[(&String, SharedConnection)]) -> Vec<QualifiedTool> {
+    let mut used = HashSet::new();
+    let mut out = Vec::new();
+    for (server, conn) in ready {
+        for tool in &conn.tools {
+            let qualified_name = qualified_tool_name(server, &tool.name);
+            if !used.insert(qualified_name.clone()) {
+                tracing::warn!(%server, tool = %tool.name, %qualified_name, "skipping tool: qualified name already taken");
+                continue;
+            }
+            out.push(QualifiedTool {
+                qualified_name,
+                server: (*server).clone(),
+                tool: tool.clone(),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,310 @@
+//! Server lifecycle: every server's state (starting, ready, failed), the startup task that
+//! publishes it, and the executor of the restart decision. [`Servers::connection`] observes a
+//! server, asks `restart::decide` what to do, and carries the step out; [`Servers::settled`]
+//! only waits and looks (it never starts anything).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use mcp_backend::McpError;
+use router_protocol::{
+    EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerRestartingEvent,
+    McpServerStartingEvent, ServerCapabilitySummary,
+};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::client::{Connection, Connector, RouterClient, SharedConnection};
+use crate::config::{ServerConfig, TransportConfig};
+use crate::host::HostHandler;
+use crate::manager::ManagerOptions;
+use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
+
+/// Where a server is.
+#[derive(Clone)]
+pub(crate) enum ServerState {
+    Starting,
+    Ready { conn: SharedConnection, since: Instant },
+    Failed { error: Arc<str>, retry_at: Instant },
+}
+
+pub(crate) struct ManagedServer {
+    pub(crate) config: ServerConfig,
+    pub(crate) state: watch::Sender<ServerState>,
+    /// Restarts so far (reset after a stable run).
+    restarts: AtomicU32,
+}
+
+/// Everything the lifecycle of the servers needs.
+pub(crate) struct Servers {
+    pub(crate) servers: BTreeMap<String, ManagedServer>,
+    startups: Mutex<Vec<JoinHandle<()>>>,
+    pub(crate) options: ManagerOptions,
+    events: EventSender,
+    host: Arc<dyn HostHandler>,
+    connector: Arc<dyn Connector>,
+    shut_down: AtomicBool,
+}
+
+impl Servers {
+    /// Start every enabled server concurrently (a disabled or duplicate one is skipped).
+    pub(crate) fn start(
+        configs: Vec<ServerConfig>,
+        events: EventSender,
+        options: ManagerOptions,
+        host: Arc<dyn HostHandler>,
+        connector: Arc<dyn Connector>,
+    ) -> Self {
+        let this = Self {
+            servers: BTreeMap::new(),
+            startups: Mutex::new(Vec::new()),
+            options,
+            events,
+            host,
+            connector,
+            shut_down: AtomicBool::new(false),
+        };
+        let mut servers = BTreeMap::new();
+        for config in configs {
+            if !config.enabled {
+                tracing::info!(server = %config.name, "server disabled in config; not started");
+                continue;
+            }
+            if servers.contains_key(&config.name) {
+                tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
+                continue;
+            }
+            let (state, _) = watch::channel(ServerState::Starting);
+            let managed = ManagedServer { config, state, restarts: AtomicU32::new(0) };
+            this.spawn_start(&managed, this.options.restart_backoff);
+            servers.insert(managed.config.name.clone(), managed);
+        }
+        Self { servers, ..this }
+    }
+
+    /// The server's connection once it is no longer starting; a dead or failed server is
+    /// restarted here, as `restart::decide` says.
+    pub(crate) async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
+        let managed = self.managed(server)?;
+        let not_started =
+            |error: String| McpError::NotStarted { server: server.to_string(), error };
+        let policy =
+            RestartPolicy { max_restarts: self.options.max_restarts, stable_uptime: STABLE_UPTIME };
+        loop {
+            let settled = self.settled(server).await?;
+            let observed = match &settled {
+                ServerState::Ready { conn, .. } if conn.is_usable() => Observed::Usable,
+                ServerState::Ready { since, .. } => Observed::Closed { since: *since },
+                ServerState::Failed { error, retry_at } => {
+                    Observed::Failed { error, retry_at: *retry_at }
+                }
+                ServerState::Starting => continue,
+            };
+            let restarts = managed.restarts.load(Ordering::SeqCst);
+            match restart::decide(observed, restarts, Instant::now(), policy) {
+                Step::Use => {
+                    if let ServerState::Ready { conn, .. } = settled {
+                        return Ok(conn);
+                    }
+                }
+                Step::Refuse(error) => return Err(not_started(error)),
+                Step::GiveUp(error) => {
+                    managed.state.send_replace(ServerState::Failed {
+                        error: error.clone().into(),
+                        retry_at: Instant::now(),
+                    });
+                    return Err(not_started(error));
+                }
+                Step::Restart { reason, reset_restarts } => {
+                    if reset_restarts {
+                        managed.restarts.store(0, Ordering::SeqCst);
+                    }
+                    self.restart(managed, &settled, reason).await;
+                }
+            }
+        }
+    }
+
+    /// The server's state once it is no longer starting. Only waits and looks.
+    pub(crate) async fn settled(&self, server: &str) -> Result<ServerState, McpError> {
+        let managed = self.managed(server)?;
+        let mut rx = managed.state.subscribe();
+        let state =
+            rx.wait_for(|s| !matches!(s, ServerState::Starting)).await.map(|s| s.clone()).map_err(
+                |_| McpError::NotStarted {
+                    server: server.to_string(),
+                    error: "startup was abandoned".to_string(),
+                },
+            )?;
+        self.check_live()?;
+        Ok(state)
+    }
+
+    /// Restart the server, unless another request already did: only the caller that moves the
+    /// state from what it saw to `Starting` restarts it.
+    async fn restart(&self, managed: &ManagedServer, seen: &ServerState, reason: String) {
+        let won = managed.state.send_if_modified(|state| {
+            let same = match (&*state, seen) {
+                (ServerState::Ready { conn: a, .. }, ServerState::Ready { conn: b, .. }) => {
+                    Arc::ptr_eq(a, b)
+                }
+                (
+                    ServerState::Failed { retry_at: a, .. },
+                    ServerState::Failed { retry_at: b, .. },
+                ) => a == b,
+                _ => false,
+            };
+            if same {
+                *state = ServerState::Starting;
+            }
+            same
+        });
+        if !won {
+            return;
+        }
+        let server = &managed.config.name;
+        let attempt = managed.restarts.fetch_add(1, Ordering::SeqCst) + 1;
+        tracing::warn!(%server, attempt, %reason, "restarting MCP server");
+        self.events.send(EventMsg::McpServerRestarting(McpServerRestartingEvent {
+            server: server.clone(),
+            attempt,
+            reason,
+        }));
+        if let ServerState::Ready { conn, .. } = seen {
+            conn.close(self.options.shutdown_grace).await;
+        }
+        self.spawn_start(managed, restart::backoff(self.options.restart_backoff, attempt));
+    }
+
+    fn spawn_start(&self, managed: &ManagedServer, failure_backoff: Duration) {
+        let start = StartServer {
+            config: managed.config.clone(),
+            state: managed.state.clone(),
+            events: self.events.clone(),
+            host: self.host.clone(),
+            connector: self.connector.clone(),
+            failure_backoff,
+        };
+        let task = tokio::spawn(start.run());
+        if let Ok(mut startups) = self.startups.lock() {
+            startups.retain(|t| !t.is_finished());
+            startups.push(task);
+        }
+    }
+
+    fn managed(&self, server: &str) -> Result<&ManagedServer, McpError> {
+        self.check_live()?;
+        self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))
+    }
+
+    fn check_live(&self) -> Result<(), McpError> {
+        if self.shut_down.load(Ordering::SeqCst) { Err(McpError::ShutDown) } else { Ok(()) }
+    }
+
+    /// From now on every request fails with `McpError::ShutDown` and nothing is (re)started;
+    /// startups in flight are abandoned. Returns the connections to close.
+    pub(crate) fn begin_shutdown(&self) -> Vec<SharedConnection> {
+        self.shut_down.store(true, Ordering::SeqCst);
+        self.abort_startups();
+        self.ready_connections().into_iter().map(|(_, conn)| conn).collect()
+    }
+
+    /// The ready servers' connections, in server-name order (whether still usable or not).
+    pub(crate) fn ready_connections(&self) -> Vec<(&String, SharedConnection)> {
+        self.servers
+            .iter()
+            .filter_map(|(name, m)| match &*m.state.borrow() {
+                ServerState::Ready { conn, .. } => Some((name, conn.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(crate) fn abort_startups(&self) {
+        if let Ok(startups) = self.startups.lock() {
+            for startup in startups.iter() {
+                startup.abort();
+            }
+        }
+    }
+}
+
+/// One start (or restart) of one server; publishes the outcome. After a failure, the next use
+/// may retry once `failure_backoff` has passed.
+struct StartServer {
+    config: ServerConfig,
+    state: watch::Sender<ServerState>,
+    events: EventSender,
+    host: Arc<dyn HostHandler>,
+    connector: Arc<dyn Connector>,
+    failure_backoff: Duration,
+}
+
+impl StartServer {
+    async fn run(self) {
+        let Self { config, state, events, host, connector, failure_backoff } = self;
+        events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
+            server: config.name.clone(),
+            transport: transport_name(&config.transport).to_string(),
+        }));
+        let started = Instant::now();
+        let client = RouterClient { server: config.name.clone(), events: events.clone(), host };
+        let connect = connector.connect(&config, client);
+        let result = match tokio::time::timeout(config.startup_timeout, connect).await {
+            Ok(result) => result,
+            Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),
+        };
+        let elapsed = started.elapsed();
+        match result {
+            Ok(conn) => {
+                tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
+                events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
+                state.send_replace(ServerState::Ready {
+                    conn: Arc::new(conn),
+                    since: Instant::now(),
+                });
+            }
+            Err(error) => {
+                tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
+                events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
+                    server: config.name.clone(),
+                    elapsed,
+                    error: error.clone(),
+                }));
+                let retry_at = Instant::now() + failure_backoff.min(restart::MAX_BACKOFF);
+                state.send_replace(ServerState::Failed { error: error.into(), retry_at });
+            }
+        }
+    }
+}
+
+fn transport_name(transport: &TransportConfig) -> &'static str {
+    match transport {
+        TransportConfig::Stdio { .. } => "stdio",
+        TransportConfig::StreamableHttp { .. } => "streamable_http",
+    }
+}
+
+fn ready_event(server: &str, elapsed: Duration, conn: &Connection) -> McpServerReadyEvent {
+    let caps = &conn.capabilities;
+    let resources = caps.resources.as_ref();
+    McpServerReadyEvent {
+        server: server.to_string(),
+        elapsed,
+        server_info: conn.server_info.clone(),
+        protocol_version: conn.protocol_version.clone(),
+        capabilities: ServerCapabilitySummary {
+            tools: caps.tools.is_some(),
+            resources: resources.is_some(),
+            resource_subscribe: resources.and_then(|r| r.subscribe).unwrap_or(false),
+            resource_list_changed: resources.and_then(|r| r.list_changed).unwrap_or(false),
+            completions: caps.completions.is_some(),
+            prompts: caps.prompts.is_some(),
+        },
+        tools: conn.tools.len(),
+    }
+}

@@ -1,0 +1,197 @@
+//! The manager over in-memory transports (`tokio::io::duplex`) to the demo server: restart on
+//! next use, back-off and giving up, request timeouts, queries that only look, and shutdown.
+//! No child process; paused time where time matters.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use demo_server::{DemoOptions, DemoServer};
+use mcp_backend::{ListKind, McpError};
+use rmcp::model::JsonObject;
+use rmcp::service::RunningService;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleServer, ServiceExt};
+use router_protocol::{EventMsg, EventReceiver, event_channel};
+use serde_json::json;
+
+use crate::client::{Connection, Connector, RouterClient, finish, initialize_failed};
+use crate::config::ServerConfig;
+use crate::host::DefaultHost;
+use crate::manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+
+/// Connects to a demo server task over a duplex pipe. The first `fail_starts` starts fail.
+#[derive(Default)]
+struct InMemory {
+    starts: AtomicU32,
+    fail_starts: u32,
+    servers: Mutex<Vec<RunningService<RoleServer, DemoServer>>>,
+}
+
+impl InMemory {
+    /// End every demo server and wait until it has: its end of the pipe is closed.
+    async fn kill_servers(&self) {
+        let servers: Vec<_> = self.servers.lock().expect("lock").drain(..).collect();
+        for server in servers {
+            let _ = server.cancel().await;
+        }
+    }
+
+    fn starts(&self) -> u32 {
+        self.starts.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl Connector for InMemory {
+    async fn connect(
+        &self,
+        config: &ServerConfig,
+        client: RouterClient,
+    ) -> Result<Connection, String> {
+        let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
+        if n <= self.fail_starts {
+            return Err(format!("start {n} failed"));
+        }
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let server =
+            tokio::spawn(
+                async move { DemoServer::new(DemoOptions::default()).serve(server_io).await },
+            );
+        let (read, write) = tokio::io::split(client_io);
+        let service = client
+            .serve(AsyncRwTransport::new_client(read, write))
+            .await
+            .map_err(|e| initialize_failed(&e))?;
+        let server = server.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        self.servers.lock().expect("lock").push(server);
+        finish(config, service, None).await
+    }
+}
+
+fn start(
+    connector: Arc<InMemory>,
+    options: ManagerOptions,
+    tool_timeout: Duration,
+) -> (McpConnectionManager, EventReceiver) {
+    let (events, rx) = event_channel();
+    let mut config = ServerConfig::stdio("demo", "unused-in-memory", vec![]);
+    config.tool_timeout = tool_timeout;
+    let manager = McpConnectionManager::start_with_connector(
+        vec![config],
+        events,
+        options,
+        Arc::new(DefaultHost),
+        connector,
+    );
+    (manager, rx)
+}
+
+fn args(value: serde_json::Value) -> Option<JsonObject> {
+    value.as_object().cloned()
+}
+
+fn restarts(rx: &mut EventReceiver) -> Vec<u32> {
+    let mut attempts = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let EventMsg::McpServerRestarting(e) = event {
+            attempts.push(e.attempt);
+        }
+    }
+    attempts
+}
+
+async fn echo(manager: &McpConnectionManager) -> Result<(), McpError> {
+    manager.call_tool("demo", "echo", args(json!({"text": "hi"}))).await.map(|_| ())
+}
+
+#[tokio::test]
+async fn a_dead_server_is_restarted_by_the_next_use() {
+    let connector = Arc::new(InMemory::default());
+    let (manager, mut rx) =
+        start(connector.clone(), ManagerOptions::default(), Duration::from_secs(10));
+    echo(&manager).await.expect("first call");
+    connector.kill_servers().await;
+    // The call that finds the pipe closed is reported, not retried (it may have had effects).
+    let error = echo(&manager).await.expect_err("the server is gone");
+    assert!(matches!(error, McpError::Transport { .. }), "{error:?}");
+    echo(&manager).await.expect("restarted");
+    assert_eq!(connector.starts(), 2);
+    assert_eq!(restarts(&mut rx), [1]);
+    assert_eq!(manager.status("demo"), Some(ServerStatus::Ready));
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_starts_back_off_doubling_then_give_up() {
+    let connector = Arc::new(InMemory { fail_starts: u32::MAX, ..Default::default() });
+    let options = ManagerOptions {
+        max_restarts: 2,
+        restart_backoff: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let (manager, mut rx) = start(connector.clone(), options, Duration::from_secs(10));
+    let not_started =
+        |error: &str| McpError::NotStarted { server: "demo".into(), error: error.into() };
+    assert_eq!(echo(&manager).await, Err(not_started("start 1 failed")));
+    // Within the back-off nothing is tried again.
+    tokio::time::advance(Duration::from_millis(99)).await;
+    assert_eq!(echo(&manager).await, Err(not_started("start 1 failed")));
+    assert_eq!(connector.starts(), 1);
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert_eq!(echo(&manager).await, Err(not_started("start 2 failed")));
+    // The back-off doubled: 200 ms after restart 1.
+    tokio::time::advance(Duration::from_millis(199)).await;
+    assert_eq!(echo(&manager).await, Err(not_started("start 2 failed")));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert_eq!(echo(&manager).await, Err(not_started("start 3 failed")));
+    tokio::time::advance(Duration::from_secs(60)).await;
+    assert_eq!(echo(&manager).await, Err(not_started("start 3 failed (gave up after 2 restarts)")));
+    assert_eq!(connector.starts(), 3);
+    assert_eq!(restarts(&mut rx), [1, 2]);
+}
+
+#[tokio::test]
+async fn a_request_past_the_tool_timeout_fails_and_the_connection_stays() {
+    let connector = Arc::new(InMemory::default());
+    let (manager, _rx) =
+        start(connector.clone(), ManagerOptions::default(), Duration::from_millis(200));
+    let error = manager
+        .call_tool("demo", "sleep", args(json!({"ms": 60_000})))
+        .await
+        .expect_err("times out");
+    assert_eq!(error.to_string(), "timed out awaiting tools/call after 200ms (MCP server 'demo')");
+    echo(&manager).await.expect("the connection is still usable");
+    assert_eq!(connector.starts(), 1);
+}
+
+#[tokio::test]
+async fn queries_that_only_look_never_restart() {
+    let connector = Arc::new(InMemory::default());
+    let (manager, mut rx) =
+        start(connector.clone(), ManagerOptions::default(), Duration::from_secs(10));
+    echo(&manager).await.expect("first call");
+    connector.kill_servers().await;
+    let _ = echo(&manager).await.expect_err("the server is gone");
+    manager.wait_until_started().await;
+    let _ = manager.list_tools().await;
+    let _ = manager.any_supports_completions().await;
+    let _ = manager.resolve_tool("mcp__demo__echo").await;
+    assert!(matches!(manager.status("demo"), Some(ServerStatus::Failed(_))));
+    assert_eq!(connector.starts(), 1);
+    assert!(restarts(&mut rx).is_empty());
+}
+
+#[tokio::test]
+async fn after_shutdown_every_request_fails_and_nothing_restarts() {
+    let connector = Arc::new(InMemory::default());
+    let (manager, mut rx) =
+        start(connector.clone(), ManagerOptions::default(), Duration::from_secs(10));
+    echo(&manager).await.expect("first call");
+    manager.shutdown().await;
+    assert_eq!(echo(&manager).await, Err(McpError::ShutDown));
+    assert_eq!(manager.list("demo", ListKind::Resources, None).await, Err(McpError::ShutDown));
+    assert_eq!(manager.list_all(ListKind::Templates).await, Err(McpError::ShutDown));
+    assert_eq!(connector.starts(), 1);
+    assert!(restarts(&mut rx).is_empty());
+}

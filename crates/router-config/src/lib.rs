@@ -1,0 +1,558 @@
+//! Config files: Codex `config.toml` (`[mcp_servers.NAME]`, `[mcp_router]`) and Claude Desktop /
+//! Cursor `mcp.json` (`{"mcpServers": {…}, "mcpRouter": {…}}`), split into the connection
+//! manager's [`ServerConfig`]s and the tool router's [`RouterSettings`]: the one config loader.
+//!
+//! Both formats go through one walker over `serde_json::Value`, so every error names the file,
+//! the server and the key in the same words. Unknown keys are tolerated with a warning: configs
+//! are shared with other agents that know keys we do not.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp_connection_manager::{ServerConfig, TransportConfig, is_valid_server_name};
+use serde_json::{Map, Value};
+use tool_router::RouterSettings;
+
+/// A whole configuration file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFile {
+    /// The servers, sorted by name.
+    pub servers: Vec<ServerConfig>,
+    /// Router-wide settings.
+    pub settings: RouterSettings,
+}
+
+/// A configuration file that could not be used. The message names the file, the server and the
+/// key at fault.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ConfigError {
+    file: String,
+    message: String,
+}
+
+impl ConfigError {
+    fn new(file: &Path, message: impl Into<String>) -> Self {
+        Self { file: file.display().to_string(), message: message.into() }
+    }
+}
+
+/// Which file format to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigFormat {
+    /// Codex `config.toml`: `[mcp_servers.NAME]`.
+    CodexToml,
+    /// Claude Desktop / Cursor `mcp.json`: `{"mcpServers": {…}}`.
+    McpJson,
+}
+
+impl ConfigFormat {
+    /// `.json` files are `mcp.json`; everything else is Codex TOML.
+    pub fn from_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("json") => Self::McpJson,
+            _ => Self::CodexToml,
+        }
+    }
+}
+
+/// Read and validate a config file (format chosen by extension). Servers come back sorted by
+/// name.
+pub fn load_config(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
+    load_config_file(path).map(|c| c.servers)
+}
+
+/// Read and validate a config file: servers and router settings.
+pub fn load_config_file(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(path, format!("cannot read file: {e}")))?;
+    parse_config_file(&text, ConfigFormat::from_path(path), path)
+}
+
+/// Validate config text; `path` is only used in error messages.
+pub fn parse_config(
+    text: &str,
+    format: ConfigFormat,
+    path: &Path,
+) -> Result<Vec<ServerConfig>, ConfigError> {
+    parse_config_file(text, format, path).map(|c| c.servers)
+}
+
+/// Validate config text (servers and settings); `path` is only used in error messages.
+pub fn parse_config_file(
+    text: &str,
+    format: ConfigFormat,
+    path: &Path,
+) -> Result<ConfigFile, ConfigError> {
+    let root: Value = match format {
+        ConfigFormat::CodexToml => {
+            let table: toml::Table = toml::from_str(text)
+                .map_err(|e| ConfigError::new(path, format!("invalid TOML: {e}")))?;
+            serde_json::to_value(table)
+                .map_err(|e| ConfigError::new(path, format!("invalid TOML: {e}")))?
+        }
+        ConfigFormat::McpJson => serde_json::from_str(text)
+            .map_err(|e| ConfigError::new(path, format!("invalid JSON: {e}")))?,
+    };
+    let section = match format {
+        ConfigFormat::CodexToml => "mcp_servers",
+        ConfigFormat::McpJson => "mcpServers",
+    };
+    let Some(servers) = root.get(section) else {
+        return Err(ConfigError::new(path, format!("no `{section}` section")));
+    };
+    let Value::Object(servers) = servers else {
+        return Err(ConfigError::new(path, format!("`{section}` must be a table of servers")));
+    };
+    let mut out = Vec::with_capacity(servers.len());
+    for (name, value) in servers {
+        let server = ServerWalker { path, name, format };
+        out.push(server.parse(value)?);
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    let settings_key = match format {
+        ConfigFormat::CodexToml => "mcp_router",
+        ConfigFormat::McpJson => "mcpRouter",
+    };
+    let settings = match root.get(settings_key) {
+        None => RouterSettings::default(),
+        Some(value) => parse_settings(path, settings_key, value)?,
+    };
+    Ok(ConfigFile { servers: out, settings })
+}
+
+fn parse_settings(
+    path: &Path,
+    section: &str,
+    value: &Value,
+) -> Result<RouterSettings, ConfigError> {
+    let Value::Object(table) = value else {
+        return Err(ConfigError::new(path, format!("`{section}` must be a table")));
+    };
+    let err = |key: &str, message: String| {
+        ConfigError::new(path, format!("`{section}`: key `{key}`: {message}"))
+    };
+    let mut settings = RouterSettings::default();
+    for (key, value) in table {
+        let bytes = |min: u64| {
+            value.as_u64().filter(|n| *n >= min).and_then(|n| usize::try_from(n).ok()).ok_or_else(
+                || err(key, format!("expected a whole number of at least {min}, found {value}")),
+            )
+        };
+        let flag = || {
+            value
+                .as_bool()
+                .ok_or_else(|| err(key, format!("expected true or false, found {value}")))
+        };
+        match key.as_str() {
+            "read_budget_bytes" => settings.read_budget_bytes = bytes(256)?,
+            "image_max_bytes" => settings.image_max_bytes = bytes(0)?,
+            "raw_blobs" => settings.raw_blobs = flag()?,
+            "data_sources" => settings.data_sources = flag()?,
+            "query_max_rows" => settings.query_max_rows = bytes(1)?,
+            "query_timeout_sec" => {
+                let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
+                let secs = secs.ok_or_else(|| {
+                    err(key, format!("expected a positive number of seconds, found {value}"))
+                })?;
+                settings.query_timeout = Duration::from_secs_f64(secs);
+            }
+            other => {
+                tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
+            }
+        }
+    }
+    Ok(settings)
+}
+
+/// Validates one server entry; carries what every error message names.
+struct ServerWalker<'a> {
+    path: &'a Path,
+    name: &'a str,
+    format: ConfigFormat,
+}
+
+const CODEX_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "bearer_token_env_var",
+    "http_headers",
+    "enabled",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+];
+const MCP_JSON_KEYS: &[&str] =
+    &["command", "args", "env", "cwd", "url", "headers", "type", "disabled"];
+
+impl ServerWalker<'_> {
+    fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
+        ConfigError::new(self.path, format!("server `{}`: key `{key}`: {message}", self.name))
+    }
+
+    fn parse(&self, value: &Value) -> Result<ServerConfig, ConfigError> {
+        if !is_valid_server_name(self.name) {
+            return Err(ConfigError::new(
+                self.path,
+                format!(
+                    "server `{}`: invalid name: use only letters, digits, `_` and `-`",
+                    self.name
+                ),
+            ));
+        }
+        let Value::Object(table) = value else {
+            return Err(ConfigError::new(
+                self.path,
+                format!("server `{}`: must be a table", self.name),
+            ));
+        };
+        let known = match self.format {
+            ConfigFormat::CodexToml => CODEX_KEYS,
+            ConfigFormat::McpJson => MCP_JSON_KEYS,
+        };
+        for key in table.keys().filter(|k| !known.contains(&k.as_str())) {
+            tracing::warn!(file = %self.path.display(), server = self.name, key, "unknown config key ignored");
+        }
+        let transport = self.transport(table)?;
+        let mut config = ServerConfig::with_transport(self.name, transport);
+        match self.format {
+            ConfigFormat::CodexToml => {
+                config.enabled = self.bool(table, "enabled")?.unwrap_or(true);
+                if let Some(t) = self.seconds(table, "startup_timeout_sec", 1.0)? {
+                    config.startup_timeout = t;
+                } else if let Some(t) = self.seconds(table, "startup_timeout_ms", 0.001)? {
+                    config.startup_timeout = t;
+                }
+                if let Some(t) = self.seconds(table, "tool_timeout_sec", 1.0)? {
+                    config.tool_timeout = t;
+                }
+                config.enabled_tools = self.strings(table, "enabled_tools")?;
+                config.disabled_tools = self.strings(table, "disabled_tools")?.unwrap_or_default();
+            }
+            ConfigFormat::McpJson => {
+                config.enabled = !self.bool(table, "disabled")?.unwrap_or(false);
+            }
+        }
+        Ok(config)
+    }
+
+    fn transport(&self, table: &Map<String, Value>) -> Result<TransportConfig, ConfigError> {
+        let command = self.string(table, "command")?;
+        let url = self.string(table, "url")?;
+        let headers_key = match self.format {
+            ConfigFormat::CodexToml => "http_headers",
+            ConfigFormat::McpJson => "headers",
+        };
+        match (command, url) {
+            (Some(_), Some(_)) => Err(self.err("url", "set either `command` or `url`, not both")),
+            (None, None) => {
+                Err(self.err("command", "missing: set `command` (stdio) or `url` (HTTP)"))
+            }
+            (Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Err(self.err("command", "must not be empty"));
+                }
+                for key in ["url", "bearer_token_env_var", headers_key] {
+                    if table.contains_key(key) {
+                        return Err(self.err(key, "only applies to `url` servers"));
+                    }
+                }
+                Ok(TransportConfig::Stdio {
+                    command,
+                    args: self.strings(table, "args")?.unwrap_or_default(),
+                    env: self.string_map(table, "env")?,
+                    cwd: self.string(table, "cwd")?.map(PathBuf::from),
+                })
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(self.err("url", "must start with http:// or https://"));
+                }
+                for key in ["args", "env", "cwd"] {
+                    if table.contains_key(key) {
+                        return Err(self.err(key, "only applies to `command` servers"));
+                    }
+                }
+                if self.format == ConfigFormat::McpJson
+                    && let Some(kind) = self.string(table, "type")?
+                    && kind == "sse"
+                {
+                    return Err(self.err(
+                        "type",
+                        "the legacy SSE transport is not supported; use streamable HTTP",
+                    ));
+                }
+                Ok(TransportConfig::StreamableHttp {
+                    url,
+                    bearer_token_env_var: self.string(table, "bearer_token_env_var")?,
+                    http_headers: self.string_map(table, headers_key)?,
+                })
+            }
+        }
+    }
+
+    fn string(&self, table: &Map<String, Value>, key: &str) -> Result<Option<String>, ConfigError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.err(key, format!("expected a string, found {}", kind(other)))),
+        }
+    }
+
+    fn bool(&self, table: &Map<String, Value>, key: &str) -> Result<Option<bool>, ConfigError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => {
+                Err(self.err(key, format!("expected true or false, found {}", kind(other))))
+            }
+        }
+    }
+
+    fn seconds(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+        unit_secs: f64,
+    ) -> Result<Option<Duration>, ConfigError> {
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
+        let Some(n) = value.as_f64() else {
+            return Err(self.err(key, format!("expected a number, found {}", kind(value))));
+        };
+        let secs = n * unit_secs;
+        if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+            return Err(
+                self.err(key, format!("must be a positive number of at most one day, found {n}"))
+            );
+        }
+        Ok(Some(Duration::from_secs_f64(secs)))
+    }
+
+    fn strings(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = value else {
+            return Err(
+                self.err(key, format!("expected an array of strings, found {}", kind(value)))
+            );
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(self.err(
+                    key,
+                    format!("expected an array of strings, found an item that is {}", kind(other)),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn string_map(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
+        let Some(value) = table.get(key) else {
+            return Ok(BTreeMap::new());
+        };
+        let Value::Object(map) = value else {
+            return Err(
+                self.err(key, format!("expected a table of strings, found {}", kind(value)))
+            );
+        };
+        map.iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                // Never echo the value: it may be a secret.
+                other => {
+                    Err(self
+                        .err(key, format!("entry `{k}`: expected a string, found {}", kind(other))))
+                }
+            })
+            .collect()
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toml(text: &str) -> Result<Vec<ServerConfig>, String> {
+        parse_config(text, ConfigFormat::CodexToml, Path::new("config.toml"))
+            .map_err(|e| e.to_string())
+    }
+
+    fn json(text: &str) -> Result<Vec<ServerConfig>, String> {
+        parse_config(text, ConfigFormat::McpJson, Path::new("mcp.json")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn codex_toml_full() {
+        let servers = toml(
+            r#"
+            model = "ignored"
+            [mcp_servers.zeta]
+            url = "https://127.0.0.1:9/mcp"
+            bearer_token_env_var = "TOKEN"
+            http_headers = { "X-Team" = "a" }
+            [mcp_servers.alpha]
+            command = "demo"
+            args = ["--page-size", "2"]
+            env = { KEY = "secret-value" }
+            cwd = "/tmp"
+            enabled = false
+            startup_timeout_sec = 2.5
+            tool_timeout_sec = 30
+            enabled_tools = ["echo", "add"]
+            disabled_tools = ["add"]
+            "#,
+        )
+        .expect("valid");
+        assert_eq!(servers.len(), 2);
+        let alpha = &servers[0];
+        assert_eq!(alpha.name, "alpha");
+        assert!(!alpha.enabled);
+        assert_eq!(alpha.startup_timeout, Duration::from_millis(2500));
+        assert_eq!(alpha.tool_timeout, Duration::from_secs(30));
+        assert!(alpha.tool_allowed("echo"));
+        assert!(!alpha.tool_allowed("add"));
+        assert!(!alpha.tool_allowed("other"));
+        assert!(!format!("{alpha:?}").contains("secret-value"));
+        let TransportConfig::StreamableHttp { bearer_token_env_var, http_headers, .. } =
+            &servers[1].transport
+        else {
+            panic!("expected http");
+        };
+        assert_eq!(bearer_token_env_var.as_deref(), Some("TOKEN"));
+        assert_eq!(http_headers.get("X-Team").map(String::as_str), Some("a"));
+        assert_eq!(servers[1].tool_timeout, DEFAULT_TOOL_TIMEOUT);
+    }
+
+    #[test]
+    fn mcp_json_both_kinds() {
+        let servers = json(
+            r#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "x"], "env": {"A": "b"}},
+                "web": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer t"}, "disabled": true}
+            }, "globalShortcut": "x"}"#,
+        )
+        .expect("valid");
+        assert_eq!(servers[0].name, "fs");
+        assert!(matches!(servers[0].transport, TransportConfig::Stdio { .. }));
+        assert!(!servers[1].enabled);
+    }
+
+    #[test]
+    fn router_settings() {
+        let file = parse_config_file(
+            "[mcp_router]\nread_budget_bytes = 1024\nraw_blobs = true\ndata_sources = false\nquery_timeout_sec = 0.5\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        assert_eq!(file.settings.read_budget_bytes, 1024);
+        assert!(file.settings.raw_blobs && !file.settings.data_sources);
+        assert_eq!(file.settings.query_timeout, Duration::from_millis(500));
+        let json = parse_config_file(
+            r#"{"mcpServers": {}, "mcpRouter": {"image_max_bytes": 10}}"#,
+            ConfigFormat::McpJson,
+            Path::new("m.json"),
+        )
+        .expect("valid");
+        assert_eq!(json.settings.image_max_bytes, 10);
+        let err = parse_config_file(
+            "[mcp_router]\nread_budget_bytes = 3\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect_err("too small");
+        assert_eq!(
+            err.to_string(),
+            "c.toml: `mcp_router`: key `read_budget_bytes`: expected a whole number of at least 256, found 3"
+        );
+    }
+
+    #[test]
+    fn errors_name_file_server_and_key() {
+        let cases = [
+            (
+                toml("[mcp_servers.a]\ncommand = 3"),
+                "config.toml: server `a`: key `command`: expected a string, found a number",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nargs = \"--flag\""),
+                "config.toml: server `a`: key `args`: expected an array of strings, found a string",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nargs = [1]"),
+                "config.toml: server `a`: key `args`: expected an array of strings, found an item that is a number",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nenv = { K = 1 }"),
+                "config.toml: server `a`: key `env`: entry `K`: expected a string, found a number",
+            ),
+            (
+                toml("[mcp_servers.a]\nargs = []"),
+                "config.toml: server `a`: key `command`: missing: set `command` (stdio) or `url` (HTTP)",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nurl = \"http://h\""),
+                "config.toml: server `a`: key `url`: set either `command` or `url`, not both",
+            ),
+            (
+                toml("[mcp_servers.a]\nurl = \"ftp://h\""),
+                "config.toml: server `a`: key `url`: must start with http:// or https://",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\ntool_timeout_sec = -1"),
+                "config.toml: server `a`: key `tool_timeout_sec`: must be a positive number of at most one day, found -1",
+            ),
+            (
+                toml("[mcp_servers.a]\ncommand = \"x\"\nenabled = \"yes\""),
+                "config.toml: server `a`: key `enabled`: expected true or false, found a string",
+            ),
+            (
+                toml("[mcp_servers.\"a b\"]\ncommand = \"x\""),
+                "config.toml: server `a b`: invalid name: use only letters, digits, `_` and `-`",
+            ),
+            (toml("[mcp_servers]\na = 1"), "config.toml: server `a`: must be a table"),
+            (toml("x = ["), "config.toml: invalid TOML"),
+            (toml("x = 1"), "config.toml: no `mcp_servers` section"),
+            (
+                json("{\"mcpServers\": {\"a\": {\"url\": \"http://h\", \"type\": \"sse\"}}}"),
+                "mcp.json: server `a`: key `type`: the legacy SSE transport is not supported; use streamable HTTP",
+            ),
+            (json("{"), "mcp.json: invalid JSON"),
+        ];
+        for (result, expected) in cases {
+            let message = result.expect_err(expected);
+            assert!(message.starts_with(expected), "{message:?} should start with {expected:?}");
+        }
+    }
+}

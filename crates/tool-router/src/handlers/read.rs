@@ -1,0 +1,203 @@
+//! `read_mcp_resource`, as Codex's `mcp_resource` handler has it (the `uri` passed to the
+//! server as-is, `resources/read failed: …`), and beyond Codex: template reads, a byte budget
+//! with `offset` paging, images as image items, described blobs, and CSV contents imported as
+//! data sources (through the data handler's import).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use data_sources::DataSources;
+use mcp_backend::McpBackend;
+use router_protocol::McpInvocation;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tracing::Instrument as _;
+
+use crate::content::{ContentPolicy, Paging, ShapedContent, decode_text_blobs, shape_read};
+use crate::handler::ToolHandler;
+use crate::handlers::args::{
+    normalize_optional_string, normalize_required_string, parse_args, respond,
+};
+use crate::handlers::data::{import_csv, is_csv};
+use crate::handlers::template::expand_template;
+use crate::handlers::{
+    Failed, Produced, backend_failure, one_server, produced, run, single_failure,
+};
+use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolInvocation, ToolOutput};
+use crate::spec::ToolSpec;
+
+/// Name of the read tool.
+pub const READ_MCP_RESOURCE: &str = "read_mcp_resource";
+
+/// How reads are shaped for the model.
+#[derive(Clone, Default)]
+pub(crate) struct ReadOptions {
+    /// Budget, images and blobs.
+    pub(crate) policy: ContentPolicy,
+    /// Where CSV resources are imported; `None` turns data sources off (CSV reads are text).
+    pub(crate) data: Option<Arc<DataSources>>,
+}
+
+/// Handles `read_mcp_resource`.
+pub(crate) struct McpReadHandler {
+    backend: Arc<dyn McpBackend>,
+    options: ReadOptions,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ReadArgs {
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    /// Beyond Codex: a resource template to expand client-side with `parameters`.
+    #[serde(default)]
+    template: Option<String>,
+    #[serde(default)]
+    parameters: Option<Value>,
+    /// Beyond Codex: where to start in the text (bytes of UTF-8) and how much to return.
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    max_bytes: Option<u64>,
+}
+
+/// A read the model asked for, validated: what to read and how much of it.
+struct ReadRequest {
+    server: String,
+    uri: String,
+    template: Option<String>,
+    offset: usize,
+    max_bytes: Option<usize>,
+}
+
+/// `{"server", "uri", "template"?, "contents": […], "offset"?, "total_bytes"?, "truncated"?,
+/// "next_offset"?}`: `template` only for template reads, the paging facts only when a budget or
+/// an offset applied.
+#[derive(Serialize)]
+struct ReadPayload<'a> {
+    server: &'a str,
+    uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    template: Option<&'a str>,
+    contents: &'a [ShapedContent<'a>],
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    paging: Option<&'a Paging>,
+}
+
+impl ReadRequest {
+    fn from_args(args: ReadArgs) -> Result<Self, FunctionCallError> {
+        let server = normalize_required_string("server", args.server)?;
+        let template = normalize_optional_string(args.template);
+        let uri = match &template {
+            None => normalize_required_string("uri", args.uri)?,
+            Some(template) => {
+                if normalize_optional_string(args.uri).is_some() {
+                    return Err(respond(
+                        "provide either uri or template (with parameters), not both",
+                    ));
+                }
+                expand_template(template, args.parameters.as_ref())?
+            }
+        };
+        let offset = usize::try_from(args.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        let max_bytes = match args.max_bytes {
+            Some(0) => return Err(respond("max_bytes must be at least 1")),
+            other => other.map(|m| usize::try_from(m).unwrap_or(usize::MAX)),
+        };
+        Ok(Self { server, uri, template, offset, max_bytes })
+    }
+}
+
+impl McpReadHandler {
+    pub(crate) fn new(backend: Arc<dyn McpBackend>, options: ReadOptions) -> Self {
+        Self { backend, options }
+    }
+
+    /// The tool's spec (Codex's wording, plus template reads and paging).
+    pub(crate) fn spec() -> ToolSpec {
+        ToolSpec {
+            name: READ_MCP_RESOURCE.to_string(),
+            description: "Read a specific resource from an MCP server given the server name and resource URI. To read from a resource template, pass `template` (a uriTemplate returned by list_mcp_resource_templates) and `parameters` instead of `uri`.".to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "description": "MCP server name exactly as configured. Must match the 'server' field returned by list_mcp_resources."},
+                    "uri": {"type": "string", "description": "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."},
+                    "template": {"type": "string", "description": "Instead of uri: an RFC 6570 uriTemplate returned by list_mcp_resource_templates, expanded with parameters."},
+                    "offset": {"type": "integer", "minimum": 0, "description": "Byte offset in the resource's text to start from: the next_offset of a truncated read."},
+                    "max_bytes": {"type": "integer", "minimum": 1, "description": "Return at most this many bytes of text (never more than the router's read budget)."},
+                    "parameters": {"type": "object", "description": "Values for the template's variables, e.g. {\"id\": \"42\"}. Variables of {?...}, {&...} and {;...} expressions are optional; all others are required.", "additionalProperties": {"type": ["string", "number", "boolean", "array"]}}
+                },
+                "required": ["server"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    async fn read(&self, request: &ReadRequest) -> Result<Produced, Failed> {
+        let ReadRequest { server, uri, .. } = request;
+        let mut result = self
+            .backend
+            .read_resource(server, uri)
+            .await
+            .map_err(|e| backend_failure(server, "resources/read", e))?;
+        result.contents = decode_text_blobs(result.contents);
+        if let Some(data) = &self.options.data
+            && result.contents.iter().any(|c| is_csv(c, uri))
+        {
+            return import_csv(data.clone(), server, uri, result.contents).await;
+        }
+        let shaped =
+            shape_read(&result.contents, &self.options.policy, request.offset, request.max_bytes)
+                .map_err(|e| single_failure(server, e))?;
+        let payload = ReadPayload {
+            server,
+            uri,
+            template: request.template.as_deref(),
+            contents: &shaped.contents,
+            paging: shaped.paging.as_ref(),
+        };
+        let mut produced = produced(&payload, one_server(shaped.contents.len()))?;
+        if !shaped.images.is_empty() {
+            let mut items = vec![ContentItem::InputText { text: produced.content.clone() }];
+            items.extend(shaped.images);
+            produced.items = Some(items);
+        }
+        Ok(produced)
+    }
+}
+
+#[async_trait]
+impl ToolHandler for McpReadHandler {
+    async fn handle(
+        &self,
+        ctx: &CallContext,
+        invocation: ToolInvocation,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        let args: ReadArgs = parse_args(invocation.arguments.as_ref())?;
+        let request = ReadRequest::from_args(args)?;
+        let event_invocation = McpInvocation {
+            server: Some(request.server.clone()),
+            tool: invocation.tool_name,
+            arguments: invocation.arguments,
+        };
+        let span = tracing::info_span!(
+            "resource_retrieval",
+            server = %request.server,
+            uri = %request.uri,
+            outcome = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let work = self.read(&request);
+        let (outcome, duration) =
+            run(ctx, &invocation.call_id, event_invocation, work).instrument(span.clone()).await;
+        span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
+        span.record("duration_ms", duration.as_secs_f64() * 1000.0);
+        span.in_scope(|| match &outcome {
+            Ok(_) => tracing::info!("resource retrieved"),
+            Err(e) => tracing::info!(error = %e, "resource retrieval failed"),
+        });
+        outcome
+    }
+}

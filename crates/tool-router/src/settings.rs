@@ -1,0 +1,35 @@
+//! The router's own settings: how reads are shaped and whether CSV resources become data
+//! sources. Read from a config file by the `router-config` crate.
+
+use std::time::Duration;
+
+/// Router-wide settings: `[mcp_router]` in TOML, `"mcpRouter"` in `mcp.json`. Every key is
+/// optional.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouterSettings {
+    /// `read_budget_bytes`: most text bytes one `read_mcp_resource` returns (default 64 KiB).
+    pub read_budget_bytes: usize,
+    /// `image_max_bytes`: larger images are described, not sent (default 4 MiB).
+    pub image_max_bytes: usize,
+    /// `raw_blobs`: send non-image blobs as base64 instead of describing them (default false).
+    pub raw_blobs: bool,
+    /// `data_sources`: import CSV resources into SQLite and offer the query tools (default true).
+    pub data_sources: bool,
+    /// `query_max_rows`: most rows `query_mcp_data` returns (default 200).
+    pub query_max_rows: usize,
+    /// `query_timeout_sec`: a longer query is interrupted (default 5).
+    pub query_timeout: Duration,
+}
+
+impl Default for RouterSettings {
+    fn default() -> Self {
+        Self {
+            read_budget_bytes: 64 * 1024,
+            image_max_bytes: 4 * 1024 * 1024,
+            raw_blobs: false,
+            data_sources: true,
+            query_max_rows: 200,
+            query_timeout: Duration::from_secs(5),
+        }
+    }
+}
