@@ -5,14 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_connection_manager::{
-    Aggregate, ManagerOptions, McpConnectionManager, McpError, QualifiedTool, ServerConfig,
-    ServerListing,
-};
+use mcp_backend::{Aggregate, Items, ListKind, McpError, Page, QualifiedTool, ServerListing};
+use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
 use rmcp::model::{
     CallToolResult, ClientCapabilities, ClientConfig, CompletionInfo, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource,
 };
 use rmcp::service::RunningService;
 use rmcp::{ClientCacheConfig, RoleClient, ServiceExt};
@@ -83,7 +80,11 @@ async fn bare_read(
 
 fn read_call(server: &str, uri: &str) -> ToolCall {
     let arguments = serde_json::json!({"server": server, "uri": uri}).to_string();
-    ToolCall { call_id: "bench".into(), name: "read_mcp_resource".into(), arguments }
+    ToolCall {
+        call_id: "bench".into(),
+        name: "read_mcp_resource".into(),
+        arguments: arguments.into(),
+    }
 }
 
 /// One read through the router. The call arrives as the model sends it (arguments already JSON
@@ -222,7 +223,7 @@ pub(crate) async fn p2_fan_out(quick: bool) -> anyhow::Result<Vec<Row>> {
 /// A backend that hands over prepared listings (the scale test measures aggregation and
 /// serialization, not transport).
 struct Prepared {
-    listings: Mutex<Vec<Aggregate<Resource>>>,
+    listings: Mutex<Vec<Aggregate>>,
 }
 
 fn unsupported() -> McpError {
@@ -231,25 +232,16 @@ fn unsupported() -> McpError {
 
 #[async_trait]
 impl McpBackend for Prepared {
-    async fn list_resources(
-        &self,
-        _: &str,
-        _: Option<String>,
-    ) -> Result<ListResourcesResult, McpError> {
+    async fn list(&self, _: &str, _: ListKind, _: Option<String>) -> Result<Page, McpError> {
         Err(unsupported())
     }
-    async fn list_resource_templates(
-        &self,
-        _: &str,
-        _: Option<String>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        Err(unsupported())
-    }
-    async fn list_all_resources(&self) -> Aggregate<Resource> {
-        self.listings.lock().ok().and_then(|mut l| l.pop()).unwrap_or_default()
-    }
-    async fn list_all_resource_templates(&self) -> Aggregate<ResourceTemplate> {
-        Vec::new()
+    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
+        Ok(match kind {
+            ListKind::Resources => {
+                self.listings.lock().ok().and_then(|mut l| l.pop()).unwrap_or_default()
+            }
+            ListKind::Templates => Vec::new(),
+        })
     }
     async fn read_resource(&self, _: &str, _: &str) -> Result<ReadResourceResult, McpError> {
         Err(unsupported())
@@ -282,17 +274,22 @@ impl McpBackend for Prepared {
     }
 }
 
-fn listings(servers: usize, per_server: usize) -> Aggregate<Resource> {
+fn listings(servers: usize, per_server: usize) -> Aggregate {
     (0..servers)
         .map(|s| ServerListing {
             server: format!("server{s:02}"),
-            items: (0..per_server)
-                .map(|i| {
-                    Resource::new(format!("file:///srv{s}/dir/file{i}.txt"), format!("file{i}.txt"))
+            items: Items::Resources(
+                (0..per_server)
+                    .map(|i| {
+                        Resource::new(
+                            format!("file:///srv{s}/dir/file{i}.txt"),
+                            format!("file{i}.txt"),
+                        )
                         .with_mime_type("text/plain")
                         .with_description("A file in the bench tree")
-                })
-                .collect(),
+                    })
+                    .collect(),
+            ),
             pages: per_server.div_ceil(100),
             error: None,
         })
@@ -327,7 +324,13 @@ pub(crate) async fn p3_scale(quick: bool) -> anyhow::Result<Vec<Row>> {
             server: None,
             resources: data
                 .iter()
-                .flat_map(|l| l.items.iter().map(|item| WithServer { server: &l.server, item }))
+                .flat_map(|l| {
+                    let items: &[Resource] = match &l.items {
+                        Items::Resources(items) => items,
+                        Items::Templates(_) => &[],
+                    };
+                    items.iter().map(|item| WithServer { server: &l.server, item })
+                })
                 .collect(),
         };
         let text = serde_json::to_string(&payload)?;

@@ -9,11 +9,14 @@ use mcp_backend::{QualifiedTool, qualified_tool_name};
 
 use crate::client::{Connection, SharedConnection};
 
-/// The qualified tools and the ready connections they were computed from (weak, so an address
-/// cannot be reused by a new connection while the entry exists).
+/// The ready connections the cached tools were computed from (weak, so an address cannot be
+/// reused by a new connection while the entry exists), and those tools.
+type Entry = (Vec<Weak<Connection>>, Arc<Vec<QualifiedTool>>);
+
+/// The qualified tools of the ready servers, cached.
 #[derive(Default)]
 pub(crate) struct ToolCatalog {
-    cache: Mutex<Option<(Vec<Weak<Connection>>, Arc<Vec<QualifiedTool>>)>>,
+    cache: Mutex<Option<Entry>>,
 }
 
 impl ToolCatalog {

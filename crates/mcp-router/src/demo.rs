@@ -78,7 +78,7 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
         let call = ToolCall {
             call_id: format!("call-{}", i + 1),
             name: name.to_string(),
-            arguments: arguments.to_string(),
+            arguments: arguments.to_string().into(),
         };
         let output = running.router.dispatch_to_output(&ctx, call).await?;
         if let ToolOutput::Function { content, .. } = &output

@@ -11,13 +11,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use router_protocol::{EventReceiver, event_channel};
+use router_protocol::{EventReceiver, EventSender, event_channel};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
-use tool_router::{CallContext, FunctionCallError, ToolCall, ToolOutput};
+use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
 
 use crate::setup;
 
@@ -45,7 +45,7 @@ pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
     let running = Arc::new(setup::start(config, events.clone())?);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<OutputLine>();
     let writer = tokio::spawn(write_lines(event_rx, out_rx));
-
+    let session = Session { running: running.clone(), events: events.clone(), out: out_tx };
     let mut calls = JoinSet::new();
     // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
     let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
@@ -53,37 +53,10 @@ pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
     let exit_code = loop {
         tokio::select! {
             line = lines.next_segment() => match line {
-                Ok(Some(bytes)) => {
-                    let Ok(line) = String::from_utf8(bytes) else {
-                        let _ = out_tx.send(OutputLine::Error { message: "invalid input line: not valid UTF-8".into() });
-                        continue;
-                    };
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    match parse_line(&line) {
-                        Ok(call) => {
-                            let running = running.clone();
-                            let ctx = CallContext::new(events.clone());
-                            let out_tx = out_tx.clone();
-                            calls.spawn(async move {
-                                let call_id = call.call_id.clone();
-                                let output = match running.router.dispatch_to_output(&ctx, call).await {
-                                    Ok(output) => output,
-                                    Err(FunctionCallError::Fatal(m)) => ToolOutput::failure(format!("fatal error: {m}")),
-                                    Err(FunctionCallError::RespondToModel(m)) => ToolOutput::failure(m),
-                                };
-                                let _ = out_tx.send(OutputLine::FunctionCallOutput { call_id, output });
-                            });
-                        }
-                        Err(message) => {
-                            let _ = out_tx.send(OutputLine::Error { message });
-                        }
-                    }
-                }
+                Ok(Some(bytes)) => session.take_line(bytes, &mut calls),
                 Ok(None) => break 0,
                 Err(e) => {
-                    let _ = out_tx.send(OutputLine::Error { message: format!("cannot read stdin: {e}") });
+                    session.error(format!("cannot read stdin: {e}"));
                     break 0;
                 }
             },
@@ -99,20 +72,60 @@ pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
         calls.abort_all();
     }
     running.manager.shutdown().await;
-    drop(out_tx);
-    drop(events);
-    drop(running);
+    drop((session, events, running));
     let _ = writer.await;
     Ok(exit_code)
+}
+
+/// What each input line needs: the router, the event sink, the output queue.
+struct Session {
+    running: Arc<setup::Running>,
+    events: EventSender,
+    out: mpsc::UnboundedSender<OutputLine>,
+}
+
+impl Session {
+    /// One input line: a call runs on its own task; anything else gets an error line.
+    fn take_line(&self, bytes: Vec<u8>, calls: &mut JoinSet<()>) {
+        let Ok(line) = String::from_utf8(bytes) else {
+            return self.error("invalid input line: not valid UTF-8".into());
+        };
+        if line.trim().is_empty() {
+            return;
+        }
+        let call = match parse_line(&line) {
+            Ok(call) => call,
+            Err(message) => return self.error(message),
+        };
+        let running = self.running.clone();
+        let ctx = CallContext::new(self.events.clone());
+        let out = self.out.clone();
+        calls.spawn(async move {
+            let call_id = call.call_id.clone();
+            // `dispatch_to_output` already turned model-visible errors into outputs; a fatal
+            // error (the servers are shut down) still gets this call's one output line.
+            let output = running
+                .router
+                .dispatch_to_output(&ctx, call)
+                .await
+                .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
+            let _ = out.send(OutputLine::FunctionCallOutput { call_id, output });
+        });
+    }
+
+    fn error(&self, message: String) {
+        let _ = self.out.send(OutputLine::Error { message });
+    }
 }
 
 fn parse_line(line: &str) -> Result<ToolCall, String> {
     let input: InputLine =
         serde_json::from_str(line).map_err(|e| format!("invalid input line: {e}"))?;
     let arguments = match input.arguments {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(text)) => text,
-        Some(Value::Object(map)) => Value::Object(map).to_string(),
+        None | Some(Value::Null) => ToolArguments::default(),
+        Some(Value::String(text)) => ToolArguments::Text(text),
+        // Already parsed: handed on as JSON, not printed and parsed again.
+        Some(object @ Value::Object(_)) => ToolArguments::Json(object),
         Some(other) => {
             return Err(format!(
                 "invalid input line: `arguments` must be a JSON string or object, got {other}"
@@ -176,11 +189,11 @@ mod tests {
     #[test]
     fn arguments_may_be_text_object_or_absent() {
         let call = parse_line(r#"{"call_id":"1","name":"x","arguments":"{\"a\":1}"}"#).expect("ok");
-        assert_eq!(call.arguments, r#"{"a":1}"#);
+        assert_eq!(call.arguments, ToolArguments::Text(r#"{"a":1}"#.into()));
         let call = parse_line(r#"{"call_id":"1","name":"x","arguments":{"a":1}}"#).expect("ok");
-        assert_eq!(call.arguments, r#"{"a":1}"#);
+        assert_eq!(call.arguments, ToolArguments::Json(serde_json::json!({"a": 1})));
         let call = parse_line(r#"{"type":"function_call","call_id":"1","name":"x"}"#).expect("ok");
-        assert_eq!(call.arguments, "");
+        assert_eq!(call.arguments, ToolArguments::Text(String::new()));
     }
 
     #[test]

@@ -109,7 +109,11 @@ async fn one_call(
 ) -> anyhow::Result<ToolOutput> {
     let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let ctx = CallContext::new(EventSender::discard());
-    let call = ToolCall { call_id: "cli".to_string(), name: name.to_string(), arguments };
+    let call = ToolCall {
+        call_id: "cli".to_string(),
+        name: name.to_string(),
+        arguments: arguments.into(),
+    };
     let output = running.router.dispatch_to_output(&ctx, call).await;
     running.manager.shutdown().await;
     Ok(output?)

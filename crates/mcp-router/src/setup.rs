@@ -4,12 +4,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use mcp_connection_manager::{
-    ConfigFile, ManagerOptions, McpConnectionManager, RouterSettings, ServerConfig,
-    load_config_file,
-};
+use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
+use router_config::{ConfigFile, load_config_file};
 use router_protocol::EventSender;
-use tool_router::ToolRouter;
+use tool_router::{RouterSettings, ToolRouter};
 
 /// A manager and the router over it.
 pub(crate) struct Running {

@@ -6,6 +6,7 @@
 //! the server and the key in the same words. Unknown keys are tolerated with a warning: configs
 //! are shared with other agents that know keys we do not.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -402,6 +403,7 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_connection_manager::DEFAULT_TOOL_TIMEOUT;
 
     fn toml(text: &str) -> Result<Vec<ServerConfig>, String> {
         parse_config(text, ConfigFormat::CodexToml, Path::new("config.toml"))

@@ -56,7 +56,7 @@ impl Harness {
         let call = ToolCall {
             call_id: format!("{name}-call"),
             name: name.to_string(),
-            arguments: arguments.to_string(),
+            arguments: arguments.to_string().into(),
         };
         self.router.dispatch_to_output(&self.ctx, call).await.expect("no fatal errors")
     }
