@@ -12,6 +12,7 @@ mod host;
 mod lifecycle;
 mod manager;
 mod paging;
+mod procs;
 mod restart;
 mod stdio;
 #[cfg(test)]

@@ -25,9 +25,13 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::procs;
+
 /// Variables passed through from the router's environment.
 const INHERITED_ENV: &[&str] =
     &["HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
+/// How long shutdown waits for processes to be gone after SIGKILL (the kernel needs moments).
+const KILL_WAIT: Duration = Duration::from_secs(2);
 /// Longest stderr line kept in the log.
 const MAX_STDERR_LINE: usize = 2_000;
 
@@ -48,11 +52,12 @@ pub(crate) struct Launch<'a> {
 }
 
 /// The guard: run the server in the background with our stdin, wait for it, and on SIGTERM (the
-/// parent-death signal, or shutdown) kill the whole process group. Stdin goes through fd 3
+/// parent-death signal, or shutdown) kill the server and the whole process group. Stdin goes through fd 3
 /// because `sh` gives background jobs `/dev/null` before explicit redirections apply.
+/// The server's own pid is killed too: it may have left the group (`setsid`).
 const GUARD: &str = concat!(
-    "exec 3<&0; trap 'trap - TERM; kill -KILL 0' TERM; ",
-    r#""$@" <&3 3<&- & exec 3<&-; wait $!; status=$?; exit $status"#,
+    "exec 3<&0; trap 'trap - TERM; [ -n \"$pid\" ] && kill -KILL $pid 2>/dev/null; kill -KILL 0' TERM; ",
+    r#""$@" <&3 3<&- & pid=$!; exec 3<&-; wait $pid; status=$?; exit $status"#,
 );
 
 pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
@@ -174,19 +179,31 @@ pub(crate) struct ChildGroup {
 }
 
 impl ChildGroup {
-    /// SIGTERM to the group, wait up to `grace` for the server to exit, then SIGKILL the group.
+    /// SIGTERM to the group and to every process the server started (found by descent, so one
+    /// that left the group is reached too); wait up to `grace` for them to exit; then SIGKILL
+    /// whatever is left, and return only once every one of them has exited.
     pub(crate) async fn terminate(&self, grace: Duration) {
         if self.done.load(Ordering::SeqCst) {
             return;
         }
+        // Before any signal: once the guard is gone, orphans lose their link to it.
+        let family = procs::descendants(self.pgid);
         self.signal(libc::SIGTERM);
+        family.iter().for_each(|p| p.signal(libc::SIGTERM));
+        let started = tokio::time::Instant::now();
         let child = self.child.lock().ok().and_then(|mut c| c.take());
         if let Some(mut child) = child {
             let _ = tokio::time::timeout(grace, child.wait()).await;
-            // Whatever is left of the group (children that ignore SIGTERM) goes now, before the
-            // leader's handle is dropped and its pid may be reused.
+            let _ = procs::wait_exited(&family, grace.saturating_sub(started.elapsed())).await;
+            // Whatever is left (processes that ignore SIGTERM) goes now, before the leader's
+            // handle is dropped and its pid may be reused.
             self.signal(libc::SIGKILL);
+            family.iter().for_each(|p| p.signal(libc::SIGKILL));
             drop(child);
+        }
+        let left = procs::wait_exited(&family, KILL_WAIT).await;
+        if !left.is_empty() {
+            tracing::warn!(pids = ?left.iter().map(|p| p.pid).collect::<Vec<_>>(), "server processes still running after SIGKILL");
         }
         self.done.store(true, Ordering::SeqCst);
     }
@@ -207,7 +224,9 @@ impl ChildGroup {
 impl Drop for ChildGroup {
     fn drop(&mut self) {
         if !self.done.load(Ordering::SeqCst) {
+            let family = procs::descendants(self.pgid);
             self.signal(libc::SIGKILL);
+            family.iter().for_each(|p| p.signal(libc::SIGKILL));
         }
     }
 }

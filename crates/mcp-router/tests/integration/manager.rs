@@ -8,7 +8,9 @@ use router_protocol::EventMsg;
 use serde_json::{Value, json};
 use tool_router::ToolOutput;
 
-use crate::support::{DEMO, Harness, HttpServer, demo, marker, processes_with, wait_gone};
+use crate::support::{
+    DEMO, Harness, HttpServer, demo, live_processes, marker, processes_with, wait_gone,
+};
 
 fn uris(payload: &Value, key: &str) -> Vec<(String, String)> {
     payload[key]
@@ -250,6 +252,30 @@ async fn shutdown_kills_the_whole_process_group() {
     assert!(!processes_with(&tag).is_empty(), "the wrapped server runs");
     h.manager.shutdown().await;
     assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "no server process is left");
+}
+
+#[tokio::test]
+async fn shutdown_waits_for_servers_that_left_the_group() {
+    // Launchers that call `setsid`: the server runs in a session and process group of its own,
+    // as the guard's child (`exec setsid`) or grandchild (`setsid …; true`).
+    for (label, launch) in [("exec", "exec setsid"), ("child", "setsid")] {
+        let tag = marker(&format!("setsid-{label}"));
+        let script = format!("{launch} {DEMO} --name {tag}; true");
+        let h =
+            Harness::start(vec![ServerConfig::stdio("detached", "sh", vec!["-c".into(), script])]);
+        h.payload("list_mcp_resources", r#"{"server":"detached"}"#).await;
+        let guard = h.manager.child_pids()[0].1.to_string();
+        let detached = live_processes(|_, cmdline, fields| {
+            cmdline.contains(&tag) && fields.get(2).is_some_and(|pgrp| *pgrp != guard)
+        });
+        assert_eq!(detached.len(), 1, "{label}: the server left the guard's group");
+        h.manager.shutdown().await;
+        assert_eq!(
+            processes_with(&tag),
+            Vec::<u32>::new(),
+            "{label}: nothing left once shutdown returns"
+        );
+    }
 }
 
 #[tokio::test]

@@ -1,0 +1,115 @@
+//! The processes a stdio server started, found through `/proc`: every descendant of the guard,
+//! whichever session or process group it moved to (a launcher that calls `setsid` leaves the
+//! group, not the family). Shutdown signals them by pid and waits until each has exited.
+#![allow(unsafe_code)] // kill has no safe wrapper in std.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A process, identified by pid and start time (so a reused pid is not mistaken for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Process {
+    pub(crate) pid: libc::pid_t,
+    start_time: u64,
+}
+
+/// What `/proc/PID/stat` says of one process: parent, state, start time.
+struct Stat {
+    ppid: libc::pid_t,
+    state: char,
+    start_time: u64,
+}
+
+fn stat(pid: libc::pid_t) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields start after the last ')'.
+    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every live descendant of `root` (children, their children, …), oldest generation first.
+pub(crate) fn descendants(root: libc::pid_t) -> Vec<Process> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut children: HashMap<libc::pid_t, Vec<Process>> = HashMap::new();
+    for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
+        if let Some(stat) = stat(pid).filter(|s| s.state != 'Z') {
+            let process = Process { pid, start_time: stat.start_time };
+            children.entry(stat.ppid).or_default().push(process);
+        }
+    }
+    let mut found = Vec::new();
+    let mut next = vec![root];
+    while let Some(parent) = next.pop() {
+        for child in children.remove(&parent).unwrap_or_default() {
+            next.push(child.pid);
+            found.push(child);
+        }
+    }
+    found
+}
+
+impl Process {
+    /// Still running: the same process (same start time), not yet a zombie.
+    pub(crate) fn is_alive(&self) -> bool {
+        stat(self.pid).is_some_and(|s| s.state != 'Z' && s.start_time == self.start_time)
+    }
+
+    /// Send `signal` if it is still the same process.
+    pub(crate) fn signal(&self, signal: libc::c_int) {
+        if self.is_alive() {
+            // SAFETY: kill has no memory-safety preconditions; checked to be the same process.
+            unsafe {
+                libc::kill(self.pid, signal);
+            }
+        }
+    }
+}
+
+/// Wait until none of `processes` is alive, at most `limit`; returns those still alive.
+pub(crate) async fn wait_exited(processes: &[Process], limit: Duration) -> Vec<Process> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let alive: Vec<Process> = processes.iter().copied().filter(Process::is_alive).collect();
+        if alive.is_empty() || tokio::time::Instant::now() >= deadline {
+            return alive;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_grandchildren_and_reads_this_process() {
+        let me = std::process::id() as libc::pid_t;
+        let mine = stat(me).expect("own stat");
+        assert_eq!(mine.state, 'R');
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & wait"])
+            .spawn()
+            .expect("spawn sh");
+        let sh = child.id() as libc::pid_t;
+        // The grandchild may take a moment to appear.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let found = loop {
+            let found = descendants(sh);
+            if !found.is_empty() || std::time::Instant::now() > deadline {
+                break found;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(descendants(me).iter().any(|p| p.pid == sh));
+        found[0].signal(libc::SIGKILL);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
