@@ -91,7 +91,8 @@ mod tests {
     fn finds_grandchildren_and_reads_this_process() {
         let me = std::process::id() as libc::pid_t;
         let mine = stat(me).expect("own stat");
-        assert_eq!(mine.state, 'R');
+        assert_ne!(mine.state, 'Z');
+        assert!(mine.ppid > 0);
         let mut child = std::process::Command::new("sh")
             .args(["-c", "sleep 30 & wait"])
             .spawn()
