@@ -9,6 +9,7 @@ mod conformance;
 mod demo;
 mod exec;
 mod human;
+mod process_faults;
 mod setup;
 
 use std::path::PathBuf;
@@ -72,16 +73,10 @@ enum Command {
         /// The scenario server's URL (the suite appends it).
         url: String,
     },
-    /// Serve the bundled demo MCP server on stdio (what `demo` starts).
+    /// Serve the bundled demo MCP server (what `demo` starts): the same options as
+    /// `mcp-demo-server`.
     #[command(hide = true)]
-    ServeDemo {
-        /// Items per page.
-        #[arg(long, default_value_t = 100)]
-        page_size: usize,
-        /// Name reported in serverInfo.
-        #[arg(long, default_value = "mcp-demo-server")]
-        name: String,
-    },
+    ServeDemo(demo_server::ServeArgs),
 }
 
 #[derive(clap::Args)]
@@ -173,11 +168,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             human::call(config.config.as_deref(), name, arguments, json).await
         }
         Command::ConformanceClient { url } => conformance::run(url).await,
-        Command::ServeDemo { page_size, name } => {
-            demo_server::run_stdio(demo_server::DemoOptions {
-                page_size,
-                name,
-                ..Default::default()
+        Command::ServeDemo(args) => {
+            let faults = std::sync::Arc::new(process_faults::ThisProcess);
+            demo_server::serve(&args, Some(faults), |addr| {
+                println!("listening on http://{addr}/mcp");
             })
             .await?;
             Ok(0)

@@ -1,0 +1,113 @@
+//! Serving the demo: on stdio, or streamable HTTP on a loopback address; and [`ServeArgs`], the
+//! one option set of `mcp-demo-server` and `mcp-router serve-demo`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+
+use crate::resources::options_registry;
+use crate::server::DemoServer;
+use crate::{DemoError, DemoOptions, Fault, ProcessFaults};
+
+/// How to serve the demo (clap arguments, shared by every binary that serves it).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Items per page.
+    #[arg(long, default_value_t = 100)]
+    pub page_size: usize,
+    /// Name reported in serverInfo.
+    #[arg(long, default_value = "mcp-demo-server")]
+    pub name: String,
+    /// Serve streamable HTTP on this loopback address (`127.0.0.1:0` picks a free port)
+    /// instead of stdio.
+    #[arg(long, value_name = "127.0.0.1:PORT")]
+    pub http: Option<String>,
+    /// A misbehaviour for fault tests.
+    #[arg(long, value_enum)]
+    pub fault: Option<Fault>,
+    /// Also serve the MCP conformance suite's fixtures.
+    #[arg(long)]
+    pub conformance_fixtures: bool,
+}
+
+impl ServeArgs {
+    /// The server options these arguments ask for, with `faults` for the fault tools.
+    pub fn options(&self, faults: Option<Arc<dyn ProcessFaults>>) -> DemoOptions {
+        DemoOptions {
+            page_size: self.page_size,
+            name: self.name.clone(),
+            fault: self.fault,
+            conformance_fixtures: self.conformance_fixtures,
+            process_faults: faults,
+        }
+    }
+}
+
+/// Serve as `args` say until the client goes away (stdio) or forever (HTTP). With `--http`,
+/// `on_listening` is told the bound address before the first connection is accepted.
+pub async fn serve(
+    args: &ServeArgs,
+    faults: Option<Arc<dyn ProcessFaults>>,
+    on_listening: impl FnOnce(SocketAddr),
+) -> Result<(), DemoError> {
+    let options = args.options(faults);
+    let Some(addr) = &args.http else {
+        return run_stdio(options).await;
+    };
+    let bind_error = |source| DemoError::Bind { addr: addr.clone(), source };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(bind_error)?;
+    let local = listener.local_addr().map_err(bind_error)?;
+    if !local.ip().is_loopback() {
+        return Err(DemoError::NotLoopback(addr.clone()));
+    }
+    on_listening(local);
+    run_http(options, listener).await
+}
+
+/// Serve MCP on stdin/stdout until the client goes away.
+pub async fn run_stdio(options: DemoOptions) -> Result<(), DemoError> {
+    let service = DemoServer::new(options)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| DemoError::Initialize(e.to_string()))?;
+    service.waiting().await.map_err(|e| DemoError::Session(e.to_string()))?;
+    Ok(())
+}
+
+/// Serve streamable HTTP (any path; clients use `/mcp`) on an already bound listener, until the
+/// process ends.
+pub async fn run_http(
+    options: DemoOptions,
+    listener: tokio::net::TcpListener,
+) -> Result<(), DemoError> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    let registry = options_registry(&options);
+    let service = StreamableHttpService::new(
+        move || Ok(DemoServer::with_registry(options.clone(), registry.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    loop {
+        let (stream, _) = listener.accept().await.map_err(DemoError::Accept)?;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(
+                move |request: hyper::Request<hyper::body::Incoming>| {
+                    let service = service.clone();
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+                },
+            );
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) =
+                hyper::server::conn::http1::Builder::new().serve_connection(io, handler).await
+            {
+                tracing::debug!("http connection ended: {e}");
+            }
+        });
+    }
+}

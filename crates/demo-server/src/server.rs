@@ -1,0 +1,189 @@
+//! The server handler for one connection: resources from a shared registry, the demo's tools,
+//! and the `cursor-cycle` fault.
+
+use std::sync::Arc;
+
+use resource_registry::{RegistryConnection, ResourceRegistry};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::resources::options_registry;
+use crate::tools::{call, tools};
+use crate::{DemoOptions, Fault};
+
+/// The server handler for one connection: resources from a shared registry, plus tools.
+#[derive(Clone)]
+pub struct DemoServer {
+    options: Arc<DemoOptions>,
+    resources: RegistryConnection,
+}
+
+impl DemoServer {
+    /// A server with its own registry (a page size of 0 is treated as 1).
+    pub fn new(options: DemoOptions) -> Self {
+        let registry = options_registry(&options);
+        Self::with_registry(options, registry)
+    }
+
+    /// A connection to a shared registry (one per HTTP session).
+    pub fn with_registry(mut options: DemoOptions, registry: Arc<ResourceRegistry>) -> Self {
+        options.page_size = options.page_size.max(1);
+        let info = Implementation::new(options.name.clone(), env!("CARGO_PKG_VERSION"));
+        Self { options: Arc::new(options), resources: RegistryConnection::new(registry, info) }
+    }
+
+    /// The registry behind this server (to announce updates, add resources at run time).
+    pub fn registry(&self) -> &Arc<ResourceRegistry> {
+        self.resources.registry()
+    }
+
+    /// Tool pages use the plain cursor `p{offset}`.
+    fn page<T: Clone>(
+        &self,
+        items: &[T],
+        cursor: Option<&str>,
+    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .strip_prefix('p')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n <= items.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor: {c:?}"), None))?,
+        };
+        let end = (start + self.options.page_size).min(items.len());
+        let next = (end < items.len()).then(|| format!("p{end}"));
+        Ok((items[start..end].to_vec(), next))
+    }
+}
+
+impl ServerHandler for DemoServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = self.resources.capabilities();
+        capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                self.options.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions("A demo server: read demo://docs/README.md to start.")
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.resources.attach_peer(context.peer);
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.resources.attach_peer(context.peer);
+        if self.options.fault == Some(Fault::CursorCycle) {
+            // Pages point at each other: a -> b -> a -> ...
+            let next = match request.as_ref().and_then(|r| r.cursor.as_deref()) {
+                Some("a") => "b",
+                _ => "a",
+            };
+            let mut page = self.resources.list_resources(None)?;
+            page.resources.truncate(1);
+            page.next_cursor = Some(next.to_string());
+            return Ok(page);
+        }
+        self.resources.list_resources(request.as_ref())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.resources.list_resource_templates(request.as_ref())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.resources.read_resource(&request).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.resources.attach_peer(context.peer);
+        self.resources.subscribe(&request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.resources.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.resources.complete(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (items, next) =
+            self.page(&tools(), request.as_ref().and_then(|r| r.cursor.as_deref()))?;
+        let mut result = ListToolsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        call(request, context.peer, self.options.process_faults.as_deref()).await.map(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_page_covers_every_item_once() {
+        let server = DemoServer::new(DemoOptions { page_size: 3, ..Default::default() });
+        let all = tools();
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let (items, next) = server.page(&all, cursor.as_deref()).expect("page");
+            seen.extend(items.into_iter().map(|t| t.name.to_string()));
+            match next {
+                Some(n) => cursor = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(
+            seen,
+            ["add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "sleep"]
+        );
+        assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
+    }
+}
