@@ -92,6 +92,30 @@ async fn root_uris(peer: &Peer<RoleServer>) -> Result<Vec<String>, rmcp::Service
     Ok(peer.list_roots().await?.roots.into_iter().map(|r| r.uri).collect())
 }
 
+/// `ask`: an elicitation request for the user's name, and what came back.
+async fn ask(peer: &Peer<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    let client_error =
+        |e: rmcp::ServiceError| ErrorData::internal_error(format!("the client failed: {e}"), None);
+
+    let schema = rmcp::model::ElicitationSchema::builder()
+        .required_string("name")
+        .build()
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let request = rmcp::model::ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: "What is your name?".to_string(),
+        requested_schema: schema,
+    };
+    let answer = peer.create_elicitation(request).await.map_err(client_error)?;
+    let text = match (answer.action, answer.content) {
+        (rmcp::model::ElicitationAction::Accept, Some(content)) => {
+            format!("accepted: {content}")
+        }
+        (action, _) => format!("{action:?}").to_lowercase(),
+    };
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+}
+
 /// Run one tool. `crash` and `garbage` act on the process, through `faults`; without them (a
 /// server embedded in another program) they answer with an error result.
 pub(crate) async fn call(
@@ -103,25 +127,7 @@ pub(crate) async fn call(
     let client_error =
         |e: rmcp::ServiceError| ErrorData::internal_error(format!("the client failed: {e}"), None);
     match params.name.as_ref() {
-        "ask" => {
-            let schema = rmcp::model::ElicitationSchema::builder()
-                .required_string("name")
-                .build()
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            let request = rmcp::model::ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: "What is your name?".to_string(),
-                requested_schema: schema,
-            };
-            let answer = peer.create_elicitation(request).await.map_err(client_error)?;
-            let text = match (answer.action, answer.content) {
-                (rmcp::model::ElicitationAction::Accept, Some(content)) => {
-                    format!("accepted: {content}")
-                }
-                (action, _) => format!("{action:?}").to_lowercase(),
-            };
-            Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
-        }
+        "ask" => ask(&peer).await,
         "roots" => {
             let uris = root_uris(&peer).await.map_err(client_error)?;
             let text = format!("{} roots: {}", uris.len(), uris.join(", "));

@@ -107,26 +107,8 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
     else {
         return Err(std::io::Error::other("child process has no pipes"));
     };
-    let server = launch.server.to_string();
     let secrets: Vec<String> = launch.env.values().filter(|v| v.len() >= 4).cloned().collect();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stderr).lines();
-        while let Ok(Some(mut line)) = lines.next_line().await {
-            for secret in &secrets {
-                if line.contains(secret.as_str()) {
-                    line = line.replace(secret.as_str(), "[redacted]");
-                }
-            }
-            if line.len() > MAX_STDERR_LINE {
-                let mut cut = MAX_STDERR_LINE;
-                while !line.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                line.truncate(cut);
-            }
-            tracing::info!(target: "mcp_server_stderr", server = %server, "{line}");
-        }
-    });
+    tokio::spawn(log_stderr(launch.server.to_string(), stderr, secrets));
     Ok(Spawned {
         stdout,
         stdin,
@@ -136,6 +118,27 @@ pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
             done: AtomicBool::new(false),
         },
     })
+}
+
+/// Log the server's stderr lines (target `mcp_server_stderr`), with configured env values
+/// redacted and long lines cut.
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, secrets: Vec<String>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(mut line)) = lines.next_line().await {
+        for secret in &secrets {
+            if line.contains(secret.as_str()) {
+                line = line.replace(secret.as_str(), "[redacted]");
+            }
+        }
+        if line.len() > MAX_STDERR_LINE {
+            let mut cut = MAX_STDERR_LINE;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+        }
+        tracing::info!(target: "mcp_server_stderr", server = %server, "{line}");
+    }
 }
 
 /// Find `command` as `Command` would: a path with a `/` as is (relative to `cwd`), else the

@@ -141,16 +141,22 @@ pub(crate) fn shape_read<'a>(
             other => shaped.contents.push(ShapedContent::Other(json!(other))),
         }
     }
-    let truncated = end_of_returned < total;
-    if truncated || offset > 0 {
-        shaped.paging = Some(Paging {
+    shaped.paging = Paging::of(offset, total, end_of_returned);
+    Ok(shaped)
+}
+
+impl Paging {
+    /// The paging facts of a read that returned text from `offset` to `end` of `total` bytes;
+    /// `None` when the whole text was returned from the start.
+    fn of(offset: usize, total: usize, end: usize) -> Option<Self> {
+        let truncated = end < total;
+        (truncated || offset > 0).then_some(Self {
             offset,
             total_bytes: total,
             truncated,
-            next_offset: truncated.then_some(end_of_returned),
-        });
+            next_offset: truncated.then_some(end),
+        })
     }
-    Ok(shaped)
 }
 
 /// Blobs whose mimeType is textual (`text/*`, JSON, XML) and whose bytes are UTF-8 become text
@@ -261,43 +267,60 @@ pub(crate) fn shape_tool_result(
                 remaining -= text.text.len();
                 ContentBlock::Text(text)
             }
-            ContentBlock::Resource(embedded) => match &embedded.resource {
-                ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
-                    if policy.raw_blobs && !mime_type.as_deref().is_some_and(|m| m.starts_with("image/")) && blob.len() <= remaining {
-                        remaining -= blob.len();
-                        return ContentBlock::Resource(embedded);
-                    }
-                    let mut unlimited = 0;
-                    match shape_blob(uri, mime_type.as_deref(), blob, policy, &mut unlimited) {
-                        (_, Some(_)) => ContentBlock::image(blob.trim().to_string(), mime_type.clone().unwrap_or_default()),
-                        (described, None) => ContentBlock::text(described.to_string()),
-                    }
-                }
-                ResourceContents::TextResourceContents { uri, mime_type, text, .. } if text.len() > remaining => {
-                    let cut = floor_char_boundary(text, remaining);
-                    remaining -= cut;
-                    let note = format!(
-                        "\n[truncated: {cut} of {} bytes shown; read_mcp_resource with uri {uri} and offset {cut} returns the rest]",
-                        text.len()
-                    );
-                    let resource = ResourceContents::TextResourceContents {
-                        uri: uri.clone(),
-                        mime_type: mime_type.clone(),
-                        text: format!("{}{note}", &text[..cut]),
-                        meta: None,
-                    };
-                    ContentBlock::resource(resource)
-                }
-                ResourceContents::TextResourceContents { text, .. } => {
-                    remaining -= text.len();
-                    ContentBlock::Resource(embedded)
-                }
-                _ => ContentBlock::Resource(embedded),
-            },
+            ContentBlock::Resource(embedded) => shape_embedded(embedded, policy, &mut remaining),
             other => other,
         })
         .collect();
     result
+}
+
+/// One embedded resource of a tool result, within what is `remaining` of the budget.
+fn shape_embedded(
+    embedded: rmcp::model::EmbeddedResource,
+    policy: &ContentPolicy,
+    remaining: &mut usize,
+) -> ContentBlock {
+    match &embedded.resource {
+        ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
+            if policy.raw_blobs
+                && !mime_type.as_deref().is_some_and(|m| m.starts_with("image/"))
+                && blob.len() <= *remaining
+            {
+                *remaining -= blob.len();
+                return ContentBlock::Resource(embedded);
+            }
+            let mut unlimited = 0;
+            match shape_blob(uri, mime_type.as_deref(), blob, policy, &mut unlimited) {
+                (_, Some(_)) => ContentBlock::image(
+                    blob.trim().to_string(),
+                    mime_type.clone().unwrap_or_default(),
+                ),
+                (described, None) => ContentBlock::text(described.to_string()),
+            }
+        }
+        ResourceContents::TextResourceContents { uri, mime_type, text, .. }
+            if text.len() > *remaining =>
+        {
+            let cut = floor_char_boundary(text, *remaining);
+            *remaining -= cut;
+            let note = format!(
+                "\n[truncated: {cut} of {} bytes shown; read_mcp_resource with uri {uri} and offset {cut} returns the rest]",
+                text.len()
+            );
+            let resource = ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                text: format!("{}{note}", &text[..cut]),
+                meta: None,
+            };
+            ContentBlock::resource(resource)
+        }
+        ResourceContents::TextResourceContents { text, .. } => {
+            *remaining -= text.len();
+            ContentBlock::Resource(embedded)
+        }
+        _ => ContentBlock::Resource(embedded),
+    }
 }
 
 /// The largest character boundary of `text` at or before `at`.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use crate::ExpandError;
-use crate::parse::{Expression, Modifier, Op, Part};
+use crate::parse::{Expression, Modifier, Op, Part, VarSpec};
 
 pub(crate) fn expand(
     parts: &[Part],
@@ -29,9 +29,7 @@ fn expression(
     expr: &Expression,
     variables: &Map<String, Value>,
 ) -> Result<(), ExpandError> {
-    let op = expr.op;
-    let reserved = op.allows_reserved();
-    let ifemp = if matches!(op, Op::Query | Op::QueryCont) { "=" } else { "" };
+    let style = Style::of(expr.op);
     let mut first = true;
     for var in &expr.vars {
         let Some(value) = variables.get(&var.name) else {
@@ -46,105 +44,135 @@ fn expression(
         if !defined {
             continue;
         }
-        let unsupported = |reason: &str| ExpandError::UnsupportedValue {
-            name: var.name.clone(),
-            reason: reason.to_string(),
-        };
-        out.push_str(if first { op.first() } else { sep(op) });
+        out.push_str(if first { expr.op.first() } else { sep(expr.op) });
         first = false;
         match value {
             Value::Array(_) | Value::Object(_) if matches!(var.modifier, Modifier::Prefix(_)) => {
-                return Err(unsupported("a prefix modifier applies to strings only"));
+                return Err(unsupported(var, "a prefix modifier applies to strings only"));
             }
-            Value::Array(items) => {
-                let items = items
-                    .iter()
-                    .filter(|v| !v.is_null())
-                    .map(|v| {
-                        scalar(v).ok_or_else(|| {
-                            unsupported("list items must be strings, numbers or booleans")
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                if var.modifier == Modifier::Explode {
-                    for (i, item) in items.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(sep(op));
-                        }
-                        if op.is_named() {
-                            named(out, &var.name, item, ifemp, reserved);
-                        } else {
-                            encode_into(out, item, reserved);
-                        }
-                    }
-                } else {
-                    if op.is_named() {
-                        out.push_str(&var.name);
-                        out.push('=');
-                    }
-                    for (i, item) in items.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        encode_into(out, item, reserved);
-                    }
-                }
-            }
-            Value::Object(map) => {
-                let pairs = map
-                    .iter()
-                    .filter(|(_, v)| !v.is_null())
-                    .map(|(k, v)| {
-                        scalar(v).map(|v| (k, v)).ok_or_else(|| {
-                            unsupported("object values must be strings, numbers or booleans")
-                        })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                if var.modifier == Modifier::Explode {
-                    for (i, (key, item)) in pairs.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(sep(op));
-                        }
-                        if op.is_named() {
-                            // Keys are data, not template names: they are encoded.
-                            let mut key_text = String::new();
-                            encode_into(&mut key_text, key, reserved);
-                            named(out, &key_text, item, ifemp, reserved);
-                        } else {
-                            encode_into(out, key, reserved);
-                            out.push('=');
-                            encode_into(out, item, reserved);
-                        }
-                    }
-                } else {
-                    if op.is_named() {
-                        out.push_str(&var.name);
-                        out.push('=');
-                    }
-                    for (i, (key, item)) in pairs.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        encode_into(out, key, reserved);
-                        out.push(',');
-                        encode_into(out, item, reserved);
-                    }
-                }
-            }
+            Value::Array(items) => style.list(out, var, items)?,
+            Value::Object(map) => style.map(out, var, map)?,
             other => {
                 let mut text = scalar(other).unwrap_or_default();
                 if let Modifier::Prefix(len) = var.modifier {
                     text = text.chars().take(len).collect();
                 }
-                if op.is_named() {
-                    named(out, &var.name, &text, ifemp, reserved);
+                if style.op.is_named() {
+                    named(out, &var.name, &text, style.ifemp, style.reserved);
                 } else {
-                    encode_into(out, &text, reserved);
+                    encode_into(out, &text, style.reserved);
                 }
             }
         }
     }
     Ok(())
+}
+
+fn unsupported(var: &VarSpec, reason: &str) -> ExpandError {
+    ExpandError::UnsupportedValue { name: var.name.clone(), reason: reason.to_string() }
+}
+
+/// How an operator writes values: its separator, whether reserved characters pass, and what
+/// an empty named value gets.
+struct Style {
+    op: Op,
+    reserved: bool,
+    ifemp: &'static str,
+}
+
+impl Style {
+    fn of(op: Op) -> Self {
+        let ifemp = if matches!(op, Op::Query | Op::QueryCont) { "=" } else { "" };
+        Self { op, reserved: op.allows_reserved(), ifemp }
+    }
+
+    /// A list value: exploded items separated like variables, or one comma-joined value.
+    fn list(&self, out: &mut String, var: &VarSpec, items: &[Value]) -> Result<(), ExpandError> {
+        let (op, reserved) = (self.op, self.reserved);
+        let items = items
+            .iter()
+            .filter(|v| !v.is_null())
+            .map(|v| {
+                scalar(v).ok_or_else(|| {
+                    unsupported(var, "list items must be strings, numbers or booleans")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if var.modifier == Modifier::Explode {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep(op));
+                }
+                if op.is_named() {
+                    named(out, &var.name, item, self.ifemp, reserved);
+                } else {
+                    encode_into(out, item, reserved);
+                }
+            }
+            return Ok(());
+        }
+        if op.is_named() {
+            out.push_str(&var.name);
+            out.push('=');
+        }
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            encode_into(out, item, reserved);
+        }
+        Ok(())
+    }
+
+    /// An associative value: exploded `key=value` pairs, or one comma-joined `key,value,…`.
+    fn map(
+        &self,
+        out: &mut String,
+        var: &VarSpec,
+        map: &Map<String, Value>,
+    ) -> Result<(), ExpandError> {
+        let (op, reserved) = (self.op, self.reserved);
+        let pairs = map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| {
+                scalar(v).map(|v| (k, v)).ok_or_else(|| {
+                    unsupported(var, "object values must be strings, numbers or booleans")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if var.modifier == Modifier::Explode {
+            for (i, (key, item)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep(op));
+                }
+                if op.is_named() {
+                    // Keys are data, not template names: they are encoded.
+                    let mut key_text = String::new();
+                    encode_into(&mut key_text, key, reserved);
+                    named(out, &key_text, item, self.ifemp, reserved);
+                } else {
+                    encode_into(out, key, reserved);
+                    out.push('=');
+                    encode_into(out, item, reserved);
+                }
+            }
+            return Ok(());
+        }
+        if op.is_named() {
+            out.push_str(&var.name);
+            out.push('=');
+        }
+        for (i, (key, item)) in pairs.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            encode_into(out, key, reserved);
+            out.push(',');
+            encode_into(out, item, reserved);
+        }
+        Ok(())
+    }
 }
 
 /// `name=value`, or `name` + ifemp for an empty value. Names are written as in the template.
