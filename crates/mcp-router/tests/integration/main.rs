@@ -3,6 +3,7 @@
 //! `mcp-router` binary end to end.
 
 mod cli;
+mod code_map;
 mod exec;
 mod faults;
 mod host;

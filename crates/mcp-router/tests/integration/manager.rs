@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use mcp_connection_manager::{ServerConfig, ServerStatus};
 use router_protocol::EventMsg;
+use router_protocol::event_channel;
 use serde_json::{Value, json};
-use tool_router::ToolOutput;
+use tool_router::{CallContext, FunctionCallError, ToolCall, ToolOutput};
 
 use crate::support::{
     DEMO, Harness, HttpServer, demo, live_processes, marker, processes_with, wait_gone,
@@ -276,6 +277,31 @@ async fn shutdown_waits_for_servers_that_left_the_group() {
             "{label}: nothing left once shutdown returns"
         );
     }
+}
+
+#[tokio::test]
+async fn calls_after_shutdown_are_fatal_for_the_host_and_restart_nothing() {
+    let h = Harness::start(vec![demo("docs", 100)]);
+    h.payload("list_mcp_resources", r#"{"server":"docs"}"#).await;
+    let pid = h.manager.child_pids()[0].1;
+    h.manager.shutdown().await;
+    let (events, _rx) = event_channel();
+    let ctx = CallContext::new(events);
+    for (name, arguments) in [
+        ("read_mcp_resource", r#"{"server":"docs","uri":"demo://notes/welcome"}"#),
+        ("list_mcp_resources", "{}"),
+        ("mcp__docs__echo", r#"{"text":"x"}"#),
+    ] {
+        let call =
+            ToolCall { call_id: "late".into(), name: name.into(), arguments: arguments.into() };
+        let outcome = h.router.dispatch_to_output(&ctx, call).await;
+        assert_eq!(
+            outcome,
+            Err(FunctionCallError::Fatal("the MCP servers have been shut down".into())),
+            "{name}"
+        );
+    }
+    assert!(h.manager.child_pids().iter().all(|(_, p)| *p == pid), "no server was started again");
 }
 
 #[tokio::test]
