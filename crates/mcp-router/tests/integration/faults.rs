@@ -257,8 +257,22 @@ async fn http_server_closing_streams() {
 #[test]
 fn the_demo_binary_supports_the_faults() {
     let out = Command::new(DEMO).arg("--help").output().expect("help");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("--fault cursor-cycle"));
-    let _: Value = Value::Null;
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--fault <FAULT>") && help.contains("cursor-cycle"), "{help}");
+    // The option set is clap's (shared with `mcp-router serve-demo`): a wrong value is refused.
+    for program in [DEMO, crate::support::ROUTER] {
+        let mut command = Command::new(program);
+        if program == crate::support::ROUTER {
+            command.arg("serve-demo");
+        }
+        let out = command.args(["--fault", "nope"]).output().expect("run");
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("invalid value 'nope'") && stderr.contains("cursor-cycle"),
+            "{stderr}"
+        );
+    }
 }
 
 /// A tool-level fault again, over streamable HTTP (the demo server in HTTP mode).
