@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use mcp_connection_manager::ServerConfig;
 use router_protocol::EventMsg;
-use serde_json::Value;
 use tool_router::ToolOutput;
 
 use crate::support::{DEMO, Harness, demo};
