@@ -59,7 +59,7 @@ impl Servers {
         host: Arc<dyn HostHandler>,
         connector: Arc<dyn Connector>,
     ) -> Self {
-        let this = Self {
+        let mut this = Self {
             servers: BTreeMap::new(),
             startups: Mutex::new(Vec::new()),
             options,
@@ -68,22 +68,21 @@ impl Servers {
             connector,
             shut_down: AtomicBool::new(false),
         };
-        let mut servers = BTreeMap::new();
         for config in configs {
             if !config.enabled {
                 tracing::info!(server = %config.name, "server disabled in config; not started");
                 continue;
             }
-            if servers.contains_key(&config.name) {
+            if this.servers.contains_key(&config.name) {
                 tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
                 continue;
             }
             let (state, _) = watch::channel(ServerState::Starting);
             let managed = ManagedServer { config, state, restarts: AtomicU32::new(0) };
             this.spawn_start(&managed, this.options.restart_backoff);
-            servers.insert(managed.config.name.clone(), managed);
+            this.servers.insert(managed.config.name.clone(), managed);
         }
-        Self { servers, ..this }
+        this
     }
 
     /// The server's connection once it is no longer starting; a dead or failed server is
