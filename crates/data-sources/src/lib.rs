@@ -1,4 +1,4 @@
-//! CSV resources as queryable data sources (seed 004): a CSV is imported into an embedded SQLite
+//! CSV resources as queryable data sources (as an agent run retrieves them): a CSV is imported into an embedded SQLite
 //! database as a table, and the model queries it read-only.
 //!
 //! - One database per [`DataSources`], in a private temporary directory removed on drop.

@@ -1,4 +1,5 @@
-//! Server-side MCP resources (seeds 002 and 003), plugged into rmcp's `ServerHandler`.
+//! Server-side MCP resources (registration of resources and templates, pagination, error
+//! codes), plugged into rmcp's `ServerHandler`.
 //!
 //! - Register direct resources (a URI and a handler with no arguments) and RFC 6570 templates
 //!   (a handler that receives the variables matched from the URI, and an optional completer).
@@ -20,7 +21,7 @@
 //! | handler error or panic | -32603 | `Internal error …` (the server keeps serving) |
 //!
 //! -32025 is not defined by MCP; it is taken from the JSON-RPC server-error range as erlmcp
-//! (seed 003) does.
+//! (an Erlang MCP server) does.
 
 mod connection;
 mod content;

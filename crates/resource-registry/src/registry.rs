@@ -43,7 +43,7 @@ pub enum ResourceError {
 /// A registration the registry refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistrationError {
-    /// `name` is required (seed 002).
+    /// `name` is required (MCP: every resource has a name).
     #[error("resource `{0}`: a name is required")]
     MissingName(String),
     /// An empty URI.
