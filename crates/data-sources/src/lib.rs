@@ -1,5 +1,5 @@
-//! CSV resources as queryable data sources (as an agent run retrieves them): a CSV is imported into an embedded SQLite
-//! database as a table, and the model queries it read-only.
+//! CSV resources as queryable data sources (as an agent run retrieves them): a CSV is imported
+//! into an embedded SQLite database as a table, and the model queries it read-only.
 //!
 //! - One database per [`DataSources`], in a private temporary directory removed on drop.
 //! - Imports go through a writer connection; queries through a second connection opened
