@@ -1,7 +1,7 @@
 //! CSV resources as data sources (the retrieval and query rules of an agent run over CSV data):
 //! the import a read hands CSV contents to, and the two tools over what was imported,
-//! `query_mcp_data` (read-only SQL) and `list_mcp_data_sources`. The tools are offered only
-//! while data sources are on; they touch no MCP server, so they emit no begin/end events; each
+//! `query_mcp_data` (read-only SQL) and `list_mcp_data_sources`. The tools exist only while
+//! data sources are on; they touch no MCP server, so they emit no begin/end events; each
 //! query is recorded with `tracing`.
 
 use std::sync::Arc;
@@ -27,12 +27,12 @@ pub const LIST_MCP_DATA_SOURCES: &str = "list_mcp_data_sources";
 
 /// Handles `query_mcp_data`.
 pub(crate) struct QueryDataHandler {
-    data: Option<Arc<DataSources>>,
+    data: Arc<DataSources>,
 }
 
 /// Handles `list_mcp_data_sources`.
 pub(crate) struct ListDataSourcesHandler {
-    data: Option<Arc<DataSources>>,
+    data: Arc<DataSources>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -60,9 +60,12 @@ struct SourcesPayload<'a> {
     sources: &'a [SourceInfo],
 }
 
-/// Both data tools over `data` (`None`: data sources are off and neither tool is offered),
-/// with their specs.
-pub(crate) fn data_tools(data: Option<Arc<DataSources>>) -> [(ToolSpec, Arc<dyn ToolHandler>); 2] {
+/// Both data tools over `data`, with their specs; none when data sources are off (`None`), so
+/// the router neither lists nor dispatches them.
+pub(crate) fn data_tools(data: Option<Arc<DataSources>>) -> Vec<(ToolSpec, Arc<dyn ToolHandler>)> {
+    let Some(data) = data else {
+        return Vec::new();
+    };
     let query = ToolSpec {
         name: QUERY_MCP_DATA.to_string(),
         description: "Run a read-only SQL query (SQLite dialect; a single SELECT or WITH statement) over the CSV resources that read_mcp_resource imported as data sources. Returns the columns and rows as JSON, with a row cap.".to_string(),
@@ -80,7 +83,7 @@ pub(crate) fn data_tools(data: Option<Arc<DataSources>>) -> [(ToolSpec, Arc<dyn 
         description: "List the CSV resources imported as data sources: table name, server, uri, row count and columns with their types.".to_string(),
         parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
     };
-    [
+    vec![
         (query, Arc::new(QueryDataHandler { data: data.clone() })),
         (list, Arc::new(ListDataSourcesHandler { data })),
     ]
@@ -88,18 +91,12 @@ pub(crate) fn data_tools(data: Option<Arc<DataSources>>) -> [(ToolSpec, Arc<dyn 
 
 #[async_trait]
 impl ToolHandler for QueryDataHandler {
-    async fn offered(&self) -> bool {
-        self.data.is_some()
-    }
-
     async fn handle(
         &self,
         _ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let Some(data) = self.data.clone() else {
-            return Err(respond(format!("unsupported call: {}", invocation.tool_name)));
-        };
+        let data = self.data.clone();
         let args: QueryArgs = parse_args(invocation.arguments.as_ref())?;
         let sql = normalize_required_string("sql", args.sql)?;
         let started = std::time::Instant::now();
@@ -117,18 +114,12 @@ impl ToolHandler for QueryDataHandler {
 
 #[async_trait]
 impl ToolHandler for ListDataSourcesHandler {
-    async fn offered(&self) -> bool {
-        self.data.is_some()
-    }
-
     async fn handle(
         &self,
         _ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let Some(data) = &self.data else {
-            return Err(respond(format!("unsupported call: {}", invocation.tool_name)));
-        };
+        let data = &self.data;
         let _: ListArgs = parse_args_with_default(invocation.arguments.as_ref())?;
         let sources = data.list();
         let content = serde_json::to_string(&SourcesPayload { sources: &sources })
