@@ -14,7 +14,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::resources::options_registry;
-use crate::tools::{call, tools};
+use crate::tools::{Asking, call, tools};
 use crate::{DemoOptions, Fault};
 
 /// The server handler for one connection: resources from a shared registry, plus tools.
@@ -158,7 +158,16 @@ impl ServerHandler for DemoServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        call(request, context.peer, self.options.process_faults.as_deref()).await.map(Into::into)
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let asking = Asking {
+            peer: context.peer,
+            modern,
+            input_responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+        };
+        call(request, asking, self.options.process_faults.as_deref()).await
     }
 }
 

@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult,
+    JsonObject, Tool,
+};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Value, json};
 
@@ -38,8 +41,8 @@ pub(crate) fn tools() -> Vec<Tool> {
         ),
         Tool::new(
             "ask",
-            "Ask the user for their name (an elicitation request to the client).",
-            schema(json!({"type": "object", "properties": {}})),
+            "Ask the user for their name (an elicitation: a request to the client in protocol 2025-11-25, an input_required answer in 2026-07-28), `times` times (default 1).",
+            schema(json!({"type": "object", "properties": {"times": {"type": "integer"}}})),
         ),
         Tool::new(
             "roots",
@@ -86,53 +89,134 @@ fn number(args: &JsonObject, key: &str) -> Result<f64, ErrorData> {
     })
 }
 
-/// The client's root URIs (`roots/list` is deprecated in rmcp's 2026 API, current in 2025-11-25).
-#[allow(deprecated)]
-async fn root_uris(peer: &Peer<RoleServer>) -> Result<Vec<String>, rmcp::ServiceError> {
-    Ok(peer.list_roots().await?.roots.into_iter().map(|r| r.uri).collect())
+/// How a tool call asks the client for something: by a server-to-client request (protocol
+/// 2025-11-25), or by answering `input_required` and reading the retry's `inputResponses`
+/// (2026-07-28).
+pub(crate) struct Asking {
+    pub(crate) peer: Peer<RoleServer>,
+    /// `true` when the request came in protocol 2026-07-28 or later.
+    pub(crate) modern: bool,
+    pub(crate) input_responses: Option<rmcp::model::InputResponses>,
+    pub(crate) request_state: Option<String>,
 }
 
-/// `ask`: an elicitation request for the user's name, and what came back.
-async fn ask(peer: &Peer<RoleServer>) -> Result<CallToolResult, ErrorData> {
-    let client_error =
-        |e: rmcp::ServiceError| ErrorData::internal_error(format!("the client failed: {e}"), None);
+fn client_error(e: rmcp::ServiceError) -> ErrorData {
+    ErrorData::internal_error(format!("the client failed: {e}"), None)
+}
 
+fn name_request() -> Result<rmcp::model::ElicitRequestParams, ErrorData> {
     let schema = rmcp::model::ElicitationSchema::builder()
         .required_string("name")
         .build()
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    let request = rmcp::model::ElicitRequestParams::FormElicitationParams {
+    Ok(rmcp::model::ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: "What is your name?".to_string(),
         requested_schema: schema,
-    };
-    let answer = peer.create_elicitation(request).await.map_err(client_error)?;
-    let text = match (answer.action, answer.content) {
-        (rmcp::model::ElicitationAction::Accept, Some(content)) => {
-            format!("accepted: {content}")
-        }
+    })
+}
+
+fn describe(answer: rmcp::model::ElicitResult) -> String {
+    match (answer.action, answer.content) {
+        (rmcp::model::ElicitationAction::Accept, Some(content)) => format!("accepted: {content}"),
         (action, _) => format!("{action:?}").to_lowercase(),
+    }
+}
+
+/// The answer to input request `key` of the previous round, if the client sent one.
+fn input_response<T: serde::de::DeserializeOwned>(
+    asking: &Asking,
+    key: &str,
+) -> Result<Option<T>, ErrorData> {
+    let Some(value) = asking.input_responses.as_ref().and_then(|r| r.get(key)) else {
+        return Ok(None);
     };
-    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    serde_json::from_value(value.clone())
+        .map(Some)
+        .map_err(|e| ErrorData::invalid_params(format!("inputResponses.{key}: {e}"), None))
+}
+
+/// `ask`: an elicitation for the user's name, `times` times; what came back the last time.
+async fn ask(asking: &Asking, times: u64) -> Result<CallToolResponse, ErrorData> {
+    if !asking.modern {
+        let mut last = None;
+        for _ in 0..times.max(1) {
+            last = Some(asking.peer.create_elicitation(name_request()?).await.map_err(client_error)?);
+        }
+        let text = last.map(describe).unwrap_or_default();
+        return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+    }
+    // The request state counts the answers so far.
+    let answered: u64 = match &asking.request_state {
+        None => 0,
+        Some(state) => state.parse().map_err(|_| {
+            ErrorData::invalid_params(format!("requestState `{state}` was not sent by this server"), None)
+        })?,
+    };
+    let answer = input_response::<rmcp::model::ElicitResult>(asking, "name")?;
+    let answered = answered + u64::from(answer.is_some());
+    match answer {
+        Some(answer) if answered >= times.max(1) => {
+            Ok(CallToolResult::success(vec![ContentBlock::text(describe(answer))]).into())
+        }
+        _ => {
+            let request = rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(
+                name_request()?,
+            ));
+            let requests = [("name".to_string(), request)].into_iter().collect();
+            Ok(InputRequiredResult::new(Some(requests), Some(answered.to_string())).into())
+        }
+    }
+}
+
+/// `roots`: the client's root URIs (`roots/list` is deprecated in rmcp's 2026 API, current in
+/// 2025-11-25; in 2026-07-28 it is an input request).
+#[allow(deprecated)]
+async fn roots(asking: &Asking) -> Result<CallToolResponse, ErrorData> {
+    let listed = if asking.modern {
+        match input_response::<rmcp::model::ListRootsResult>(asking, "roots")? {
+            Some(listed) => listed,
+            None => {
+                let request = rmcp::model::InputRequest::ListRoots(rmcp::model::ListRootsRequest {
+                    method: Default::default(),
+                    extensions: Default::default(),
+                });
+                let requests = [("roots".to_string(), request)].into_iter().collect();
+                return Ok(InputRequiredResult::new(Some(requests), None).into());
+            }
+        }
+    } else {
+        asking.peer.list_roots().await.map_err(client_error)?
+    };
+    let uris: Vec<String> = listed.roots.into_iter().map(|r| r.uri).collect();
+    let text = format!("{} roots: {}", uris.len(), uris.join(", "));
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
 }
 
 /// Run one tool. `crash` and `garbage` act on the process, through `faults`; without them (a
 /// server embedded in another program) they answer with an error result.
 pub(crate) async fn call(
     params: CallToolRequestParams,
-    peer: Peer<RoleServer>,
+    asking: Asking,
+    faults: Option<&dyn ProcessFaults>,
+) -> Result<CallToolResponse, ErrorData> {
+    let args = params.arguments.clone().unwrap_or_default();
+    match params.name.as_ref() {
+        "ask" => {
+            let times = args.get("times").and_then(Value::as_u64).unwrap_or(1);
+            ask(&asking, times).await
+        }
+        "roots" => roots(&asking).await,
+        _ => plain(params, args, faults).await.map(Into::into),
+    }
+}
+
+async fn plain(
+    params: CallToolRequestParams,
+    args: JsonObject,
     faults: Option<&dyn ProcessFaults>,
 ) -> Result<CallToolResult, ErrorData> {
-    let args = params.arguments.unwrap_or_default();
-    let client_error =
-        |e: rmcp::ServiceError| ErrorData::internal_error(format!("the client failed: {e}"), None);
     match params.name.as_ref() {
-        "ask" => ask(&peer).await,
-        "roots" => {
-            let uris = root_uris(&peer).await.map_err(client_error)?;
-            let text = format!("{} roots: {}", uris.len(), uris.join(", "));
-            Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
-        }
         "echo" => {
             let text = args.get("text").and_then(Value::as_str).ok_or_else(|| {
                 ErrorData::invalid_params("argument `text` must be a string", None)

@@ -44,6 +44,15 @@ pub enum McpError {
     /// reports this to its host (`FunctionCallError::Fatal`), not to the model.
     #[error("the MCP servers have been shut down")]
     ShutDown,
+    /// The server answered in a way the router cannot complete: an unknown `resultType`, an
+    /// `input_required` answer without anything to answer, more input rounds than allowed.
+    #[error("MCP server '{server}' {error}")]
+    Protocol {
+        /// The server.
+        server: String,
+        /// What went wrong, as a predicate ("answered tools/call with …").
+        error: String,
+    },
     /// The connection broke (process exited, HTTP session gone, bad framing).
     #[error("connection to MCP server '{server}' failed: {error}")]
     Transport {

@@ -25,9 +25,9 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientCacheConfig, ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::{ProtocolChoice, ServerConfig, TransportConfig};
 use crate::stdio::{self, ChildGroup, Launch};
 
 /// Most pages of `tools/list` followed at startup.
@@ -47,7 +47,7 @@ pub(crate) struct RouterClient {
 }
 
 impl RouterClient {
-    fn announce<P: serde::Serialize, R: serde::Serialize>(
+    pub(crate) fn announce<P: serde::Serialize, R: serde::Serialize>(
         &self,
         method: &str,
         params: &P,
@@ -179,7 +179,73 @@ impl Connector for Transports {
     }
 }
 
+/// Why a handshake produced no connection.
+enum HandshakeError {
+    /// The server could not even be started (a stdio command that does not run, a bad header):
+    /// trying another lifecycle would not help.
+    Launch(String),
+    /// The server was reached but the handshake failed.
+    Handshake(String),
+}
+
+impl HandshakeError {
+    fn into_message(self) -> String {
+        match self {
+            Self::Launch(message) | Self::Handshake(message) => message,
+        }
+    }
+}
+
+/// Connects in the era the config asks for. `auto` probes `server/discover` (rmcp's `Auto`
+/// mode: a correlated JSON-RPC error falls back to `initialize` on the same connection, and
+/// -32022 retries with a version the server listed); any other failure of the probe (an HTTP
+/// error without a JSON-RPC body, a closed pipe, no version in common, no answer within half
+/// the startup timeout) connects again from scratch with `initialize`.
 async fn connect(config: &ServerConfig, client: RouterClient) -> Result<Connection, String> {
+    let (service, child) = match config.protocol {
+        ProtocolChoice::Legacy => handshake(config, client, ClientLifecycleMode::Initialize)
+            .await
+            .map_err(HandshakeError::into_message)?,
+        ProtocolChoice::Modern => handshake(config, client, modern_lifecycle())
+            .await
+            .map_err(HandshakeError::into_message)?,
+        ProtocolChoice::Auto => {
+            let probe_budget = config.startup_timeout / 2;
+            let probe = handshake(config, client.clone(), auto_lifecycle());
+            let reason = match tokio::time::timeout(probe_budget, probe).await {
+                Ok(Ok(opened)) => return finish(config, opened.0, opened.1).await,
+                Ok(Err(HandshakeError::Launch(message))) => return Err(message),
+                Ok(Err(HandshakeError::Handshake(message))) => message,
+                Err(_) => format!("no answer to server/discover within {probe_budget:?}"),
+            };
+            tracing::info!(server = %config.name, %reason, "server/discover probe failed; connecting again with initialize (2025-11-25)");
+            handshake(config, client, ClientLifecycleMode::Initialize).await.map_err(|e| {
+                format!("{} (server/discover was tried first: {reason})", e.into_message())
+            })?
+        }
+    };
+    finish(config, service, child).await
+}
+
+fn modern_lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+}
+
+fn auto_lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+type Opened = (RunningService<RoleClient, RouterClient>, Option<ChildGroup>);
+
+/// Opens the transport and runs one lifecycle's handshake on it.
+async fn handshake(
+    config: &ServerConfig,
+    client: RouterClient,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Opened, HandshakeError> {
     match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
             let spawned = stdio::spawn(Launch {
@@ -189,27 +255,35 @@ async fn connect(config: &ServerConfig, client: RouterClient) -> Result<Connecti
                 env,
                 cwd: cwd.as_ref(),
             })
-            .map_err(|e| format!("failed to spawn `{command}`: {e}"))?;
+            .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
-            let service = client.serve(transport).await.map_err(|e| initialize_failed(&e))?;
-            // Adopt the process group before anything else can fail: dropping it kills it.
-            let group = spawned.group;
-            return finish(config, service, Some(group)).await;
+            // On failure `spawned` is dropped here, which kills the process group.
+            let service = client
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| HandshakeError::Handshake(initialize_failed(&e)))?;
+            Ok((service, Some(spawned.group)))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_sse_event_size(MAX_MESSAGE_BYTES);
             if let Some(var) = bearer_token_env_var {
                 let token = std::env::var(var).map_err(|_| {
-                    format!("environment variable `{var}` (bearer_token_env_var) is not set")
+                    HandshakeError::Launch(format!(
+                        "environment variable `{var}` (bearer_token_env_var) is not set"
+                    ))
                 })?;
                 transport_config = transport_config.auth_header(token);
             }
-            transport_config = transport_config.custom_headers(headers(http_headers)?);
+            transport_config = transport_config
+                .custom_headers(headers(http_headers).map_err(HandshakeError::Launch)?);
             let transport = StreamableHttpClientTransport::from_config(transport_config);
-            let service = client.serve(transport).await.map_err(|e| initialize_failed(&e))?;
-            finish(config, service, None).await
+            let service = client
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|e| HandshakeError::Handshake(initialize_failed(&e)))?;
+            Ok((service, None))
         }
     }
 }
@@ -222,7 +296,7 @@ pub(crate) async fn finish(
 ) -> Result<Connection, String> {
     // rmcp's cache may serve stale lists on error; the router must see every answer fresh.
     service.set_response_cache_config(ClientCacheConfig::disabled()).await;
-    let info = service.peer_info().ok_or("server sent no initialize result")?;
+    let info = service.peer_info().ok_or("server sent no initialize or discover result")?;
     let capabilities = info.capabilities.clone();
     let server_info =
         info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
@@ -306,6 +380,12 @@ pub(crate) fn service_error(server: &str, error: rmcp::ServiceError) -> McpError
             let message = data.message.strip_prefix(prefix.as_str()).unwrap_or(&data.message);
             McpError::Server { code: data.code.0, message: message.to_string(), data: data.data }
         }
+        // An answer rmcp could not read as a result of this request: the server's fault, the
+        // connection is fine.
+        rmcp::ServiceError::UnexpectedResponse => McpError::Protocol {
+            server: server.to_string(),
+            error: "sent an answer that is not a result of this request".to_string(),
+        },
         rmcp::ServiceError::TransportClosed => McpError::Transport {
             server: server.to_string(),
             error: "the connection is closed".to_string(),

@@ -28,6 +28,38 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// Deny-list of tool names, applied after the allow-list.
     pub disabled_tools: Vec<String>,
+    /// Which protocol revision (and so which lifecycle) to speak with the server.
+    pub protocol: ProtocolChoice,
+}
+
+/// The `protocol` config key: which MCP revision a server is spoken to in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProtocolChoice {
+    /// Probe `server/discover` and speak 2026-07-28 if the server offers it; otherwise (a
+    /// JSON-RPC error, an HTTP error, no answer within half the startup timeout, or no version
+    /// in common) connect again with `initialize` and speak 2025-11-25.
+    #[default]
+    Auto,
+    /// 2026-07-28 only: `server/discover`, per-request metadata, no fallback.
+    Modern,
+    /// 2025-11-25 only: `initialize`, never a probe.
+    Legacy,
+}
+
+impl ProtocolChoice {
+    /// The config value: `auto`, `2026-07-28` or `2025-11-25`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Modern => "2026-07-28",
+            Self::Legacy => "2025-11-25",
+        }
+    }
+
+    /// Parses a config value (`auto`, `2026-07-28`, `2025-11-25`).
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Auto, Self::Modern, Self::Legacy].into_iter().find(|c| c.as_str() == value)
+    }
 }
 
 /// How a server is reached.
@@ -91,6 +123,7 @@ impl ServerConfig {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             enabled_tools: None,
             disabled_tools: Vec::new(),
+            protocol: ProtocolChoice::Auto,
         }
     }
 
@@ -112,6 +145,7 @@ impl fmt::Debug for ServerConfig {
             .field("tool_timeout", &self.tool_timeout)
             .field("enabled_tools", &self.enabled_tools)
             .field("disabled_tools", &self.disabled_tools)
+            .field("protocol", &self.protocol)
             .finish()
     }
 }

@@ -9,6 +9,7 @@ mod catalog;
 mod client;
 mod config;
 mod host;
+mod input;
 mod lifecycle;
 mod manager;
 mod paging;
@@ -19,7 +20,7 @@ mod stdio;
 mod tests;
 
 pub use config::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, TransportConfig,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, TransportConfig,
     is_valid_server_name,
 };
 pub use host::{DefaultHost, HostCapabilities, HostHandler};

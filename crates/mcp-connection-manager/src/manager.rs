@@ -24,11 +24,12 @@ use crate::catalog::ToolCatalog;
 use crate::client::{Connector, SharedConnection, Transports, service_error};
 use crate::config::ServerConfig;
 use crate::host::{DefaultHost, HostHandler};
+use crate::input::{Exchange, ExchangeError, Final, Retry, Round};
 use crate::lifecycle::{ServerState, Servers};
 use crate::paging::Paging;
 
 /// Tunables that are not per server.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagerOptions {
     /// Most pages followed per server by an all-server list; reaching it stops that server's
     /// listing, keeps what was gathered and reports the server in `errors`.
@@ -40,6 +41,11 @@ pub struct ManagerOptions {
     /// Wait after a failed start before the next use may try again; doubles per failure
     /// (capped at 30 s).
     pub restart_backoff: Duration,
+    /// Most `input_required` answers (protocol 2026-07-28) one request is retried after before
+    /// it is abandoned with an error.
+    pub max_input_rounds: usize,
+    /// Honour the cache hints (`ttlMs`, `cacheScope`) servers send; `false` sends every request.
+    pub response_cache: bool,
 }
 
 impl Default for ManagerOptions {
@@ -49,6 +55,8 @@ impl Default for ManagerOptions {
             shutdown_grace: Duration::from_secs(2),
             max_restarts: 5,
             restart_backoff: Duration::from_millis(500),
+            max_input_rounds: 10,
+            response_cache: true,
         }
     }
 }
@@ -151,20 +159,25 @@ impl McpConnectionManager {
         self.request(server, kind.method(), |conn| fetch_page(conn, kind, cursor)).await
     }
 
-    /// `resources/read` on one server.
+    /// `resources/read` on one server. An `input_required` answer (2026-07-28) is answered
+    /// through the host and retried (see `input`).
     pub async fn read_resource(
         &self,
         server: &str,
         uri: &str,
     ) -> Result<ReadResourceResult, McpError> {
         let params = ReadResourceRequestParams::new(uri);
-        self.request(server, "resources/read", |conn| async move {
-            conn.service.read_resource(params).await
+        self.exchange(server, "resources/read", |conn, retry| {
+            let mut params = params.clone();
+            params.input_responses = retry.input_responses;
+            params.request_state = retry.request_state;
+            async move { conn.service.read_resource_once(params).await.map(Round::try_from) }
         })
         .await
     }
 
-    /// `tools/call` on one server, by the tool's original name.
+    /// `tools/call` on one server, by the tool's original name. An `input_required` answer
+    /// (2026-07-28) is answered through the host and retried (see `input`).
     pub async fn call_tool(
         &self,
         server: &str,
@@ -175,11 +188,12 @@ impl McpConnectionManager {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        self.request(
-            server,
-            "tools/call",
-            |conn| async move { conn.service.call_tool(params).await },
-        )
+        self.exchange(server, "tools/call", |conn, retry| {
+            let mut params = params.clone();
+            params.input_responses = retry.input_responses;
+            params.request_state = retry.request_state;
+            async move { conn.service.call_tool_once(params).await.map(Round::try_from) }
+        })
         .await
     }
 
@@ -310,7 +324,46 @@ impl McpConnectionManager {
             Err(_) => Err(McpError::Timeout { server: server.to_string(), method, timeout }),
         }
     }
+    /// A request that may answer `input_required`: the whole exchange with its retries, bounded
+    /// by the tool timeout (elicitation time excluded).
+    async fn exchange<T, F, Fut>(
+        &self,
+        server: &str,
+        method: &'static str,
+        mut send: F,
+    ) -> Result<T, McpError>
+    where
+        T: Final,
+        F: FnMut(SharedConnection, Retry) -> Fut,
+        Fut: Future<Output = Result<Result<Round<T>, String>, rmcp::ServiceError>>,
+    {
+        let conn = self.servers.connection(server).await?;
+        let timeout = self.servers.servers[server].config.tool_timeout;
+        let exchange = Exchange {
+            client: conn.service.service(),
+            method,
+            max_rounds: self.servers.options.max_input_rounds,
+            timeout,
+        };
+        match exchange.run(|retry| send(conn.clone(), retry)).await {
+            Ok(result) => Ok(result),
+            Err(ExchangeError::TimedOut) => {
+                Err(McpError::Timeout { server: server.to_string(), method, timeout })
+            }
+            Err(ExchangeError::Protocol(error)) => {
+                Err(McpError::Protocol { server: server.to_string(), error })
+            }
+            Err(ExchangeError::Service(e)) => {
+                let error = service_error(server, e);
+                if matches!(error, McpError::Transport { .. }) {
+                    conn.mark_dead();
+                }
+                Err(error)
+            }
+        }
+    }
 }
+
 
 /// One page of either list from one connection.
 async fn fetch_page(

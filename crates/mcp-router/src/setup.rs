@@ -32,13 +32,17 @@ pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
 pub(crate) fn config(path: Option<&Path>) -> anyhow::Result<ConfigFile> {
     match path {
         Some(path) => Ok(load_config_file(path)?),
-        None => Ok(ConfigFile { servers: demo_servers()?, settings: RouterSettings::default() }),
+        None => Ok(ConfigFile {
+            servers: demo_servers()?,
+            settings: RouterSettings::default(),
+            manager: ManagerOptions::default(),
+        }),
     }
 }
 
 pub(crate) fn start(config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
     let manager =
-        Arc::new(McpConnectionManager::start(config.servers, events, ManagerOptions::default()));
+        Arc::new(McpConnectionManager::start(config.servers, events, config.manager));
     let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
     Ok(Running { manager, router })
 }

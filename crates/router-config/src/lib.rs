@@ -11,7 +11,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp_connection_manager::{ServerConfig, TransportConfig, is_valid_server_name};
+use mcp_connection_manager::{
+    ManagerOptions, ProtocolChoice, ServerConfig, TransportConfig, is_valid_server_name,
+};
 use serde_json::{Map, Value};
 use tool_router::RouterSettings;
 
@@ -22,6 +24,8 @@ pub struct ConfigFile {
     pub servers: Vec<ServerConfig>,
     /// Router-wide settings.
     pub settings: RouterSettings,
+    /// Connection-manager settings from the same section (`max_input_rounds`, `response_cache`).
+    pub manager: ManagerOptions,
 }
 
 /// A configuration file that could not be used. The message names the file, the server and the
@@ -116,18 +120,18 @@ pub fn parse_config_file(
         ConfigFormat::CodexToml => "mcp_router",
         ConfigFormat::McpJson => "mcpRouter",
     };
-    let settings = match root.get(settings_key) {
-        None => RouterSettings::default(),
+    let (settings, manager) = match root.get(settings_key) {
+        None => (RouterSettings::default(), ManagerOptions::default()),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
-    Ok(ConfigFile { servers: out, settings })
+    Ok(ConfigFile { servers: out, settings, manager })
 }
 
 fn parse_settings(
     path: &Path,
     section: &str,
     value: &Value,
-) -> Result<RouterSettings, ConfigError> {
+) -> Result<(RouterSettings, ManagerOptions), ConfigError> {
     let Value::Object(table) = value else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table")));
     };
@@ -135,6 +139,7 @@ fn parse_settings(
         ConfigError::new(path, format!("`{section}`: key `{key}`: {message}"))
     };
     let mut settings = RouterSettings::default();
+    let mut manager = ManagerOptions::default();
     for (key, value) in table {
         let bytes = |min: u64| {
             value.as_u64().filter(|n| *n >= min).and_then(|n| usize::try_from(n).ok()).ok_or_else(
@@ -152,6 +157,8 @@ fn parse_settings(
             "raw_blobs" => settings.raw_blobs = flag()?,
             "data_sources" => settings.data_sources = flag()?,
             "query_max_rows" => settings.query_max_rows = bytes(1)?,
+            "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
+            "response_cache" => manager.response_cache = flag()?,
             "query_timeout_sec" => {
                 let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
                 let secs = secs.ok_or_else(|| {
@@ -164,7 +171,7 @@ fn parse_settings(
             }
         }
     }
-    Ok(settings)
+    Ok((settings, manager))
 }
 
 /// Validates one server entry; carries what every error message names.
@@ -188,9 +195,10 @@ const CODEX_KEYS: &[&str] = &[
     "tool_timeout_sec",
     "enabled_tools",
     "disabled_tools",
+    "protocol",
 ];
 const MCP_JSON_KEYS: &[&str] =
-    &["command", "args", "env", "cwd", "url", "headers", "type", "disabled"];
+    &["command", "args", "env", "cwd", "url", "headers", "type", "disabled", "protocol"];
 
 impl ServerWalker<'_> {
     fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
@@ -239,6 +247,14 @@ impl ServerWalker<'_> {
             ConfigFormat::McpJson => {
                 config.enabled = !self.bool(table, "disabled")?.unwrap_or(false);
             }
+        }
+        if let Some(value) = self.string(table, "protocol")? {
+            config.protocol = ProtocolChoice::parse(&value).ok_or_else(|| {
+                self.err(
+                    "protocol",
+                    format!("expected \"auto\", \"2026-07-28\" or \"2025-11-25\", found \"{value}\""),
+                )
+            })?;
         }
         Ok(config)
     }

@@ -23,7 +23,7 @@ fn demo_prints_the_transcript() {
         "mcp_tool_call_end    call-1",
         "\"nextCursor\": \"c1.",
         "output (error, as the model sees it):\n     server must be provided",
-        "resources/read failed: MCP error -32002: Resource not found: demo://missing",
+        "resources/read failed: MCP error -32602: Resource not found: demo://missing",
     ] {
         assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }

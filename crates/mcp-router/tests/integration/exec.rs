@@ -340,7 +340,7 @@ fn templates_and_completion_through_exec() {
     );
     assert_eq!(
         outs["unknown-uri"]["content"],
-        "resources/read failed: MCP error -32002: Resource not found: demo://nope"
+        "resources/read failed: MCP error -32602: Resource not found: demo://nope"
     );
     let completion = content(&outs["complete"]);
     assert_eq!(completion["values"], json!(["architecture.md"]));

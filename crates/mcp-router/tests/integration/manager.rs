@@ -136,7 +136,7 @@ async fn templates_reads_and_tool_calls() {
     assert_eq!(
         missing,
         ToolOutput::failure(
-            "resources/read failed: MCP error -32002: Resource not found: demo://nope"
+            "resources/read failed: MCP error -32602: Resource not found: demo://nope"
         )
     );
 

@@ -1,0 +1,200 @@
+//! Input-required round trips (protocol 2026-07-28, SEP-2322 "MRTR"). A `tools/call` or
+//! `resources/read` may answer `resultType: "input_required"` with `inputRequests` (elicitation,
+//! sampling, roots) and a `requestState`. Every input request is answered through the same
+//! [`HostHandler`] that answers the 2025-11-25 era's server-to-client requests, announced with
+//! the same `mcp_server_request` event, and the request is sent again under a new id with the
+//! answers and the exact `requestState`, at most `max_rounds` times.
+//!
+//! The exchange is bounded by the server's tool timeout, except that the time the host spends
+//! answering an elicitation does not count (a person may be typing). A sampling request the host
+//! refuses is left out of `inputResponses` (the server decides what that means); its final
+//! answer reaches the model.
+
+use std::future::Future;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResponse, CallToolResult, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ReadResourceResponse, ReadResourceResult, ResultType,
+};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::client::RouterClient;
+
+/// One answer of a request that may ask for input.
+pub(crate) enum Round<T> {
+    Complete(T),
+    InputRequired(InputRequiredResult),
+}
+
+/// What a final result says about its kind (`resultType`, absent = complete).
+pub(crate) trait Final {
+    fn result_type(&self) -> Option<&ResultType>;
+}
+
+impl Final for CallToolResult {
+    fn result_type(&self) -> Option<&ResultType> {
+        self.result_type.as_ref()
+    }
+}
+
+impl Final for ReadResourceResult {
+    fn result_type(&self) -> Option<&ResultType> {
+        self.result_type.as_ref()
+    }
+}
+
+impl TryFrom<CallToolResponse> for Round<CallToolResult> {
+    type Error = String;
+    fn try_from(response: CallToolResponse) -> Result<Self, String> {
+        match response {
+            CallToolResponse::Complete(result) => Ok(Round::Complete(result)),
+            CallToolResponse::InputRequired(required) => Ok(Round::InputRequired(required)),
+            // We never declare the tasks extension, so a task is not an answer we can use.
+            _ => Err("answered tools/call with a task (resultType \"task\"), which this client did not ask for".into()),
+        }
+    }
+}
+
+impl TryFrom<ReadResourceResponse> for Round<ReadResourceResult> {
+    type Error = String;
+    fn try_from(response: ReadResourceResponse) -> Result<Self, String> {
+        match response {
+            ReadResourceResponse::Complete(result) => Ok(Round::Complete(result)),
+            ReadResourceResponse::InputRequired(required) => Ok(Round::InputRequired(required)),
+            _ => Err("answered resources/read with a result of a kind this client does not know".into()),
+        }
+    }
+}
+
+/// Where a request's retries come from: the inputs of the previous round.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Retry {
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) request_state: Option<String>,
+}
+
+/// Why an exchange ended without a result.
+pub(crate) enum ExchangeError {
+    /// The server (or the transport) failed a round.
+    Service(rmcp::ServiceError),
+    /// The budget ran out.
+    TimedOut,
+    /// The server's answers cannot be completed (model-visible, names no server: the caller does).
+    Protocol(String),
+}
+
+/// One request's input-required exchange with one server.
+pub(crate) struct Exchange<'a> {
+    pub(crate) client: &'a RouterClient,
+    pub(crate) method: &'static str,
+    pub(crate) max_rounds: usize,
+    pub(crate) timeout: Duration,
+}
+
+impl Exchange<'_> {
+    /// Sends the request (`send` builds it from the previous round's inputs) until it
+    /// completes.
+    pub(crate) async fn run<T, F, Fut>(&self, mut send: F) -> Result<T, ExchangeError>
+    where
+        T: Final,
+        F: FnMut(Retry) -> Fut,
+        Fut: Future<Output = Result<Result<Round<T>, String>, rmcp::ServiceError>>,
+    {
+        let mut budget = self.timeout;
+        let mut retry = Retry::default();
+        for round in 0..=self.max_rounds {
+            let started = Instant::now();
+            let answer = match tokio::time::timeout(budget, send(std::mem::take(&mut retry))).await
+            {
+                Err(_) => return Err(ExchangeError::TimedOut),
+                Ok(Err(error)) => return Err(ExchangeError::Service(error)),
+                Ok(Ok(Err(unusable))) => return Err(ExchangeError::Protocol(unusable)),
+                Ok(Ok(Ok(answer))) => answer,
+            };
+            budget = budget.saturating_sub(started.elapsed());
+            let required = match answer {
+                Round::Complete(result) => return self.check_final(result),
+                Round::InputRequired(required) => required,
+            };
+            if round == self.max_rounds {
+                break;
+            }
+            let requests = required.input_requests.unwrap_or_default();
+            if requests.is_empty() && required.request_state.is_none() {
+                return Err(ExchangeError::Protocol(format!(
+                    "answered {} with resultType \"input_required\" but neither inputRequests nor requestState",
+                    self.method
+                )));
+            }
+            let (responses, counted) = self.answer(requests).await;
+            budget = budget.saturating_sub(counted);
+            if budget.is_zero() {
+                return Err(ExchangeError::TimedOut);
+            }
+            retry = Retry {
+                input_responses: (!responses.is_empty()).then_some(responses),
+                request_state: required.request_state,
+            };
+        }
+        Err(ExchangeError::Protocol(format!(
+            "still asked for input after {} rounds of {} (the limit, `max_input_rounds`); the request was abandoned",
+            self.max_rounds, self.method
+        )))
+    }
+
+    fn check_final<T: Final>(&self, result: T) -> Result<T, ExchangeError> {
+        match result.result_type() {
+            Some(kind) if *kind != ResultType::COMPLETE => Err(ExchangeError::Protocol(format!(
+                "answered {} with an unknown resultType \"{kind}\"",
+                self.method
+            ))),
+            _ => Ok(result),
+        }
+    }
+
+    /// Answers every input request through the host, in key order. Returns the answers and
+    /// the time that counts against the budget (everything but elicitation).
+    async fn answer(&self, requests: InputRequests) -> (InputResponses, Duration) {
+        let mut responses = InputResponses::new();
+        let mut counted = Duration::ZERO;
+        let client = self.client;
+        let host = &client.host;
+        for (key, request) in requests {
+            let started = Instant::now();
+            let answer: Option<Value> = match request {
+                InputRequest::Elicitation(request) => {
+                    let result = host.elicit(&client.server, request.params.clone()).await;
+                    client.announce("elicitation/create", &request.params, Ok(&result));
+                    // The host's time with a person is not the server's time: not counted.
+                    serde_json::to_value(&result).ok()
+                }
+                #[allow(deprecated)]
+                InputRequest::CreateMessage(request) => {
+                    let result = host.create_message(&client.server, request.params.clone()).await;
+                    client.announce(
+                        "sampling/createMessage",
+                        &request.params,
+                        result.as_ref().map_err(|e| e.message.to_string()),
+                    );
+                    counted += started.elapsed();
+                    result.ok().and_then(|r| serde_json::to_value(r).ok())
+                }
+                #[allow(deprecated)]
+                InputRequest::ListRoots(_) => {
+                    let result = host.list_roots(&client.server).await;
+                    client.announce("roots/list", &Value::Null, Ok(&result));
+                    counted += started.elapsed();
+                    serde_json::to_value(result).ok()
+                }
+                // A kind of input this client does not know: left unanswered.
+                _ => None,
+            };
+            if let Some(answer) = answer {
+                responses.insert(key, answer);
+            }
+        }
+        (responses, counted)
+    }
+}
