@@ -37,6 +37,12 @@ pub struct DemoOptions {
     /// What the `crash` and `garbage` tools do to the process; `None` (the default, for a
     /// server inside another program) makes them answer with an error result.
     pub process_faults: Option<Arc<dyn ProcessFaults>>,
+    /// The cache hint `ttlMs` on list and read results (`cacheScope: "public"`); `None` sends
+    /// none.
+    pub ttl_ms: Option<u64>,
+    /// Append the method of every request this server handles to this file, one per line (so
+    /// tests can count what reached the server).
+    pub request_log: Option<std::path::PathBuf>,
 }
 
 impl Default for DemoOptions {
@@ -47,6 +53,8 @@ impl Default for DemoOptions {
             fault: None,
             conformance_fixtures: false,
             process_faults: None,
+            ttl_ms: None,
+            request_log: None,
         }
     }
 }
@@ -59,6 +67,8 @@ impl fmt::Debug for DemoOptions {
             .field("fault", &self.fault)
             .field("conformance_fixtures", &self.conformance_fixtures)
             .field("process_faults", &self.process_faults.is_some())
+            .field("ttl_ms", &self.ttl_ms)
+            .field("request_log", &self.request_log)
             .finish()
     }
 }

@@ -45,7 +45,12 @@ fn ok(result: Result<(), RegistrationError>) {
 
 /// Build the demo's resource registry.
 pub fn registry(page_size: usize) -> Arc<ResourceRegistry> {
-    let registry = ResourceRegistry::new(RegistryOptions { page_size });
+    registry_with(RegistryOptions { page_size, ..Default::default() })
+}
+
+/// Build the demo's resource registry with these options.
+pub(crate) fn registry_with(options: RegistryOptions) -> Arc<ResourceRegistry> {
+    let registry = ResourceRegistry::new(options);
     register_resources(&registry);
     register_templates(&registry);
     registry
@@ -128,7 +133,10 @@ fn register_templates(registry: &ResourceRegistry) {
 
 /// The registry `options` ask for: the demo's, plus the conformance fixtures if wanted.
 pub(crate) fn options_registry(options: &DemoOptions) -> Arc<ResourceRegistry> {
-    let registry = registry(options.page_size.max(1));
+    let registry = registry_with(RegistryOptions {
+        page_size: options.page_size.max(1),
+        ttl_ms: options.ttl_ms,
+    });
     if options.conformance_fixtures {
         register_conformance_fixtures(&registry);
     }

@@ -29,6 +29,12 @@ pub struct ServeArgs {
     /// Also serve the MCP conformance suite's fixtures.
     #[arg(long)]
     pub conformance_fixtures: bool,
+    /// Send this `ttlMs` cache hint (with `cacheScope: "public"`) on list and read results.
+    #[arg(long, value_name = "MS")]
+    pub ttl_ms: Option<u64>,
+    /// Append the method of every request handled to this file, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub request_log: Option<std::path::PathBuf>,
 }
 
 impl ServeArgs {
@@ -40,6 +46,8 @@ impl ServeArgs {
             fault: self.fault,
             conformance_fixtures: self.conformance_fixtures,
             process_faults: faults,
+            ttl_ms: self.ttl_ms,
+            request_log: self.request_log.clone(),
         }
     }
 }

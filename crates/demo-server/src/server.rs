@@ -43,6 +43,21 @@ impl DemoServer {
         self.resources.registry()
     }
 
+    /// Append `method` to the request log, if one is configured (a failure to write is logged,
+    /// never fatal).
+    fn record(&self, method: &str) {
+        let Some(path) = &self.options.request_log else { return };
+        use std::io::Write as _;
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| writeln!(file, "{method}"));
+        if let Err(error) = written {
+            tracing::warn!(path = %path.display(), %error, "cannot write the request log");
+        }
+    }
+
     /// Tool pages use the plain cursor `p{offset}`.
     fn page<T: Clone>(
         &self,
@@ -67,6 +82,11 @@ impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = self.resources.capabilities();
         capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;
+        if self.options.conformance_fixtures {
+            // An empty prompt list, so the conformance suite's `caching` scenario can check
+            // the cache hints on `prompts/list`.
+            capabilities.prompts = ServerCapabilities::builder().enable_prompts().build().prompts;
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 self.options.name.clone(),
@@ -84,6 +104,7 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        self.record("resources/list");
         self.resources.attach_peer(context.peer);
         if self.options.fault == Some(Fault::CursorCycle) {
             // Pages point at each other: a -> b -> a -> ...
@@ -104,6 +125,7 @@ impl ServerHandler for DemoServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.record("resources/templates/list");
         self.resources.list_resource_templates(request.as_ref())
     }
 
@@ -112,6 +134,7 @@ impl ServerHandler for DemoServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.record("resources/read");
         self.resources.read_resource(&request).await
     }
 
@@ -141,15 +164,34 @@ impl ServerHandler for DemoServer {
         self.resources.complete(&request)
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.resources.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        self.resources.listen(context).await
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (items, next) =
-            self.page(&tools(), request.as_ref().and_then(|r| r.cursor.as_deref()))?;
+        self.record("tools/list");
+        let mut all = tools();
+        if self.options.conformance_fixtures {
+            all.push(missing_capability_tool());
+        }
+        let (items, next) = self.page(&all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         let mut result = ListToolsResult::with_all_items(items);
         result.next_cursor = next;
+        if let Some(ttl) = self.options.ttl_ms {
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(rmcp::model::CacheScope::Public);
+        }
         Ok(result)
     }
 
@@ -158,6 +200,10 @@ impl ServerHandler for DemoServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.record("tools/call");
+        if self.options.conformance_fixtures && request.name == MISSING_CAPABILITY_TOOL {
+            return missing_capability(&context);
+        }
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
@@ -169,6 +215,34 @@ impl ServerHandler for DemoServer {
         };
         call(request, asking, self.options.process_faults.as_deref()).await
     }
+}
+
+/// The conformance suite's diagnostic tool for `server-stateless`: it needs sampling, so a
+/// client that did not declare sampling gets -32021 (MissingRequiredClientCapability).
+const MISSING_CAPABILITY_TOOL: &str = "test_missing_capability";
+
+fn missing_capability_tool() -> rmcp::model::Tool {
+    let schema = serde_json::json!({"type": "object", "properties": {}});
+    let schema = match schema {
+        serde_json::Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    rmcp::model::Tool::new(
+        MISSING_CAPABILITY_TOOL,
+        "Needs the client's sampling capability (a conformance fixture).",
+        schema,
+    )
+}
+
+fn missing_capability(context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    let declared = context.client_capabilities().is_some_and(|c| c.sampling.is_some());
+    if !declared {
+        let mut required = rmcp::model::ClientCapabilities::default();
+        required.sampling = Some(Default::default());
+        return Err(ErrorData::missing_required_client_capability(required));
+    }
+    let text = "the client declared sampling";
+    Ok(rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)]).into())
 }
 
 #[cfg(test)]

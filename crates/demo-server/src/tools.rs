@@ -141,7 +141,8 @@ async fn ask(asking: &Asking, times: u64) -> Result<CallToolResponse, ErrorData>
     if !asking.modern {
         let mut last = None;
         for _ in 0..times.max(1) {
-            last = Some(asking.peer.create_elicitation(name_request()?).await.map_err(client_error)?);
+            last =
+                Some(asking.peer.create_elicitation(name_request()?).await.map_err(client_error)?);
         }
         let text = last.map(describe).unwrap_or_default();
         return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
@@ -150,7 +151,10 @@ async fn ask(asking: &Asking, times: u64) -> Result<CallToolResponse, ErrorData>
     let answered: u64 = match &asking.request_state {
         None => 0,
         Some(state) => state.parse().map_err(|_| {
-            ErrorData::invalid_params(format!("requestState `{state}` was not sent by this server"), None)
+            ErrorData::invalid_params(
+                format!("requestState `{state}` was not sent by this server"),
+                None,
+            )
         })?,
     };
     let answer = input_response::<rmcp::model::ElicitResult>(asking, "name")?;

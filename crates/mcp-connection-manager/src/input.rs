@@ -63,7 +63,10 @@ impl TryFrom<ReadResourceResponse> for Round<ReadResourceResult> {
         match response {
             ReadResourceResponse::Complete(result) => Ok(Round::Complete(result)),
             ReadResourceResponse::InputRequired(required) => Ok(Round::InputRequired(required)),
-            _ => Err("answered resources/read with a result of a kind this client does not know".into()),
+            _ => {
+                Err("answered resources/read with a result of a kind this client does not know"
+                    .into())
+            }
         }
     }
 }

@@ -364,7 +364,6 @@ impl McpConnectionManager {
     }
 }
 
-
 /// One page of either list from one connection.
 async fn fetch_page(
     conn: SharedConnection,

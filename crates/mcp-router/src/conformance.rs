@@ -1,15 +1,19 @@
 //! `mcp-router conformance-client <url>`: the client side of the official MCP conformance suite
 //! (`MCP_CONFORMANCE_SCENARIO` names the scenario; the behaviour is the same for all of them).
-//! It connects through the connection manager (streamable HTTP), lists the tools and calls each
-//! with arguments built from its input schema, answering elicitations by accepting the
-//! schema's defaults. Exit code 0 when every step worked.
+//! It connects through the connection manager (streamable HTTP, protocol `auto`), lists the
+//! tools and calls each with arguments built from its input schema (or the calls the scenario's
+//! `MCP_CONFORMANCE_CONTEXT` names), answering elicitations by accepting the schema's defaults.
+//! Exit code 0 when every step worked (a JSON-RPC error the server answers with is its answer,
+//! printed, not a failure).
 #![allow(deprecated)] // Elicitation schema types of protocol 2025-11-25.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_connection_manager::{HostHandler, ManagerOptions, McpConnectionManager, ServerConfig};
+use mcp_connection_manager::{
+    HostHandler, ManagerOptions, McpConnectionManager, McpError, QualifiedTool, ServerConfig,
+};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject};
 use router_protocol::EventSender;
 use serde_json::{Map, Value};
@@ -63,8 +67,48 @@ fn arguments(schema: &JsonObject) -> JsonObject {
     out
 }
 
+/// The tool calls a scenario asks for: the ones its context names (`toolCalls` in
+/// `MCP_CONFORMANCE_CONTEXT`), or else every listed tool with arguments from its schema. A tool
+/// that takes a `schema` object (`json_schema_echo`) gets the other tools' input schemas back
+/// verbatim, which is how the schema-preservation scenario observes what the client kept.
+fn planned_calls(context: &Value, tools: &[QualifiedTool]) -> Vec<(String, JsonObject)> {
+    if let Some(calls) = context["toolCalls"].as_array() {
+        return calls
+            .iter()
+            .filter_map(|call| {
+                let name = call["name"].as_str()?.to_string();
+                let arguments = call["arguments"].as_object().cloned().unwrap_or_default();
+                Some((name, arguments))
+            })
+            .collect();
+    }
+    let mut calls = Vec::new();
+    for tool in tools {
+        let schema = &tool.tool.input_schema;
+        let echoes_schemas = schema
+            .get("properties")
+            .and_then(|p| p.get("schema"))
+            .is_some_and(|p| p["type"] == "object")
+            && tool.tool.name.contains("echo");
+        if echoes_schemas {
+            for other in tools.iter().filter(|t| t.tool.name != tool.tool.name) {
+                let schema = Value::Object(other.tool.input_schema.as_ref().clone());
+                let arguments = [("schema".to_string(), schema)].into_iter().collect();
+                calls.push((tool.tool.name.to_string(), arguments));
+            }
+        } else {
+            calls.push((tool.tool.name.to_string(), arguments(schema)));
+        }
+    }
+    calls
+}
+
 pub(crate) async fn run(url: String) -> anyhow::Result<i32> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
     let mut config = ServerConfig::http("conformance", url);
     config.startup_timeout = Duration::from_secs(20);
     config.tool_timeout = Duration::from_secs(20);
@@ -81,14 +125,14 @@ pub(crate) async fn run(url: String) -> anyhow::Result<i32> {
         return Ok(1);
     }
     let mut code = 0;
-    for tool in manager.list_tools().await {
-        let arguments = arguments(&tool.tool.input_schema);
-        match manager.call_tool(&tool.server, &tool.tool.name, Some(arguments)).await {
-            Ok(result) => {
-                eprintln!("{}: {}", tool.tool.name, serde_json::to_string(&result.content)?)
-            }
+    let tools = manager.list_tools().await;
+    for (tool, arguments) in planned_calls(&context, &tools) {
+        match manager.call_tool("conformance", &tool, Some(arguments)).await {
+            Ok(result) => eprintln!("{tool}: {}", serde_json::to_string(&result.content)?),
+            // The server refused the call: its answer, not a failure of this client.
+            Err(error @ McpError::Server { .. }) => eprintln!("{tool}: {error}"),
             Err(error) => {
-                eprintln!("{}: {error}", tool.tool.name);
+                eprintln!("{tool}: {error}");
                 code = 1;
             }
         }

@@ -41,8 +41,7 @@ pub(crate) fn config(path: Option<&Path>) -> anyhow::Result<ConfigFile> {
 }
 
 pub(crate) fn start(config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
-    let manager =
-        Arc::new(McpConnectionManager::start(config.servers, events, config.manager));
+    let manager = Arc::new(McpConnectionManager::start(config.servers, events, config.manager));
     let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
     Ok(Running { manager, router })
 }

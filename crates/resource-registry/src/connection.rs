@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, Implementation, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    ResourceListChangedNotification, ResourceUpdatedNotification, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, ServerNotification, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use crate::registry::ResourceRegistry;
@@ -18,24 +19,57 @@ use crate::registry::ResourceRegistry;
 /// Per-connection state the registry notifies.
 pub(crate) struct ConnectionState {
     peer: OnceLock<Peer<RoleServer>>,
+    /// `resources/subscribe` (2025-11-25).
     subscriptions: Mutex<HashSet<String>>,
+    /// Open `subscriptions/listen` streams (2026-07-28); each sink only passes what its
+    /// filter accepted.
+    listeners: Mutex<Vec<SubscriptionSink>>,
 }
 
 impl ConnectionState {
-    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
-        self.subscriptions.lock().is_ok_and(|s| s.contains(uri))
+    fn listeners(&self) -> Vec<SubscriptionSink> {
+        self.listeners.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// Tell this connection `uri` changed, if it subscribed to it (either era). Returns whether
+    /// anyone was told.
     pub(crate) async fn notify_updated(&self, uri: &str) -> bool {
-        let Some(peer) = self.peer.get() else {
-            return false;
-        };
-        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_ok()
+        let mut told = false;
+        if self.subscriptions.lock().is_ok_and(|s| s.contains(uri))
+            && let Some(peer) = self.peer.get()
+        {
+            told |= peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .is_ok();
+        }
+        for sink in self.listeners() {
+            let wanted = sink
+                .accepted()
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| u == uri));
+            if wanted {
+                let notification = ServerNotification::ResourceUpdatedNotification(
+                    ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri)),
+                );
+                told |= sink.send(notification).await.is_ok();
+            }
+        }
+        told
     }
 
     pub(crate) async fn notify_list_changed(&self) {
         if let Some(peer) = self.peer.get() {
             let _ = peer.notify_resource_list_changed().await;
+        }
+        for sink in self.listeners() {
+            if sink.accepted().resources_list_changed == Some(true) {
+                let notification = ServerNotification::ResourceListChangedNotification(
+                    ResourceListChangedNotification::default(),
+                );
+                let _ = sink.send(notification).await;
+            }
         }
     }
 }
@@ -53,8 +87,11 @@ pub struct RegistryConnection {
 impl RegistryConnection {
     /// A handler for one new connection.
     pub fn new(registry: Arc<ResourceRegistry>, info: Implementation) -> Self {
-        let state =
-            Arc::new(ConnectionState { peer: OnceLock::new(), subscriptions: Mutex::default() });
+        let state = Arc::new(ConnectionState {
+            peer: OnceLock::new(),
+            subscriptions: Mutex::default(),
+            listeners: Mutex::default(),
+        });
         registry.attach(&state);
         Self { registry, state, info }
     }
@@ -130,6 +167,36 @@ impl RegistryConnection {
         }
     }
 
+    /// Which notifications a `subscriptions/listen` request gets (2026-07-28): resource list
+    /// changes and updates of URIs that name something readable; rmcp intersects this with the
+    /// declared capabilities.
+    pub fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::default();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().filter(|uri| self.registry.contains(uri)).cloned().collect());
+        Some(accepted)
+    }
+
+    /// Serve one `subscriptions/listen` stream until the client cancels it.
+    pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        if let Ok(mut listeners) = self.state.listeners.lock() {
+            listeners.push(sink);
+        }
+        context.cancelled().await;
+        if let Ok(mut listeners) = self.state.listeners.lock() {
+            listeners.retain(|s| *s.id() != id);
+        }
+        Ok(())
+    }
+
     /// `completion/complete`.
     pub fn complete(&self, request: &CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
         self.registry.complete(request)
@@ -195,5 +262,16 @@ impl ServerHandler for RegistryConnection {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         RegistryConnection::complete(self, &request)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        RegistryConnection::accepted_subscription_filter(self, requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        RegistryConnection::listen(self, context).await
     }
 }

@@ -8,8 +8,9 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, ListResourceTemplatesResult,
-    ListResourcesResult, ReadResourceResult, Reference, Resource, ResourceTemplate,
+    CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Reference, Resource,
+    ResourceTemplate,
 };
 use serde_json::{Map, Value, json};
 use uri_template::UriTemplate;
@@ -62,11 +63,15 @@ pub enum RegistrationError {
 pub struct RegistryOptions {
     /// Items per page of both lists (at least 1).
     pub page_size: usize,
+    /// The cache hint (`ttlMs`, with `cacheScope: "public"`: the registry answers every client
+    /// alike) on list and read results; `None` sends none (rmcp then sends `ttlMs: 0`,
+    /// `cacheScope: "private"` to 2026-07-28 peers, which means "do not cache").
+    pub ttl_ms: Option<u64>,
 }
 
 impl Default for RegistryOptions {
     fn default() -> Self {
-        Self { page_size: 100 }
+        Self { page_size: 100, ttl_ms: None }
     }
 }
 
@@ -112,7 +117,7 @@ enum Target {
 impl ResourceRegistry {
     /// An empty registry.
     pub fn new(options: RegistryOptions) -> Arc<Self> {
-        let options = RegistryOptions { page_size: options.page_size.max(1) };
+        let options = RegistryOptions { page_size: options.page_size.max(1), ..options };
         Arc::new(Self { state: RwLock::default(), options, connections: Mutex::default() })
     }
 
@@ -193,7 +198,10 @@ impl ResourceRegistry {
         let (page, next) = self.page(&items, cursor, Kind::Resources, state.generation)?;
         let mut result = ListResourcesResult::with_all_items(page);
         result.next_cursor = next;
-        result.result_type = None;
+        if let Some(ttl) = self.options.ttl_ms {
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(CacheScope::Public);
+        }
         Ok(result)
     }
 
@@ -208,7 +216,10 @@ impl ResourceRegistry {
         let (page, next) = self.page(&items, cursor, Kind::Templates, state.generation)?;
         let mut result = ListResourceTemplatesResult::with_all_items(page);
         result.next_cursor = next;
-        result.result_type = None;
+        if let Some(ttl) = self.options.ttl_ms {
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(CacheScope::Public);
+        }
         Ok(result)
     }
 
@@ -236,7 +247,9 @@ impl ResourceRegistry {
             }
         };
         let mut result = ReadResourceResult::new(vec![body.into_contents(uri, mime.as_deref())]);
-        result.result_type = None;
+        if let Some(ttl) = self.options.ttl_ms {
+            result = result.with_ttl_ms(ttl).with_cache_scope(CacheScope::Public);
+        }
         Ok(result)
     }
 
@@ -284,7 +297,7 @@ impl ResourceRegistry {
     pub async fn notify_updated(&self, uri: &str) -> usize {
         let mut told = 0;
         for connection in self.live_connections() {
-            if connection.is_subscribed(uri) && connection.notify_updated(uri).await {
+            if connection.notify_updated(uri).await {
                 told += 1;
             }
         }

@@ -64,7 +64,7 @@ async fn connect(registry: &Arc<ResourceRegistry>) -> Session {
 }
 
 fn registry(page_size: usize) -> Arc<ResourceRegistry> {
-    ResourceRegistry::new(RegistryOptions { page_size })
+    ResourceRegistry::new(RegistryOptions { page_size, ..Default::default() })
 }
 
 fn add_text(registry: &ResourceRegistry, uri: &str, text: &'static str) {

@@ -252,7 +252,9 @@ impl ServerWalker<'_> {
             config.protocol = ProtocolChoice::parse(&value).ok_or_else(|| {
                 self.err(
                     "protocol",
-                    format!("expected \"auto\", \"2026-07-28\" or \"2025-11-25\", found \"{value}\""),
+                    format!(
+                        "expected \"auto\", \"2026-07-28\" or \"2025-11-25\", found \"{value}\""
+                    ),
                 )
             })?;
         }
