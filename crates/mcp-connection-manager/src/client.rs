@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use mcp_backend::McpError;
 use rmcp::ErrorData;
 // The deprecated sampling and roots types (see `RouterClient`).
+use rmcp::model::ResourceUpdatedNotificationParam;
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
@@ -17,7 +18,9 @@ use rmcp::model::{
     Implementation, ListRootsResult, PaginatedRequestParams, ProtocolVersion, RootsCapabilities,
     SamplingCapability, ServerCapabilities, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
+
+use crate::cache::ResponseCache;
 use router_protocol::{EventMsg, EventSender, McpServerRequestEvent};
 
 use crate::host::HostHandler;
@@ -44,6 +47,8 @@ pub(crate) struct RouterClient {
     pub(crate) server: String,
     pub(crate) events: EventSender,
     pub(crate) host: Arc<dyn HostHandler>,
+    /// This connection's answers kept under the server's cache hints (see `cache`).
+    pub(crate) cache: Arc<ResponseCache>,
 }
 
 impl RouterClient {
@@ -84,6 +89,18 @@ impl ClientHandler for RouterClient {
             Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.cache.lists_changed();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.cache.resource_updated(&params.uri);
     }
 
     async fn create_elicitation(
@@ -128,6 +145,8 @@ pub(crate) struct Connection {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) server_info: String,
     pub(crate) protocol_version: String,
+    /// Negotiated 2026-07-28 or later (per-request metadata, input rounds, cache hints).
+    pub(crate) modern: bool,
     /// The process group of a stdio server; `None` for HTTP.
     pub(crate) child: Option<ChildGroup>,
     /// Set when a request failed in the transport: the next use restarts the server rather
@@ -139,6 +158,11 @@ impl Connection {
     /// Whether requests can still go through this connection.
     pub(crate) fn is_usable(&self) -> bool {
         !self.dead.load(std::sync::atomic::Ordering::SeqCst) && !self.service.is_closed()
+    }
+
+    /// This connection's response cache.
+    pub(crate) fn cache(&self) -> &ResponseCache {
+        &self.service.service().cache
     }
 
     pub(crate) fn mark_dead(&self) {
@@ -300,6 +324,7 @@ pub(crate) async fn finish(
     let capabilities = info.capabilities.clone();
     let server_info =
         info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
+    let modern = info.protocol_version >= ProtocolVersion::V_2026_07_28;
     let protocol_version = info.protocol_version.to_string();
     let tools = if capabilities.tools.is_some() {
         list_tools(&service).await?.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
@@ -312,6 +337,7 @@ pub(crate) async fn finish(
         capabilities,
         server_info,
         protocol_version,
+        modern,
         child,
         dead: Default::default(),
     })

@@ -5,6 +5,7 @@
 //!
 //! Only this crate talks to rmcp transports and processes.
 
+mod cache;
 mod catalog;
 mod client;
 mod config;

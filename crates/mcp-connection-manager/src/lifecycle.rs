@@ -187,6 +187,7 @@ impl Servers {
             host: self.host.clone(),
             connector: self.connector.clone(),
             failure_backoff,
+            response_cache: self.options.response_cache,
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -241,17 +242,24 @@ struct StartServer {
     host: Arc<dyn HostHandler>,
     connector: Arc<dyn Connector>,
     failure_backoff: Duration,
+    /// `ManagerOptions::response_cache`.
+    response_cache: bool,
 }
 
 impl StartServer {
     async fn run(self) {
-        let Self { config, state, events, host, connector, failure_backoff } = self;
+        let Self { config, state, events, host, connector, failure_backoff, response_cache } = self;
         events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
             server: config.name.clone(),
             transport: transport_name(&config.transport).to_string(),
         }));
         let started = Instant::now();
-        let client = RouterClient { server: config.name.clone(), events: events.clone(), host };
+        let client = RouterClient {
+            server: config.name.clone(),
+            events: events.clone(),
+            host,
+            cache: Default::default(),
+        };
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {
             Ok(result) => result,
@@ -260,6 +268,9 @@ impl StartServer {
         let elapsed = started.elapsed();
         match result {
             Ok(conn) => {
+                if response_cache && conn.modern {
+                    conn.cache().enable();
+                }
                 tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
                 events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
                 state.send_replace(ServerState::Ready {

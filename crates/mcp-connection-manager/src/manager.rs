@@ -168,10 +168,23 @@ impl McpConnectionManager {
     ) -> Result<ReadResourceResult, McpError> {
         let params = ReadResourceRequestParams::new(uri);
         self.exchange(server, "resources/read", |conn, retry| {
+            // Only the first round may be answered from, or kept in, the cache: later rounds
+            // depend on the inputs given.
+            let first = retry == Retry::default();
             let mut params = params.clone();
             params.input_responses = retry.input_responses;
             params.request_state = retry.request_state;
-            async move { conn.service.read_resource_once(params).await.map(Round::try_from) }
+            async move {
+                if first && let Some(cached) = conn.cache().read(&params.uri) {
+                    return Ok(Ok(Round::Complete(cached)));
+                }
+                let uri = params.uri.clone();
+                let answer = conn.service.read_resource_once(params).await.map(Round::try_from);
+                if first && let Ok(Ok(Round::Complete(result))) = &answer {
+                    conn.cache().put_read(&uri, result);
+                }
+                answer
+            }
         })
         .await
     }
@@ -365,22 +378,31 @@ impl McpConnectionManager {
 }
 
 /// One page of either list from one connection.
+/// Answered from the connection's cache while the server's `ttlMs` for it lasts.
 async fn fetch_page(
     conn: SharedConnection,
     kind: ListKind,
     cursor: Option<String>,
 ) -> Result<Page, rmcp::ServiceError> {
-    let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-    Ok(match kind {
+    if let Some(page) = conn.cache().page(kind, &cursor) {
+        return Ok(page);
+    }
+    let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+    let (page, ttl_ms) = match kind {
         ListKind::Resources => {
             let page = conn.service.list_resources(params).await?;
-            Page { items: Items::Resources(page.resources), next_cursor: page.next_cursor }
+            let ttl = page.ttl_ms;
+            (Page { items: Items::Resources(page.resources), next_cursor: page.next_cursor }, ttl)
         }
         ListKind::Templates => {
             let page = conn.service.list_resource_templates(params).await?;
-            Page { items: Items::Templates(page.resource_templates), next_cursor: page.next_cursor }
+            let ttl = page.ttl_ms;
+            let items = Items::Templates(page.resource_templates);
+            (Page { items, next_cursor: page.next_cursor }, ttl)
         }
-    })
+    };
+    conn.cache().put_page(kind, cursor, &page, ttl_ms);
+    Ok(page)
 }
 
 impl Drop for McpConnectionManager {

@@ -192,8 +192,13 @@ impl ToolHandler for McpListHandler {
     ) -> Result<ToolOutput, FunctionCallError> {
         let args: ListArgs = parse_args_with_default(invocation.arguments.as_ref())?;
         let server = normalize_optional_string(args.server);
-        let cursor = normalize_optional_string(args.cursor);
-        if server.is_none() && cursor.is_some() {
+        // `""` is a valid cursor in protocol 2026-07-28 (a server may hand it out as
+        // `nextCursor`): it is passed on as it is; other cursors are trimmed as before.
+        let cursor = match args.cursor {
+            Some(empty) if empty.is_empty() => Some(empty),
+            other => normalize_optional_string(other),
+        };
+        if server.is_none() && cursor.as_deref().is_some_and(|c| !c.is_empty()) {
             return Err(respond("cursor can only be used when a server is specified"));
         }
         let event_invocation = McpInvocation {

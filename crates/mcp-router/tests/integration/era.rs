@@ -1,0 +1,174 @@
+//! Protocol eras against the demo server as a real child process: the `protocol` key chooses the
+//! lifecycle, `auto` speaks 2026-07-28 where offered; input-required round trips are bounded;
+//! cache hints keep repeated requests from the server (its own request log counts them).
+
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_connection_manager::{ManagerOptions, ProtocolChoice, ServerConfig};
+use router_protocol::EventMsg;
+use tool_router::ToolOutput;
+
+use crate::support::{Harness, demo};
+
+fn ready_protocols(events: &[EventMsg]) -> Vec<(String, String)> {
+    let mut ready: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventMsg::McpServerReady(r) => Some((r.server.clone(), r.protocol_version.clone())),
+            _ => None,
+        })
+        .collect();
+    ready.sort();
+    ready
+}
+
+fn with_protocol(mut config: ServerConfig, protocol: ProtocolChoice) -> ServerConfig {
+    config.protocol = protocol;
+    config
+}
+
+#[tokio::test]
+async fn the_protocol_key_chooses_the_era_and_auto_prefers_2026() {
+    let mut h = Harness::start(vec![
+        demo("auto", 100),
+        with_protocol(demo("legacy", 100), ProtocolChoice::Legacy),
+        with_protocol(demo("modern", 100), ProtocolChoice::Modern),
+    ]);
+    h.manager.wait_until_started().await;
+    assert_eq!(
+        ready_protocols(&h.drain()),
+        [
+            ("auto".to_string(), "2026-07-28".to_string()),
+            ("legacy".to_string(), "2025-11-25".to_string()),
+            ("modern".to_string(), "2026-07-28".to_string()),
+        ]
+    );
+    // The same answers in both eras, except the not-found code each era uses.
+    let all = h.payload("list_mcp_resources", "{}").await;
+    let servers: Vec<&str> = all["resources"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|r| r["server"].as_str())
+        .collect();
+    assert_eq!(servers.iter().filter(|s| **s == "legacy").count(), 5);
+    assert_eq!(servers.iter().filter(|s| **s == "modern").count(), 5);
+    for (server, code) in [("legacy", -32002), ("modern", -32602)] {
+        let args = format!(r#"{{"server":"{server}","uri":"demo://nope"}}"#);
+        match h.call("read_mcp_resource", &args).await {
+            ToolOutput::Function { content, success: Some(false), .. } => assert_eq!(
+                content,
+                format!("resources/read failed: MCP error {code}: Resource not found: demo://nope")
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_asking_is_stopped_at_the_round_limit() {
+    let options = ManagerOptions { max_input_rounds: 3, ..ManagerOptions::default() };
+    let mut h = Harness::start_with(vec![demo("d", 100)], options);
+    // Two answers needed: within the limit.
+    match h.call("mcp__d__ask", r#"{"times": 2}"#).await {
+        ToolOutput::Mcp { result: Ok(result) } => {
+            assert_eq!(serde_json::to_value(&result.content).expect("json")[0]["text"], "decline")
+        }
+        other => panic!("{other:?}"),
+    }
+    let asked = h.drain().iter().filter(|e| matches!(e, EventMsg::McpServerRequest(_))).count();
+    assert_eq!(asked, 2, "each input request is announced");
+    // Fifty answers needed: stopped after three rounds, with the server named.
+    match h.call("mcp__d__ask", r#"{"times": 50}"#).await {
+        ToolOutput::Mcp { result: Err(message) } => assert_eq!(
+            message,
+            "tool call error: MCP server 'd' still asked for input after 3 rounds of tools/call (the limit, `max_input_rounds`); the request was abandoned"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let asked = h.drain().iter().filter(|e| matches!(e, EventMsg::McpServerRequest(_))).count();
+    assert_eq!(asked, 3);
+    // The connection is still fine.
+    assert!(matches!(
+        h.call("mcp__d__echo", r#"{"text":"x"}"#).await,
+        ToolOutput::Mcp { result: Ok(_) }
+    ));
+    h.manager.shutdown().await;
+}
+
+fn cached_demo(name: &str, log: &Path, ttl_ms: u64, protocol: ProtocolChoice) -> ServerConfig {
+    let mut config = demo(name, 100);
+    if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+        args.extend([
+            "--ttl-ms".to_string(),
+            ttl_ms.to_string(),
+            "--request-log".to_string(),
+            log.display().to_string(),
+        ]);
+    }
+    config.protocol = protocol;
+    config
+}
+
+/// How many requests of `method` reached the server, by its own log.
+fn reached(log: &Path, method: &str) -> usize {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| *l == method).count()
+}
+
+#[tokio::test]
+async fn cache_hints_keep_repeated_requests_from_the_server_until_the_ttl_or_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("requests.log");
+    let h = Harness::start(vec![cached_demo("d", &log, 1_500, ProtocolChoice::Auto)]);
+    let list = r#"{"server":"d"}"#;
+    let read = r#"{"server":"d","uri":"demo://notes/welcome"}"#;
+
+    let first = h.payload("list_mcp_resources", list).await;
+    let first_read = h.payload("read_mcp_resource", read).await;
+    assert_eq!(h.payload("list_mcp_resources", list).await, first);
+    assert_eq!(h.payload("list_mcp_resource_templates", list).await["server"], "d");
+    assert_eq!(h.payload("list_mcp_resource_templates", list).await["server"], "d");
+    assert_eq!(h.payload("read_mcp_resource", read).await, first_read);
+    // The all-server list pages through the same cache.
+    h.payload("list_mcp_resources", "{}").await;
+    assert_eq!(reached(&log, "resources/list"), 1);
+    assert_eq!(reached(&log, "resources/templates/list"), 1);
+    assert_eq!(reached(&log, "resources/read"), 1);
+
+    // After the ttl, the server is asked again.
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    assert_eq!(h.payload("list_mcp_resources", list).await, first);
+    h.payload("read_mcp_resource", read).await;
+    assert_eq!(reached(&log, "resources/list"), 2);
+    assert_eq!(reached(&log, "resources/read"), 2);
+
+    // A restart starts with an empty cache.
+    let _ = h.call("mcp__d__crash", "{}").await;
+    assert_eq!(h.payload("list_mcp_resources", list).await, first);
+    assert_eq!(reached(&log, "resources/list"), 3);
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn no_caching_when_turned_off_or_in_the_2025_era() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let off_log = dir.path().join("off.log");
+    let legacy_log = dir.path().join("legacy.log");
+    let options = ManagerOptions { response_cache: false, ..ManagerOptions::default() };
+    let off = Harness::start_with(
+        vec![cached_demo("off", &off_log, 60_000, ProtocolChoice::Auto)],
+        options,
+    );
+    let legacy =
+        Harness::start(vec![cached_demo("legacy", &legacy_log, 60_000, ProtocolChoice::Legacy)]);
+    for _ in 0..3 {
+        off.payload("list_mcp_resources", r#"{"server":"off"}"#).await;
+        legacy.payload("list_mcp_resources", r#"{"server":"legacy"}"#).await;
+    }
+    assert_eq!(reached(&off_log, "resources/list"), 3);
+    assert_eq!(reached(&legacy_log, "resources/list"), 3);
+    off.manager.shutdown().await;
+    legacy.manager.shutdown().await;
+}
