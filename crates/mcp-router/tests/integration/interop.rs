@@ -24,7 +24,7 @@ use tool_router::ToolOutput;
 use crate::support::{Harness, HttpServer, live_processes};
 
 /// The installed harness folder (checked once); panics with what to run when it is missing.
-fn harness_dir() -> &'static Path {
+pub(crate) fn harness_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness");
@@ -49,20 +49,20 @@ fn path_arg(path: PathBuf) -> String {
     path.to_str().expect("UTF-8 path").to_string()
 }
 
-fn node() -> String {
+pub(crate) fn node() -> String {
     path_arg(harness_dir().join("node_modules/.bin/node"))
 }
 
-fn python() -> String {
+pub(crate) fn python() -> String {
     path_arg(harness_dir().join(".venv/bin/python"))
 }
 
-fn everything_js(version: &str) -> String {
+pub(crate) fn everything_js(version: &str) -> String {
     path_arg(harness_dir().join(format!("node_modules/server-everything-{version}/dist/index.js")))
 }
 
 /// A Python fixture script in `tests/harness/py`.
-fn python_script(script: &str) -> String {
+pub(crate) fn python_script(script: &str) -> String {
     path_arg(harness_dir().join("py").join(script))
 }
 
@@ -73,21 +73,21 @@ const MCPSERVER: &str = "mcpserver_fixture.py";
 
 /// How a test reaches a server: a stdio command the manager spawns, or an HTTP server running
 /// for the test.
-enum Target {
+pub(crate) enum Target {
     Stdio(Vec<String>),
     Http(HttpServer),
 }
 
 impl Target {
-    fn everything_stdio(version: &str) -> Self {
+    pub(crate) fn everything_stdio(version: &str) -> Self {
         Self::Stdio(vec![node(), everything_js(version), "stdio".into()])
     }
 
-    fn python_stdio(script: &str) -> Self {
+    pub(crate) fn python_stdio(script: &str) -> Self {
         Self::Stdio(vec![python(), python_script(script), "stdio".into()])
     }
 
-    fn config(&self, name: &str) -> ServerConfig {
+    pub(crate) fn config(&self, name: &str) -> ServerConfig {
         match self {
             Self::Stdio(command) => {
                 ServerConfig::stdio(name, command[0].clone(), command[1..].to_vec())
@@ -135,7 +135,7 @@ impl HttpServer {
     }
 
     /// A Python fixture server; it binds 127.0.0.1 itself and prints its URL.
-    fn python(script: &str, extra: &[&str]) -> Self {
+    pub(crate) fn python(script: &str, extra: &[&str]) -> Self {
         let mut command = Command::new(python());
         command
             .args([python_script(script), "http".into()])
@@ -153,7 +153,7 @@ fn group_members(pgid: u32) -> Vec<u32> {
 
 /// Shut the manager down and check that no stdio server's process group outlived it: shutdown
 /// returns only once every process it started has exited.
-async fn shutdown_leaving_nothing(h: &Harness) {
+pub(crate) async fn shutdown_leaving_nothing(h: &Harness) {
     let groups = h.manager.child_pids();
     h.manager.shutdown().await;
     for (server, pgid) in groups {

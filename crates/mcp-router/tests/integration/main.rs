@@ -9,6 +9,7 @@ mod exec;
 mod faults;
 mod host;
 mod interop;
+mod interop_era;
 mod load;
 mod manager;
 mod support;
