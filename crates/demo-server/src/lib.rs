@@ -78,6 +78,12 @@ impl fmt::Debug for DemoOptions {
 pub enum Fault {
     /// `resources/list` pages point at each other: `a` → `b` → `a` → …
     CursorCycle,
+    /// stdio: `server/discover` requests are swallowed, never answered (a server that ignores
+    /// methods it does not know instead of answering -32601).
+    IgnoreDiscover,
+    /// `server/discover` offers only 2025-11-25 and older (no version a 2026-07-28 client
+    /// speaks), while `initialize` still works.
+    LegacyVersions,
 }
 
 /// What the fault tools do to the process they run in. Only a binary implements this.

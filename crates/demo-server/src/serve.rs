@@ -75,12 +75,38 @@ pub async fn serve(
 
 /// Serve MCP on stdin/stdout until the client goes away.
 pub async fn run_stdio(options: DemoOptions) -> Result<(), DemoError> {
-    let service = DemoServer::new(options)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| DemoError::Initialize(e.to_string()))?;
+    let ignore_discover = options.fault == Some(crate::Fault::IgnoreDiscover);
+    let server = DemoServer::new(options);
+    let service = if ignore_discover {
+        server.serve((without_discover(tokio::io::stdin()), tokio::io::stdout())).await
+    } else {
+        server.serve(rmcp::transport::stdio()).await
+    }
+    .map_err(|e| DemoError::Initialize(e.to_string()))?;
     service.waiting().await.map_err(|e| DemoError::Session(e.to_string()))?;
     Ok(())
+}
+
+/// The lines of `input`, minus the `server/discover` requests (the `ignore-discover` fault).
+fn without_discover(
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> tokio::io::DuplexStream {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(input).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let is_discover = serde_json::from_str::<serde_json::Value>(&line)
+                .is_ok_and(|m| m["method"] == "server/discover");
+            if is_discover {
+                continue;
+            }
+            if writer.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    reader
 }
 
 /// Serve streamable HTTP (any path; clients use `/mcp`) on an already bound listener, until the

@@ -7,8 +7,8 @@ use resource_registry::{RegistryConnection, ResourceRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -79,6 +79,14 @@ impl DemoServer {
 }
 
 impl ServerHandler for DemoServer {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.options.fault == Some(Fault::LegacyVersions) {
+            let legacy = [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2025_06_18];
+            return std::borrow::Cow::Owned(legacy.to_vec());
+        }
+        std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = self.resources.capabilities();
         capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;

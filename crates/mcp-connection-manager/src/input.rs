@@ -201,3 +201,142 @@ impl Exchange<'_> {
         (responses, counted)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use rmcp::model::{
+        ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ElicitationSchema,
+    };
+    use router_protocol::EventSender;
+
+    use super::*;
+    use crate::host::{DefaultHost, HostHandler};
+
+    /// A person who takes 5 s to type their answer.
+    struct SlowPerson;
+
+    #[async_trait]
+    impl HostHandler for SlowPerson {
+        async fn elicit(&self, _server: &str, _request: ElicitRequestParams) -> ElicitResult {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::json!({"n": 1}))
+        }
+    }
+
+    fn client(host: Arc<dyn HostHandler>) -> RouterClient {
+        RouterClient {
+            server: "s".into(),
+            events: EventSender::discard(),
+            host,
+            cache: Default::default(),
+        }
+    }
+
+    fn exchange(client: &RouterClient, max_rounds: usize) -> Exchange<'_> {
+        Exchange { client, method: "tools/call", max_rounds, timeout: Duration::from_secs(1) }
+    }
+
+    fn asking() -> InputRequiredResult {
+        let schema = ElicitationSchema::builder().required_string("name").build().expect("schema");
+        let request = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "name?".into(),
+            requested_schema: schema,
+        });
+        let requests = [("q".to_string(), InputRequest::Elicitation(request))].into();
+        InputRequiredResult::new(Some(requests), Some("state-1".into()))
+    }
+
+    fn done(text: &str) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    }
+
+    type Answer = Result<Result<Round<CallToolResult>, String>, rmcp::ServiceError>;
+
+    #[tokio::test(start_paused = true)]
+    async fn elicitation_time_does_not_count_and_the_retry_carries_answers_and_state() {
+        let client = client(Arc::new(SlowPerson));
+        let seen = std::sync::Mutex::new(Vec::new());
+        let result = exchange(&client, 10)
+            .run(|retry| {
+                seen.lock().expect("lock").push(retry.clone());
+                let answer: Answer = Ok(Ok(if retry.request_state.is_none() {
+                    Round::InputRequired(asking())
+                } else {
+                    Round::Complete(done("ok"))
+                }));
+                std::future::ready(answer)
+            })
+            .await;
+        assert!(matches!(result, Ok(ref r) if r.content == done("ok").content));
+        let seen = seen.into_inner().expect("lock");
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0], Retry::default());
+        assert_eq!(seen[1].request_state.as_deref(), Some("state-1"));
+        let answer = &seen[1].input_responses.as_ref().expect("answers")["q"];
+        assert_eq!(answer["action"], "accept");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn server_time_counts_across_rounds() {
+        let client = client(Arc::new(DefaultHost));
+        let rounds = AtomicUsize::new(0);
+        let result = exchange(&client, 10)
+            .run(|_| {
+                rounds.fetch_add(1, Ordering::SeqCst);
+                async {
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                    let answer: Answer = Ok(Ok(Round::InputRequired(asking())));
+                    answer
+                }
+            })
+            .await;
+        assert!(matches!(result, Err(ExchangeError::TimedOut)));
+        assert_eq!(rounds.load(Ordering::SeqCst), 3, "400 ms rounds within a 1 s budget");
+    }
+
+    #[tokio::test]
+    async fn unusable_answers_are_named() {
+        let client = client(Arc::new(DefaultHost));
+        let protocol = |result: Result<CallToolResult, ExchangeError>| match result {
+            Err(ExchangeError::Protocol(message)) => message,
+            Ok(_) => panic!("unexpected result"),
+            Err(_) => panic!("unexpected error kind"),
+        };
+        let mut odd = done("x");
+        odd.result_type = serde_json::from_value(serde_json::json!("mystery")).ok();
+        assert!(odd.result_type.is_some());
+        let message = protocol(
+            exchange(&client, 10)
+                .run(|_| std::future::ready(Ok(Ok(Round::Complete(odd.clone())))))
+                .await,
+        );
+        assert_eq!(message, "answered tools/call with an unknown resultType \"mystery\"");
+
+        let empty = InputRequiredResult::new(None, None);
+        let message = protocol(
+            exchange(&client, 10)
+                .run(|_| std::future::ready(Ok(Ok(Round::InputRequired(empty.clone())))))
+                .await,
+        );
+        assert_eq!(
+            message,
+            "answered tools/call with resultType \"input_required\" but neither inputRequests nor requestState"
+        );
+
+        let message = protocol(
+            exchange(&client, 2)
+                .run(|_| std::future::ready(Ok(Ok(Round::InputRequired(asking())))))
+                .await,
+        );
+        assert_eq!(
+            message,
+            "still asked for input after 2 rounds of tools/call (the limit, `max_input_rounds`); the request was abandoned"
+        );
+    }
+}

@@ -172,3 +172,64 @@ async fn no_caching_when_turned_off_or_in_the_2025_era() {
     off.manager.shutdown().await;
     legacy.manager.shutdown().await;
 }
+
+fn faulty(name: &str, fault: &str, protocol: ProtocolChoice) -> ServerConfig {
+    let mut config = with_protocol(demo(name, 100), protocol);
+    if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+        args.extend(["--fault".to_string(), fault.to_string()]);
+    }
+    config
+}
+
+fn failures(events: &[EventMsg]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventMsg::McpServerFailed(f) => Some((f.server.clone(), f.error.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn auto_falls_back_to_initialize_when_discover_goes_unanswered_or_offers_no_version() {
+    let mut silent = faulty("silent", "ignore-discover", ProtocolChoice::Auto);
+    silent.startup_timeout = Duration::from_secs(2);
+    let old = faulty("old", "legacy-versions", ProtocolChoice::Auto);
+    let mut h = Harness::start(vec![silent, old]);
+    let started = std::time::Instant::now();
+    h.manager.wait_until_started().await;
+    let waited = started.elapsed();
+    let events = h.drain();
+    assert_eq!(failures(&events), []);
+    assert_eq!(
+        ready_protocols(&events),
+        [
+            ("old".to_string(), "2025-11-25".to_string()),
+            ("silent".to_string(), "2025-11-25".to_string())
+        ]
+    );
+    // The unanswered probe gets half the startup timeout, then a fresh `initialize` the rest.
+    assert!(waited >= Duration::from_secs(1) && waited < Duration::from_secs(2), "{waited:?}");
+    for server in ["silent", "old"] {
+        let page = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;
+        assert_eq!(page["resources"].as_array().map(Vec::len), Some(5), "{server}");
+    }
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn pinned_eras_fail_clearly_where_the_server_does_not_speak_them() {
+    let mut silent = faulty("silent", "ignore-discover", ProtocolChoice::Modern);
+    silent.startup_timeout = Duration::from_millis(800);
+    let old = faulty("old", "legacy-versions", ProtocolChoice::Modern);
+    let mut h = Harness::start(vec![silent, old]);
+    h.manager.wait_until_started().await;
+    let mut failed = failures(&h.drain());
+    failed.sort();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert_eq!(failed[0].0, "old");
+    assert!(failed[0].1.contains("no compatible protocol version"), "{}", failed[0].1);
+    assert_eq!(failed[1], ("silent".to_string(), "startup timed out after 800ms".to_string()));
+    h.manager.shutdown().await;
+}
