@@ -519,6 +519,50 @@ mod tests {
     }
 
     #[test]
+    fn protocol_key_in_both_formats_and_manager_settings() {
+        use mcp_connection_manager::ProtocolChoice;
+        let servers = toml(
+            "[mcp_servers.a]\ncommand = \"x\"\nprotocol = \"2025-11-25\"\n[mcp_servers.b]\ncommand = \"x\"\n[mcp_servers.c]\nurl = \"http://127.0.0.1:1/mcp\"\nprotocol = \"2026-07-28\"",
+        )
+        .expect("valid");
+        let protocols: Vec<ProtocolChoice> = servers.iter().map(|s| s.protocol).collect();
+        assert_eq!(
+            protocols,
+            [ProtocolChoice::Legacy, ProtocolChoice::Auto, ProtocolChoice::Modern]
+        );
+        let servers =
+            json(r#"{"mcpServers": {"a": {"command": "x", "protocol": "auto"}}}"#).expect("valid");
+        assert_eq!(servers[0].protocol, ProtocolChoice::Auto);
+        assert_eq!(
+            json(r#"{"mcpServers": {"a": {"command": "x", "protocol": "2024-11-05"}}}"#)
+                .expect_err("unknown"),
+            "mcp.json: server `a`: key `protocol`: expected \"auto\", \"2026-07-28\" or \"2025-11-25\", found \"2024-11-05\""
+        );
+        let file = parse_config_file(
+            "[mcp_router]\nmax_input_rounds = 3\nresponse_cache = false\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        assert_eq!(file.manager.max_input_rounds, 3);
+        assert!(!file.manager.response_cache);
+        let defaults =
+            parse_config_file("[mcp_servers]\n", ConfigFormat::CodexToml, Path::new("c"))
+                .expect("valid");
+        assert_eq!(defaults.manager, ManagerOptions::default());
+        let err = parse_config_file(
+            "[mcp_router]\nmax_input_rounds = 0\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect_err("zero rounds");
+        assert_eq!(
+            err.to_string(),
+            "c.toml: `mcp_router`: key `max_input_rounds`: expected a whole number of at least 1, found 0"
+        );
+    }
+
+    #[test]
     fn errors_name_file_server_and_key() {
         let cases = [
             (
