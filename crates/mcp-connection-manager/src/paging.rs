@@ -135,6 +135,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_empty_cursor_continues_and_a_repeated_one_is_a_cycle() {
+        // `""` is a valid cursor (2026-07-28): it is followed, not taken for the end.
+        let listing = run(10, &[Some(""), Some("b"), None]).await;
+        assert_eq!(numbers(&listing), vec![0, 1, 2]);
+        assert_eq!(listing.error, None);
+        let listing = run(10, &[Some(""), Some("")]).await;
+        assert_eq!(numbers(&listing), vec![0, 1]);
+        assert!(
+            listing.error.as_deref().is_some_and(|e| e.contains("cursor cycle")),
+            "{listing:?}"
+        );
+    }
+
+    #[tokio::test]
     async fn cycle_of_any_length_stops_and_keeps_items() {
         let listing = run(100, &[Some("a"), Some("b"), Some("c"), Some("a")]).await;
         assert_eq!(numbers(&listing), vec![0, 1, 2, 3]);

@@ -65,11 +65,24 @@ impl FakeBackend {
     }
 }
 
-fn page<T: Clone>(items: &[T], size: usize, cursor: Option<String>) -> (Vec<T>, Option<String>) {
+/// A page at `cursor` (an offset; any other cursor, `""` included, is refused as servers do).
+fn page<T: Clone>(
+    items: &[T],
+    size: usize,
+    cursor: Option<String>,
+) -> Result<(Vec<T>, Option<String>), McpError> {
     let size = if size == 0 { items.len().max(1) } else { size };
-    let start: usize = cursor.and_then(|c| c.parse().ok()).unwrap_or(0).min(items.len());
+    let start: usize = match cursor {
+        None => 0,
+        Some(c) => c.parse().map_err(|_| McpError::Server {
+            code: -32602,
+            message: format!("Invalid cursor: {c:?}"),
+            data: None,
+        })?,
+    };
+    let start = start.min(items.len());
     let end = (start + size).min(items.len());
-    (items[start..end].to_vec(), (end < items.len()).then(|| end.to_string()))
+    Ok((items[start..end].to_vec(), (end < items.len()).then(|| end.to_string())))
 }
 
 impl FakeServer {
@@ -120,11 +133,11 @@ impl McpBackend for FakeBackend {
         let s = self.server(server)?;
         let (items, next_cursor) = match kind {
             ListKind::Resources => {
-                let (items, next) = page(&s.resources, s.page_size, cursor);
+                let (items, next) = page(&s.resources, s.page_size, cursor)?;
                 (Items::Resources(items), next)
             }
             ListKind::Templates => {
-                let (items, next) = page(&s.templates, s.page_size, cursor);
+                let (items, next) = page(&s.templates, s.page_size, cursor)?;
                 (Items::Templates(items), next)
             }
         };

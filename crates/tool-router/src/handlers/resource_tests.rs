@@ -113,6 +113,21 @@ async fn list_single_server_keeps_next_cursor_key() {
 }
 
 #[tokio::test]
+async fn an_empty_cursor_reaches_the_server() {
+    // `""` is a valid cursor in 2026-07-28: passed on, not taken for "no cursor" (this server
+    // does not know it). Other cursors are trimmed as Codex does.
+    let (result, _) =
+        call(backend(), LIST_MCP_RESOURCES, r#"{"server":"figma","cursor":""}"#).await;
+    assert_eq!(
+        result.expect_err("refused"),
+        "resources/list failed: MCP error -32602: Invalid cursor: \"\""
+    );
+    let (result, _) =
+        call(backend(), LIST_MCP_RESOURCES, r#"{"server":"figma","cursor":" 1 "}"#).await;
+    assert_eq!(content(&result)["resources"][0]["uri"], "memo://456");
+}
+
+#[tokio::test]
 async fn end_event_result_is_the_payload_text() {
     let (result, events) = call(backend(), LIST_MCP_RESOURCES, r#"{"server":"alpha"}"#).await;
     let Ok(ToolOutput::Function { content, .. }) = &result else { panic!("{result:?}") };
