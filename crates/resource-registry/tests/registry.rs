@@ -485,3 +485,22 @@ async fn completion_for_template_arguments() {
         .expect_err("unknown argument");
     assert!(matches!(err, ServiceError::McpError(e) if e.code.0 == -32602));
 }
+
+#[tokio::test]
+async fn cache_hints_when_configured() {
+    let hinted = ResourceRegistry::new(RegistryOptions { page_size: 10, ttl_ms: Some(30_000) });
+    add_text(&hinted, "memo://a", "alpha");
+    let list = hinted.list_resources(None).expect("list");
+    assert_eq!(list.ttl_ms, Some(30_000));
+    assert_eq!(list.cache_scope, Some(rmcp::model::CacheScope::Public));
+    let templates = hinted.list_resource_templates(None).expect("templates");
+    assert_eq!(templates.ttl_ms, Some(30_000));
+    let read = hinted.read("memo://a").await.expect("read");
+    assert_eq!(read.ttl_ms, Some(30_000));
+    assert_eq!(read.cache_scope, Some(rmcp::model::CacheScope::Public));
+
+    let plain = registry(10);
+    add_text(&plain, "memo://a", "alpha");
+    assert_eq!(plain.list_resources(None).expect("list").ttl_ms, None);
+    assert_eq!(plain.read("memo://a").await.expect("read").ttl_ms, None);
+}
