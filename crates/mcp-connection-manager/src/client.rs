@@ -1,6 +1,7 @@
 //! Opening one MCP connection on rmcp: the transport (stdio child or streamable HTTP), the
-//! `initialize` handshake pinned to protocol 2025-11-25, rmcp's response cache turned off, and the
-//! first tool listing. Everything here is bounded by the caller's startup timeout. Also the one
+//! handshake of the era the `protocol` key chooses (`server/discover` for 2026-07-28, with
+//! fallback to `initialize` for 2025-11-25 under `auto`), rmcp's response cache turned off, and
+//! the first tool listing. Everything here is bounded by the caller's startup timeout. Also the one
 //! translation of rmcp's errors into [`McpError`].
 
 use std::collections::{HashMap, HashSet};
@@ -68,7 +69,7 @@ impl RouterClient {
 }
 
 // Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
-// 2025-11-25, which the router pins.
+// 2025-11-25, which the router still speaks with legacy servers.
 #[allow(deprecated)]
 impl ClientHandler for RouterClient {
     fn get_info(&self) -> ClientConfig {

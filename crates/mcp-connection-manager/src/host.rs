@@ -1,17 +1,20 @@
-//! Requests a server sends to the client (elicitation, sampling, roots) go to the embedding
+//! Requests a server sends to the client (elicitation, sampling, roots) — as requests in
+//! 2025-11-25, as `input_required` answers in 2026-07-28 (see `input`) — go to the embedding
 //! application through [`HostHandler`]. The defaults are safe for an unattended agent: decline
 //! every elicitation, refuse sampling (and do not even declare it), list no roots. Each request
 //! and its answer also appear as an `mcp_server_request` event.
 
 // Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
-// 2025-11-25, which the router pins: the imports and the two methods that use them allow it.
+// 2025-11-25, which the router still speaks (and 2026-07-28 input requests carry the same
+// shapes): the imports and the two methods that use them allow it.
 use async_trait::async_trait;
 use rmcp::ErrorData;
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
-/// What the host declares to servers at `initialize`.
+/// What the host declares to servers (at `initialize`, or in every request's `_meta` in
+/// 2026-07-28).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostCapabilities {
     /// Declare form elicitation.
