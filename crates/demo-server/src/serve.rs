@@ -121,8 +121,11 @@ pub async fn run_http(
     };
 
     let registry = options_registry(&options);
+    let added_tools = Arc::default();
     let service = StreamableHttpService::new(
-        move || Ok(DemoServer::with_registry(options.clone(), registry.clone())),
+        move || {
+            Ok(DemoServer::with_shared(options.clone(), registry.clone(), Arc::clone(&added_tools)))
+        },
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

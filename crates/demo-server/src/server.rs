@@ -14,14 +14,17 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::resources::options_registry;
-use crate::tools::{Asking, call, tools};
+use crate::tools::{Asking, added_tool, call, tools};
 use crate::{DemoOptions, Fault};
+use rmcp::model::{CallToolResult, ContentBlock};
 
 /// The server handler for one connection: resources from a shared registry, plus tools.
 #[derive(Clone)]
 pub struct DemoServer {
     options: Arc<DemoOptions>,
     resources: RegistryConnection,
+    /// Tools added by `add_tool`, in order.
+    added_tools: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl DemoServer {
@@ -31,11 +34,25 @@ impl DemoServer {
         Self::with_registry(options, registry)
     }
 
-    /// A connection to a shared registry (one per HTTP session).
-    pub fn with_registry(mut options: DemoOptions, registry: Arc<ResourceRegistry>) -> Self {
+    /// A connection to a shared registry (one per HTTP session), with its own added tools.
+    pub fn with_registry(options: DemoOptions, registry: Arc<ResourceRegistry>) -> Self {
+        Self::with_shared(options, registry, Arc::default())
+    }
+
+    /// A connection to a shared registry and a shared list of added tools (HTTP: every
+    /// session and stateless request sees the same server).
+    pub(crate) fn with_shared(
+        mut options: DemoOptions,
+        registry: Arc<ResourceRegistry>,
+        added_tools: Arc<std::sync::Mutex<Vec<String>>>,
+    ) -> Self {
         options.page_size = options.page_size.max(1);
         let info = Implementation::new(options.name.clone(), env!("CARGO_PKG_VERSION"));
-        Self { options: Arc::new(options), resources: RegistryConnection::new(registry, info) }
+        Self {
+            options: Arc::new(options),
+            resources: RegistryConnection::new(registry, info),
+            added_tools,
+        }
     }
 
     /// The registry behind this server (to announce updates, add resources at run time).
@@ -56,6 +73,47 @@ impl DemoServer {
         if let Err(error) = written {
             tracing::warn!(path = %path.display(), %error, "cannot write the request log");
         }
+    }
+
+    fn added_tools(&self) -> Vec<String> {
+        self.added_tools.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// `add_tool {name, remove?}`: change this server's tool list and say so.
+    async fn add_tool(
+        &self,
+        request: &CallToolRequestParams,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        let name = args.get("name").and_then(serde_json::Value::as_str).unwrap_or_default();
+        let remove = args.get("remove").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        if name.is_empty() || tools().iter().any(|t| t.name == name) {
+            let text = format!("`name` must be a new tool name, not {name:?}");
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+        }
+        let changed = match self.added_tools.lock() {
+            Ok(mut added) if remove => {
+                let before = added.len();
+                added.retain(|n| n != name);
+                added.len() != before
+            }
+            Ok(mut added) if !added.iter().any(|n| n == name) => {
+                added.push(name.to_string());
+                true
+            }
+            _ => false,
+        };
+        // `repeat` sends the notification that many times (a burst, for tests).
+        let repeat = args.get("repeat").and_then(serde_json::Value::as_u64).unwrap_or(1).min(1_000);
+        if changed {
+            for _ in 0..repeat {
+                self.resources.registry().notify_tool_list_changed().await;
+            }
+        }
+        let verb = if remove { "removed" } else { "added" };
+        let text =
+            if changed { format!("{verb} tool {name}") } else { format!("tool {name} unchanged") };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 
     /// Tool pages use the plain cursor `p{offset}`.
@@ -89,7 +147,8 @@ impl ServerHandler for DemoServer {
 
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = self.resources.capabilities();
-        capabilities.tools = ServerCapabilities::builder().enable_tools().build().tools;
+        capabilities.tools =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build().tools;
         if self.options.conformance_fixtures {
             // An empty prompt list, so the conformance suite's `caching` scenario can check
             // the cache hints on `prompts/list`.
@@ -193,6 +252,7 @@ impl ServerHandler for DemoServer {
         if self.options.conformance_fixtures {
             all.push(missing_capability_tool());
         }
+        all.extend(self.added_tools().iter().map(|name| added_tool(name)));
         let (items, next) = self.page(&all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         let mut result = ListToolsResult::with_all_items(items);
         result.next_cursor = next;
@@ -211,6 +271,15 @@ impl ServerHandler for DemoServer {
         self.record("tools/call");
         if self.options.conformance_fixtures && request.name == MISSING_CAPABILITY_TOOL {
             return missing_capability(&context);
+        }
+        if request.name == "add_tool" {
+            return self.add_tool(&request).await;
+        }
+        if self.added_tools().iter().any(|name| *name == request.name) {
+            let args =
+                serde_json::to_string(&request.arguments.unwrap_or_default()).unwrap_or_default();
+            let text = format!("{}: {args}", request.name);
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
         }
         let modern = context
             .protocol_version()
@@ -273,7 +342,10 @@ mod tests {
         }
         assert_eq!(
             seen,
-            ["add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "sleep"]
+            [
+                "add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "add_tool",
+                "sleep"
+            ]
         );
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
     }

@@ -72,6 +72,15 @@ pub(crate) fn tools() -> Vec<Tool> {
             schema(json!({"type": "object", "properties": {}})),
         ),
         Tool::new(
+            "add_tool",
+            "Add a tool named `name` to this server's list (or remove it with `remove: true`); clients are told the list changed (`repeat` times).",
+            schema(json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "remove": {"type": "boolean"}, "repeat": {"type": "integer"}},
+                "required": ["name"]
+            })),
+        ),
+        Tool::new(
             "sleep",
             "Sleep for `ms` milliseconds, then answer.",
             schema(json!({
@@ -87,6 +96,15 @@ fn number(args: &JsonObject, key: &str) -> Result<f64, ErrorData> {
     args.get(key).and_then(Value::as_f64).ok_or_else(|| {
         ErrorData::invalid_params(format!("argument `{key}` must be a number"), None)
     })
+}
+
+/// A tool added at run time by `add_tool`: it answers with its name and arguments.
+pub(crate) fn added_tool(name: &str) -> Tool {
+    let schema = match json!({"type": "object", "properties": {}}) {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    Tool::new(name.to_string(), "A tool added at run time (answers with its arguments).", schema)
 }
 
 /// How a tool call asks the client for something: by a server-to-client request (protocol

@@ -1,5 +1,5 @@
 //! The tool catalog: the qualified tools of the ready servers, cached against the connections
-//! they were computed from and rebuilt only when one of them changed, so a tool call does not
+//! they were computed from and rebuilt only when one of them (or its tool list) changed, so a tool call does not
 //! recompute every server's names.
 
 use std::collections::HashSet;
@@ -11,7 +11,8 @@ use crate::client::{Connection, SharedConnection};
 
 /// The ready connections the cached tools were computed from (weak, so an address cannot be
 /// reused by a new connection while the entry exists), and those tools.
-type Entry = (Vec<Weak<Connection>>, Arc<Vec<QualifiedTool>>);
+/// Each with the version of its tool list.
+type Entry = (Vec<(Weak<Connection>, u64)>, Arc<Vec<QualifiedTool>>);
 
 /// The qualified tools of the ready servers, cached.
 #[derive(Default)]
@@ -24,12 +25,11 @@ impl ToolCatalog {
     /// name already taken is skipped with a warning (servers visited in name order, so the
     /// winner is deterministic).
     pub(crate) fn tools(&self, ready: &[(&String, SharedConnection)]) -> Arc<Vec<QualifiedTool>> {
-        let same = |cached: &[Weak<Connection>]| {
+        let same = |cached: &[(Weak<Connection>, u64)]| {
             cached.len() == ready.len()
-                && cached
-                    .iter()
-                    .zip(ready)
-                    .all(|(w, (_, c))| std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)))
+                && cached.iter().zip(ready).all(|((w, version), (_, c))| {
+                    std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)) && *version == c.tools_version()
+                })
         };
         if let Ok(cache) = self.cache.lock()
             && let Some((key, tools)) = &*cache
@@ -39,7 +39,7 @@ impl ToolCatalog {
         }
         let tools = Arc::new(qualify(ready));
         if let Ok(mut cache) = self.cache.lock() {
-            let key = ready.iter().map(|(_, c)| Arc::downgrade(c)).collect();
+            let key = ready.iter().map(|(_, c)| (Arc::downgrade(c), c.tools_version())).collect();
             *cache = Some((key, tools.clone()));
         }
         tools
@@ -50,7 +50,7 @@ fn qualify(ready: &[(&String, SharedConnection)]) -> Vec<QualifiedTool> {
     let mut used = HashSet::new();
     let mut out = Vec::new();
     for (server, conn) in ready {
-        for tool in &conn.tools {
+        for tool in conn.tools().iter() {
             let qualified_name = qualified_tool_name(server, &tool.name);
             if !used.insert(qualified_name.clone()) {
                 tracing::warn!(%server, tool = %tool.name, %qualified_name, "skipping tool: qualified name already taken");

@@ -22,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 
 use crate::cache::ResponseCache;
+use crate::watch::Changes;
 use router_protocol::{EventMsg, EventSender, McpServerRequestEvent};
 
 use crate::host::HostHandler;
@@ -50,6 +51,8 @@ pub(crate) struct RouterClient {
     pub(crate) host: Arc<dyn HostHandler>,
     /// This connection's answers kept under the server's cache hints (see `cache`).
     pub(crate) cache: Arc<ResponseCache>,
+    /// What the notification handlers tell this connection's watcher (see `watch`).
+    pub(crate) changes: Arc<Changes>,
 }
 
 impl RouterClient {
@@ -93,7 +96,7 @@ impl ClientHandler for RouterClient {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.cache.lists_changed();
+        self.resources_list_changed();
     }
 
     async fn on_resource_updated(
@@ -101,7 +104,11 @@ impl ClientHandler for RouterClient {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.cache.resource_updated(&params.uri);
+        self.resource_updated(&params.uri);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_list_changed();
     }
 
     async fn create_elicitation(
@@ -141,8 +148,14 @@ impl ClientHandler for RouterClient {
 /// A live, initialized connection.
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, RouterClient>,
-    /// Tools after the enabled/disabled filters, in the server's order.
-    pub(crate) tools: Vec<Tool>,
+    /// Tools after the enabled/disabled filters, in the server's order; replaced when the
+    /// server says its list changed (see `watch`).
+    tools: std::sync::RwLock<Arc<Vec<Tool>>>,
+    /// Bumped on every replacement, so the catalog knows to rebuild.
+    tools_version: std::sync::atomic::AtomicU64,
+    /// The `subscriptions/listen` stream opened at connect (2026-07-28), until the watcher
+    /// takes it.
+    pub(crate) subscription: std::sync::Mutex<Option<rmcp::service::Subscription>>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) server_info: String,
     pub(crate) protocol_version: String,
@@ -155,6 +168,12 @@ pub(crate) struct Connection {
     pub(crate) dead: std::sync::atomic::AtomicBool,
 }
 
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.client().changes.close();
+    }
+}
+
 impl Connection {
     /// Whether requests can still go through this connection.
     pub(crate) fn is_usable(&self) -> bool {
@@ -164,6 +183,28 @@ impl Connection {
     /// This connection's response cache.
     pub(crate) fn cache(&self) -> &ResponseCache {
         &self.service.service().cache
+    }
+
+    /// The client side of this connection.
+    pub(crate) fn client(&self) -> &RouterClient {
+        self.service.service()
+    }
+
+    /// The server's tools now (after the config's filters).
+    pub(crate) fn tools(&self) -> Arc<Vec<Tool>> {
+        self.tools.read().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// How often the tool list was replaced.
+    pub(crate) fn tools_version(&self) -> u64 {
+        self.tools_version.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_tools(&self, tools: Vec<Tool>) {
+        if let Ok(mut current) = self.tools.write() {
+            *current = Arc::new(tools);
+        }
+        self.tools_version.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub(crate) fn mark_dead(&self) {
@@ -327,6 +368,10 @@ pub(crate) async fn finish(
         info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
     let modern = info.protocol_version >= ProtocolVersion::V_2026_07_28;
     let protocol_version = info.protocol_version.to_string();
+    // In 2026-07-28, list changes come only through `subscriptions/listen`: open it before the
+    // first listing, so no change between the listing and the stream is missed.
+    let subscription =
+        if modern { crate::watch::open_listen(&service, &capabilities).await } else { None };
     let tools = if capabilities.tools.is_some() {
         list_tools(&service).await?.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
     } else {
@@ -334,7 +379,9 @@ pub(crate) async fn finish(
     };
     Ok(Connection {
         service,
-        tools,
+        tools: std::sync::RwLock::new(Arc::new(tools)),
+        tools_version: Default::default(),
+        subscription: std::sync::Mutex::new(subscription),
         capabilities,
         server_info,
         protocol_version,
@@ -344,7 +391,8 @@ pub(crate) async fn finish(
     })
 }
 
-async fn list_tools(
+/// Every page of `tools/list` (at most `MAX_TOOL_PAGES`, stopping at a repeated cursor).
+pub(crate) async fn list_tools(
     service: &RunningService<RoleClient, RouterClient>,
 ) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();

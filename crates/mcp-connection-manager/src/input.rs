@@ -234,6 +234,7 @@ mod tests {
             events: EventSender::discard(),
             host,
             cache: Default::default(),
+            changes: Default::default(),
         }
     }
 

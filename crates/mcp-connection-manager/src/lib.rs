@@ -19,6 +19,7 @@ mod restart;
 mod stdio;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 pub use config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, TransportConfig,

@@ -259,6 +259,7 @@ impl StartServer {
             events: events.clone(),
             host,
             cache: Default::default(),
+            changes: Default::default(),
         };
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {
@@ -271,12 +272,11 @@ impl StartServer {
                 if response_cache && conn.modern {
                     conn.cache().enable();
                 }
-                tracing::info!(server = %config.name, ?elapsed, tools = conn.tools.len(), "MCP server ready");
+                tracing::info!(server = %config.name, ?elapsed, tools = conn.tools().len(), "MCP server ready");
                 events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
-                state.send_replace(ServerState::Ready {
-                    conn: Arc::new(conn),
-                    since: Instant::now(),
-                });
+                let conn = Arc::new(conn);
+                crate::watch::spawn(&conn, config.clone());
+                state.send_replace(ServerState::Ready { conn, since: Instant::now() });
             }
             Err(error) => {
                 tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
@@ -315,6 +315,6 @@ fn ready_event(server: &str, elapsed: Duration, conn: &Connection) -> McpServerR
             completions: caps.completions.is_some(),
             prompts: caps.prompts.is_some(),
         },
-        tools: conn.tools.len(),
+        tools: conn.tools().len(),
     }
 }

@@ -117,6 +117,13 @@ fn describe(event: &EventMsg) -> String {
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
         EventMsg::McpServerRequest(e) => format!("mcp_server_request   {} {}", e.server, e.method),
+        EventMsg::McpToolsChanged(e) => format!(
+            "mcp_tools_changed    {}: added [{}], removed [{}]",
+            e.server,
+            e.added.join(", "),
+            e.removed.join(", ")
+        ),
+        EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }

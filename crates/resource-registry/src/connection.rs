@@ -9,7 +9,7 @@ use rmcp::model::{
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ResourceListChangedNotification, ResourceUpdatedNotification, ResourceUpdatedNotificationParam,
     ServerCapabilities, ServerConfig, ServerNotification, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    SubscriptionFilter, ToolListChangedNotification, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -57,6 +57,28 @@ impl ConnectionState {
             }
         }
         told
+    }
+
+    /// The server's tool list changed: tell the client on its `subscriptions/listen` streams
+    /// that asked for it (2026-07-28), or else as a plain notification (2025-11-25).
+    pub(crate) async fn notify_tool_list_changed(&self) {
+        let listeners = self.listeners();
+        if listeners.is_empty() {
+            if let Some(peer) = self.peer.get() {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            return;
+        }
+        for sink in listeners {
+            if sink.accepted().tools_list_changed == Some(true) {
+                let notification = ServerNotification::ToolListChangedNotification(
+                    ToolListChangedNotification::default(),
+                );
+                if let Err(error) = sink.send(notification).await {
+                    tracing::debug!(%error, "cannot send tools/list_changed on a listen stream");
+                }
+            }
+        }
     }
 
     pub(crate) async fn notify_list_changed(&self) {
@@ -167,15 +189,16 @@ impl RegistryConnection {
         }
     }
 
-    /// Which notifications a `subscriptions/listen` request gets (2026-07-28): resource list
-    /// changes and updates of URIs that name something readable; rmcp intersects this with the
-    /// declared capabilities.
+    /// Which notifications a `subscriptions/listen` request gets (2026-07-28): resource and
+    /// tool list changes, and updates of URIs that name something readable; rmcp intersects this
+    /// with the declared capabilities.
     pub fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::default();
         accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.tools_list_changed = requested.tools_list_changed;
         accepted.resource_subscriptions = requested
             .resource_subscriptions
             .as_ref()

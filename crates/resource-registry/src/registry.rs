@@ -304,6 +304,15 @@ impl ResourceRegistry {
         told
     }
 
+    /// For servers that embed the registry and change their tools: tell every live connection
+    /// the tool list changed (on its listen streams in 2026-07-28, as a plain notification in
+    /// 2025-11-25).
+    pub async fn notify_tool_list_changed(&self) {
+        for connection in self.live_connections() {
+            connection.notify_tool_list_changed().await;
+        }
+    }
+
     pub(crate) fn attach(&self, connection: &Arc<ConnectionState>) {
         if let Ok(mut list) = self.connections.lock() {
             list.retain(|w| w.strong_count() > 0);

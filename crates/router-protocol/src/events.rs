@@ -25,6 +25,29 @@ pub enum EventMsg {
     McpServerRestarting(McpServerRestartingEvent),
     /// A server asked the host something (elicitation, sampling, roots) and got this answer.
     McpServerRequest(McpServerRequestEvent),
+    /// A server's tool list changed and was read again: send the model new specs next turn.
+    McpToolsChanged(McpToolsChangedEvent),
+    /// A server said its resource or template list changed; cached lists of it were dropped.
+    McpResourcesChanged(McpResourcesChangedEvent),
+}
+
+/// `mcp_tools_changed`: the qualified names a re-read tool list added and removed (a tool whose
+/// definition changed under the same name is in neither).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolsChangedEvent {
+    /// The configured server name.
+    pub server: String,
+    /// Qualified names (`mcp__server__tool`) now offered, sorted.
+    pub added: Vec<String>,
+    /// Qualified names no longer offered, sorted.
+    pub removed: Vec<String>,
+}
+
+/// `mcp_resources_changed`: `notifications/resources/list_changed` from a server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpResourcesChangedEvent {
+    /// The configured server name.
+    pub server: String,
 }
 
 /// `mcp_server_request`: a server-to-client request and the host's answer.
@@ -281,6 +304,15 @@ mod tests {
             response: Ok(serde_json::json!({"action": "decline"})),
         });
         insta::assert_json_snapshot!("server_request", request);
+        let tools = EventMsg::McpToolsChanged(McpToolsChangedEvent {
+            server: "docs".to_string(),
+            added: vec!["mcp__docs__note".to_string()],
+            removed: vec![],
+        });
+        insta::assert_json_snapshot!("tools_changed", tools);
+        let resources =
+            EventMsg::McpResourcesChanged(McpResourcesChangedEvent { server: "docs".to_string() });
+        insta::assert_json_snapshot!("resources_changed", resources);
     }
 
     #[test]

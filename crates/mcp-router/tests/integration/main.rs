@@ -4,6 +4,7 @@
 
 mod cli;
 mod code_map;
+mod current;
 mod era;
 mod exec;
 mod faults;

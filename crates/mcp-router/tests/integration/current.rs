@@ -1,0 +1,116 @@
+//! Keeping the model current, against the demo server as a real process in both protocol eras
+//! and both transports: a server that changes its tool list is read again, the router's specs
+//! and dispatch follow, and `mcp_tools_changed` says what changed; a burst of notifications
+//! costs one re-read.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcp_connection_manager::{ProtocolChoice, ServerConfig};
+use router_protocol::EventMsg;
+use tool_router::ToolOutput;
+
+use crate::support::{Harness, HttpServer, demo};
+
+/// Wait (at most 5 s) for an `mcp_tools_changed` event of `server`; other events are dropped.
+async fn tools_changed(h: &mut Harness, server: &str) -> (Vec<String>, Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        for event in h.drain() {
+            if let EventMsg::McpToolsChanged(e) = event
+                && e.server == server
+            {
+                return (e.added, e.removed);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no mcp_tools_changed from {server} within 5 s");
+}
+
+async fn spec_names(h: &Harness) -> Vec<String> {
+    h.router.specs().await.iter().map(|s| s.name.to_string()).collect()
+}
+
+fn text(output: ToolOutput) -> String {
+    match output {
+        ToolOutput::Mcp { result: Ok(r) } => {
+            serde_json::to_value(&r.content).expect("json")[0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+async fn tool_lifecycle(mut h: Harness, server: &str) {
+    h.manager.wait_until_started().await;
+    let fresh = format!("mcp__{server}__fresh");
+    assert!(!spec_names(&h).await.contains(&fresh));
+    let added = text(h.call(&format!("mcp__{server}__add_tool"), r#"{"name":"fresh"}"#).await);
+    assert_eq!(added, "added tool fresh");
+    assert_eq!(tools_changed(&mut h, server).await, (vec![fresh.clone()], vec![]));
+    assert!(spec_names(&h).await.contains(&fresh), "the specs follow");
+    assert_eq!(text(h.call(&fresh, r#"{"x":1}"#).await), r#"fresh: {"x":1}"#);
+
+    text(h.call(&format!("mcp__{server}__add_tool"), r#"{"name":"fresh","remove":true}"#).await);
+    assert_eq!(tools_changed(&mut h, server).await, (vec![], vec![fresh.clone()]));
+    assert!(!spec_names(&h).await.contains(&fresh));
+    h.manager.shutdown().await;
+}
+
+fn pinned(mut config: ServerConfig, protocol: ProtocolChoice) -> ServerConfig {
+    config.protocol = protocol;
+    config
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_read_again_over_stdio_in_2025_11_25() {
+    let h = Harness::start(vec![pinned(demo("d", 100), ProtocolChoice::Legacy)]);
+    tool_lifecycle(h, "d").await;
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_read_again_over_stdio_in_2026_07_28() {
+    let h = Harness::start(vec![pinned(demo("d", 100), ProtocolChoice::Modern)]);
+    tool_lifecycle(h, "d").await;
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_read_again_over_http_in_both_eras() {
+    let server = HttpServer::demo(100);
+    for protocol in [ProtocolChoice::Modern, ProtocolChoice::Legacy] {
+        let config = pinned(ServerConfig::http("w", server.url.clone()), protocol);
+        tool_lifecycle(Harness::start(vec![config]), "w").await;
+    }
+}
+
+fn logged(log: &Path, method: &str) -> usize {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| *l == method).count()
+}
+
+#[tokio::test]
+async fn a_burst_of_notifications_costs_one_re_read() {
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("requests.log");
+        let mut config = pinned(demo("d", 100), protocol);
+        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+            args.extend(["--request-log".to_string(), log.display().to_string()]);
+        }
+        let mut h = Harness::start(vec![config]);
+        h.manager.wait_until_started().await;
+        assert_eq!(logged(&log, "tools/list"), 1);
+        text(h.call("mcp__d__add_tool", r#"{"name":"burst","repeat":100}"#).await);
+        assert_eq!(tools_changed(&mut h, "d").await.0, ["mcp__d__burst"]);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            logged(&log, "tools/list"),
+            2,
+            "{protocol:?}: one re-read for 100 notifications"
+        );
+        assert!(h.drain().iter().all(|e| !matches!(e, EventMsg::McpToolsChanged(_))));
+        h.manager.shutdown().await;
+    }
+}
