@@ -3,7 +3,8 @@
 //! - Tool list changes (`notifications/tools/list_changed`, honoured even from a server that did
 //!   not declare `listChanged`): the tool list is read again (every page, the config's filters
 //!   applied), the catalog picks it up, and `mcp_tools_changed` names what was added and
-//!   removed. A burst of notifications within [`DEBOUNCE`] costs one re-read.
+//!   removed. The re-read waits for a quiet [`DEBOUNCE`] (at most a second), so a burst of
+//!   notifications costs one re-read.
 //! - Resource list changes: cached lists of the server are dropped and `mcp_resources_changed`
 //!   is emitted.
 //! - In protocol 2026-07-28 these notifications only come through `subscriptions/listen`: one
@@ -23,8 +24,10 @@ use tokio::sync::Notify;
 use crate::client::{Connection, RouterClient, list_tools};
 use crate::config::ServerConfig;
 
-/// Notifications arriving this close together cost one re-read.
+/// A re-read waits until no notification came for this long (a burst costs one re-read)…
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
+/// …but not longer than this after the first one.
+const MAX_DEBOUNCE: Duration = Duration::from_secs(1);
 /// Wait before opening a listen stream again after it ended.
 const RELISTEN_DELAY: Duration = Duration::from_millis(500);
 
@@ -32,6 +35,8 @@ const RELISTEN_DELAY: Duration = Duration::from_millis(500);
 #[derive(Default)]
 pub(crate) struct Changes {
     tools_dirty: AtomicBool,
+    /// Tool-list notifications so far (to see when a burst has stopped).
+    tools_notes: std::sync::atomic::AtomicU64,
     closed: AtomicBool,
     wake: Notify,
 }
@@ -39,6 +44,7 @@ pub(crate) struct Changes {
 impl Changes {
     /// The server's tool list changed: read it again soon.
     pub(crate) fn tools_changed(&self) {
+        self.tools_notes.fetch_add(1, Ordering::SeqCst);
         self.tools_dirty.store(true, Ordering::SeqCst);
         self.wake.notify_one();
     }
@@ -92,7 +98,16 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
         if changes.is_closed() {
             return;
         }
-        tokio::time::sleep(DEBOUNCE).await;
+        let first = tokio::time::Instant::now();
+        let mut notes = changes.tools_notes.load(Ordering::SeqCst);
+        loop {
+            tokio::time::sleep(DEBOUNCE).await;
+            let now = changes.tools_notes.load(Ordering::SeqCst);
+            if now == notes || first.elapsed() >= MAX_DEBOUNCE {
+                break;
+            }
+            notes = now;
+        }
         if !changes.tools_dirty.swap(false, Ordering::SeqCst) {
             continue;
         }

@@ -7,6 +7,10 @@
 //! gets `{"type": "error", "message": "…"}`. Calls run concurrently; a call's end event is
 //! always written before its output. At end of input the loop waits for calls in flight, shuts
 //! the servers down and exits 0; on SIGTERM or SIGINT it shuts the servers down and exits 143/130.
+//!
+//! The line `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional, OpenAI
+//! by default) asks for the tool specs as they are now (e.g. after `mcp_tools_changed`):
+//! answered with `{"type": "tools", "format": "…", "tools": [<spec>, …]}`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,7 +40,18 @@ struct InputLine {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum OutputLine {
     FunctionCallOutput { call_id: String, output: ToolOutput },
+    Tools { format: &'static str, tools: Vec<Value> },
     Error { message: String },
+}
+
+/// A request line that is not a call.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Request {
+    ListTools {
+        #[serde(default)]
+        format: Option<String>,
+    },
 }
 
 pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
@@ -93,6 +108,9 @@ impl Session {
         if line.trim().is_empty() {
             return;
         }
+        if is_request(&line) {
+            return self.request(&line, calls);
+        }
         let call = match parse_line(&line) {
             Ok(call) => call,
             Err(message) => return self.error(message),
@@ -113,9 +131,39 @@ impl Session {
         });
     }
 
+    /// `list_tools`: the specs as they are now, on their own task like a call.
+    fn request(&self, line: &str, calls: &mut JoinSet<()>) {
+        let request: Request = match serde_json::from_str(line) {
+            Ok(request) => request,
+            Err(e) => return self.error(format!("invalid request line: {e}")),
+        };
+        let Request::ListTools { format } = request;
+        let (name, format) = match format.as_deref() {
+            None | Some("openai") => ("openai", tool_router::ToolFormat::OpenAi),
+            Some("anthropic") => ("anthropic", tool_router::ToolFormat::Anthropic),
+            Some(other) => {
+                return self.error(format!(
+                    "invalid request line: `format` must be \"openai\" or \"anthropic\", got {other:?}"
+                ));
+            }
+        };
+        let running = self.running.clone();
+        let out = self.out.clone();
+        calls.spawn(async move {
+            let specs = running.router.specs().await;
+            let tools = specs.iter().map(|spec| spec.to_format(format)).collect();
+            let _ = out.send(OutputLine::Tools { format: name, tools });
+        });
+    }
+
     fn error(&self, message: String) {
         let _ = self.out.send(OutputLine::Error { message });
     }
+}
+
+/// Whether a line is a request (`"type": "list_tools"`) rather than a call.
+fn is_request(line: &str) -> bool {
+    serde_json::from_str::<Value>(line).is_ok_and(|v| v["type"] == "list_tools")
 }
 
 fn parse_line(line: &str) -> Result<ToolCall, String> {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -83,6 +83,25 @@ impl ExecSession {
             self.lines.push(value.clone());
             if is_output(&value) {
                 return value["output"].clone();
+            }
+        }
+    }
+
+    /// The first line (already read or read now) that `wanted` accepts.
+    fn line(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(seen) = self.lines.iter().find(|v| wanted(v)) {
+            return seen.clone();
+        }
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.reader.read_line(&mut line).expect("read") > 0,
+                "exec ended before {what}"
+            );
+            let value: Value = serde_json::from_str(&line).expect("JSON line");
+            self.lines.push(value.clone());
+            if wanted(&value) {
+                return value;
             }
         }
     }
@@ -615,4 +634,50 @@ http_headers = {{ "X-Bad" = "{header_secret}\n" }}
         assert!(!stdout.contains(secret), "{secret} in stdout");
         assert!(!stderr.contains(secret), "{secret} in the logs");
     }
+}
+
+#[test]
+fn a_tool_added_while_exec_runs_reaches_the_specs_and_can_be_called() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server_config(&dir, "");
+    let mut session = ExecSession::start(&config);
+    let names = |tools: &Value| -> Vec<String> {
+        tools["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().expect("name").to_string())
+            .collect()
+    };
+    session.send(&json!({"type": "list_tools"}));
+    let before = session.line("the first specs", |v| v["type"] == "tools");
+    assert_eq!(before["format"], "openai");
+    assert!(!names(&before).contains(&"mcp__docs__fresh".to_string()));
+
+    session.send(&call("1", "mcp__docs__add_tool", json!({"name": "fresh"})));
+    let started = Instant::now();
+    let changed = session.line("mcp_tools_changed", |v| v["type"] == "mcp_tools_changed");
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert_eq!(
+        changed,
+        json!({"type": "mcp_tools_changed", "server": "docs", "added": ["mcp__docs__fresh"], "removed": []})
+    );
+
+    session.send(&json!({"type": "list_tools", "format": "anthropic"}));
+    let after =
+        session.line("the new specs", |v| v["type"] == "tools" && v["format"] == "anthropic");
+    assert!(names(&after).contains(&"mcp__docs__fresh".to_string()));
+    assert!(after["tools"][0].get("input_schema").is_some(), "anthropic format");
+    session.send(&call("2", "mcp__docs__fresh", json!({"k": "v"})));
+    let output = session.output("2");
+    assert_eq!(output["result"]["Ok"]["content"][0]["text"], r#"fresh: {"k":"v"}"#, "{output}");
+
+    session.send(&json!({"type": "list_tools", "format": "yaml"}));
+    let error = session.line("the error", |v| v["type"] == "error");
+    assert_eq!(
+        error["message"],
+        r#"invalid request line: `format` must be "openai" or "anthropic", got "yaml""#
+    );
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
 }
