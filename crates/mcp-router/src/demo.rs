@@ -91,8 +91,59 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
         print_events(&mut rx);
         print_output(&output);
     }
+    tool_list_change(&running, &ctx, &mut rx, SCRIPT.len() + 1).await?;
     running.manager.shutdown().await;
     Ok(0)
+}
+
+/// The last step: a server adds a tool; the router reads its list again and the specs follow.
+async fn tool_list_change(
+    running: &setup::Running,
+    ctx: &CallContext,
+    rx: &mut EventReceiver,
+    step: usize,
+) -> anyhow::Result<()> {
+    println!(
+        "\n── {step}. A server adds a tool: the router reads its list again, the specs follow"
+    );
+    for (i, (name, arguments)) in
+        [("mcp__notes__add_tool", r#"{"name":"greet"}"#), ("mcp__notes__greet", r#"{"to":"you"}"#)]
+            .into_iter()
+            .enumerate()
+    {
+        println!("   call    {name} {arguments}");
+        let call = ToolCall {
+            call_id: format!("call-{step}{}", ["a", "b"][i]),
+            name: name.to_string(),
+            arguments: arguments.to_string().into(),
+        };
+        let output = running.router.dispatch_to_output(ctx, call).await?;
+        // The change arrives as a notification; wait for the router's event (at most 5 s).
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while i == 0 && tokio::time::Instant::now() < deadline {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(event)) => {
+                    println!("   event   {}", describe(&event));
+                    if matches!(event, EventMsg::McpToolsChanged(_)) {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        print_events(rx);
+        print_output(&output);
+        if i == 0 {
+            let specs = running.router.specs().await;
+            let notes: Vec<&str> = specs
+                .iter()
+                .map(|s| s.name.as_str())
+                .filter(|n| n.starts_with("mcp__notes__"))
+                .collect();
+            println!("   specs   {}", notes.join(" "));
+        }
+    }
+    Ok(())
 }
 
 fn print_events(rx: &mut EventReceiver) {

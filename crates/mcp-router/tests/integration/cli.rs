@@ -24,6 +24,10 @@ fn demo_prints_the_transcript() {
         "\"nextCursor\": \"c1.",
         "output (error, as the model sees it):\n     server must be provided",
         "resources/read failed: MCP error -32602: Resource not found: demo://missing",
+        "protocol 2026-07-28",
+        "mcp_tools_changed    notes: added [mcp__notes__greet], removed []",
+        "mcp__notes__garbage mcp__notes__greet mcp__notes__huge",
+        "greet: {\\\"to\\\":\\\"you\\\"}",
     ] {
         assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }
