@@ -275,6 +275,13 @@ impl ServerHandler for DemoServer {
         if request.name == "add_tool" {
             return self.add_tool(&request).await;
         }
+        if request.name == "touch" {
+            let args = request.arguments.clone().unwrap_or_default();
+            let uri = args.get("uri").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let told = self.resources.registry().notify_updated(uri).await;
+            let text = format!("told {told} watching client(s) that {uri} changed");
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
         if self.added_tools().iter().any(|name| *name == request.name) {
             let args =
                 serde_json::to_string(&request.arguments.unwrap_or_default()).unwrap_or_default();

@@ -81,6 +81,15 @@ pub(crate) fn tools() -> Vec<Tool> {
             })),
         ),
         Tool::new(
+            "touch",
+            "Tell clients watching `uri` that it changed (notifications/resources/updated).",
+            schema(json!({
+                "type": "object",
+                "properties": {"uri": {"type": "string"}},
+                "required": ["uri"]
+            })),
+        ),
+        Tool::new(
             "sleep",
             "Sleep for `ms` milliseconds, then answer.",
             schema(json!({

@@ -4,6 +4,17 @@ use async_trait::async_trait;
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 
 use crate::error::McpError;
+
+/// A resource the model read that the server says changed since (`resources/updated`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ResourceChange {
+    /// The configured server name.
+    pub server: String,
+    /// The resource's URI.
+    pub uri: String,
+    /// When the router heard of the change (RFC 3339, UTC, milliseconds).
+    pub detected_at: String,
+}
 use crate::listing::{Aggregate, ListKind, Page};
 use crate::qualify::QualifiedTool;
 
@@ -52,4 +63,11 @@ pub trait McpBackend: Send + Sync {
     ///
     /// [`resolve_tool_name`]: crate::resolve_tool_name
     async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)>;
+
+    /// Resources read through this backend that changed since they were last read, each
+    /// reported once: taking them clears them. A backend that does not watch resources has
+    /// none.
+    fn take_resource_changes(&self) -> Vec<ResourceChange> {
+        Vec::new()
+    }
 }

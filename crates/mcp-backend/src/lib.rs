@@ -11,7 +11,7 @@ mod error;
 mod listing;
 mod qualify;
 
-pub use backend::McpBackend;
+pub use backend::{McpBackend, ResourceChange};
 pub use error::McpError;
 pub use listing::{Aggregate, Items, ListKind, Page, ServerListing};
 pub use qualify::{

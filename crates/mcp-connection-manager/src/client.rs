@@ -53,6 +53,8 @@ pub(crate) struct RouterClient {
     pub(crate) cache: Arc<ResponseCache>,
     /// What the notification handlers tell this connection's watcher (see `watch`).
     pub(crate) changes: Arc<Changes>,
+    /// The server's watched resources (shared by all its connections, see `watch`).
+    pub(crate) watched: Arc<crate::watch::Watched>,
 }
 
 impl RouterClient {

@@ -235,6 +235,7 @@ mod tests {
             host,
             cache: Default::default(),
             changes: Default::default(),
+            watched: Arc::new(crate::watch::Watched::new(0)),
         }
     }
 

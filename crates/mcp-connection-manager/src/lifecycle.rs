@@ -37,6 +37,8 @@ pub(crate) struct ManagedServer {
     pub(crate) state: watch::Sender<ServerState>,
     /// Restarts so far (reset after a stable run).
     restarts: AtomicU32,
+    /// The resources the model read from this server, watched across restarts.
+    pub(crate) watched: Arc<crate::watch::Watched>,
 }
 
 /// Everything the lifecycle of the servers needs.
@@ -78,7 +80,8 @@ impl Servers {
                 continue;
             }
             let (state, _) = watch::channel(ServerState::Starting);
-            let managed = ManagedServer { config, state, restarts: AtomicU32::new(0) };
+            let watched = Arc::new(crate::watch::Watched::new(this.options.max_watched_resources));
+            let managed = ManagedServer { config, state, restarts: AtomicU32::new(0), watched };
             this.spawn_start(&managed, this.options.restart_backoff);
             this.servers.insert(managed.config.name.clone(), managed);
         }
@@ -188,6 +191,7 @@ impl Servers {
             connector: self.connector.clone(),
             failure_backoff,
             response_cache: self.options.response_cache,
+            watched: managed.watched.clone(),
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -244,11 +248,21 @@ struct StartServer {
     failure_backoff: Duration,
     /// `ManagerOptions::response_cache`.
     response_cache: bool,
+    watched: Arc<crate::watch::Watched>,
 }
 
 impl StartServer {
     async fn run(self) {
-        let Self { config, state, events, host, connector, failure_backoff, response_cache } = self;
+        let Self {
+            config,
+            state,
+            events,
+            host,
+            connector,
+            failure_backoff,
+            response_cache,
+            watched,
+        } = self;
         events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
             server: config.name.clone(),
             transport: transport_name(&config.transport).to_string(),
@@ -260,6 +274,7 @@ impl StartServer {
             host,
             cache: Default::default(),
             changes: Default::default(),
+            watched,
         };
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {

@@ -46,6 +46,9 @@ pub struct ManagerOptions {
     pub max_input_rounds: usize,
     /// Honour the cache hints (`ttlMs`, `cacheScope`) servers send; `false` sends every request.
     pub response_cache: bool,
+    /// Most resources watched per server (those the model read; the least recently read is
+    /// dropped first); 0 watches nothing.
+    pub max_watched_resources: usize,
 }
 
 impl Default for ManagerOptions {
@@ -57,6 +60,7 @@ impl Default for ManagerOptions {
             restart_backoff: Duration::from_millis(500),
             max_input_rounds: 10,
             response_cache: true,
+            max_watched_resources: 256,
         }
     }
 }
@@ -167,26 +171,61 @@ impl McpConnectionManager {
         uri: &str,
     ) -> Result<ReadResourceResult, McpError> {
         let params = ReadResourceRequestParams::new(uri);
-        self.exchange(server, "resources/read", |conn, retry| {
-            // Only the first round may be answered from, or kept in, the cache: later rounds
-            // depend on the inputs given.
-            let first = retry == Retry::default();
-            let mut params = params.clone();
-            params.input_responses = retry.input_responses;
-            params.request_state = retry.request_state;
-            async move {
-                if first && let Some(cached) = conn.cache().read(&params.uri) {
-                    return Ok(Ok(Round::Complete(cached)));
+        let result = self
+            .exchange(server, "resources/read", |conn, retry| {
+                // Only the first round may be answered from, or kept in, the cache: later rounds
+                // depend on the inputs given.
+                let first = retry == Retry::default();
+                let mut params = params.clone();
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
+                async move {
+                    if first && let Some(cached) = conn.cache().read(&params.uri) {
+                        return Ok(Ok(Round::Complete(cached)));
+                    }
+                    let uri = params.uri.clone();
+                    let answer = conn.service.read_resource_once(params).await.map(Round::try_from);
+                    if first && let Ok(Ok(Round::Complete(result))) = &answer {
+                        conn.cache().put_read(&uri, result);
+                    }
+                    answer
                 }
-                let uri = params.uri.clone();
-                let answer = conn.service.read_resource_once(params).await.map(Round::try_from);
-                if first && let Ok(Ok(Round::Complete(result))) = &answer {
-                    conn.cache().put_read(&uri, result);
-                }
-                answer
+            })
+            .await;
+        if result.is_ok() {
+            self.watch_read(server, uri);
+        }
+        result
+    }
+
+    /// The model read `uri`: watch it (see `watch`), and forget a pending change of it.
+    fn watch_read(&self, server: &str, uri: &str) {
+        let Some(managed) = self.servers.servers.get(server) else { return };
+        let Some(touch) = managed.watched.read(uri) else { return };
+        if !touch.new && touch.evicted.is_none() {
+            return;
+        }
+        let conn = match &*managed.state.borrow() {
+            ServerState::Ready { conn, .. } => conn.clone(),
+            _ => return,
+        };
+        crate::watch::follow(&conn, touch, uri, managed.config.tool_timeout);
+    }
+
+    /// Resources read through this manager that changed since they were last read, each once
+    /// (taking them clears them), in server-name order.
+    pub fn take_resource_changes(&self) -> Vec<mcp_backend::ResourceChange> {
+        let mut changes = Vec::new();
+        for (server, managed) in &self.servers.servers {
+            for (uri, detected_at) in managed.watched.take() {
+                changes.push(mcp_backend::ResourceChange {
+                    server: server.clone(),
+                    uri,
+                    detected_at,
+                });
             }
-        })
-        .await
+        }
+        changes
     }
 
     /// `tools/call` on one server, by the tool's original name. An `input_required` answer
@@ -453,5 +492,8 @@ impl McpBackend for McpConnectionManager {
     }
     async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
         McpConnectionManager::resolve_tool(self, qualified_name).await
+    }
+    fn take_resource_changes(&self) -> Vec<mcp_backend::ResourceChange> {
+        McpConnectionManager::take_resource_changes(self)
     }
 }

@@ -18,7 +18,9 @@ use std::time::Duration;
 
 use rmcp::model::{ServerNotification, SubscriptionFilter, Tool};
 use rmcp::service::Subscription;
-use router_protocol::{EventMsg, McpResourcesChangedEvent, McpToolsChangedEvent};
+use router_protocol::{
+    EventMsg, McpResourceUpdatedEvent, McpResourcesChangedEvent, McpToolsChangedEvent,
+};
 use tokio::sync::Notify;
 
 use crate::client::{Connection, RouterClient, list_tools};
@@ -35,6 +37,8 @@ const RELISTEN_DELAY: Duration = Duration::from_millis(500);
 #[derive(Default)]
 pub(crate) struct Changes {
     tools_dirty: AtomicBool,
+    /// The watched set grew or shrank: the listen stream is opened again with it.
+    relisten: Notify,
     /// Tool-list notifications so far (to see when a burst has stopped).
     tools_notes: std::sync::atomic::AtomicU64,
     closed: AtomicBool,
@@ -53,6 +57,12 @@ impl Changes {
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.wake.notify_one();
+        self.relisten.notify_one();
+    }
+
+    /// The watched resources changed: listen again with them (2026-07-28).
+    pub(crate) fn watched_changed(&self) {
+        self.relisten.notify_one();
     }
 
     fn is_closed(&self) -> bool {
@@ -75,18 +85,85 @@ impl RouterClient {
         }));
     }
 
-    /// `notifications/resources/updated`, from either era.
+    /// `notifications/resources/updated`, from either era: the cached read goes, and a watched
+    /// resource's change is remembered for the model and announced to the host.
     pub(crate) fn resource_updated(&self, uri: &str) {
         self.cache.resource_updated(uri);
+        if self.watched.updated(uri) {
+            self.events.send(EventMsg::McpResourceUpdated(McpResourceUpdatedEvent {
+                server: self.server.clone(),
+                uri: uri.to_string(),
+            }));
+        }
     }
 }
 
 /// Start watching a connection that just became ready. Both tasks hold the connection weakly
 /// and end with it.
 pub(crate) fn spawn(conn: &Arc<Connection>, config: ServerConfig) {
+    // A (re)started legacy server is asked again for every resource the model watches.
+    let watched = conn.client().watched.uris();
+    if !conn.modern && can_subscribe(conn) && !watched.is_empty() {
+        tokio::spawn(subscribe_all(
+            conn.service.peer().clone(),
+            config.name.clone(),
+            watched,
+            None,
+            config.tool_timeout,
+        ));
+    }
     tokio::spawn(refresh_tools(Arc::downgrade(conn), config));
     if conn.subscription.lock().is_ok_and(|s| s.is_some()) {
         tokio::spawn(listen(Arc::downgrade(conn)));
+    }
+}
+
+/// After the model read `uri`: follow it on the server — legacy `resources/subscribe` (and
+/// `unsubscribe` of the resource dropped from the set), or a listen stream opened again with
+/// the new set (2026-07-28). Servers that cannot subscribe cost nothing.
+pub(crate) fn follow(conn: &Arc<Connection>, touch: Touch, uri: &str, timeout: Duration) {
+    if conn.modern {
+        conn.client().changes.watched_changed();
+        return;
+    }
+    if !can_subscribe(conn) {
+        return;
+    }
+    let subscribe = touch.new.then(|| uri.to_string()).into_iter().collect();
+    tokio::spawn(subscribe_all(
+        conn.service.peer().clone(),
+        conn.client().server.clone(),
+        subscribe,
+        touch.evicted,
+        timeout,
+    ));
+}
+
+fn can_subscribe(conn: &Connection) -> bool {
+    conn.capabilities.resources.as_ref().and_then(|r| r.subscribe) == Some(true)
+}
+
+/// `resources/subscribe` for each of `uris`, then `resources/unsubscribe` for `evicted`.
+#[allow(deprecated)] // resources/subscribe is 2025-11-25's, current there.
+async fn subscribe_all(
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    server: String,
+    uris: Vec<String>,
+    evicted: Option<String>,
+    timeout: Duration,
+) {
+    use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    for uri in uris {
+        let asked =
+            tokio::time::timeout(timeout, peer.subscribe(SubscribeRequestParams::new(&uri)));
+        if !matches!(asked.await, Ok(Ok(_))) {
+            tracing::debug!(%server, %uri, "resources/subscribe failed; the resource is not watched");
+        }
+    }
+    if let Some(uri) = evicted {
+        let _ =
+            tokio::time::timeout(timeout, peer.unsubscribe(UnsubscribeRequestParams::new(&uri)))
+                .await;
     }
 }
 
@@ -159,7 +236,12 @@ pub(crate) async fn open_listen(
     service: &rmcp::service::RunningService<rmcp::RoleClient, RouterClient>,
     capabilities: &rmcp::model::ServerCapabilities,
 ) -> Option<Subscription> {
-    let filter = wanted(capabilities)?;
+    let mut filter = wanted(capabilities)?;
+    let can_subscribe = capabilities.resources.as_ref().and_then(|r| r.subscribe) == Some(true);
+    let watched = service.service().watched.uris();
+    if can_subscribe && !watched.is_empty() {
+        filter.resource_subscriptions = Some(watched);
+    }
     match service.peer().listen(filter).await {
         Ok(subscription) => Some(subscription),
         Err(error) => {
@@ -179,7 +261,26 @@ async fn listen(conn: Weak<Connection>) {
     };
     loop {
         let Some(client) = conn.upgrade().map(|c| c.client().clone()) else { return };
-        while let Ok(Some(notification)) = subscription.next().await {
+        loop {
+            let notification = tokio::select! {
+                next = subscription.next() => match next {
+                    Ok(Some(notification)) => notification,
+                    _ => break,
+                },
+                _ = client.changes.relisten.notified() => {
+                    if client.changes.is_closed() {
+                        return;
+                    }
+                    // Open the stream with the new watched set first, then close the old one,
+                    // so no change falls between them.
+                    let Some(conn) = conn.upgrade() else { return };
+                    if let Some(reopened) = open_listen(&conn.service, &conn.capabilities).await {
+                        let _ = subscription.cancel().await;
+                        subscription = reopened;
+                    }
+                    continue;
+                }
+            };
             match notification {
                 ServerNotification::ToolListChangedNotification(_) => client.tools_list_changed(),
                 ServerNotification::ResourceListChangedNotification(_) => {
@@ -216,4 +317,137 @@ fn wanted(capabilities: &rmcp::model::ServerCapabilities) -> Option<Subscription
         filter.resources_list_changed = Some(true);
     }
     (filter != SubscriptionFilter::default()).then_some(filter)
+}
+
+/// One server's watched resources — those the model read, at most `cap`, the least recently
+/// read dropped first — and the changes heard for them. Lives with the server, not the
+/// connection, so watching survives restarts.
+pub(crate) struct Watched {
+    cap: usize,
+    state: std::sync::Mutex<WatchedState>,
+}
+
+#[derive(Default)]
+struct WatchedState {
+    /// Least recently read first.
+    order: std::collections::VecDeque<String>,
+    /// URI → when its change was heard.
+    pending: std::collections::BTreeMap<String, String>,
+}
+
+/// What reading a URI changed in the watched set.
+pub(crate) struct Touch {
+    /// It was not watched before.
+    pub(crate) new: bool,
+    /// The least recently read URI dropped to stay within the cap.
+    pub(crate) evicted: Option<String>,
+}
+
+impl Watched {
+    /// `cap` 0 watches nothing.
+    pub(crate) fn new(cap: usize) -> Self {
+        Self { cap, state: Default::default() }
+    }
+
+    /// The model read `uri` (successfully): watch it, forget a pending change of it.
+    pub(crate) fn read(&self, uri: &str) -> Option<Touch> {
+        if self.cap == 0 {
+            return None;
+        }
+        let mut state = self.state.lock().ok()?;
+        state.pending.remove(uri);
+        let before = state.order.len();
+        state.order.retain(|u| u != uri);
+        let new = state.order.len() == before;
+        state.order.push_back(uri.to_string());
+        let evicted = if state.order.len() > self.cap { state.order.pop_front() } else { None };
+        if let Some(gone) = &evicted {
+            state.pending.remove(gone);
+        }
+        Some(Touch { new, evicted })
+    }
+
+    /// The watched URIs, least recently read first.
+    pub(crate) fn uris(&self) -> Vec<String> {
+        self.state.lock().map(|s| s.order.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// The server says `uri` changed: remembered (once) if it is watched.
+    pub(crate) fn updated(&self, uri: &str) -> bool {
+        let Ok(mut state) = self.state.lock() else { return false };
+        if !state.order.iter().any(|u| u == uri) {
+            return false;
+        }
+        state.pending.entry(uri.to_string()).or_insert_with(now_rfc3339);
+        true
+    }
+
+    /// The changes heard since they were last taken (each once).
+    pub(crate) fn take(&self) -> Vec<(String, String)> {
+        self.state
+            .lock()
+            .map(|mut s| std::mem::take(&mut s.pending).into_iter().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Now, as RFC 3339 UTC with milliseconds (`2026-11-23T21:40:00.123Z`).
+fn now_rfc3339() -> String {
+    let since =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    rfc3339(since)
+}
+
+fn rfc3339(since_epoch: Duration) -> String {
+    let secs = since_epoch.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60,
+        since_epoch.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(rfc3339(Duration::ZERO), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(Duration::from_millis(951_782_400_123)), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(Duration::from_secs(1_795_466_400)), "2026-11-23T20:40:00.000Z");
+    }
+
+    #[test]
+    fn the_watched_set_is_bounded_and_changes_are_reported_once() {
+        let watched = Watched::new(2);
+        assert!(watched.read("a").expect("on").new);
+        assert!(!watched.read("a").expect("on").new, "read again");
+        watched.read("b");
+        let touch = watched.read("c").expect("on");
+        assert_eq!(touch.evicted.as_deref(), Some("a"), "least recently read goes first");
+        assert_eq!(watched.uris(), ["b", "c"]);
+        assert!(!watched.updated("a"), "no longer watched");
+        assert!(watched.updated("b"));
+        assert!(watched.updated("b"));
+        assert_eq!(watched.take().len(), 1, "a change is reported once");
+        assert!(watched.take().is_empty());
+        watched.updated("c");
+        watched.read("c");
+        assert!(watched.take().is_empty(), "a re-read clears the notice");
+        assert!(Watched::new(0).read("x").is_none(), "cap 0 watches nothing");
+    }
 }

@@ -175,6 +175,7 @@ fn describe(event: &EventMsg) -> String {
             e.removed.join(", ")
         ),
         EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
+        EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }

@@ -159,6 +159,7 @@ fn parse_settings(
             "query_max_rows" => settings.query_max_rows = bytes(1)?,
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,
+            "max_watched_resources" => manager.max_watched_resources = bytes(0)?,
             "query_timeout_sec" => {
                 let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
                 let secs = secs.ok_or_else(|| {

@@ -29,6 +29,19 @@ pub enum EventMsg {
     McpToolsChanged(McpToolsChangedEvent),
     /// A server said its resource or template list changed; cached lists of it were dropped.
     McpResourcesChanged(McpResourcesChangedEvent),
+    /// A resource the model read changed on its server (the model is told on its next
+    /// resource-tool output).
+    McpResourceUpdated(McpResourceUpdatedEvent),
+}
+
+/// `mcp_resource_updated`: `notifications/resources/updated` for a resource read through the
+/// router.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpResourceUpdatedEvent {
+    /// The configured server name.
+    pub server: String,
+    /// The resource's URI.
+    pub uri: String,
 }
 
 /// `mcp_tools_changed`: the qualified names a re-read tool list added and removed (a tool whose
@@ -313,6 +326,11 @@ mod tests {
         let resources =
             EventMsg::McpResourcesChanged(McpResourcesChangedEvent { server: "docs".to_string() });
         insta::assert_json_snapshot!("resources_changed", resources);
+        let updated = EventMsg::McpResourceUpdated(McpResourceUpdatedEvent {
+            server: "docs".to_string(),
+            uri: "demo://notes/welcome".to_string(),
+        });
+        insta::assert_json_snapshot!("resource_updated", updated);
     }
 
     #[test]

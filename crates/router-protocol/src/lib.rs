@@ -8,9 +8,9 @@ mod events;
 mod sink;
 
 pub use events::{
-    EventMsg, McpInvocation, McpResourcesChangedEvent, McpServerFailedEvent, McpServerReadyEvent,
-    McpServerRequestEvent, McpServerRestartingEvent, McpServerStartingEvent, McpToolCallBeginEvent,
-    McpToolCallEndEvent, McpToolsChangedEvent, ResourceCallSummary, ServerCapabilitySummary,
-    ServerFailure, duration_ms,
+    EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
+    McpServerFailedEvent, McpServerReadyEvent, McpServerRequestEvent, McpServerRestartingEvent,
+    McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolsChangedEvent,
+    ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
 pub use sink::{EventReceiver, EventSender, event_channel};

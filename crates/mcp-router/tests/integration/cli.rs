@@ -73,6 +73,7 @@ fn tools_in_both_formats() {
             "mcp__docs__huge",
             "mcp__docs__roots",
             "mcp__docs__sleep",
+            "mcp__docs__touch",
             "query_mcp_data",
             "read_mcp_resource"
         ]

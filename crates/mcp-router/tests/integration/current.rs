@@ -114,3 +114,92 @@ async fn a_burst_of_notifications_costs_one_re_read() {
         h.manager.shutdown().await;
     }
 }
+
+/// Wait (at most 5 s) for `mcp_resource_updated` of `server`; returns its URI.
+async fn resource_updated(h: &mut Harness, server: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        for event in h.drain() {
+            if let EventMsg::McpResourceUpdated(e) = event
+                && e.server == server
+            {
+                return e.uri;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no mcp_resource_updated from {server} within 5 s");
+}
+
+async fn changed(h: &Harness, server: &str) -> serde_json::Value {
+    let payload = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;
+    payload.get("changed").cloned().unwrap_or_default()
+}
+
+async fn update_notice(mut h: Harness, server: &str) {
+    h.manager.wait_until_started().await;
+    let uri = "demo://notes/welcome";
+    let read = format!(r#"{{"server":"{server}","uri":"{uri}"}}"#);
+    let touch = format!(r#"{{"uri":"{uri}"}}"#);
+    h.payload("read_mcp_resource", &read).await;
+    // The watch is set up right after the read; give it a moment to reach the server.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let told = text(h.call(&format!("mcp__{server}__touch"), &touch).await);
+    assert!(told.starts_with("told 1 "), "{told}");
+    assert_eq!(resource_updated(&mut h, server).await, uri);
+    let notice = changed(&h, server).await;
+    assert_eq!(notice[0]["server"], server, "{notice}");
+    assert_eq!(notice[0]["uri"], uri);
+    assert!(notice[0]["detected_at"].as_str().is_some_and(|t| t.ends_with('Z')), "{notice}");
+    assert_eq!(notice.as_array().map(Vec::len), Some(1));
+    assert_eq!(changed(&h, server).await, serde_json::Value::Null, "reported once");
+
+    // A re-read clears a pending notice.
+    text(h.call(&format!("mcp__{server}__touch"), &touch).await);
+    resource_updated(&mut h, server).await;
+    h.payload("read_mcp_resource", &read).await;
+    assert_eq!(changed(&h, server).await, serde_json::Value::Null);
+
+    // A URI nobody read is not watched.
+    let other =
+        text(h.call(&format!("mcp__{server}__touch"), r#"{"uri":"demo://data/cities.csv"}"#).await);
+    assert!(other.starts_with("told 0 "), "{other}");
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_read_resource_that_changes_is_announced_and_noticed_in_2025_11_25() {
+    update_notice(Harness::start(vec![pinned(demo("d", 100), ProtocolChoice::Legacy)]), "d").await;
+}
+
+#[tokio::test]
+async fn a_read_resource_that_changes_is_announced_and_noticed_in_2026_07_28() {
+    update_notice(Harness::start(vec![pinned(demo("d", 100), ProtocolChoice::Modern)]), "d").await;
+}
+
+#[tokio::test]
+async fn resource_notices_over_http_in_both_eras() {
+    let server = HttpServer::demo(100);
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let config = pinned(ServerConfig::http("w", server.url.clone()), protocol);
+        update_notice(Harness::start(vec![config]), "w").await;
+    }
+}
+
+#[tokio::test]
+async fn watching_survives_a_restart() {
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let mut h = Harness::start(vec![pinned(demo("d", 100), protocol)]);
+        let uri = "demo://notes/welcome";
+        h.payload("read_mcp_resource", &format!(r#"{{"server":"d","uri":"{uri}"}}"#)).await;
+        let _ = h.call("mcp__d__crash", "{}").await;
+        // The next call restarts the server, which is asked to watch the resource again.
+        text(h.call("mcp__d__echo", r#"{"text":"x"}"#).await);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let told = text(h.call("mcp__d__touch", &format!(r#"{{"uri":"{uri}"}}"#)).await);
+        assert!(told.starts_with("told 1 "), "{protocol:?}: {told}");
+        assert_eq!(resource_updated(&mut h, "d").await, uri);
+        assert_eq!(changed(&h, "d").await[0]["uri"], uri);
+        h.manager.shutdown().await;
+    }
+}

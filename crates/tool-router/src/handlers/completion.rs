@@ -113,7 +113,7 @@ impl ToolHandler for McpCompletionHandler {
             };
             produced(&payload, one_server(info.values.len()))
         };
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work).await.0
     }
 }
 

@@ -212,6 +212,6 @@ impl ToolHandler for McpListHandler {
                 Some(server) => self.one_page(server, cursor).await,
             }
         };
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work).await.0
     }
 }

@@ -15,7 +15,7 @@ pub(crate) mod template;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use mcp_backend::McpError;
+use mcp_backend::{McpBackend, McpError};
 use rmcp::model::{CallToolResult, ContentBlock};
 use router_protocol::{
     EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary,
@@ -83,8 +83,15 @@ pub(crate) async fn run(
     ctx: &CallContext,
     call_id: &str,
     invocation: McpInvocation,
+    backend: &dyn McpBackend,
     work: impl Future<Output = Result<Produced, Failed>>,
 ) -> (Result<ToolOutput, FunctionCallError>, Duration) {
+    // Resources read earlier that changed since ride along with the next resource-tool output.
+    let work = async {
+        let mut produced = work.await?;
+        produced.content = with_changes(produced.content, backend.take_resource_changes());
+        Ok::<Produced, Failed>(produced)
+    };
     let (outcome, duration) = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
         Ok(p) => (Ok(call_tool_result_from_content(&p.content)), Some(p.summary.clone())),
         Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
@@ -102,6 +109,21 @@ pub(crate) async fn run(
 }
 
 /// Serialize the model's payload; `summary` goes to the end event either way.
+/// The payload with an additive `"changed": [{server, uri, detected_at}]` when there are
+/// changes to report (Codex's shapes are otherwise untouched).
+fn with_changes(content: String, changes: Vec<mcp_backend::ResourceChange>) -> String {
+    if changes.is_empty() {
+        return content;
+    }
+    match serde_json::from_str::<serde_json::Value>(&content) {
+        Ok(serde_json::Value::Object(mut payload)) => {
+            payload.insert("changed".into(), serde_json::to_value(changes).unwrap_or_default());
+            serde_json::Value::Object(payload).to_string()
+        }
+        _ => content,
+    }
+}
+
 pub(crate) fn produced(
     payload: &impl Serialize,
     summary: ResourceCallSummary,

@@ -191,7 +191,9 @@ impl ToolHandler for McpReadHandler {
         );
         let work = self.read(&request);
         let (outcome, duration) =
-            run(ctx, &invocation.call_id, event_invocation, work).instrument(span.clone()).await;
+            run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work)
+                .instrument(span.clone())
+                .await;
         span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
         span.record("duration_ms", duration.as_secs_f64() * 1000.0);
         span.in_scope(|| match &outcome {
