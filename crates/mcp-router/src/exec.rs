@@ -11,6 +11,8 @@
 //! The line `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional, OpenAI
 //! by default) asks for the tool specs as they are now (e.g. after `mcp_tools_changed`):
 //! answered with `{"type": "tools", "format": "…", "tools": [<spec>, …]}`.
+//! `{"type": "take_notices"}` takes the pending "resources you read changed" notices:
+//! `{"type": "notices", "changed": [{server, uri, detected_at}, …], "text": "…" | null}`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -41,6 +43,7 @@ struct InputLine {
 enum OutputLine {
     FunctionCallOutput { call_id: String, output: ToolOutput },
     Tools { format: &'static str, tools: Vec<Value> },
+    Notices { changed: Vec<tool_router::ResourceChange>, text: Option<String> },
     Error { message: String },
 }
 
@@ -52,6 +55,7 @@ enum Request {
         #[serde(default)]
         format: Option<String>,
     },
+    TakeNotices,
 }
 
 pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
@@ -137,7 +141,18 @@ impl Session {
             Ok(request) => request,
             Err(e) => return self.error(format!("invalid request line: {e}")),
         };
-        let Request::ListTools { format } = request;
+        let format = match request {
+            Request::ListTools { format } => format,
+            Request::TakeNotices => {
+                let notice = self.running.router.take_resource_notice();
+                let (changed, text) = match notice {
+                    Some(n) => (n.changed, Some(n.text)),
+                    None => (Vec::new(), None),
+                };
+                let _ = self.out.send(OutputLine::Notices { changed, text });
+                return;
+            }
+        };
         let (name, format) = match format.as_deref() {
             None | Some("openai") => ("openai", tool_router::ToolFormat::OpenAi),
             Some("anthropic") => ("anthropic", tool_router::ToolFormat::Anthropic),
@@ -161,9 +176,11 @@ impl Session {
     }
 }
 
-/// Whether a line is a request (`"type": "list_tools"`) rather than a call.
+/// Whether a line is a request (`"type": "list_tools"` or `"take_notices"`) rather than a
+/// call.
 fn is_request(line: &str) -> bool {
-    serde_json::from_str::<Value>(line).is_ok_and(|v| v["type"] == "list_tools")
+    serde_json::from_str::<Value>(line)
+        .is_ok_and(|v| v["type"] == "list_tools" || v["type"] == "take_notices")
 }
 
 fn parse_line(line: &str) -> Result<ToolCall, String> {

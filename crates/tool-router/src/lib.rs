@@ -28,7 +28,7 @@ pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
 };
-pub use mcp_backend::McpBackend;
-pub use router::{RegistrationError, SetupError, ToolRouter};
+pub use mcp_backend::{McpBackend, ResourceChange};
+pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};

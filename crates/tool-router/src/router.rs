@@ -151,6 +151,14 @@ impl ToolRouter {
         specs
     }
 
+    /// The resources the model read that changed since, each once (taking them clears them,
+    /// so the next resource-tool output will not repeat them), with a one-sentence text a host
+    /// can give the model before its next turn. `None` when nothing changed.
+    pub fn take_resource_notice(&self) -> Option<ResourceNotice> {
+        let changed = self.mcp.as_ref()?.backend.take_resource_changes();
+        (!changed.is_empty()).then(|| ResourceNotice::new(changed))
+    }
+
     /// Run one model tool call. `Err(RespondToModel)` is for the model to read (see
     /// [`ToolRouter::dispatch_to_output`]); `Err(Fatal)` means the turn cannot go on.
     pub async fn dispatch(
@@ -377,6 +385,55 @@ mod tests {
         insta::assert_json_snapshot!(
             "mcp_tool_anthropic",
             echo.to_format(crate::ToolFormat::Anthropic)
+        );
+    }
+}
+
+/// Resources read earlier that changed since (see [`ToolRouter::take_resource_notice`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ResourceNotice {
+    /// What changed, in server-name order.
+    pub changed: Vec<mcp_backend::ResourceChange>,
+    /// For the model, e.g. `The MCP resource demo://notes/welcome (server docs) that you read
+    /// has changed since; read it again for its current content.`
+    pub text: String,
+}
+
+impl ResourceNotice {
+    fn new(changed: Vec<mcp_backend::ResourceChange>) -> Self {
+        let names: Vec<String> =
+            changed.iter().map(|c| format!("{} (server {})", c.uri, c.server)).collect();
+        let text = match names.as_slice() {
+            [one] => format!(
+                "The MCP resource {one} that you read has changed since; read it again for its current content."
+            ),
+            many => format!(
+                "The MCP resources {} that you read have changed since; read them again for their current content.",
+                many.join(", ")
+            ),
+        };
+        Self { changed, text }
+    }
+}
+
+#[cfg(test)]
+mod notice_tests {
+    use super::*;
+
+    #[test]
+    fn the_notice_text_names_every_change() {
+        let change = |server: &str, uri: &str| mcp_backend::ResourceChange {
+            server: server.into(),
+            uri: uri.into(),
+            detected_at: "2026-11-23T21:00:00.000Z".into(),
+        };
+        assert_eq!(
+            ResourceNotice::new(vec![change("docs", "demo://a")]).text,
+            "The MCP resource demo://a (server docs) that you read has changed since; read it again for its current content."
+        );
+        assert_eq!(
+            ResourceNotice::new(vec![change("docs", "demo://a"), change("notes", "demo://b")]).text,
+            "The MCP resources demo://a (server docs), demo://b (server notes) that you read have changed since; read them again for their current content."
         );
     }
 }

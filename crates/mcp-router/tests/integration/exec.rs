@@ -681,3 +681,31 @@ fn a_tool_added_while_exec_runs_reaches_the_specs_and_can_be_called() {
     let (_, code) = session.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn exec_hands_out_change_notices_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server_config(&dir, "");
+    let mut session = ExecSession::start(&config);
+    let uri = "demo://notes/welcome";
+    session.send(&call("read", "read_mcp_resource", json!({"server": "docs", "uri": uri})));
+    content(&session.output("read"));
+    std::thread::sleep(Duration::from_millis(300));
+    session.send(&call("touch", "mcp__docs__touch", json!({"uri": uri})));
+    let updated = session.line("mcp_resource_updated", |v| v["type"] == "mcp_resource_updated");
+    assert_eq!(updated, json!({"type": "mcp_resource_updated", "server": "docs", "uri": uri}));
+
+    session.send(&json!({"type": "take_notices"}));
+    let notices = session.line("the notices", |v| v["type"] == "notices");
+    assert_eq!(notices["changed"][0]["uri"], uri);
+    assert_eq!(
+        notices["text"],
+        "The MCP resource demo://notes/welcome (server docs) that you read has changed since; read it again for its current content."
+    );
+    session.send(&json!({"type": "take_notices"}));
+    let again =
+        session.line("the second notices", |v| v["type"] == "notices" && v["changed"] == json!([]));
+    assert_eq!(again["text"], Value::Null, "taken once");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
