@@ -275,6 +275,26 @@ impl ServerHandler for DemoServer {
         if request.name == "add_tool" {
             return self.add_tool(&request).await;
         }
+        if request.name == "add_note" {
+            let args = request.arguments.clone().unwrap_or_default();
+            let field = |key: &str| {
+                args.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_string()
+            };
+            let (id, body) = (field("id"), field("text"));
+            let uri = format!("demo://added/{id}");
+            let resource = rmcp::model::Resource::new(uri.clone(), format!("note-{id}"));
+            let added = self.resources.registry().register_resource(resource, move || {
+                let body = body.clone();
+                async move { Ok(resource_registry::ResourceBody::from(body)) }
+            });
+            let (text, failed) = match added {
+                Ok(()) => (format!("added {uri}"), false),
+                Err(e) => (format!("cannot add {uri}: {e}"), true),
+            };
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.is_error = Some(failed);
+            return Ok(result.into());
+        }
         if request.name == "touch" {
             let args = request.arguments.clone().unwrap_or_default();
             let uri = args.get("uri").and_then(serde_json::Value::as_str).unwrap_or_default();
@@ -351,7 +371,7 @@ mod tests {
             seen,
             [
                 "add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "add_tool",
-                "sleep"
+                "touch", "add_note", "sleep"
             ]
         );
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);

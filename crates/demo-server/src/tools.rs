@@ -90,6 +90,15 @@ pub(crate) fn tools() -> Vec<Tool> {
             })),
         ),
         Tool::new(
+            "add_note",
+            "Add a resource `demo://added/{id}` holding `text`; clients are told the resource list changed.",
+            schema(json!({
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "text": {"type": "string"}},
+                "required": ["id", "text"]
+            })),
+        ),
+        Tool::new(
             "sleep",
             "Sleep for `ms` milliseconds, then answer.",
             schema(json!({

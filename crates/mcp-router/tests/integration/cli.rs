@@ -64,6 +64,7 @@ fn tools_in_both_formats() {
             "list_mcp_resource_templates",
             "list_mcp_resources",
             "mcp__docs__add",
+            "mcp__docs__add_note",
             "mcp__docs__add_tool",
             "mcp__docs__ask",
             "mcp__docs__crash",

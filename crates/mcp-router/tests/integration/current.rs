@@ -203,3 +203,40 @@ async fn watching_survives_a_restart() {
         h.manager.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_resource_list_change_reaches_the_next_list_even_through_the_cache() {
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let mut config = pinned(demo("d", 100), protocol);
+        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+            // Lists may be cached for a minute (2026-07-28): the change must drop them.
+            args.extend(["--ttl-ms".to_string(), "60000".to_string()]);
+        }
+        let mut h = Harness::start(vec![config]);
+        let uris = |payload: &serde_json::Value| -> Vec<String> {
+            payload["resources"]
+                .as_array()
+                .expect("resources")
+                .iter()
+                .filter_map(|r| r["uri"].as_str().map(str::to_string))
+                .collect()
+        };
+        let before = uris(&h.payload("list_mcp_resources", "{}").await);
+        assert!(!before.contains(&"demo://added/n1".to_string()));
+        let added = text(h.call("mcp__d__add_note", r#"{"id":"n1","text":"hello"}"#).await);
+        assert_eq!(added, "added demo://added/n1");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut seen = false;
+        while !seen && Instant::now() < deadline {
+            seen = h
+                .drain()
+                .iter()
+                .any(|e| matches!(e, EventMsg::McpResourcesChanged(c) if c.server == "d"));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(seen, "{protocol:?}: no mcp_resources_changed");
+        let after = uris(&h.payload("list_mcp_resources", "{}").await);
+        assert!(after.contains(&"demo://added/n1".to_string()), "{protocol:?}: {after:?}");
+        h.manager.shutdown().await;
+    }
+}
