@@ -6,7 +6,8 @@ eras (the SDK decides per connection from the client's first request) and serves
   2026-07-28, a server-to-client request in 2025-11-25);
 - `secret://{key}`: a template resource that needs the user's name before it answers (2026-07-28
   only, as the SDK allows input requests on template reads);
-- `era://hello`: a plain text resource.
+- `era://hello`: a plain text resource;
+- `touch(uri)`: publishes a resource update of `uri` to `subscriptions/listen` streams.
 
 `--modern-only` (http): refuse the 2025-11-25 lifecycle the way a server that only speaks
 2026-07-28 does: `initialize` gets HTTP 400 with UNSUPPORTED_PROTOCOL_VERSION, GET and DELETE 405.
@@ -60,6 +61,13 @@ def greet(who: Annotated[ElicitationResult[Name], Resolve(ask_name)]) -> str:
     if isinstance(who, AcceptedElicitation):
         return f"Hello, {who.data.name}!"
     return f"no name given ({who.action})"
+
+
+@server.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Tell subscribed clients that `uri` changed (on their subscriptions/listen streams)."""
+    await ctx.notify_resource_updated(uri)
+    return f"published an update of {uri}"
 
 
 @server.resource("era://hello", name="hello", mime_type="text/plain")

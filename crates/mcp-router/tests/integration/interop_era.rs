@@ -205,3 +205,57 @@ async fn mcp_server_time_from_pypi_as_users_start_it() {
     assert_eq!(converted["target"]["timezone"], "Asia/Tokyo");
     shutdown_leaving_nothing(&h).await;
 }
+
+#[tokio::test]
+async fn server_everything_updates_reach_the_model() {
+    // server-everything speaks 2025-11-25: the router subscribes after a read, and the server's
+    // `toggle-subscriber-updates` tool starts its simulated updates for subscribed URIs.
+    let mut h = Harness::start(vec![Target::everything_stdio("2026").config("everything")]);
+    let all = h.payload("list_mcp_resources", r#"{"server":"everything"}"#).await;
+    let uri = all["resources"][0]["uri"].as_str().expect("a resource").to_string();
+    read(&h, "everything", &uri).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    text_of(h.call("mcp__everything__toggle-subscriber-updates", "{}").await);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut updated = None;
+    while updated.is_none() && std::time::Instant::now() < deadline {
+        updated = h.drain().into_iter().find_map(|e| match e {
+            EventMsg::McpResourceUpdated(u) => Some((u.server, u.uri)),
+            _ => None,
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(updated, Some(("everything".to_string(), uri.clone())));
+    let next = h.payload("list_mcp_resources", r#"{"server":"everything"}"#).await;
+    assert_eq!(next["changed"][0]["uri"], uri.as_str(), "{next}");
+    shutdown_leaving_nothing(&h).await;
+}
+
+#[tokio::test]
+async fn python_sdk_listen_streams_deliver_updates() {
+    let http = HttpServer::python(ERA, &[]);
+    let mut h = Harness::start(vec![
+        Target::python_stdio(ERA).config("s"),
+        ServerConfig::http("h", http.url.clone()),
+    ]);
+    for server in ["s", "h"] {
+        assert_eq!(read(&h, server, "era://hello").await, "hello from both eras");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let touched =
+            text_of(h.call(&format!("mcp__{server}__touch"), r#"{"uri":"era://hello"}"#).await);
+        assert_eq!(touched, "published an update of era://hello");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut updated = None;
+        while updated.is_none() && std::time::Instant::now() < deadline {
+            updated = h.drain().into_iter().find_map(|e| match e {
+                EventMsg::McpResourceUpdated(u) => Some((u.server, u.uri)),
+                _ => None,
+            });
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(updated, Some((server.to_string(), "era://hello".to_string())));
+        let next = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;
+        assert_eq!(next["changed"][0]["uri"], "era://hello", "{next}");
+    }
+    shutdown_leaving_nothing(&h).await;
+}
