@@ -240,3 +240,27 @@ async fn a_resource_list_change_reaches_the_next_list_even_through_the_cache() {
         h.manager.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_slow_event_consumer_loses_nothing_and_notices_stay_one_per_resource() {
+    let mut h = Harness::start(vec![demo("d", 100)]);
+    let uri = "demo://notes/welcome";
+    h.payload("read_mcp_resource", &format!(r#"{{"server":"d","uri":"{uri}"}}"#)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.drain();
+    // Nobody reads the events while 50 updates arrive.
+    for _ in 0..50 {
+        text(h.call("mcp__d__touch", &format!(r#"{{"uri":"{uri}"}}"#)).await);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut updates = 0;
+    while updates < 50 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        updates +=
+            h.drain().iter().filter(|e| matches!(e, EventMsg::McpResourceUpdated(_))).count();
+    }
+    assert_eq!(updates, 50, "every update is an event");
+    let notice = changed(&h, "d").await;
+    assert_eq!(notice.as_array().map(Vec::len), Some(1), "one notice per resource: {notice}");
+    h.manager.shutdown().await;
+}
