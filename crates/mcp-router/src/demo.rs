@@ -92,11 +92,53 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
         print_output(&output);
     }
     tool_list_change(&running, &ctx, &mut rx, SCRIPT.len() + 1).await?;
+    resource_change(&running, &ctx, &mut rx, SCRIPT.len() + 2).await?;
     running.manager.shutdown().await;
     Ok(0)
 }
 
-/// The last step: a server adds a tool; the router reads its list again and the specs follow.
+/// A resource the model read changes: the event at once, the notice in the next output.
+async fn resource_change(
+    running: &setup::Running,
+    ctx: &CallContext,
+    rx: &mut EventReceiver,
+    step: usize,
+) -> anyhow::Result<()> {
+    println!(
+        "\n── {step}. A resource the model read changes: an event now, a notice in the next output"
+    );
+    let uri = "demo://notes/welcome";
+    let calls = [
+        ("mcp__docs__touch", format!(r#"{{"uri":"{uri}"}}"#)),
+        ("list_mcp_resources", r#"{"server":"notes"}"#.to_string()),
+    ];
+    for (i, (name, arguments)) in calls.iter().enumerate() {
+        println!("   call    {name} {arguments}");
+        let call = ToolCall {
+            call_id: format!("call-{step}{}", ["a", "b"][i]),
+            name: name.to_string(),
+            arguments: arguments.clone().into(),
+        };
+        let output = running.router.dispatch_to_output(ctx, call).await?;
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while i == 0 && tokio::time::Instant::now() < deadline {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(event)) => {
+                    println!("   event   {}", describe(&event));
+                    if matches!(event, EventMsg::McpResourceUpdated(_)) {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        print_events(rx);
+        print_output(&output);
+    }
+    Ok(())
+}
+
+/// A server adds a tool; the router reads its list again and the specs follow.
 async fn tool_list_change(
     running: &setup::Running,
     ctx: &CallContext,

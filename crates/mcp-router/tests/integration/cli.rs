@@ -28,6 +28,8 @@ fn demo_prints_the_transcript() {
         "mcp_tools_changed    notes: added [mcp__notes__greet], removed []",
         "mcp__notes__garbage mcp__notes__greet mcp__notes__huge",
         "greet: {\\\"to\\\":\\\"you\\\"}",
+        "mcp_resource_updated docs demo://notes/welcome",
+        "\"changed\": [\n         {\"server\":\"docs\",\"uri\":\"demo://notes/welcome\",\"detected_at\":\"",
     ] {
         assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }
