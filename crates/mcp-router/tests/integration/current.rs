@@ -131,6 +131,21 @@ async fn resource_updated(h: &mut Harness, server: &str) -> String {
     panic!("no mcp_resource_updated from {server} within 5 s");
 }
 
+/// `touch` until the server says a watching client was told (the watch is set up right after
+/// a read, on its own task); at most 5 s.
+async fn touch_until_told(h: &Harness, server: &str, uri: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let told =
+            text(h.call(&format!("mcp__{server}__touch"), &format!(r#"{{"uri":"{uri}"}}"#)).await);
+        if told.starts_with("told 1 ") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{server} never watched {uri}: {told}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn changed(h: &Harness, server: &str) -> serde_json::Value {
     let payload = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;
     payload.get("changed").cloned().unwrap_or_default()
@@ -142,10 +157,7 @@ async fn update_notice(mut h: Harness, server: &str) {
     let read = format!(r#"{{"server":"{server}","uri":"{uri}"}}"#);
     let touch = format!(r#"{{"uri":"{uri}"}}"#);
     h.payload("read_mcp_resource", &read).await;
-    // The watch is set up right after the read; give it a moment to reach the server.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let told = text(h.call(&format!("mcp__{server}__touch"), &touch).await);
-    assert!(told.starts_with("told 1 "), "{told}");
+    touch_until_told(&h, server, uri).await;
     assert_eq!(resource_updated(&mut h, server).await, uri);
     let notice = changed(&h, server).await;
     assert_eq!(notice[0]["server"], server, "{notice}");
@@ -195,9 +207,7 @@ async fn watching_survives_a_restart() {
         let _ = h.call("mcp__d__crash", "{}").await;
         // The next call restarts the server, which is asked to watch the resource again.
         text(h.call("mcp__d__echo", r#"{"text":"x"}"#).await);
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let told = text(h.call("mcp__d__touch", &format!(r#"{{"uri":"{uri}"}}"#)).await);
-        assert!(told.starts_with("told 1 "), "{protocol:?}: {told}");
+        touch_until_told(&h, "d", uri).await;
         assert_eq!(resource_updated(&mut h, "d").await, uri);
         assert_eq!(changed(&h, "d").await[0]["uri"], uri);
         h.manager.shutdown().await;
@@ -246,7 +256,9 @@ async fn a_slow_event_consumer_loses_nothing_and_notices_stay_one_per_resource()
     let mut h = Harness::start(vec![demo("d", 100)]);
     let uri = "demo://notes/welcome";
     h.payload("read_mcp_resource", &format!(r#"{{"server":"d","uri":"{uri}"}}"#)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    touch_until_told(&h, "d", uri).await;
+    resource_updated(&mut h, "d").await;
+    changed(&h, "d").await;
     h.drain();
     // Nobody reads the events while 50 updates arrive.
     for _ in 0..50 {
