@@ -97,44 +97,31 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// A resource the model read changes: the event at once, the notice in the next output.
-async fn resource_change(
+/// One call of a change step; with `until`, the events are printed as they come until that
+/// one (the change arrives as a notification, after the call; at most 5 s).
+async fn change_call(
     running: &setup::Running,
     ctx: &CallContext,
     rx: &mut EventReceiver,
-    step: usize,
+    call_id: String,
+    (name, arguments): (&str, &str),
+    until: Option<fn(&EventMsg) -> bool>,
 ) -> anyhow::Result<()> {
-    println!(
-        "\n── {step}. A resource the model read changes: an event now, a notice in the next output"
-    );
-    let uri = "demo://notes/welcome";
-    let calls = [
-        ("mcp__docs__touch", format!(r#"{{"uri":"{uri}"}}"#)),
-        ("list_mcp_resources", r#"{"server":"notes"}"#.to_string()),
-    ];
-    for (i, (name, arguments)) in calls.iter().enumerate() {
-        println!("   call    {name} {arguments}");
-        let call = ToolCall {
-            call_id: format!("call-{step}{}", ["a", "b"][i]),
-            name: name.to_string(),
-            arguments: arguments.clone().into(),
-        };
-        let output = running.router.dispatch_to_output(ctx, call).await?;
+    println!("   call    {name} {arguments}");
+    let call =
+        ToolCall { call_id, name: name.to_string(), arguments: arguments.to_string().into() };
+    let output = running.router.dispatch_to_output(ctx, call).await?;
+    if let Some(until) = until {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-        while i == 0 && tokio::time::Instant::now() < deadline {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(event)) => {
-                    println!("   event   {}", describe(&event));
-                    if matches!(event, EventMsg::McpResourceUpdated(_)) {
-                        break;
-                    }
-                }
-                _ => break,
+        while let Ok(Some(event)) = tokio::time::timeout_at(deadline, rx.recv()).await {
+            println!("   event   {}", describe(&event));
+            if until(&event) {
+                break;
             }
         }
-        print_events(rx);
-        print_output(&output);
     }
+    print_events(rx);
+    print_output(&output);
     Ok(())
 }
 
@@ -148,44 +135,33 @@ async fn tool_list_change(
     println!(
         "\n── {step}. A server adds a tool: the router reads its list again, the specs follow"
     );
-    for (i, (name, arguments)) in
-        [("mcp__notes__add_tool", r#"{"name":"greet"}"#), ("mcp__notes__greet", r#"{"to":"you"}"#)]
-            .into_iter()
-            .enumerate()
-    {
-        println!("   call    {name} {arguments}");
-        let call = ToolCall {
-            call_id: format!("call-{step}{}", ["a", "b"][i]),
-            name: name.to_string(),
-            arguments: arguments.to_string().into(),
-        };
-        let output = running.router.dispatch_to_output(ctx, call).await?;
-        // The change arrives as a notification; wait for the router's event (at most 5 s).
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-        while i == 0 && tokio::time::Instant::now() < deadline {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(event)) => {
-                    println!("   event   {}", describe(&event));
-                    if matches!(event, EventMsg::McpToolsChanged(_)) {
-                        break;
-                    }
-                }
-                _ => break,
-            }
-        }
-        print_events(rx);
-        print_output(&output);
-        if i == 0 {
-            let specs = running.router.specs().await;
-            let notes: Vec<&str> = specs
-                .iter()
-                .map(|s| s.name.as_str())
-                .filter(|n| n.starts_with("mcp__notes__"))
-                .collect();
-            println!("   specs   {}", notes.join(" "));
-        }
-    }
-    Ok(())
+    let add = ("mcp__notes__add_tool", r#"{"name":"greet"}"#);
+    let changed: fn(&EventMsg) -> bool = |e| matches!(e, EventMsg::McpToolsChanged(_));
+    change_call(running, ctx, rx, format!("call-{step}a"), add, Some(changed)).await?;
+    let specs = running.router.specs().await;
+    let notes: Vec<&str> =
+        specs.iter().map(|s| s.name.as_str()).filter(|n| n.starts_with("mcp__notes__")).collect();
+    println!("   specs   {}", notes.join(" "));
+    let greet = ("mcp__notes__greet", r#"{"to":"you"}"#);
+    change_call(running, ctx, rx, format!("call-{step}b"), greet, None).await
+}
+
+/// A resource the model read (step 4) changes: the event at once, the notice in the next
+/// output.
+async fn resource_change(
+    running: &setup::Running,
+    ctx: &CallContext,
+    rx: &mut EventReceiver,
+    step: usize,
+) -> anyhow::Result<()> {
+    println!(
+        "\n── {step}. A resource the model read changes: an event now, a notice in the next output"
+    );
+    let touch = ("mcp__docs__touch", r#"{"uri":"demo://notes/welcome"}"#);
+    let updated: fn(&EventMsg) -> bool = |e| matches!(e, EventMsg::McpResourceUpdated(_));
+    change_call(running, ctx, rx, format!("call-{step}a"), touch, Some(updated)).await?;
+    let list = ("list_mcp_resources", r#"{"server":"notes"}"#);
+    change_call(running, ctx, rx, format!("call-{step}b"), list, None).await
 }
 
 fn print_events(rx: &mut EventReceiver) {

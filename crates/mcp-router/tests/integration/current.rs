@@ -10,7 +10,7 @@ use mcp_connection_manager::{ProtocolChoice, ServerConfig};
 use router_protocol::EventMsg;
 use tool_router::ToolOutput;
 
-use crate::support::{Harness, HttpServer, demo};
+use crate::support::{Harness, HttpServer, demo, mcp_text};
 
 /// Wait (at most 5 s) for an `mcp_tools_changed` event of `server`; other events are dropped.
 async fn tools_changed(h: &mut Harness, server: &str) -> (Vec<String>, Vec<String>) {
@@ -33,15 +33,7 @@ async fn spec_names(h: &Harness) -> Vec<String> {
 }
 
 fn text(output: ToolOutput) -> String {
-    match output {
-        ToolOutput::Mcp { result: Ok(r) } => {
-            serde_json::to_value(&r.content).expect("json")[0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        }
-        other => panic!("{other:?}"),
-    }
+    mcp_text(&output)
 }
 
 async fn tool_lifecycle(mut h: Harness, server: &str) {

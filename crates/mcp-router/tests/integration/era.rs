@@ -9,19 +9,7 @@ use mcp_connection_manager::{ManagerOptions, ProtocolChoice, ServerConfig};
 use router_protocol::EventMsg;
 use tool_router::ToolOutput;
 
-use crate::support::{Harness, demo};
-
-fn ready_protocols(events: &[EventMsg]) -> Vec<(String, String)> {
-    let mut ready: Vec<(String, String)> = events
-        .iter()
-        .filter_map(|e| match e {
-            EventMsg::McpServerReady(r) => Some((r.server.clone(), r.protocol_version.clone())),
-            _ => None,
-        })
-        .collect();
-    ready.sort();
-    ready
-}
+use crate::support::{Harness, demo, ready_protocols};
 
 fn with_protocol(mut config: ServerConfig, protocol: ProtocolChoice) -> ServerConfig {
     config.protocol = protocol;

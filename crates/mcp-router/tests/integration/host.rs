@@ -9,21 +9,8 @@ use mcp_connection_manager::{HostHandler, ManagerOptions};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ListRootsResult, Root};
 use router_protocol::EventMsg;
 use serde_json::json;
-use tool_router::ToolOutput;
 
-use crate::support::{Harness, demo};
-
-fn text(output: &ToolOutput) -> String {
-    match output {
-        ToolOutput::Mcp { result: Ok(r) } => {
-            serde_json::to_value(&r.content).expect("json")[0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        }
-        other => panic!("{other:?}"),
-    }
-}
+use crate::support::{Harness, demo, mcp_text};
 
 fn requests(events: &[EventMsg]) -> Vec<(String, String, serde_json::Value)> {
     events
@@ -40,8 +27,8 @@ fn requests(events: &[EventMsg]) -> Vec<(String, String, serde_json::Value)> {
 #[tokio::test]
 async fn the_default_host_declines_and_lists_no_roots() {
     let mut h = Harness::start(vec![demo("d", 100)]);
-    assert_eq!(text(&h.call("mcp__d__ask", "{}").await), "decline");
-    assert_eq!(text(&h.call("mcp__d__roots", "{}").await), "0 roots: ");
+    assert_eq!(mcp_text(&h.call("mcp__d__ask", "{}").await), "decline");
+    assert_eq!(mcp_text(&h.call("mcp__d__roots", "{}").await), "0 roots: ");
     let seen = requests(&h.drain());
     assert_eq!(
         seen,
@@ -76,8 +63,8 @@ async fn a_host_handler_answers_elicitation_and_roots() {
         ManagerOptions::default(),
         Arc::new(Answering),
     );
-    assert_eq!(text(&h.call("mcp__d__ask", "{}").await), "accepted: {\"name\":\"Ada\"}");
-    assert_eq!(text(&h.call("mcp__d__roots", "{}").await), "1 roots: file:///work");
+    assert_eq!(mcp_text(&h.call("mcp__d__ask", "{}").await), "accepted: {\"name\":\"Ada\"}");
+    assert_eq!(mcp_text(&h.call("mcp__d__roots", "{}").await), "1 roots: file:///work");
     let seen = requests(&h.drain());
     assert_eq!(seen[0].2, json!({"action": "accept", "content": {"name": "Ada"}}));
     h.manager.shutdown().await;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tool_router::ToolOutput;
 
 use crate::interop::{Target, harness_dir, shutdown_leaving_nothing};
-use crate::support::{Harness, HttpServer, demo};
+use crate::support::{Harness, HttpServer, demo, ready_protocols};
 
 const ERA: &str = "era_fixture.py";
 
@@ -30,16 +30,12 @@ fn text_of(output: ToolOutput) -> String {
     }
 }
 
-fn ready(events: &[EventMsg]) -> Vec<(String, String)> {
-    let mut ready: Vec<(String, String)> = events
-        .iter()
-        .filter_map(|e| match e {
-            EventMsg::McpServerReady(r) => Some((r.server.clone(), r.protocol_version.clone())),
-            _ => None,
-        })
-        .collect();
-    ready.sort();
-    ready
+/// The first `mcp_resource_updated` among the events so far, as `(server, uri)`.
+fn first_update(h: &mut Harness) -> Option<(String, String)> {
+    h.drain().into_iter().find_map(|e| match e {
+        EventMsg::McpResourceUpdated(u) => Some((u.server, u.uri)),
+        _ => None,
+    })
 }
 
 async fn read(h: &Harness, server: &str, uri: &str) -> String {
@@ -69,7 +65,7 @@ async fn every_era_in_one_config_and_one_list() {
     h.manager.wait_until_started().await;
     let modern = "2026-07-28".to_string();
     assert_eq!(
-        ready(&h.drain()),
+        ready_protocols(&h.drain()),
         [
             ("demo".to_string(), modern.clone()),
             ("everything".to_string(), "2025-11-25".to_string()),
@@ -197,7 +193,7 @@ async fn mcp_server_time_from_pypi_as_users_start_it() {
     );
     let mut h = Harness::start(vec![config]);
     h.manager.wait_until_started().await;
-    assert_eq!(ready(&h.drain()), [("time".to_string(), "2026-07-28".to_string())]);
+    assert_eq!(ready_protocols(&h.drain()), [("time".to_string(), "2026-07-28".to_string())]);
     let args = json!({"source_timezone": "Europe/Paris", "time": "12:00", "target_timezone": "Asia/Tokyo"});
     let converted = text_of(h.call("mcp__time__convert_time", &args.to_string()).await);
     let converted: Value = serde_json::from_str(&converted).expect("json");
@@ -220,10 +216,7 @@ async fn server_everything_updates_reach_the_model() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(12);
     let mut updated = None;
     while updated.is_none() && std::time::Instant::now() < deadline {
-        updated = h.drain().into_iter().find_map(|e| match e {
-            EventMsg::McpResourceUpdated(u) => Some((u.server, u.uri)),
-            _ => None,
-        });
+        updated = first_update(&mut h);
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(updated, Some(("everything".to_string(), uri.clone())));
@@ -248,10 +241,7 @@ async fn python_sdk_listen_streams_deliver_updates() {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         let mut updated = None;
         while updated.is_none() && std::time::Instant::now() < deadline {
-            updated = h.drain().into_iter().find_map(|e| match e {
-                EventMsg::McpResourceUpdated(u) => Some((u.server, u.uri)),
-                _ => None,
-            });
+            updated = first_update(&mut h);
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         assert_eq!(updated, Some((server.to_string(), "era://hello".to_string())));

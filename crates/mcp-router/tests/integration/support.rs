@@ -217,3 +217,29 @@ pub(crate) fn write_config(dir: &tempfile::TempDir, name: &str, text: &str) -> P
     std::fs::write(&path, text).expect("write config");
     path
 }
+
+/// The text of an MCP tool call's first content block; panics on anything else.
+pub(crate) fn mcp_text(output: &ToolOutput) -> String {
+    match output {
+        ToolOutput::Mcp { result: Ok(r) } => {
+            serde_json::to_value(&r.content).expect("json")[0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `(server, protocol version)` of every `mcp_server_ready` event, sorted.
+pub(crate) fn ready_protocols(events: &[EventMsg]) -> Vec<(String, String)> {
+    let mut ready: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventMsg::McpServerReady(r) => Some((r.server.clone(), r.protocol_version.clone())),
+            _ => None,
+        })
+        .collect();
+    ready.sort();
+    ready
+}
