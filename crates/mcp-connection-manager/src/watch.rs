@@ -36,7 +36,6 @@ const RELISTEN_DELAY: Duration = Duration::from_millis(500);
 /// What the notification handlers tell the watcher of one connection.
 #[derive(Default)]
 pub(crate) struct Changes {
-    tools_dirty: AtomicBool,
     /// The watched set grew or shrank: the listen stream is opened again with it.
     relisten: Notify,
     /// Tool-list notifications so far (to see when a burst has stopped).
@@ -49,7 +48,6 @@ impl Changes {
     /// The server's tool list changed: read it again soon.
     pub(crate) fn tools_changed(&self) {
         self.tools_notes.fetch_add(1, Ordering::SeqCst);
-        self.tools_dirty.store(true, Ordering::SeqCst);
         self.wake.notify_one();
     }
 
@@ -170,6 +168,8 @@ async fn subscribe_all(
 /// Re-reads the tool list whenever a notification asks for it.
 async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
     let Some(changes) = conn.upgrade().map(|c| c.client().changes.clone()) else { return };
+    // The notification count the last re-read answered.
+    let mut handled = 0;
     loop {
         changes.wake.notified().await;
         if changes.is_closed() {
@@ -185,9 +185,10 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
             }
             notes = now;
         }
-        if !changes.tools_dirty.swap(false, Ordering::SeqCst) {
+        if notes == handled {
             continue;
         }
+        handled = notes;
         let Some(conn) = conn.upgrade() else { return };
         if !conn.is_usable() {
             continue;
