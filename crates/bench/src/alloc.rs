@@ -55,3 +55,8 @@ pub(crate) fn reset_peak() -> usize {
 pub(crate) fn peak() -> usize {
     PEAK.load(Ordering::Relaxed)
 }
+
+/// The live bytes now.
+pub(crate) fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}

@@ -1,15 +1,21 @@
 //! The bench MCP server: `serve --resources N --page-size P --page-delay-ms D --payload-bytes B`.
 //! Resources `bench://r/{i}`; every read returns `B` bytes of text; every list page waits `D` ms.
+//! With `--subscribe 1` it also accepts `resources/subscribe` and offers one tool, `updates
+//! {per_sec}`, which starts (or, with 0, stops) a stream of `notifications/resources/updated`
+//! going round the subscribed URIs; it answers `subscribed N sent M`.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 /// How the server behaves.
@@ -21,6 +27,8 @@ pub(crate) struct Options {
     pub(crate) payload_bytes: usize,
     /// Time the server takes before it answers `initialize` (a real server loads code first).
     pub(crate) startup_delay: Duration,
+    /// Accept subscriptions and offer the `updates` tool.
+    pub(crate) subscribe: bool,
 }
 
 impl Options {
@@ -31,6 +39,7 @@ impl Options {
             page_delay: Duration::ZERO,
             payload_bytes: 100,
             startup_delay: Duration::ZERO,
+            subscribe: false,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -42,6 +51,7 @@ impl Options {
                 "--page-delay-ms" => options.page_delay = Duration::from_millis(value),
                 "--payload-bytes" => options.payload_bytes = usize::try_from(value)?,
                 "--startup-delay-ms" => options.startup_delay = Duration::from_millis(value),
+                "--subscribe" => options.subscribe = value != 0,
                 other => anyhow::bail!("unknown flag {other}"),
             }
         }
@@ -61,6 +71,8 @@ impl Options {
             self.payload_bytes.to_string(),
             "--startup-delay-ms".into(),
             self.startup_delay.as_millis().to_string(),
+            "--subscribe".into(),
+            u8::from(self.subscribe).to_string(),
         ]
     }
 }
@@ -69,12 +81,155 @@ impl Options {
 struct BenchServer {
     options: Arc<Options>,
     payload: Arc<str>,
+    updates: Arc<Updates>,
+}
+
+/// The subscriptions and the running update stream.
+#[derive(Default)]
+struct Updates {
+    subscribed: Mutex<Vec<String>>,
+    sent: Arc<AtomicU64>,
+    stream: Mutex<Option<(Arc<AtomicBool>, tokio::task::JoinHandle<()>)>>,
+}
+
+impl Updates {
+    fn subscribed(&self) -> Vec<String> {
+        self.subscribed.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Replace the running stream with one of `per_sec` updates a second (none for 0), sent in
+    /// batches every 10 ms round the URIs subscribed now. The old stream is stopped between two
+    /// notifications, so `sent` counts exactly what went out.
+    async fn start(&self, per_sec: u64, peer: Peer<RoleServer>) {
+        let old = self.stream.lock().ok().and_then(|mut s| s.take());
+        if let Some((stop, task)) = old {
+            stop.store(true, Ordering::Relaxed);
+            let _ = task.await;
+        }
+        let uris = self.subscribed();
+        if per_sec == 0 || uris.is_empty() {
+            return;
+        }
+        let sent = self.sent.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let task = tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
+            let mut n: u64 = 0;
+            let mut tick = tokio::time::interval(Duration::from_millis(10));
+            loop {
+                tick.tick().await;
+                // Catch up to the rate: n updates are due after n / per_sec seconds.
+                let due = started.elapsed().as_millis() as u64 * per_sec / 1000;
+                while n < due {
+                    if stopped.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let uri = uris[usize::try_from(n).unwrap_or(0) % uris.len()].clone();
+                    if peer
+                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                    n += 1;
+                    sent.fetch_add(1, Ordering::Relaxed);
+                }
+                if stopped.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+        });
+        if let Ok(mut stream) = self.stream.lock() {
+            *stream = Some((stop, task));
+        }
+    }
+}
+
+fn updates_tool() -> Tool {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"per_sec": {"type": "integer", "minimum": 0}},
+        "required": ["per_sec"],
+    });
+    let serde_json::Value::Object(schema) = schema else { unreachable!("an object literal") };
+    Tool::new("updates", "Start (or with 0 stop) resource update notifications.", schema)
 }
 
 impl ServerHandler for BenchServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
-            .with_server_info(Implementation::new("bench", "1"))
+        let capabilities = if self.options.subscribe {
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_tools()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_resources().build()
+        };
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("bench", "1"))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.options.subscribe {
+            return Err(ErrorData::method_not_found::<rmcp::model::SubscribeRequestMethod>());
+        }
+        if let Ok(mut subscribed) = self.updates.subscribed.lock()
+            && !subscribed.contains(&request.uri)
+        {
+            subscribed.push(request.uri);
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscribed) = self.updates.subscribed.lock() {
+            subscribed.retain(|u| *u != request.uri);
+        }
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = if self.options.subscribe { vec![updates_tool()] } else { Vec::new() };
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.result_type = None;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.options.subscribe || request.name != "updates" {
+            return Err(ErrorData::invalid_params(format!("no tool {}", request.name), None));
+        }
+        let per_sec = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("per_sec"))
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| ErrorData::invalid_params("per_sec: a non-negative integer", None))?;
+        self.updates.start(per_sec, context.peer).await;
+        let text = format!(
+            "subscribed {} sent {}",
+            self.updates.subscribed().len(),
+            self.updates.sent.load(Ordering::Relaxed)
+        );
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 
     async fn list_resources(
@@ -114,7 +269,8 @@ impl ServerHandler for BenchServer {
 pub(crate) async fn serve(options: Options) -> anyhow::Result<()> {
     tokio::time::sleep(options.startup_delay).await;
     let payload: Arc<str> = "x".repeat(options.payload_bytes).into();
-    let server = BenchServer { options: Arc::new(options), payload };
+    let server =
+        BenchServer { options: Arc::new(options), payload, updates: Arc::new(Updates::default()) };
     server.serve(rmcp::transport::stdio()).await?.waiting().await?;
     Ok(())
 }

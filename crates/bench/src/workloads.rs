@@ -32,6 +32,7 @@ fn read_options(payload_bytes: usize) -> Options {
         page_delay: Duration::ZERO,
         payload_bytes,
         startup_delay: Duration::ZERO,
+        subscribe: false,
     }
 }
 
@@ -630,6 +631,137 @@ pub(crate) async fn p1_layers() -> anyhow::Result<Vec<Row>> {
             ratio: ratio(router_m, manager_m),
             target: "(diagnostic)",
             met: None,
+        },
+    ])
+}
+
+/// Ask the bench server for `per_sec` update notifications a second (0 stops them); its answer
+/// is `subscribed N sent M`, returned as `(N, M)`.
+async fn set_updates(manager: &McpConnectionManager, per_sec: u64) -> anyhow::Result<(u64, u64)> {
+    let mut arguments = JsonObject::new();
+    arguments.insert("per_sec".into(), per_sec.into());
+    let result = manager.call_tool("s", "updates", Some(arguments)).await?;
+    let text =
+        serde_json::to_value(&result.content)?[0]["text"].as_str().unwrap_or_default().to_string();
+    let number = |key: &str| {
+        text.split_whitespace()
+            .skip_while(|w| *w != key)
+            .nth(1)
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| anyhow::anyhow!("unexpected answer from the bench server: {text}"))
+    };
+    Ok((number("subscribed")?, number("sent")?))
+}
+
+/// P7 (issue 13): reads of watched resources while their server sends 1,000
+/// `notifications/resources/updated` a second vs the same reads with no updates. One router,
+/// 100 resources read (so watched and subscribed), alternating half-second blocks with and
+/// without updates — 20 of each, so 10,000 updates in 10 s while reads go on. An event consumer
+/// drains the stream as a host's UI would and counts the `mcp_resource_updated` events. A second
+/// row checks memory stays flat while nobody reads: live bytes after 5 more seconds of updates
+/// (5,000) vs after the first second (1,000), and the changes then waiting for the model: each
+/// of the 100 resources exactly once (deduplicated per resource, not queued per update).
+pub(crate) async fn p7_updates(quick: bool) -> anyhow::Result<Vec<Row>> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    const WATCHED: usize = 100;
+    const PER_SEC: u64 = 1000;
+    let options = Options { resources: WATCHED, subscribe: true, ..read_options(1024) };
+    let mut config = bench_server("s", &options)?;
+    config.protocol = mcp_connection_manager::ProtocolChoice::Legacy;
+    let (events, mut rx) = event_channel();
+    let heard = Arc::new(AtomicU64::new(0));
+    let consumer = {
+        let heard = heard.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if matches!(event, router_protocol::EventMsg::McpResourceUpdated(_)) {
+                    heard.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let r = routed(vec![config], events.clone()).await;
+    let ctx = CallContext::new(events);
+    let calls: Vec<ToolCall> =
+        (0..WATCHED).map(|i| read_call("s", &format!("bench://r/{i}"))).collect();
+    for call in &calls {
+        router_read(&r.router, &ctx, call).await?;
+    }
+    // The router subscribes in the background after each read.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while set_updates(&r.manager, 0).await?.0 < WATCHED as u64 {
+        anyhow::ensure!(Instant::now() < deadline, "the router did not subscribe to every read");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let blocks = if quick { 6 } else { 20 };
+    let block = Duration::from_millis(500);
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    let mut next = 0usize;
+    for b in 0..blocks * 2 {
+        // Pairs alternate which side goes first, so drift does not favour one.
+        let flowing = (b % 2 == 0) == ((b / 2) % 2 == 0);
+        set_updates(&r.manager, if flowing { PER_SEC } else { 0 }).await?;
+        let started = Instant::now();
+        while started.elapsed() < block {
+            let call = &calls[next % WATCHED];
+            next += 1;
+            let t = Instant::now();
+            router_read(&r.router, &ctx, call).await?;
+            if flowing { with.push(t.elapsed()) } else { without.push(t.elapsed()) }
+        }
+    }
+    let read_sent = set_updates(&r.manager, 0).await?.1;
+    let (with, without) = (median(with), median(without));
+    // Then updates with no reads: the changes wait for the model, once per resource however
+    // often each changed, and memory does not grow with the number of updates.
+    let settle = |target: u64| {
+        let heard = heard.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while heard.load(Ordering::Relaxed) < target && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    settle(read_sent).await;
+    let _ = r.manager.take_resource_changes();
+    set_updates(&r.manager, PER_SEC).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let live_first = crate::alloc::live();
+    let first_sent = set_updates(&r.manager, PER_SEC).await?.1;
+    tokio::time::sleep(Duration::from_secs(if quick { 2 } else { 5 })).await;
+    let sent = set_updates(&r.manager, 0).await?.1;
+    settle(sent).await;
+    let live_end = crate::alloc::live();
+    let pending = r.manager.take_resource_changes().len();
+    let heard = heard.load(Ordering::Relaxed);
+    r.manager.shutdown().await;
+    consumer.abort();
+    let latency = ratio(with, without);
+    let memory = live_end as f64 / live_first.max(1) as f64;
+    let growth = live_end as i64 - live_first as i64;
+    Ok(vec![
+        Row {
+            name: "P7 read latency, 100 watched resources, 1,000 updates/s vs none",
+            baseline: show(without),
+            router: format!("{} ({read_sent} updates during reads)", show(with)),
+            ratio: latency,
+            target: "≤ 1.05",
+            met: Some(latency <= 1.05),
+        },
+        Row {
+            name: "P7 memory, no reads: live bytes after 1,000 + 5,000 updates vs after 1,000",
+            baseline: format!("{:.2} MiB", live_first as f64 / 1048576.0),
+            router: format!(
+                "{:.2} MiB ({:+} B over {} updates; {pending} changes pending; {heard} of {sent} \
+                 updates heard)",
+                live_end as f64 / 1048576.0,
+                growth,
+                sent - first_sent,
+            ),
+            ratio: memory,
+            target: "≤ 1.05, 100 pending, all heard",
+            met: Some(memory <= 1.05 && pending == WATCHED && heard == sent),
         },
     ])
 }

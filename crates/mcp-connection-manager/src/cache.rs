@@ -121,7 +121,9 @@ impl ResponseCache {
 
     /// `notifications/resources/updated`: that URI's read is stale.
     pub(crate) fn resource_updated(&self, uri: &str) {
-        if let Ok(mut entries) = self.entries.lock() {
+        if let Ok(mut entries) = self.entries.lock()
+            && !entries.is_empty()
+        {
             entries.remove(&Key::Read(uri.to_string()));
         }
     }

@@ -379,7 +379,10 @@ impl Watched {
         if !state.order.iter().any(|u| u == uri) {
             return false;
         }
-        state.pending.entry(uri.to_string()).or_insert_with(now_rfc3339);
+        // A change already waiting keeps its first time (and costs no allocation).
+        if !state.pending.contains_key(uri) {
+            state.pending.insert(uri.to_string(), now_rfc3339());
+        }
         true
     }
 
