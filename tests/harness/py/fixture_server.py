@@ -8,9 +8,12 @@ What it serves, all deterministic:
 - Templates, one per page (so template listing pages too): `fixture://items/{id}` and
   `fixture://echo/{text}` (reads back `text`).
 - Unknown URIs are -32002 "Resource not found".
+- With `--subscribe`: `resources/subscribe` is served (so 2025-11-25 sessions see
+  `resources.subscribe`), and each subscription is answered after one
+  `notifications/resources/updated` for its URI, as if the resource changed right then.
 
-Usage: fixture_server.py stdio [--resources N] [--page-size K]
-       fixture_server.py http [--resources N] [--page-size K] [--stateless]
+Usage: fixture_server.py stdio [--resources N] [--page-size K] [--subscribe]
+       fixture_server.py http [--resources N] [--page-size K] [--stateless] [--subscribe]
 The HTTP mode binds 127.0.0.1 on a free port and prints `listening on http://127.0.0.1:PORT/mcp`
 as its first stdout line.
 """
@@ -98,7 +101,7 @@ def page(items: list[Any], cursor: str | None, size: int) -> tuple[list[Any], st
     return items[start:end], (make_cursor(end) if end < len(items) else None)
 
 
-def make_server(count: int, page_size: int) -> Server[Any]:
+def make_server(count: int, page_size: int, subscribe: bool = False) -> Server[Any]:
     resources = build_resources(count)
 
     async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None):
@@ -134,12 +137,21 @@ def make_server(count: int, page_size: int) -> Server[Any]:
                 return types.ReadResourceResult(contents=[contents])
         raise MCPError(-32002, "Resource not found", {"uri": uri})
 
+    async def subscribe_resource(ctx: Any, params: types.SubscribeRequestParams):
+        await ctx.session.send_resource_updated(str(params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe_resource(ctx: Any, params: types.UnsubscribeRequestParams):
+        return types.EmptyResult()
+
     return Server(
         "py-fixture",
         version="1.0.0",
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_subscribe_resource=subscribe_resource if subscribe else None,
+        on_unsubscribe_resource=unsubscribe_resource if subscribe else None,
     )
 
 
@@ -163,10 +175,11 @@ def main() -> None:
     parser.add_argument("--resources", type=int, default=23)
     parser.add_argument("--page-size", type=int, default=5)
     parser.add_argument("--stateless", action="store_true", help="http: stateless, JSON answers")
+    parser.add_argument("--subscribe", action="store_true", help="serve resources/subscribe")
     args = parser.parse_args()
     if args.page_size < 1 or args.resources < 0:
         sys.exit("--page-size must be at least 1 and --resources not negative")
-    server = make_server(args.resources, args.page_size)
+    server = make_server(args.resources, args.page_size, args.subscribe)
     if args.transport == "stdio":
         anyio.run(serve_stdio, server)
     else:

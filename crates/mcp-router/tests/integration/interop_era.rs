@@ -250,3 +250,50 @@ async fn python_sdk_listen_streams_deliver_updates() {
     }
     shutdown_leaving_nothing(&h).await;
 }
+
+#[tokio::test]
+async fn python_sdk_legacy_subscriptions_deliver_updates() {
+    // The low-level Python SDK server in the 2025-11-25 era: the router sees
+    // `resources.subscribe`, subscribes after a read, and the fixture answers each subscription
+    // after one `notifications/resources/updated` for it (on stdio, and on the request's SSE
+    // stream over HTTP).
+    let script = "fixture_server.py";
+    let http = HttpServer::python(script, &["--subscribe"]);
+    let legacy = |mut config: ServerConfig| {
+        config.protocol = mcp_connection_manager::ProtocolChoice::Legacy;
+        config
+    };
+    let mut stdio = Target::python_stdio(script).config("s");
+    if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut stdio.transport {
+        args.push("--subscribe".into());
+    }
+    let mut h =
+        Harness::start(vec![legacy(stdio), legacy(ServerConfig::http("h", http.url.clone()))]);
+    h.manager.wait_until_started().await;
+    assert_eq!(
+        ready_protocols(&h.drain()),
+        [("h".to_string(), "2025-11-25".to_string()), ("s".to_string(), "2025-11-25".to_string())]
+    );
+    for server in ["h", "s"] {
+        let uri = "fixture://items/0";
+        read(&h, server, uri).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut updated = None;
+        while updated.is_none() && std::time::Instant::now() < deadline {
+            updated = first_update(&mut h);
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(updated, Some((server.to_string(), uri.to_string())));
+        let next =
+            h.payload("list_mcp_resource_templates", &format!(r#"{{"server":"{server}"}}"#)).await;
+        assert_eq!(
+            next["changed"],
+            json!([{"server": server, "uri": uri, "detected_at": next["changed"][0]["detected_at"]}]),
+            "{next}"
+        );
+        let again =
+            h.payload("list_mcp_resource_templates", &format!(r#"{{"server":"{server}"}}"#)).await;
+        assert!(again.get("changed").is_none(), "reported twice: {again}");
+    }
+    shutdown_leaving_nothing(&h).await;
+}
