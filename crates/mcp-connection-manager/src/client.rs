@@ -27,7 +27,9 @@ use router_protocol::{EventMsg, EventSender, McpServerRequestEvent};
 
 use crate::host::HostHandler;
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
+
+use crate::oauth::TokenStore;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
@@ -233,8 +235,11 @@ pub(crate) trait Connector: Send + Sync {
     ) -> Result<Connection, String>;
 }
 
-/// The real transports: a stdio child process or streamable HTTP, as configured.
-pub(crate) struct Transports;
+/// The real transports: a stdio child process or streamable HTTP, as configured; HTTP servers
+/// sign in with the credentials in `tokens`.
+pub(crate) struct Transports {
+    pub(crate) tokens: Option<TokenStore>,
+}
 
 #[async_trait]
 impl Connector for Transports {
@@ -243,7 +248,7 @@ impl Connector for Transports {
         config: &ServerConfig,
         client: RouterClient,
     ) -> Result<Connection, String> {
-        connect(config, client).await
+        connect(config, client, self.tokens.as_ref()).await
     }
 }
 
@@ -254,12 +259,15 @@ enum HandshakeError {
     Launch(String),
     /// The server was reached but the handshake failed.
     Handshake(String),
+    /// The server wants a sign-in the router does not have (or could not refresh): another
+    /// lifecycle would meet the same refusal.
+    SignIn(String),
 }
 
 impl HandshakeError {
     fn into_message(self) -> String {
         match self {
-            Self::Launch(message) | Self::Handshake(message) => message,
+            Self::Launch(message) | Self::Handshake(message) | Self::SignIn(message) => message,
         }
     }
 }
@@ -269,27 +277,35 @@ impl HandshakeError {
 /// -32022 retries with a version the server listed); any other failure of the probe (an HTTP
 /// error without a JSON-RPC body, a closed pipe, no version in common, no answer within half
 /// the startup timeout) connects again from scratch with `initialize`.
-async fn connect(config: &ServerConfig, client: RouterClient) -> Result<Connection, String> {
+async fn connect(
+    config: &ServerConfig,
+    client: RouterClient,
+    tokens: Option<&TokenStore>,
+) -> Result<Connection, String> {
     let (service, child) = match config.protocol {
-        ProtocolChoice::Legacy => handshake(config, client, ClientLifecycleMode::Initialize)
-            .await
-            .map_err(HandshakeError::into_message)?,
-        ProtocolChoice::Modern => handshake(config, client, modern_lifecycle())
+        ProtocolChoice::Legacy => {
+            handshake(config, client, ClientLifecycleMode::Initialize, tokens)
+                .await
+                .map_err(HandshakeError::into_message)?
+        }
+        ProtocolChoice::Modern => handshake(config, client, modern_lifecycle(), tokens)
             .await
             .map_err(HandshakeError::into_message)?,
         ProtocolChoice::Auto => {
             let probe_budget = config.startup_timeout / 2;
-            let probe = handshake(config, client.clone(), auto_lifecycle());
+            let probe = handshake(config, client.clone(), auto_lifecycle(), tokens);
             let reason = match tokio::time::timeout(probe_budget, probe).await {
                 Ok(Ok(opened)) => return finish(config, opened.0, opened.1).await,
-                Ok(Err(HandshakeError::Launch(message))) => return Err(message),
+                Ok(Err(HandshakeError::Launch(message) | HandshakeError::SignIn(message))) => {
+                    return Err(message);
+                }
                 Ok(Err(HandshakeError::Handshake(message))) => message,
                 Err(_) => format!("no answer to server/discover within {probe_budget:?}"),
             };
             tracing::info!(server = %config.name, %reason, "server/discover probe failed; connecting again with initialize (2025-11-25)");
-            handshake(config, client, ClientLifecycleMode::Initialize).await.map_err(|e| {
-                format!("{} (server/discover was tried first: {reason})", e.into_message())
-            })?
+            handshake(config, client, ClientLifecycleMode::Initialize, tokens).await.map_err(
+                |e| format!("{} (server/discover was tried first: {reason})", e.into_message()),
+            )?
         }
     };
     finish(config, service, child).await
@@ -313,6 +329,7 @@ async fn handshake(
     config: &ServerConfig,
     client: RouterClient,
     lifecycle: ClientLifecycleMode,
+    tokens: Option<&TokenStore>,
 ) -> Result<Opened, HandshakeError> {
     match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
@@ -333,7 +350,7 @@ async fn handshake(
                 .map_err(|e| HandshakeError::Handshake(initialize_failed(&e)))?;
             Ok((service, Some(spawned.group)))
         }
-        TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers } => {
+        TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_sse_event_size(MAX_MESSAGE_BYTES);
             if let Some(var) = bearer_token_env_var {
@@ -346,14 +363,60 @@ async fn handshake(
             }
             transport_config = transport_config
                 .custom_headers(headers(http_headers).map_err(HandshakeError::Launch)?);
-            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            // A static bearer token, or no place to keep credentials: plain HTTP.
+            let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
+            let Some(tokens) = tokens else {
+                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                let service = client
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| http_handshake_error(&config.name, &e))?;
+                return Ok((service, None));
+            };
+            let auth = crate::oauth::authorizer(&config.name, url, oauth, tokens)
+                .await
+                .map_err(HandshakeError::SignIn)?;
+            let http = AuthClient::new(reqwest::Client::default(), auth);
+            let transport = StreamableHttpClientTransport::with_client(http, transport_config);
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|e| HandshakeError::Handshake(initialize_failed(&e)))?;
+                .map_err(|e| http_handshake_error(&config.name, &e))?;
             Ok((service, None))
         }
     }
+}
+
+/// A failed HTTP handshake: a 401 (or a sign-in that could not be refreshed) is a sign-in
+/// failure with the login hint; anything else is a handshake failure.
+fn http_handshake_error(
+    server: &str,
+    error: &rmcp::service::ClientInitializeError,
+) -> HandshakeError {
+    if error.is_authorization_required() {
+        return HandshakeError::SignIn(crate::oauth::login_hint(server));
+    }
+    if let rmcp::service::ClientInitializeError::TransportError { error: sent, .. } = error
+        && let Some(auth) = auth_error_in(sent.error.as_ref())
+    {
+        return HandshakeError::SignIn(crate::oauth::describe_auth_error(server, auth));
+    }
+    HandshakeError::Handshake(initialize_failed(error))
+}
+
+/// The OAuth error (a refresh that failed, a credential store that could not be read) behind
+/// a transport error, if that is what it was.
+fn auth_error_in<'a>(
+    error: &'a (dyn std::error::Error + Send + Sync + 'static),
+) -> Option<&'a rmcp::transport::AuthError> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = current {
+        if let Some(auth) = e.downcast_ref::<rmcp::transport::AuthError>() {
+            return Some(auth);
+        }
+        current = e.source();
+    }
+    None
 }
 
 /// After `initialize`: rmcp's cache off, the server's facts read, its tools listed (filtered).
@@ -450,6 +513,20 @@ pub(crate) type SharedConnection = Arc<Connection>;
 
 /// An rmcp request error as the model reads it.
 pub(crate) fn service_error(server: &str, error: rmcp::ServiceError) -> McpError {
+    if error.is_authorization_required() {
+        return McpError::Transport {
+            server: server.to_string(),
+            error: crate::oauth::login_hint(server),
+        };
+    }
+    if let rmcp::ServiceError::TransportSend(sent) = &error
+        && let Some(auth) = auth_error_in(sent.error.as_ref())
+    {
+        return McpError::Transport {
+            server: server.to_string(),
+            error: crate::oauth::describe_auth_error(server, auth),
+        };
+    }
     match error {
         rmcp::ServiceError::McpError(data) => {
             // Some servers (server-everything) already start their message with our prefix.

@@ -84,6 +84,8 @@ pub enum TransportConfig {
         bearer_token_env_var: Option<String>,
         /// Extra headers sent with every request (values never logged).
         http_headers: BTreeMap<String, String>,
+        /// OAuth sign-in (see `oauth`); the default signs in only when the server asks.
+        oauth: crate::oauth::OAuthConfig,
     },
 }
 
@@ -109,6 +111,7 @@ impl ServerConfig {
                 url: url.into(),
                 bearer_token_env_var: None,
                 http_headers: BTreeMap::new(),
+                oauth: Default::default(),
             },
         )
     }
@@ -160,11 +163,12 @@ impl fmt::Debug for TransportConfig {
                 .field("env_keys", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
                 .finish(),
-            Self::StreamableHttp { url, bearer_token_env_var, http_headers } => f
+            Self::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => f
                 .debug_struct("StreamableHttp")
                 .field("url", url)
                 .field("bearer_token_env_var", bearer_token_env_var)
                 .field("http_header_names", &http_headers.keys().collect::<Vec<_>>())
+                .field("oauth", oauth)
                 .finish(),
         }
     }

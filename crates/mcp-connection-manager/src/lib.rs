@@ -13,6 +13,7 @@ mod host;
 mod input;
 mod lifecycle;
 mod manager;
+pub mod oauth;
 mod paging;
 mod procs;
 mod restart;

@@ -28,8 +28,17 @@ use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
 #[derive(Clone)]
 pub(crate) enum ServerState {
     Starting,
-    Ready { conn: SharedConnection, since: Instant },
-    Failed { error: Arc<str>, retry_at: Instant },
+    Ready {
+        conn: SharedConnection,
+        since: Instant,
+    },
+    /// `credentials`: for a failure for want of sign-in, the fingerprint of the stored
+    /// credentials then (see `TokenStore::fingerprint`).
+    Failed {
+        error: Arc<str>,
+        retry_at: Instant,
+        credentials: Option<u64>,
+    },
 }
 
 pub(crate) struct ManagedServer {
@@ -101,7 +110,11 @@ impl Servers {
             let observed = match &settled {
                 ServerState::Ready { conn, .. } if conn.is_usable() => Observed::Usable,
                 ServerState::Ready { since, .. } => Observed::Closed { since: *since },
-                ServerState::Failed { error, retry_at } => {
+                ServerState::Failed { error, credentials: Some(then), .. } => {
+                    let now = self.fingerprint(&managed.config);
+                    Observed::SignedOut { error, signed_in_since: now != *then }
+                }
+                ServerState::Failed { error, retry_at, credentials: None } => {
                     Observed::Failed { error, retry_at: *retry_at }
                 }
                 ServerState::Starting => continue,
@@ -118,6 +131,7 @@ impl Servers {
                     managed.state.send_replace(ServerState::Failed {
                         error: error.clone().into(),
                         retry_at: Instant::now(),
+                        credentials: None,
                     });
                     return Err(not_started(error));
                 }
@@ -128,6 +142,40 @@ impl Servers {
                     self.restart(managed, &settled, reason).await;
                 }
             }
+        }
+    }
+
+    /// The fingerprint of the credentials stored for an HTTP server (0 for none, or for a
+    /// stdio server).
+    fn fingerprint(&self, config: &ServerConfig) -> u64 {
+        fingerprint(self.options.token_store.as_ref(), config)
+    }
+
+    /// A ready server's requests are refused for want of sign-in (its token expired and could
+    /// not be refreshed, or was revoked): it is marked failed with the login hint, and
+    /// `mcp_server_failed` says so, once per connection.
+    pub(crate) fn signed_out(&self, server: &str, conn: &SharedConnection, error: &str) {
+        let Some(managed) = self.servers.get(server) else { return };
+        let credentials = Some(self.fingerprint(&managed.config));
+        let replaced = managed.state.send_if_modified(|state| {
+            let current =
+                matches!(state, ServerState::Ready { conn: c, .. } if Arc::ptr_eq(c, conn));
+            if current {
+                *state = ServerState::Failed {
+                    error: error.into(),
+                    retry_at: Instant::now(),
+                    credentials,
+                };
+            }
+            current
+        });
+        if replaced {
+            tracing::warn!(%server, "MCP server needs sign-in again");
+            self.events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
+                server: server.to_string(),
+                elapsed: Duration::ZERO,
+                error: error.to_string(),
+            }));
         }
     }
 
@@ -155,9 +203,9 @@ impl Servers {
                     Arc::ptr_eq(a, b)
                 }
                 (
-                    ServerState::Failed { retry_at: a, .. },
-                    ServerState::Failed { retry_at: b, .. },
-                ) => a == b,
+                    ServerState::Failed { retry_at: a, error: x, .. },
+                    ServerState::Failed { retry_at: b, error: y, .. },
+                ) => a == b && Arc::ptr_eq(x, y),
                 _ => false,
             };
             if same {
@@ -192,6 +240,7 @@ impl Servers {
             failure_backoff,
             response_cache: self.options.response_cache,
             watched: managed.watched.clone(),
+            tokens: self.options.token_store.clone(),
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -249,6 +298,8 @@ struct StartServer {
     /// `ManagerOptions::response_cache`.
     response_cache: bool,
     watched: Arc<crate::watch::Watched>,
+    /// Where sign-in credentials are kept (`ManagerOptions::token_store`).
+    tokens: Option<crate::oauth::TokenStore>,
 }
 
 impl StartServer {
@@ -262,6 +313,7 @@ impl StartServer {
             failure_backoff,
             response_cache,
             watched,
+            tokens,
         } = self;
         events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
             server: config.name.clone(),
@@ -301,9 +353,23 @@ impl StartServer {
                     error: error.clone(),
                 }));
                 let retry_at = Instant::now() + failure_backoff.min(restart::MAX_BACKOFF);
-                state.send_replace(ServerState::Failed { error: error.into(), retry_at });
+                let credentials = error
+                    .contains(&crate::oauth::login_hint(&config.name))
+                    .then(|| fingerprint(tokens.as_ref(), &config));
+                state.send_replace(ServerState::Failed {
+                    error: error.into(),
+                    retry_at,
+                    credentials,
+                });
             }
         }
+    }
+}
+
+fn fingerprint(tokens: Option<&crate::oauth::TokenStore>, config: &ServerConfig) -> u64 {
+    match (&config.transport, tokens) {
+        (TransportConfig::StreamableHttp { url, .. }, Some(tokens)) => tokens.fingerprint(url),
+        _ => 0,
     }
 }
 

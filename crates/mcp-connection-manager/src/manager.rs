@@ -49,6 +49,9 @@ pub struct ManagerOptions {
     /// Most resources watched per server (those the model read; the least recently read is
     /// dropped first); 0 watches nothing.
     pub max_watched_resources: usize,
+    /// Where OAuth credentials are kept ([`crate::oauth::TokenStore::default_location`] when
+    /// `None`; without any, HTTP servers are reached without sign-in).
+    pub token_store: Option<crate::oauth::TokenStore>,
 }
 
 impl Default for ManagerOptions {
@@ -61,6 +64,7 @@ impl Default for ManagerOptions {
             max_input_rounds: 10,
             response_cache: true,
             max_watched_resources: 256,
+            token_store: None,
         }
     }
 }
@@ -106,7 +110,11 @@ impl McpConnectionManager {
         options: ManagerOptions,
         host: Arc<dyn HostHandler>,
     ) -> Self {
-        Self::start_with_connector(configs, events, options, host, Arc::new(Transports))
+        let mut options = options;
+        options.token_store =
+            options.token_store.take().or_else(crate::oauth::TokenStore::default_location);
+        let tokens = options.token_store.clone();
+        Self::start_with_connector(configs, events, options, host, Arc::new(Transports { tokens }))
     }
 
     pub(crate) fn start_with_connector(
@@ -350,6 +358,21 @@ impl McpConnectionManager {
         self.catalog.tools(&self.servers.ready_connections())
     }
 
+    /// A request failed in rmcp. A broken connection is marked dead (not retried here: a
+    /// tools/call may have had effects; the next use restarts it); one refused for want of
+    /// sign-in marks the server signed out.
+    fn failed(&self, server: &str, conn: &SharedConnection, e: rmcp::ServiceError) -> McpError {
+        let signed_out = e.is_authorization_required();
+        let error = service_error(server, e);
+        if signed_out {
+            self.servers.signed_out(server, conn, &crate::oauth::login_hint(server));
+            conn.mark_dead();
+        } else if matches!(error, McpError::Transport { .. }) {
+            conn.mark_dead();
+        }
+        error
+    }
+
     async fn request<T, F, Fut>(
         &self,
         server: &str,
@@ -365,14 +388,7 @@ impl McpConnectionManager {
         // Dropping the request future on timeout makes rmcp send notifications/cancelled.
         match tokio::time::timeout(timeout, f(conn.clone())).await {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => {
-                let error = service_error(server, e);
-                if matches!(error, McpError::Transport { .. }) {
-                    // Not retried here (a tools/call may have had effects); the next use restarts.
-                    conn.mark_dead();
-                }
-                Err(error)
-            }
+            Ok(Err(e)) => Err(self.failed(server, &conn, e)),
             Err(_) => Err(McpError::Timeout { server: server.to_string(), method, timeout }),
         }
     }
@@ -405,13 +421,7 @@ impl McpConnectionManager {
             Err(ExchangeError::Protocol(error)) => {
                 Err(McpError::Protocol { server: server.to_string(), error })
             }
-            Err(ExchangeError::Service(e)) => {
-                let error = service_error(server, e);
-                if matches!(error, McpError::Transport { .. }) {
-                    conn.mark_dead();
-                }
-                Err(error)
-            }
+            Err(ExchangeError::Service(e)) => Err(self.failed(server, &conn, e)),
         }
     }
 }

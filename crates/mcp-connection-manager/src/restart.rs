@@ -20,6 +20,9 @@ pub(crate) enum Observed<'a> {
     Closed { since: Instant },
     /// The last start failed with `error`; another try is allowed from `retry_at`.
     Failed { error: &'a str, retry_at: Instant },
+    /// It failed for want of sign-in (`error` says to run `mcp-router login`); whether the
+    /// stored credentials changed since.
+    SignedOut { error: &'a str, signed_in_since: bool },
 }
 
 /// The restart rules.
@@ -64,6 +67,15 @@ pub(crate) fn decide(
                 return Step::GiveUp(gave_up(reason, restarts));
             }
             Step::Restart { reason: reason.to_string(), reset_restarts }
+        }
+        // No retries without new credentials (no loop, no hang); a new login is used at once,
+        // however often the server was restarted before.
+        Observed::SignedOut { error, signed_in_since } => {
+            if signed_in_since {
+                Step::Restart { reason: "signed in again".to_string(), reset_restarts: true }
+            } else {
+                Step::Refuse(error.to_string())
+            }
         }
         Observed::Failed { error, retry_at } => {
             if restarts >= policy.max_restarts {
@@ -145,6 +157,18 @@ mod tests {
                 Observed::Failed { error: "boom", retry_at: now + secs(9) },
                 4,
                 Step::Refuse("boom (gave up after 4 restarts)".into()),
+            ),
+            (
+                "signed out: refused without a restart, whatever the count",
+                Observed::SignedOut { error: "needs sign-in", signed_in_since: false },
+                0,
+                Step::Refuse("needs sign-in".into()),
+            ),
+            (
+                "signed in again: restarted afresh even after the budget is spent",
+                Observed::SignedOut { error: "needs sign-in", signed_in_since: true },
+                9,
+                restart("signed in again", true),
             ),
         ];
         for (name, observed, restarts, expected) in cases {

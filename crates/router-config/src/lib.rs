@@ -11,6 +11,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mcp_connection_manager::oauth::OAuthConfig;
 use mcp_connection_manager::{
     ManagerOptions, ProtocolChoice, ServerConfig, TransportConfig, is_valid_server_name,
 };
@@ -197,9 +198,33 @@ const CODEX_KEYS: &[&str] = &[
     "enabled_tools",
     "disabled_tools",
     "protocol",
+    "auth",
+    "scopes",
+    "oauth_resource",
+    "client_credentials",
+    "oauth",
 ];
-const MCP_JSON_KEYS: &[&str] =
-    &["command", "args", "env", "cwd", "url", "headers", "type", "disabled", "protocol"];
+const MCP_JSON_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "type",
+    "disabled",
+    "protocol",
+    "auth",
+    "scopes",
+    "oauth_resource",
+    "client_credentials",
+    "oauth",
+];
+/// The OAuth keys of a server entry (both formats); HTTP servers only.
+const OAUTH_KEYS: &[&str] = &["auth", "scopes", "oauth_resource", "client_credentials", "oauth"];
+/// The keys of its `oauth` table.
+const OAUTH_TABLE_KEYS: &[&str] =
+    &["client_id", "client_secret_env_var", "callback_port", "client_metadata_url"];
 
 impl ServerWalker<'_> {
     fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
@@ -278,8 +303,8 @@ impl ServerWalker<'_> {
                 if command.trim().is_empty() {
                     return Err(self.err("command", "must not be empty"));
                 }
-                for key in ["url", "bearer_token_env_var", headers_key] {
-                    if table.contains_key(key) {
+                for key in ["url", "bearer_token_env_var", headers_key].iter().chain(OAUTH_KEYS) {
+                    if table.contains_key(*key) {
                         return Err(self.err(key, "only applies to `url` servers"));
                     }
                 }
@@ -308,13 +333,90 @@ impl ServerWalker<'_> {
                         "the legacy SSE transport is not supported; use streamable HTTP",
                     ));
                 }
+                let bearer_token_env_var = self.string(table, "bearer_token_env_var")?;
+                let oauth = self.oauth(table)?;
+                if bearer_token_env_var.is_some()
+                    && let Some(key) = OAUTH_KEYS.iter().find(|k| table.contains_key(**k))
+                {
+                    return Err(self.err(
+                        key,
+                        "cannot be combined with `bearer_token_env_var`: use a static token or OAuth, not both",
+                    ));
+                }
                 Ok(TransportConfig::StreamableHttp {
                     url,
-                    bearer_token_env_var: self.string(table, "bearer_token_env_var")?,
+                    bearer_token_env_var,
                     http_headers: self.string_map(table, headers_key)?,
+                    oauth,
                 })
             }
         }
+    }
+
+    /// `auth`, `scopes`, `oauth_resource`, `client_credentials` and the `oauth` table.
+    fn oauth(&self, table: &Map<String, Value>) -> Result<OAuthConfig, ConfigError> {
+        let mut oauth = OAuthConfig::default();
+        if let Some(auth) = self.string(table, "auth")? {
+            if auth != "oauth" {
+                return Err(self.err("auth", format!("expected \"oauth\", found \"{auth}\"")));
+            }
+            oauth.required = true;
+        }
+        oauth.scopes = self.strings(table, "scopes")?.unwrap_or_default();
+        oauth.resource = self.string(table, "oauth_resource")?;
+        oauth.client_credentials = self.bool(table, "client_credentials")?.unwrap_or(false);
+        match table.get("oauth") {
+            None => {}
+            Some(Value::Object(inner)) => {
+                for key in inner.keys().filter(|k| !OAUTH_TABLE_KEYS.contains(&k.as_str())) {
+                    tracing::warn!(file = %self.path.display(), server = self.name, key, "unknown oauth key ignored");
+                }
+                let nested = |key: &str| format!("oauth.{key}");
+                let string = |key: &str| match inner.get(key) {
+                    None => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(other) => {
+                        Err(self
+                            .err(&nested(key), format!("expected a string, found {}", kind(other))))
+                    }
+                };
+                oauth.client_id = string("client_id")?;
+                oauth.client_secret_env_var = string("client_secret_env_var")?;
+                oauth.client_metadata_url = string("client_metadata_url")?;
+                if let Some(document) = &oauth.client_metadata_url
+                    && !document.starts_with("https://")
+                {
+                    return Err(self.err(
+                        &nested("client_metadata_url"),
+                        "must be an https:// URL (a client ID metadata document)",
+                    ));
+                }
+                if let Some(port) = inner.get("callback_port") {
+                    let port = port.as_u64().and_then(|p| u16::try_from(p).ok()).filter(|p| *p > 0);
+                    oauth.callback_port = Some(port.ok_or_else(|| {
+                        self.err(&nested("callback_port"), "expected a port number (1-65535)")
+                    })?);
+                }
+            }
+            Some(other) => {
+                return Err(self.err("oauth", format!("expected a table, found {}", kind(other))));
+            }
+        }
+        if oauth.client_secret_env_var.is_some() && oauth.client_id.is_none() {
+            return Err(self.err(
+                "oauth.client_secret_env_var",
+                "needs `oauth.client_id` (the secret belongs to a pre-registered client)",
+            ));
+        }
+        if oauth.client_credentials
+            && (oauth.client_id.is_none() || oauth.client_secret_env_var.is_none())
+        {
+            return Err(self.err(
+                "client_credentials",
+                "needs `oauth.client_id` and `oauth.client_secret_env_var`",
+            ));
+        }
+        Ok(oauth)
     }
 
     fn string(&self, table: &Map<String, Value>, key: &str) -> Result<Option<String>, ConfigError> {
@@ -516,6 +618,85 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "c.toml: `mcp_router`: key `read_budget_bytes`: expected a whole number of at least 256, found 3"
+        );
+    }
+
+    #[test]
+    fn oauth_keys_in_both_formats() {
+        let oauth = |servers: Vec<ServerConfig>| match &servers[0].transport {
+            TransportConfig::StreamableHttp { oauth, .. } => oauth.clone(),
+            other => panic!("{other:?}"),
+        };
+        let from_toml = oauth(
+            toml(
+                "[mcp_servers.r]\nurl = \"https://example.test/mcp\"\nauth = \"oauth\"\nscopes = [\"read\", \"write\"]\noauth_resource = \"https://example.test\"\n[mcp_servers.r.oauth]\nclient_id = \"abc\"\nclient_secret_env_var = \"R_SECRET\"\ncallback_port = 8765\nclient_metadata_url = \"https://client.test/meta.json\"",
+            )
+            .expect("valid"),
+        );
+        let expected = OAuthConfig {
+            required: true,
+            scopes: vec!["read".into(), "write".into()],
+            resource: Some("https://example.test".into()),
+            client_id: Some("abc".into()),
+            client_secret_env_var: Some("R_SECRET".into()),
+            callback_port: Some(8765),
+            client_metadata_url: Some("https://client.test/meta.json".into()),
+            client_credentials: false,
+        };
+        assert_eq!(from_toml, expected);
+        let from_json = oauth(
+            json(r#"{"mcpServers": {"r": {"url": "https://example.test/mcp", "auth": "oauth", "scopes": ["read", "write"], "oauth_resource": "https://example.test", "oauth": {"client_id": "abc", "client_secret_env_var": "R_SECRET", "callback_port": 8765, "client_metadata_url": "https://client.test/meta.json"}}}}"#)
+                .expect("valid"),
+        );
+        assert_eq!(from_json, expected);
+        let m2m = oauth(
+            toml("[mcp_servers.m]\nurl = \"http://127.0.0.1:1/mcp\"\nclient_credentials = true\n[mcp_servers.m.oauth]\nclient_id = \"svc\"\nclient_secret_env_var = \"M_SECRET\"")
+                .expect("valid"),
+        );
+        assert!(m2m.client_credentials && !m2m.required);
+        let plain =
+            oauth(toml("[mcp_servers.p]\nurl = \"http://127.0.0.1:1/mcp\"").expect("valid"));
+        assert_eq!(plain, OAuthConfig::default());
+    }
+
+    #[test]
+    fn bad_oauth_combinations_name_file_server_and_key() {
+        let cases = [
+            (
+                "[mcp_servers.s]\ncommand = \"x\"\nauth = \"oauth\"",
+                "config.toml: server `s`: key `auth`: only applies to `url` servers",
+            ),
+            (
+                "[mcp_servers.s]\ncommand = \"x\"\n[mcp_servers.s.oauth]\nclient_id = \"a\"",
+                "config.toml: server `s`: key `oauth`: only applies to `url` servers",
+            ),
+            (
+                "[mcp_servers.h]\nurl = \"http://127.0.0.1:1/mcp\"\nbearer_token_env_var = \"T\"\nauth = \"oauth\"",
+                "config.toml: server `h`: key `auth`: cannot be combined with `bearer_token_env_var`: use a static token or OAuth, not both",
+            ),
+            (
+                "[mcp_servers.h]\nurl = \"http://127.0.0.1:1/mcp\"\nauth = \"basic\"",
+                "config.toml: server `h`: key `auth`: expected \"oauth\", found \"basic\"",
+            ),
+            (
+                "[mcp_servers.h]\nurl = \"http://127.0.0.1:1/mcp\"\nclient_credentials = true",
+                "config.toml: server `h`: key `client_credentials`: needs `oauth.client_id` and `oauth.client_secret_env_var`",
+            ),
+            (
+                "[mcp_servers.h]\nurl = \"http://127.0.0.1:1/mcp\"\n[mcp_servers.h.oauth]\ncallback_port = 70000",
+                "config.toml: server `h`: key `oauth.callback_port`: expected a port number (1-65535)",
+            ),
+            (
+                "[mcp_servers.h]\nurl = \"http://127.0.0.1:1/mcp\"\n[mcp_servers.h.oauth]\nclient_secret_env_var = \"S\"",
+                "config.toml: server `h`: key `oauth.client_secret_env_var`: needs `oauth.client_id` (the secret belongs to a pre-registered client)",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(toml(text).expect_err(text), expected);
+        }
+        assert_eq!(
+            json(r#"{"mcpServers": {"s": {"command": "x", "scopes": ["a"]}}}"#).expect_err("stdio"),
+            "mcp.json: server `s`: key `scopes`: only applies to `url` servers"
         );
     }
 
