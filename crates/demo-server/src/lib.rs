@@ -7,6 +7,7 @@
 //! every binary that serves it. The library never exits the process or writes to stdout:
 //! what the `crash` and `garbage` tools do to a process is the binary's ([`ProcessFaults`]).
 
+mod oauth;
 mod resources;
 mod serve;
 mod server;
@@ -43,6 +44,9 @@ pub struct DemoOptions {
     /// Append the method of every request this server handles to this file, one per line (so
     /// tests can count what reached the server).
     pub request_log: Option<std::path::PathBuf>,
+    /// Over HTTP: protect `/mcp` with OAuth, served by a small authorization server in the
+    /// same process, whose access tokens live this long (see `oauth`).
+    pub oauth_token_ttl: Option<std::time::Duration>,
 }
 
 impl Default for DemoOptions {
@@ -55,6 +59,7 @@ impl Default for DemoOptions {
             process_faults: None,
             ttl_ms: None,
             request_log: None,
+            oauth_token_ttl: None,
         }
     }
 }
@@ -69,6 +74,7 @@ impl fmt::Debug for DemoOptions {
             .field("process_faults", &self.process_faults.is_some())
             .field("ttl_ms", &self.ttl_ms)
             .field("request_log", &self.request_log)
+            .field("oauth_token_ttl", &self.oauth_token_ttl)
             .finish()
     }
 }

@@ -35,6 +35,13 @@ pub struct ServeArgs {
     /// Append the method of every request handled to this file, one per line.
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<std::path::PathBuf>,
+    /// With `--http`: protect the endpoint with OAuth, served by a small authorization server
+    /// on the same address (approves at once; see the `oauth` module for its test controls).
+    #[arg(long, requires = "http")]
+    pub oauth: bool,
+    /// With `--oauth`: how long access tokens last.
+    #[arg(long, value_name = "SECS", default_value_t = 3600)]
+    pub token_ttl_secs: u64,
 }
 
 impl ServeArgs {
@@ -48,6 +55,9 @@ impl ServeArgs {
             process_faults: faults,
             ttl_ms: self.ttl_ms,
             request_log: self.request_log.clone(),
+            oauth_token_ttl: self
+                .oauth
+                .then(|| std::time::Duration::from_secs(self.token_ttl_secs)),
         }
     }
 }
@@ -122,6 +132,13 @@ pub async fn run_http(
 
     let registry = options_registry(&options);
     let added_tools = Arc::default();
+    let auth = match options.oauth_token_ttl {
+        Some(ttl) => {
+            let local = listener.local_addr().map_err(DemoError::Accept)?;
+            Some(Arc::new(crate::oauth::AuthServer::new(format!("http://{local}"), ttl)))
+        }
+        None => None,
+    };
     let service = StreamableHttpService::new(
         move || {
             Ok(DemoServer::with_shared(options.clone(), registry.clone(), Arc::clone(&added_tools)))
@@ -132,11 +149,22 @@ pub async fn run_http(
     loop {
         let (stream, _) = listener.accept().await.map_err(DemoError::Accept)?;
         let service = service.clone();
+        let auth = auth.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(
                 move |request: hyper::Request<hyper::body::Incoming>| {
                     let service = service.clone();
-                    async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+                    let auth = auth.clone();
+                    async move {
+                        let request = match &auth {
+                            Some(auth) => match auth.handle(request).await {
+                                Ok(answered) => return Ok(answered),
+                                Err(request) => request,
+                            },
+                            None => request,
+                        };
+                        Ok::<_, std::convert::Infallible>(service.handle(request).await)
+                    }
                 },
             );
             let io = hyper_util::rt::TokioIo::new(stream);

@@ -4,7 +4,9 @@
 //! - `exec`: a JSON-lines tool loop for agents in any language (see README).
 //! - `tools`: the tool specs, OpenAI or Anthropic format.
 //! - `list-resources`, `list-templates`, `read`, `call`: the same tools for a person.
+//! - `login`, `logout`, `auth status`: OAuth sign-in for HTTP servers.
 
+mod auth;
 mod conformance;
 mod demo;
 mod exec;
@@ -68,6 +70,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to an HTTP server with OAuth: prints the authorization URL, opens a browser when
+    /// there is one and receives the redirect on 127.0.0.1.
+    Login {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The server name.
+        name: String,
+        /// Do not listen for the redirect: paste the URL the browser was sent to on stdin.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget a server's stored OAuth credentials.
+    Logout {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The server name.
+        name: String,
+    },
+    /// Sign-in state of the HTTP servers.
+    Auth {
+        #[command(subcommand)]
+        command: AuthCommand,
+    },
     /// Client side of the MCP conformance suite (scenario in MCP_CONFORMANCE_SCENARIO).
     ConformanceClient {
         /// The scenario server's URL (the suite appends it).
@@ -77,6 +102,12 @@ enum Command {
     /// `mcp-demo-server`.
     #[command(hide = true)]
     ServeDemo(demo_server::ServeArgs),
+}
+
+#[derive(Subcommand)]
+enum AuthCommand {
+    /// Which servers are signed in, with scopes and expiry (never a token).
+    Status(ConfigArg),
 }
 
 #[derive(clap::Args)]
@@ -168,6 +199,13 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             human::call(config.config.as_deref(), name, arguments, json).await
         }
         Command::ConformanceClient { url } => conformance::run(url).await,
+        Command::Login { config, name, no_browser } => {
+            auth::login(config.config.as_deref(), &name, no_browser).await
+        }
+        Command::Logout { config, name } => auth::logout(config.config.as_deref(), &name),
+        Command::Auth { command: AuthCommand::Status(config) } => {
+            auth::status(config.config.as_deref())
+        }
         Command::ServeDemo(args) => {
             let faults = std::sync::Arc::new(process_faults::ThisProcess);
             demo_server::serve(&args, Some(faults), |addr| {
