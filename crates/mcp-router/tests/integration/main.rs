@@ -13,4 +13,5 @@ mod interop;
 mod interop_era;
 mod load;
 mod manager;
+mod oauth;
 mod support;

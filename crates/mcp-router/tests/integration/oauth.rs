@@ -1,0 +1,355 @@
+//! OAuth sign-in (issue 14) against the demo server behind its in-process authorization server
+//! (`--oauth`) on 127.0.0.1: `mcp-router login` end to end, silent refresh, a revoked refresh
+//! token, an authorization server that is down, recovery after a new login in the same running
+//! manager, logout, the token file's mode, and no token in any output at `RUST_LOG=trace`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
+use mcp_connection_manager::{ManagerOptions, ServerConfig};
+use router_protocol::EventMsg;
+use serde_json::Value;
+use tool_router::ToolOutput;
+
+use crate::support::{DEMO, Harness, HttpServer, ROUTER, demo};
+
+/// The demo server with OAuth on a free port; `base` is `http://127.0.0.1:PORT`.
+struct Protected {
+    server: HttpServer,
+    base: String,
+}
+
+impl Protected {
+    fn start(token_ttl_secs: u64) -> Self {
+        let mut command = Command::new(DEMO);
+        command
+            .args(["--http", "127.0.0.1:0", "--name", "remote", "--oauth"])
+            .args(["--token-ttl-secs", &token_ttl_secs.to_string()])
+            .stdout(Stdio::piped());
+        let server = HttpServer::spawn(command, "listening on ", str::to_string);
+        let base = server.url.trim_end_matches("/mcp").to_string();
+        Self { server, base }
+    }
+
+    fn admin(&self, action: &str) {
+        let (status, _, _) = http("POST", &format!("{}/admin/{action}", self.base));
+        assert_eq!(status, 200, "admin {action}");
+    }
+
+    fn stats(&self) -> Value {
+        let (_, _, body) = http("GET", &format!("{}/admin/stats", self.base));
+        serde_json::from_str(&body).expect("stats")
+    }
+}
+
+/// One plain HTTP/1.1 request to 127.0.0.1: `(status, headers, body)`.
+fn http(method: &str, url: &str) -> (u16, String, String) {
+    let rest = url.strip_prefix("http://").expect("http URL");
+    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).expect("a path");
+    let mut stream = std::net::TcpStream::connect(host).expect("connect");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: {host}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+/// What a browser does with the authorization URL: the demo's authorization server approves
+/// at once and redirects; the `Location` is where the browser would go.
+fn browse(authorization_url: &str) -> String {
+    let (status, head, _) = http("GET", authorization_url);
+    assert_eq!(status, 302, "{head}");
+    head.lines()
+        .find_map(|l| l.strip_prefix("location: ").or_else(|| l.strip_prefix("Location: ")))
+        .expect("a Location header")
+        .trim()
+        .to_string()
+}
+
+fn write_config(dir: &Path, url: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    let demo_args = r#"["--name", "local"]"#;
+    std::fs::write(
+        &path,
+        format!(
+            "[mcp_servers.remote]\nurl = \"{url}\"\nauth = \"oauth\"\n\n[mcp_servers.local]\ncommand = \"{DEMO}\"\nargs = {demo_args}\n"
+        ),
+    )
+    .expect("config");
+    path
+}
+
+/// `mcp-router login remote --no-browser`, pasting the redirect on stdin; its stdout.
+fn cli_login(config: &Path, home: &Path) -> String {
+    let mut child = Command::new(ROUTER)
+        .args(["login", "remote", "--no-browser", "--config"])
+        .arg(config)
+        .env("MCP_ROUTER_HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn login");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut printed = String::new();
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        assert!(stdout.read_line(&mut line).expect("read") > 0, "no URL printed: {printed}");
+        printed.push_str(&line);
+        if line.starts_with("http://127.0.0.1:") && line.contains("/authorize?") {
+            break line.trim().to_string();
+        }
+    };
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    assert!(url.contains("resource="), "the resource indicator: {url}");
+    let redirect = browse(&url);
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{redirect}").expect("paste");
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("rest");
+    printed.push_str(&rest);
+    let status = child.wait().expect("wait");
+    let mut stderr = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("stderr");
+    assert!(status.success(), "login failed: {printed}\n{stderr}");
+    printed
+}
+
+fn router(args: &[&str], config: &Path, home: &Path) -> String {
+    let out = Command::new(ROUTER)
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .env("MCP_ROUTER_HOME", home)
+        .output()
+        .expect("run mcp-router");
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The access and refresh tokens in the credentials file.
+fn stored_tokens(home: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(home.join("credentials.json")).expect("credentials");
+    let file: Value = serde_json::from_str(&text).expect("json");
+    let mut tokens = Vec::new();
+    for entry in file["servers"].as_object().expect("servers").values() {
+        for key in ["access_token", "refresh_token"] {
+            if let Some(t) = entry["token_response"][key].as_str() {
+                tokens.push(t.to_string());
+            }
+        }
+    }
+    assert!(!tokens.is_empty(), "no tokens stored");
+    tokens
+}
+
+#[test]
+fn login_then_exec_reads_and_no_token_is_ever_printed() {
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let config = write_config(dir.path(), &remote.server.url);
+
+    let before = router(&["auth", "status"], &config, &home);
+    assert!(before.contains("remote\t") && before.contains("not signed in"), "{before}");
+
+    let printed = cli_login(&config, &home);
+    assert!(printed.contains("Signed in to `remote`"), "{printed}");
+    let file = home.join("credentials.json");
+    let mode = std::fs::metadata(&file).expect("file").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "credentials file mode");
+    let status = router(&["auth", "status"], &config, &home);
+    assert!(status.contains("signed in: mcp offline_access; expires in"), "{status}");
+    assert!(status.contains("refreshable"), "{status}");
+
+    // exec at RUST_LOG=trace: the server works, and no token appears on stdout or stderr.
+    let mut child = Command::new(ROUTER)
+        .args(["exec", "--config"])
+        .arg(&config)
+        .env("MCP_ROUTER_HOME", &home)
+        .env("RUST_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("exec");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let calls = [
+        r#"{"call_id":"1","name":"list_mcp_resources","arguments":"{\"server\":\"remote\"}"}"#,
+        r#"{"call_id":"2","name":"read_mcp_resource","arguments":"{\"server\":\"remote\",\"uri\":\"demo://docs/README.md\"}"}"#,
+    ];
+    for call in calls {
+        writeln!(stdin, "{call}").expect("write");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("exec output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let outputs: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "function_call_output")
+        .collect();
+    assert_eq!(outputs.len(), 2, "{stdout}");
+    for output in &outputs {
+        assert_eq!(output["output"]["success"], true, "{output}");
+    }
+    assert!(outputs[1]["output"]["content"].as_str().unwrap_or("").contains("README"));
+    assert!(stderr.contains("TRACE") || stderr.contains("DEBUG"), "trace logging was on");
+    for token in stored_tokens(&home) {
+        assert!(!stdout.contains(&token), "a token on stdout");
+        assert!(!stderr.contains(&token), "a token in the logs");
+        assert!(!status.contains(&token) && !printed.contains(&token), "a token printed");
+    }
+
+    let logout = router(&["logout", "remote"], &config, &home);
+    assert!(logout.contains("Signed out of `remote`"), "{logout}");
+    let after = router(&["auth", "status"], &config, &home);
+    assert!(after.contains("not signed in"), "{after}");
+}
+
+/// A harness on the protected server and a local stdio demo server, with its own token store.
+fn harness(remote: &Protected, store: &TokenStore) -> Harness {
+    let mut remote_config = ServerConfig::http("remote", remote.server.url.clone());
+    if let mcp_connection_manager::TransportConfig::StreamableHttp { oauth, .. } =
+        &mut remote_config.transport
+    {
+        oauth.required = true;
+    }
+    let options = ManagerOptions {
+        token_store: Some(store.clone()),
+        restart_backoff: Duration::from_millis(50),
+        ..ManagerOptions::default()
+    };
+    Harness::start_with(vec![remote_config, demo("local", 100)], options)
+}
+
+/// Sign in through the library API, as a host that opens the browser itself would.
+async fn library_login(remote: &Protected, store: &TokenStore) {
+    let redirect_uri = "http://127.0.0.1:9/callback";
+    let login = Login::start(
+        "remote",
+        &remote.server.url,
+        &OAuthConfig::default(),
+        store,
+        redirect_uri,
+        None,
+    )
+    .await
+    .expect("login starts");
+    let url = login.authorization_url().to_string();
+    let redirect = tokio::task::spawn_blocking(move || browse(&url)).await.expect("browse");
+    assert!(redirect.starts_with(redirect_uri), "{redirect}");
+    login.finish(&redirect).await.expect("login completes");
+}
+
+fn text(output: ToolOutput) -> (bool, String) {
+    match output {
+        ToolOutput::Function { content, success, .. } => (success == Some(true), content),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn failures(events: &[EventMsg]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventMsg::McpServerFailed(f) if f.server == "remote" => Some(f.error.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+const LIST_REMOTE: &str = r#"{"server":"remote"}"#;
+const LIST_LOCAL: &str = r#"{"server":"local"}"#;
+
+#[tokio::test]
+async fn expiry_refreshes_silently_and_a_revoked_sign_in_recovers_after_login() {
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = TokenStore::at(dir.path().join("credentials.json"));
+
+    // Not signed in: the server fails at start with the hint; the other one works.
+    let mut h = harness(&remote, &store);
+    h.manager.wait_until_started().await;
+    let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(!ok);
+    assert!(message.contains("needs sign-in: run `mcp-router login remote`"), "{message}");
+    assert_eq!(failures(&h.drain()), ["needs sign-in: run `mcp-router login remote`"]);
+    assert!(text(h.call("list_mcp_resources", LIST_LOCAL).await).0);
+
+    // A login while the manager runs: the next use starts the server, no restart needed.
+    library_login(&remote, &store).await;
+    let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(ok, "{message}");
+
+    // The access token expires: the next call refreshes silently.
+    remote.admin("expire");
+    let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(ok, "after expiry: {message}");
+    assert_eq!(remote.stats()["refreshes"], 1, "{}", remote.stats());
+
+    // The sign-in is revoked: the call fails with the login hint and `mcp_server_failed`;
+    // the other server keeps answering; no retry loop.
+    h.drain();
+    remote.admin("revoke");
+    let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(!ok);
+    assert!(message.contains("run `mcp-router login remote`"), "{message}");
+    let (ok, again) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(!ok && again.contains("run `mcp-router login remote`"), "{again}");
+    let failed = failures(&h.drain());
+    assert_eq!(failed.len(), 1, "one mcp_server_failed, not a loop: {failed:?}");
+    assert!(failed[0].contains("needs sign-in"), "{failed:?}");
+    assert!(text(h.call("list_mcp_resources", LIST_LOCAL).await).0);
+    let rejected = remote.stats()["rejected"].as_u64().expect("count");
+
+    // A new login: the same running manager recovers on the next use.
+    library_login(&remote, &store).await;
+    let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(ok, "after a new login: {message}");
+    assert_eq!(remote.stats()["rejected"].as_u64(), Some(rejected), "no refresh retried in a loop");
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_authorization_server_that_is_down_fails_that_server_alone_until_it_is_back() {
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = TokenStore::at(dir.path().join("credentials.json"));
+    library_login(&remote, &store).await;
+    let h = harness(&remote, &store);
+    assert!(text(h.call("list_mcp_resources", LIST_REMOTE).await).0);
+
+    remote.admin("down");
+    remote.admin("expire");
+    let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+    assert!(!ok);
+    assert!(message.contains("mcp-router login remote"), "{message}");
+    assert!(text(h.call("list_mcp_resources", LIST_LOCAL).await).0);
+
+    remote.admin("up");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
+        if ok {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never recovered: {message}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The stored refresh token was used, not a new sign-in.
+    assert_eq!(remote.stats()["authorization_codes"], 1);
+    h.manager.shutdown().await;
+}
