@@ -57,6 +57,9 @@ pub(crate) struct RouterClient {
     pub(crate) changes: Arc<Changes>,
     /// The server's watched resources (shared by all its connections, see `watch`).
     pub(crate) watched: Arc<crate::watch::Watched>,
+    /// Where the last `WWW-Authenticate` challenge the server sent is kept (shared by all its
+    /// connections; see `McpConnectionManager::auth_challenge`).
+    pub(crate) challenge: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl RouterClient {
@@ -351,6 +354,7 @@ async fn handshake(
             Ok((service, Some(spawned.group)))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {
+            let challenge_slot = client.clone();
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_sse_event_size(MAX_MESSAGE_BYTES);
             if let Some(var) = bearer_token_env_var {
@@ -370,7 +374,7 @@ async fn handshake(
                 let service = client
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
-                    .map_err(|e| http_handshake_error(&config.name, &e))?;
+                    .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
                 return Ok((service, None));
             };
             let auth = crate::oauth::authorizer(&config.name, url, oauth, tokens)
@@ -381,7 +385,7 @@ async fn handshake(
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|e| http_handshake_error(&config.name, &e))?;
+                .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
             Ok((service, None))
         }
     }
@@ -390,9 +394,21 @@ async fn handshake(
 /// A failed HTTP handshake: a 401 (or a sign-in that could not be refreshed) is a sign-in
 /// failure with the login hint; anything else is a handshake failure.
 fn http_handshake_error(
-    server: &str,
+    client: &RouterClient,
     error: &rmcp::service::ClientInitializeError,
 ) -> HandshakeError {
+    let server = client.server.as_str();
+    if let Some(challenge) = error.auth_challenge() {
+        if let Ok(mut last) = client.challenge.lock() {
+            *last = Some(challenge.to_string());
+        }
+        if !error.is_authorization_required() {
+            // A 403 `insufficient_scope` already at the handshake.
+            return HandshakeError::SignIn(format!(
+                "needs more permissions: run `mcp-router login {server}` to sign in again"
+            ));
+        }
+    }
     if error.is_authorization_required() {
         return HandshakeError::SignIn(crate::oauth::login_hint(server));
     }
@@ -465,8 +481,14 @@ pub(crate) async fn list_tools(
     let mut seen = HashSet::new();
     for _ in 0..MAX_TOOL_PAGES {
         let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page =
-            service.list_tools(params).await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let page = service.list_tools(params).await.map_err(|e| {
+            let server = service.service().server.as_str();
+            if e.auth_challenge().is_some() || e.is_authorization_required() {
+                service_error(server, e).to_string()
+            } else {
+                format!("tools/list failed: {e}")
+            }
+        })?;
         tools.extend(page.tools);
         match page.next_cursor {
             Some(next) if seen.insert(next.clone()) => cursor = Some(next),
@@ -517,6 +539,21 @@ pub(crate) fn service_error(server: &str, error: rmcp::ServiceError) -> McpError
         return McpError::Transport {
             server: server.to_string(),
             error: crate::oauth::login_hint(server),
+        };
+    }
+    if let Some(challenge) = error.auth_challenge() {
+        // A 403 `insufficient_scope`: signed in, but with too little.
+        let scope = challenge
+            .split("scope=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(|scope| format!(" (it asks for scope \"{scope}\")"))
+            .unwrap_or_default();
+        return McpError::Transport {
+            server: server.to_string(),
+            error: format!(
+                "needs more permissions{scope}: run `mcp-router login {server}` to sign in again"
+            ),
         };
     }
     if let rmcp::ServiceError::TransportSend(sent) = &error

@@ -236,6 +236,7 @@ mod tests {
             cache: Default::default(),
             changes: Default::default(),
             watched: Arc::new(crate::watch::Watched::new(0)),
+            challenge: Default::default(),
         }
     }
 

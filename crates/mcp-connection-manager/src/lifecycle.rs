@@ -48,6 +48,9 @@ pub(crate) struct ManagedServer {
     restarts: AtomicU32,
     /// The resources the model read from this server, watched across restarts.
     pub(crate) watched: Arc<crate::watch::Watched>,
+    /// The last `WWW-Authenticate` challenge a request to it met (a 401 or a 403
+    /// `insufficient_scope`), for a sign-in that asks for what the server wants.
+    pub(crate) challenge: Arc<Mutex<Option<String>>>,
 }
 
 /// Everything the lifecycle of the servers needs.
@@ -90,7 +93,13 @@ impl Servers {
             }
             let (state, _) = watch::channel(ServerState::Starting);
             let watched = Arc::new(crate::watch::Watched::new(this.options.max_watched_resources));
-            let managed = ManagedServer { config, state, restarts: AtomicU32::new(0), watched };
+            let managed = ManagedServer {
+                config,
+                state,
+                restarts: AtomicU32::new(0),
+                watched,
+                challenge: Arc::default(),
+            };
             this.spawn_start(&managed, this.options.restart_backoff);
             this.servers.insert(managed.config.name.clone(), managed);
         }
@@ -241,6 +250,7 @@ impl Servers {
             response_cache: self.options.response_cache,
             watched: managed.watched.clone(),
             tokens: self.options.token_store.clone(),
+            challenge: managed.challenge.clone(),
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -300,6 +310,7 @@ struct StartServer {
     watched: Arc<crate::watch::Watched>,
     /// Where sign-in credentials are kept (`ManagerOptions::token_store`).
     tokens: Option<crate::oauth::TokenStore>,
+    challenge: Arc<Mutex<Option<String>>>,
 }
 
 impl StartServer {
@@ -314,6 +325,7 @@ impl StartServer {
             response_cache,
             watched,
             tokens,
+            challenge,
         } = self;
         events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
             server: config.name.clone(),
@@ -327,6 +339,7 @@ impl StartServer {
             cache: Default::default(),
             changes: Default::default(),
             watched,
+            challenge,
         };
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {

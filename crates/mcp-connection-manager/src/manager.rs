@@ -345,6 +345,13 @@ impl McpConnectionManager {
         join_all(connections.iter().map(|c| c.close(grace))).await;
     }
 
+    /// The last `WWW-Authenticate` challenge a request to `server` met (a 401, or a 403
+    /// `insufficient_scope` naming the scopes it wants): pass it to
+    /// [`crate::oauth::Login::start`] so the new sign-in asks for them.
+    pub fn auth_challenge(&self, server: &str) -> Option<String> {
+        self.servers.servers.get(server)?.challenge.lock().ok()?.clone()
+    }
+
     /// Process ids of the stdio servers that are ready (for diagnostics and tests).
     pub fn child_pids(&self) -> Vec<(String, u32)> {
         self.servers
@@ -362,6 +369,12 @@ impl McpConnectionManager {
     /// tools/call may have had effects; the next use restarts it); one refused for want of
     /// sign-in marks the server signed out.
     fn failed(&self, server: &str, conn: &SharedConnection, e: rmcp::ServiceError) -> McpError {
+        if let Some(challenge) = e.auth_challenge()
+            && let Some(managed) = self.servers.servers.get(server)
+            && let Ok(mut last) = managed.challenge.lock()
+        {
+            *last = Some(challenge.to_string());
+        }
         let signed_out = e.is_authorization_required();
         let error = service_error(server, e);
         if signed_out {

@@ -324,7 +324,7 @@ pub(crate) async fn authorizer(
         return Ok(auth);
     }
     if config.client_credentials {
-        let grant = client_credentials(server, config)?;
+        let grant = client_credentials(server, url, config)?;
         let mut state = OAuthState::Unauthorized(auth);
         state.authenticate_client_credentials(grant).await.map_err(describe)?;
         return state
@@ -337,8 +337,11 @@ pub(crate) async fn authorizer(
     Ok(auth)
 }
 
+/// The client-credentials grant; the resource indicator is `oauth_resource`, else the server's
+/// URL (its canonical URI).
 fn client_credentials(
     server: &str,
+    url: &str,
     config: &OAuthConfig,
 ) -> Result<ClientCredentialsConfig, String> {
     let client_id = config
@@ -352,7 +355,7 @@ fn client_credentials(
         client_id,
         client_secret: secret,
         scopes: config.scopes.clone(),
-        resource: config.resource.clone(),
+        resource: Some(config.resource.clone().unwrap_or_else(|| url.to_string())),
     })
 }
 
@@ -408,11 +411,29 @@ impl Login {
     ) -> Result<Self, String> {
         let describe = |e: AuthError| describe_login_error(server, &e);
         let auth = manager(url, store).await.map_err(describe)?;
+        // Without a challenge in hand, ask the server for one: its 401 names the metadata and
+        // may ask for scopes.
+        let challenge = match challenge {
+            Some(challenge) => Some(challenge.to_string()),
+            None => probe_challenge(url).await,
+        };
         let mut request = AuthorizationRequest::new(redirect_uri).with_client_name(CLIENT_NAME);
-        request = if config.scopes.is_empty() {
-            request.with_initial_scope_selection()
-        } else {
+        // Signing in again for more (a step-up): ask for what was granted and what the
+        // challenge asks for, so nothing granted before is dropped.
+        let granted = store.load(url)?.map(|c| c.granted_scopes).unwrap_or_default();
+        let challenged = challenge.as_deref().map(challenge_scopes).unwrap_or_default();
+        request = if !config.scopes.is_empty() {
             request.with_scopes(config.scopes.iter().cloned())
+        } else if !granted.is_empty() && !challenged.is_empty() {
+            let mut union = granted;
+            for scope in challenged {
+                if !union.contains(&scope) {
+                    union.push(scope);
+                }
+            }
+            request.with_scopes(union)
+        } else {
+            request.with_initial_scope_selection()
         };
         if let Some(client_id) = &config.client_id {
             request = request.with_preregistered_client(client_id);
@@ -457,6 +478,45 @@ impl Login {
             .await
             .map_err(|e| describe_login_error(&server, &e))
     }
+}
+
+/// The scopes a `WWW-Authenticate` challenge asks for (its `scope="a b"` parameter).
+fn challenge_scopes(challenge: &str) -> Vec<String> {
+    challenge
+        .split("scope=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(|scopes| scopes.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The `WWW-Authenticate` value of the server's 401 to an unauthenticated `initialize`, if it
+/// answers so.
+async fn probe_challenge(url: &str) -> Option<String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
+        },
+    });
+    let client =
+        reqwest::Client::builder().timeout(std::time::Duration::from_secs(10)).build().ok()?;
+    let response = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response.headers().get("www-authenticate")?.to_str().ok().map(str::to_string)
 }
 
 fn describe_login_error(server: &str, error: &AuthError) -> String {

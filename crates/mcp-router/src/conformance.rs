@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
 use mcp_connection_manager::{
     HostHandler, ManagerOptions, McpConnectionManager, McpError, QualifiedTool, ServerConfig,
 };
@@ -103,38 +104,147 @@ fn planned_calls(context: &Value, tools: &[QualifiedTool]) -> Vec<(String, JsonO
     calls
 }
 
+/// The redirect URI of the headless sign-in (the suite's authorization endpoint redirects to it
+/// with the code; nothing listens there).
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The client ID metadata document URL the suite's CIMD scenarios expect.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Sign-ins one run may do (the first, then step-ups for more scope).
+const MAX_SIGN_INS: usize = 3;
+/// The environment variable `main` puts the scenario's client secret in, before any thread.
+pub(crate) const SECRET_VAR: &str = "MCP_CONFORMANCE_CLIENT_SECRET";
+
+fn oauth_config(context: &Value) -> OAuthConfig {
+    let mut oauth = OAuthConfig {
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
+        ..OAuthConfig::default()
+    };
+    if let Some(client_id) = context["client_id"].as_str() {
+        oauth.client_id = Some(client_id.to_string());
+        if context["client_secret"].is_string() {
+            oauth.client_secret_env_var = Some(SECRET_VAR.to_string());
+        }
+        // Without an authorization endpoint to visit, a client with a secret is a machine.
+        oauth.client_credentials = std::env::var("MCP_CONFORMANCE_SCENARIO")
+            .is_ok_and(|s| s.starts_with("auth/client-credentials"));
+    }
+    oauth
+}
+
+fn start(url: &str, oauth: &OAuthConfig, store: &TokenStore) -> McpConnectionManager {
+    let mut config = ServerConfig::http("conformance", url);
+    if let mcp_connection_manager::TransportConfig::StreamableHttp { oauth: o, .. } =
+        &mut config.transport
+    {
+        *o = oauth.clone();
+    }
+    config.startup_timeout = Duration::from_secs(20);
+    config.tool_timeout = Duration::from_secs(20);
+    let options = ManagerOptions { token_store: Some(store.clone()), ..ManagerOptions::default() };
+    McpConnectionManager::start_with_host(
+        vec![config],
+        EventSender::discard(),
+        options,
+        Arc::new(AcceptDefaults),
+    )
+}
+
+/// Sign in without a browser: the suite's authorization endpoint redirects at once, so the
+/// `Location` of its answer is the redirect a browser would follow.
+async fn headless_login(
+    url: &str,
+    oauth: &OAuthConfig,
+    store: &TokenStore,
+    challenge: Option<&str>,
+) -> anyhow::Result<()> {
+    let login = Login::start("conformance", url, oauth, store, REDIRECT_URI, challenge)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
+    let answer = client.get(login.authorization_url()).send().await?;
+    let location = answer
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| anyhow::anyhow!("the authorization endpoint did not redirect"))?
+        .to_string();
+    login.finish(&location).await.map_err(anyhow::Error::msg)
+}
+
+fn needs_sign_in(error: &str) -> bool {
+    error.contains("mcp-router login conformance")
+}
+
 pub(crate) async fn run(url: String) -> anyhow::Result<i32> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
-    let mut config = ServerConfig::http("conformance", url);
-    config.startup_timeout = Duration::from_secs(20);
-    config.tool_timeout = Duration::from_secs(20);
-    let manager = McpConnectionManager::start_with_host(
-        vec![config],
-        EventSender::discard(),
-        ManagerOptions::default(),
-        Arc::new(AcceptDefaults),
-    );
+    let dir = std::env::temp_dir().join(format!("mcp-router-conformance-{}", std::process::id()));
+    let store = TokenStore::at(dir.join("credentials.json"));
+    let oauth = oauth_config(&context);
+    let result = run_with(&url, &scenario, &context, &oauth, &store).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+async fn run_with(
+    url: &str,
+    scenario: &str,
+    context: &Value,
+    oauth: &OAuthConfig,
+    store: &TokenStore,
+) -> anyhow::Result<i32> {
+    let mut sign_ins = 0;
+    let mut manager = start(url, oauth, store);
     manager.wait_until_started().await;
-    if let Some(mcp_connection_manager::ServerStatus::Failed(error)) = manager.status("conformance")
+    // A server that wants sign-in: sign in, then connect again.
+    while let Some(mcp_connection_manager::ServerStatus::Failed(error)) =
+        manager.status("conformance")
     {
-        eprintln!("conformance client ({scenario}): {error}");
-        return Ok(1);
+        if !needs_sign_in(&error) || sign_ins == MAX_SIGN_INS {
+            eprintln!("conformance client ({scenario}): {error}");
+            manager.shutdown().await;
+            return Ok(1);
+        }
+        let challenge = manager.auth_challenge("conformance");
+        manager.shutdown().await;
+        sign_ins += 1;
+        if let Err(e) = headless_login(url, oauth, store, challenge.as_deref()).await {
+            eprintln!("conformance client ({scenario}): {e}");
+            return Ok(1);
+        }
+        manager = start(url, oauth, store);
+        manager.wait_until_started().await;
     }
     let mut code = 0;
     let tools = manager.list_tools().await;
-    for (tool, arguments) in planned_calls(&context, &tools) {
-        match manager.call_tool("conformance", &tool, Some(arguments)).await {
-            Ok(result) => eprintln!("{tool}: {}", serde_json::to_string(&result.content)?),
-            // The server refused the call: its answer, not a failure of this client.
-            Err(error @ McpError::Server { .. }) => eprintln!("{tool}: {error}"),
-            Err(error) => {
-                eprintln!("{tool}: {error}");
-                code = 1;
+    for (tool, arguments) in planned_calls(context, &tools) {
+        loop {
+            match manager.call_tool("conformance", &tool, Some(arguments.clone())).await {
+                Ok(result) => eprintln!("{tool}: {}", serde_json::to_string(&result.content)?),
+                // The server refused the call: its answer, not a failure of this client.
+                Err(error @ McpError::Server { .. }) => eprintln!("{tool}: {error}"),
+                // Step-up: sign in again for what the server's challenge asks, then retry,
+                // a bounded number of times.
+                Err(error) if needs_sign_in(&error.to_string()) && sign_ins < MAX_SIGN_INS => {
+                    eprintln!("{tool}: {error}");
+                    sign_ins += 1;
+                    let challenge = manager.auth_challenge("conformance");
+                    if let Err(e) = headless_login(url, oauth, store, challenge.as_deref()).await {
+                        eprintln!("{tool}: {e}");
+                        code = 1;
+                        break;
+                    }
+                    continue;
+                }
+                Err(error) => {
+                    eprintln!("{tool}: {error}");
+                    code = 1;
+                }
             }
+            break;
         }
     }
     manager.shutdown().await;

@@ -146,6 +146,20 @@ fn main() -> anyhow::Result<()> {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    if matches!(cli.command, Command::ConformanceClient { .. }) {
+        // The suite hands a scenario's client secret over in its context; the OAuth config
+        // names secrets by environment variable, so it goes there.
+        let context: Option<serde_json::Value> = std::env::var("MCP_CONFORMANCE_CONTEXT")
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok());
+        if let Some(secret) = context.as_ref().and_then(|c| c["client_secret"].as_str()) {
+            // SAFETY: no other thread exists yet (the runtime is built below).
+            #[allow(unsafe_code)]
+            unsafe {
+                std::env::set_var(conformance::SECRET_VAR, secret);
+            }
+        }
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
