@@ -353,3 +353,68 @@ async fn an_authorization_server_that_is_down_fails_that_server_alone_until_it_i
     assert_eq!(remote.stats()["authorization_codes"], 1);
     h.manager.shutdown().await;
 }
+
+#[test]
+fn login_receives_the_redirect_on_loopback_through_the_browser() {
+    // `$BROWSER` is a script that does what a browser does: follow the authorization URL and
+    // its redirect to the router's listener on 127.0.0.1 (Python from the test harness).
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let config = write_config(dir.path(), &remote.server.url);
+    let browser = dir.path().join("browser");
+    let python = crate::interop::python();
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nexec {python} -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \"$1\" > {}\n",
+            dir.path().join("browser.out").display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = Command::new(ROUTER)
+        .args(["login", "remote", "--config"])
+        .arg(&config)
+        .env("MCP_ROUTER_HOME", &home)
+        .env("BROWSER", &browser)
+        .stdin(Stdio::null())
+        .output()
+        .expect("login");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("/authorize?"), "the URL is printed: {stdout}");
+    assert!(stdout.contains("Signed in to `remote`"), "{stdout}");
+    // The redirect went to an ephemeral port on 127.0.0.1, and the browser was told so.
+    assert!(stdout.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"), "{stdout}");
+    let page = std::fs::read_to_string(dir.path().join("browser.out")).expect("browser page");
+    assert!(page.contains("Sign-in received"), "{page}");
+    assert!(router(&["auth", "status"], &config, &home).contains("signed in: "));
+}
+
+#[tokio::test]
+async fn two_routers_refreshing_the_same_credentials_take_turns() {
+    // Refresh tokens rotate: without the refresh lock, two routers refreshing at once would
+    // both spend the same refresh token and one would be refused (`invalid_grant`).
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = TokenStore::at(dir.path().join("credentials.json"));
+    library_login(&remote, &store).await;
+    let (a, b) = (harness(&remote, &store), harness(&remote, &store));
+    assert!(text(a.call("list_mcp_resources", LIST_REMOTE).await).0);
+    assert!(text(b.call("list_mcp_resources", LIST_REMOTE).await).0);
+    for round in 0..3 {
+        remote.admin("expire");
+        let (x, y) = tokio::join!(
+            a.call("list_mcp_resources", LIST_REMOTE),
+            b.call("list_mcp_resources", LIST_REMOTE)
+        );
+        let (x, y) = (text(x), text(y));
+        assert!(x.0 && y.0, "round {round}: {x:?} {y:?}");
+    }
+    let stats = remote.stats();
+    assert_eq!(stats["rejected"], 0, "a refresh token was spent twice: {stats}");
+    assert!(stats["refreshes"].as_u64().unwrap_or(0) >= 3, "{stats}");
+    a.manager.shutdown().await;
+    b.manager.shutdown().await;
+}
