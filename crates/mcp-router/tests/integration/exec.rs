@@ -31,7 +31,7 @@ fn exec(config: &std::path::Path, lines: &[Value]) -> (Vec<Value>, i32) {
 }
 
 /// An `exec` process driven line by line (for calls that need an earlier call's answer).
-struct ExecSession {
+pub(crate) struct ExecSession {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
     reader: BufReader<std::process::ChildStdout>,
@@ -41,7 +41,12 @@ struct ExecSession {
 
 impl ExecSession {
     fn start(config: &std::path::Path) -> Self {
-        let mut child = exec_command(config).spawn().expect("spawn mcp-router exec");
+        Self::spawn(exec_command(config))
+    }
+
+    /// `command` (an `exec_command`, perhaps with more environment) as a session.
+    pub(crate) fn spawn(mut command: Command) -> Self {
+        let mut child = command.spawn().expect("spawn mcp-router exec");
         let stdin = child.stdin.take();
         let reader = BufReader::new(child.stdout.take().expect("stdout"));
         // A session that hangs is killed after two minutes, so a blocked read fails the test
@@ -58,7 +63,7 @@ impl ExecSession {
         Self { child, stdin, reader, lines: Vec::new(), _watchdog: watchdog }
     }
 
-    fn send(&mut self, line: &Value) {
+    pub(crate) fn send(&mut self, line: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         match line {
             Value::String(raw) => writeln!(stdin, "{raw}").expect("write"),
@@ -68,7 +73,7 @@ impl ExecSession {
 
     /// The output of `call_id`: one already read (calls in flight may finish in any order), or
     /// read until it arrives.
-    fn output(&mut self, call_id: &str) -> Value {
+    pub(crate) fn output(&mut self, call_id: &str) -> Value {
         let is_output = |v: &Value| v["type"] == "function_call_output" && v["call_id"] == call_id;
         if let Some(seen) = self.lines.iter().find(|v| is_output(v)) {
             return seen["output"].clone();
@@ -88,7 +93,7 @@ impl ExecSession {
     }
 
     /// The first line (already read or read now) that `wanted` accepts.
-    fn line(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn line(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
         if let Some(seen) = self.lines.iter().find(|v| wanted(v)) {
             return seen.clone();
         }
@@ -107,7 +112,7 @@ impl ExecSession {
     }
 
     /// Close stdin, read everything left, wait for the exit code.
-    fn finish(mut self) -> (Vec<Value>, i32) {
+    pub(crate) fn finish(mut self) -> (Vec<Value>, i32) {
         drop(self.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.reader, &mut rest).expect("read rest");

@@ -88,12 +88,14 @@ fn write_config(dir: &Path, url: &str) -> PathBuf {
     path
 }
 
-/// `mcp-router login remote --no-browser`, pasting the redirect on stdin; its stdout.
+/// `mcp-router login remote --no-browser` at `RUST_LOG=trace`, pasting the redirect on stdin;
+/// everything it wrote (stdout, then stderr).
 fn cli_login(config: &Path, home: &Path) -> String {
     let mut child = Command::new(ROUTER)
         .args(["login", "remote", "--no-browser", "--config"])
         .arg(config)
         .env("MCP_ROUTER_HOME", home)
+        .env("RUST_LOG", "trace")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -123,7 +125,8 @@ fn cli_login(config: &Path, home: &Path) -> String {
     let mut stderr = String::new();
     child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("stderr");
     assert!(status.success(), "login failed: {printed}\n{stderr}");
-    printed
+    assert!(stderr.contains("TRACE"), "trace logging was on");
+    format!("{printed}\n{stderr}")
 }
 
 fn router(args: &[&str], config: &Path, home: &Path) -> String {
@@ -417,4 +420,49 @@ async fn two_routers_refreshing_the_same_credentials_take_turns() {
     assert!(stats["refreshes"].as_u64().unwrap_or(0) >= 3, "{stats}");
     a.manager.shutdown().await;
     b.manager.shutdown().await;
+}
+
+#[test]
+fn a_running_exec_recovers_after_a_new_login() {
+    // The acceptance path as a user meets it: `exec` runs, the sign-in is revoked, the call
+    // fails with the login hint while the other server keeps answering, `mcp-router login`
+    // runs beside it, and the same `exec` answers again.
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let config = write_config(dir.path(), &remote.server.url);
+    cli_login(&config, &home);
+    let mut command = crate::support::exec_command(&config);
+    command.env("MCP_ROUTER_HOME", &home);
+    let mut exec = crate::exec::ExecSession::spawn(command);
+    let list = |id: &str, server: &str| {
+        serde_json::json!({
+            "call_id": id,
+            "name": "list_mcp_resources",
+            "arguments": serde_json::json!({"server": server}).to_string(),
+        })
+    };
+    exec.send(&list("1", "remote"));
+    assert_eq!(exec.output("1")["success"], true);
+
+    remote.admin("revoke");
+    remote.admin("expire");
+    exec.send(&list("2", "remote"));
+    let failed = exec.output("2");
+    assert_eq!(failed["success"], false, "{failed}");
+    let message = failed["content"].as_str().unwrap_or_default();
+    assert!(message.contains("run `mcp-router login remote`"), "{message}");
+    let event = exec.line("mcp_server_failed for remote", |v| {
+        v["type"] == "mcp_server_failed" && v["server"] == "remote"
+    });
+    assert!(event["error"].as_str().unwrap_or_default().contains("mcp-router login remote"));
+    exec.send(&list("3", "local"));
+    assert_eq!(exec.output("3")["success"], true, "the other server keeps answering");
+
+    cli_login(&config, &home);
+    exec.send(&list("4", "remote"));
+    let recovered = exec.output("4");
+    assert_eq!(recovered["success"], true, "{recovered}");
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
 }
