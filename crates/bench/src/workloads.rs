@@ -293,6 +293,7 @@ fn listings(servers: usize, per_server: usize) -> Aggregate {
             ),
             pages: per_server.div_ceil(100),
             error: None,
+            page_starts: Vec::new(),
         })
         .collect()
 }

@@ -17,7 +17,8 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use resources::{
-    CITIES_CSV, DOCS, PIXEL_PNG, register_conformance_fixtures, registry, resources,
+    CITIES_CSV, DOCS, PIXEL_PNG, register_conformance_fixtures, register_generated, registry,
+    resources,
 };
 pub use serve::{ServeArgs, run_http, run_stdio, serve};
 pub use server::DemoServer;
@@ -47,6 +48,8 @@ pub struct DemoOptions {
     /// Over HTTP: protect `/mcp` with OAuth, served by a small authorization server in the
     /// same process, whose access tokens live this long (see `oauth`).
     pub oauth_token_ttl: Option<std::time::Duration>,
+    /// A generated catalog of this many more resources (see `register_generated`).
+    pub generated: usize,
 }
 
 impl Default for DemoOptions {
@@ -60,6 +63,7 @@ impl Default for DemoOptions {
             ttl_ms: None,
             request_log: None,
             oauth_token_ttl: None,
+            generated: 0,
         }
     }
 }
@@ -75,6 +79,7 @@ impl fmt::Debug for DemoOptions {
             .field("ttl_ms", &self.ttl_ms)
             .field("request_log", &self.request_log)
             .field("oauth_token_ttl", &self.oauth_token_ttl)
+            .field("generated", &self.generated)
             .finish()
     }
 }

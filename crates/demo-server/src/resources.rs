@@ -140,7 +140,42 @@ pub(crate) fn options_registry(options: &DemoOptions) -> Arc<ResourceRegistry> {
     if options.conformance_fixtures {
         register_conformance_fixtures(&registry);
     }
+    if options.generated > 0 {
+        register_generated(&registry, options.generated);
+    }
     registry
+}
+
+/// `--generated N`: a big catalog for the list tools, `demo://gen/{i}` for `i` in `0..N`
+/// (zero-padded to 6 digits so the URIs sort in order). Every 10th is an invoice
+/// (`invoice-{i}`, `application/pdf`), every 10th from 5 on a JSON report, the rest text notes;
+/// every 7th is annotated for the user only, every 100th has priority 1.0.
+pub fn register_generated(registry: &ResourceRegistry, count: usize) {
+    for i in 0..count {
+        let (name, mime, description) = match i % 10 {
+            0 => (format!("invoice-{i}"), "application/pdf", format!("Invoice number {i}")),
+            5 => (format!("report-{i}"), "application/json", format!("Report {i} as JSON")),
+            _ => (format!("note-{i}"), "text/plain", format!("Note {i}")),
+        };
+        let mut annotations = rmcp::model::Annotations::default();
+        if i % 7 == 3 {
+            annotations.audience = Some(vec![rmcp::model::Role::User]);
+        }
+        if i % 100 == 42 {
+            annotations.priority = Some(1.0);
+        }
+        let mut resource = Resource::new(format!("demo://gen/{i:06}"), name)
+            .with_mime_type(mime)
+            .with_description(description);
+        if annotations.audience.is_some() || annotations.priority.is_some() {
+            resource = resource.with_annotations(annotations);
+        }
+        let body = format!("generated item {i}");
+        let _ = registry.register_resource(resource, move || {
+            let body = body.clone();
+            async move { Ok(ResourceBody::from(body)) }
+        });
+    }
 }
 
 /// The resources the MCP conformance suite's server scenarios read, with the contents they

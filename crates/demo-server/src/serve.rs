@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// on the same address (approves at once; see the `oauth` module for its test controls).
     #[arg(long, requires = "http")]
     pub oauth: bool,
+    /// Also serve a generated catalog of this many resources (`demo://gen/{i}`: invoices,
+    /// JSON reports and notes, some for the user only, some with priority).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub generated: usize,
     /// With `--oauth`: how long access tokens last.
     #[arg(long, value_name = "SECS", default_value_t = 3600)]
     pub token_ttl_secs: u64,
@@ -55,6 +59,7 @@ impl ServeArgs {
             process_faults: faults,
             ttl_ms: self.ttl_ms,
             request_log: self.request_log.clone(),
+            generated: self.generated,
             oauth_token_ttl: self
                 .oauth
                 .then(|| std::time::Duration::from_secs(self.token_ttl_secs)),

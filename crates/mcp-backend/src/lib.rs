@@ -13,7 +13,7 @@ mod qualify;
 
 pub use backend::{McpBackend, ResourceChange};
 pub use error::McpError;
-pub use listing::{Aggregate, Items, ListKind, Page, ServerListing};
+pub use listing::{Aggregate, Items, ListKind, Page, PageStart, ServerListing};
 pub use qualify::{
     MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
     resolve_tool_name, unlisted_tool,

@@ -90,6 +90,19 @@ pub struct ServerListing {
     pub pages: usize,
     /// Why the listing is missing or incomplete.
     pub error: Option<String>,
+    /// Where each fetched page starts in `items`, with the cursor that asked for it (`None` for
+    /// the first page), so a position in the listing can be named as "this page, this many
+    /// items in". Empty when unknown.
+    pub page_starts: Vec<PageStart>,
+}
+
+/// The first item of one fetched page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageStart {
+    /// Its index in the listing's items.
+    pub index: usize,
+    /// The cursor that asked for the page (`None`: the first page).
+    pub cursor: Option<String>,
 }
 
 /// The answer of every server that offers resources, sorted by server name.

@@ -297,6 +297,7 @@ impl McpConnectionManager {
                         items: Items::empty(kind),
                         pages: 0,
                         error: Some(e.to_string()),
+                        page_starts: Vec::new(),
                     }));
                 }
             };

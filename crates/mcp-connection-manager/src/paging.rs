@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::time::Duration;
 
-use mcp_backend::{Items, ListKind, McpError, Page, ServerListing};
+use mcp_backend::{Items, ListKind, McpError, Page, PageStart, ServerListing};
 
 use crate::client::service_error;
 
@@ -30,6 +30,7 @@ impl Paging<'_> {
             items: Items::empty(self.kind),
             pages: 0,
             error: None,
+            page_starts: Vec::new(),
         };
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -41,6 +42,7 @@ impl Paging<'_> {
                 ));
                 return listing;
             }
+            let asked = cursor.clone();
             let page = match tokio::time::timeout(self.timeout, fetch(cursor.take())).await {
                 Ok(Ok(page)) => page,
                 Ok(Err(e)) => {
@@ -59,6 +61,7 @@ impl Paging<'_> {
                 }
             };
             listing.pages += 1;
+            listing.page_starts.push(PageStart { index: listing.items.len(), cursor: asked });
             listing.items.extend(page.items);
             match page.next_cursor {
                 None => return listing,

@@ -96,6 +96,9 @@ struct Template {
 #[derive(Default)]
 struct State {
     direct: Vec<Direct>,
+    /// URI → its place in `direct` (catalogs of many thousand resources register, list and
+    /// read without a scan).
+    direct_index: std::collections::HashMap<String, usize>,
     templates: Vec<Template>,
     /// Bumped on every change; cursors carry it.
     generation: u64,
@@ -139,9 +142,10 @@ impl ResourceRegistry {
         }
         let handler: DirectHandler = Arc::new(move || handler().boxed());
         self.change(|state| {
-            if state.direct.iter().any(|d| d.resource.uri == resource.uri) {
+            if state.direct_index.contains_key(&resource.uri) {
                 return Err(RegistrationError::Duplicate(resource.uri.clone()));
             }
+            state.direct_index.insert(resource.uri.clone(), state.direct.len());
             state.direct.push(Direct { resource, handler });
             Ok(())
         })
@@ -175,7 +179,13 @@ impl ResourceRegistry {
 
     /// Remove a direct resource; `false` if it was not registered.
     pub fn unregister_resource(&self, uri: &str) -> bool {
-        self.change(|state| remove_where(&mut state.direct, |d| d.resource.uri == uri)).is_ok()
+        self.change(|state| {
+            remove_where(&mut state.direct, |d| d.resource.uri == uri)?;
+            state.direct_index =
+                state.direct.iter().enumerate().map(|(i, d)| (d.resource.uri.clone(), i)).collect();
+            Ok::<(), ()>(())
+        })
+        .is_ok()
     }
 
     /// Remove a template by its template string; `false` if it was not registered.
@@ -194,8 +204,9 @@ impl ResourceRegistry {
     /// One page of `resources/list`.
     pub fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, ErrorData> {
         let state = self.read_state();
-        let items: Vec<Resource> = state.direct.iter().map(|d| d.resource.clone()).collect();
-        let (page, next) = self.page(&items, cursor, Kind::Resources, state.generation)?;
+        let (range, next) =
+            self.page(state.direct.len(), cursor, Kind::Resources, state.generation)?;
+        let page = state.direct[range].iter().map(|d| d.resource.clone()).collect();
         let mut result = ListResourcesResult::with_all_items(page);
         result.next_cursor = next;
         if let Some(ttl) = self.options.ttl_ms {
@@ -211,9 +222,9 @@ impl ResourceRegistry {
         cursor: Option<&str>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let state = self.read_state();
-        let items: Vec<ResourceTemplate> =
-            state.templates.iter().map(|t| t.template.clone()).collect();
-        let (page, next) = self.page(&items, cursor, Kind::Templates, state.generation)?;
+        let (range, next) =
+            self.page(state.templates.len(), cursor, Kind::Templates, state.generation)?;
+        let page = state.templates[range].iter().map(|t| t.template.clone()).collect();
         let mut result = ListResourceTemplatesResult::with_all_items(page);
         result.next_cursor = next;
         if let Some(ttl) = self.options.ttl_ms {
@@ -329,7 +340,7 @@ impl ResourceRegistry {
 
     fn resolve(&self, uri: &str) -> Option<Target> {
         let state = self.read_state();
-        if let Some(direct) = state.direct.iter().find(|d| d.resource.uri == uri) {
+        if let Some(direct) = state.direct_index.get(uri).and_then(|i| state.direct.get(*i)) {
             return Some(Target::Direct(direct.handler.clone(), direct.resource.mime_type.clone()));
         }
         state.templates.iter().find_map(|t| {
@@ -339,13 +350,14 @@ impl ResourceRegistry {
         })
     }
 
-    fn page<T: Clone>(
+    /// Which of `len` items one page holds, and the cursor of the next.
+    fn page(
         &self,
-        items: &[T],
+        len: usize,
         cursor: Option<&str>,
         kind: Kind,
         generation: u64,
-    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    ) -> Result<(std::ops::Range<usize>, Option<String>), ErrorData> {
         let start = cursor::decode(cursor, kind, generation).map_err(|e| match e {
             CursorError::Invalid => ErrorData::invalid_params("Invalid cursor", None),
             CursorError::Stale => ErrorData::invalid_params(
@@ -353,12 +365,12 @@ impl ResourceRegistry {
                 None,
             ),
         })?;
-        if start > items.len() {
+        if start > len {
             return Err(ErrorData::invalid_params("Invalid cursor", None));
         }
-        let end = (start + self.options.page_size).min(items.len());
-        let next = (end < items.len()).then(|| cursor::encode(kind, generation, end));
-        Ok((items[start..end].to_vec(), next))
+        let end = (start + self.options.page_size).min(len);
+        let next = (end < len).then(|| cursor::encode(kind, generation, end));
+        Ok((start..end, next))
     }
 
     /// Apply a change; on success bump the generation and tell every connection the list

@@ -22,6 +22,10 @@ pub(crate) struct ContentPolicy {
     pub(crate) image_max_bytes: usize,
     /// Send other blobs as base64 (as Codex does) instead of describing them.
     pub(crate) raw_blobs: bool,
+    /// Most bytes of one list payload.
+    pub(crate) list_budget_bytes: usize,
+    /// Show list items whose audience leaves out the assistant.
+    pub(crate) show_user_audience: bool,
 }
 
 impl Default for ContentPolicy {
@@ -36,6 +40,8 @@ impl From<&RouterSettings> for ContentPolicy {
             read_budget_bytes: settings.read_budget_bytes,
             image_max_bytes: settings.image_max_bytes,
             raw_blobs: settings.raw_blobs,
+            list_budget_bytes: settings.list_budget_bytes,
+            show_user_audience: settings.show_user_audience,
         }
     }
 }

@@ -8,7 +8,12 @@ fn text(uri: &str, text: &str) -> ResourceContents {
 }
 
 fn policy(budget: usize) -> ContentPolicy {
-    ContentPolicy { read_budget_bytes: budget, image_max_bytes: 100, raw_blobs: false }
+    ContentPolicy {
+        read_budget_bytes: budget,
+        image_max_bytes: 100,
+        raw_blobs: false,
+        ..ContentPolicy::default()
+    }
 }
 
 fn values(shaped: &ShapedRead<'_>) -> Vec<serde_json::Value> {

@@ -97,7 +97,7 @@ impl ToolRouter {
     ) -> Self {
         let mut tools: Vec<(ToolSpec, Arc<dyn ToolHandler>)> = Vec::new();
         for kind in [ListKind::Resources, ListKind::Templates] {
-            let handler = Arc::new(McpListHandler::new(backend.clone(), kind));
+            let handler = Arc::new(McpListHandler::new(backend.clone(), kind, &policy));
             tools.push((McpListHandler::spec(kind), handler));
         }
         let options = ReadOptions { policy: policy.clone(), data: data.clone() };

@@ -19,6 +19,11 @@ pub struct RouterSettings {
     pub query_max_rows: usize,
     /// `query_timeout_sec`: a longer query is interrupted (default 5).
     pub query_timeout: Duration,
+    /// `list_budget_bytes`: most bytes of one `list_mcp_resources` / `list_mcp_resource_templates`
+    /// payload (default 64 KiB); what does not fit is continued with a cursor.
+    pub list_budget_bytes: usize,
+    /// `show_user_audience`: also list items annotated for the user only (default false).
+    pub show_user_audience: bool,
 }
 
 impl Default for RouterSettings {
@@ -30,6 +35,8 @@ impl Default for RouterSettings {
             data_sources: true,
             query_max_rows: 200,
             query_timeout: Duration::from_secs(5),
+            list_budget_bytes: 64 * 1024,
+            show_user_audience: false,
         }
     }
 }

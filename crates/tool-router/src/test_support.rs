@@ -108,6 +108,7 @@ fn listing(name: &str, server: &FakeServer, kind: ListKind) -> ServerListing {
             items: Items::empty(kind),
             pages: 0,
             error: Some(e.to_string()),
+            page_starts: Vec::new(),
         },
         None => {
             let count = server.count(kind);
@@ -117,6 +118,7 @@ fn listing(name: &str, server: &FakeServer, kind: ListKind) -> ServerListing {
                 items: server.items(kind),
                 pages: count.div_ceil(size).max(1),
                 error: None,
+                page_starts: Vec::new(),
             }
         }
     }

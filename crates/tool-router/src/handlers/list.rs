@@ -4,6 +4,7 @@
 //! to the end, report failing servers in an additive `errors` array, and end events carry a
 //! [`ResourceCallSummary`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -11,11 +12,18 @@ use mcp_backend::{Aggregate, Items, ListKind, McpBackend, ServerListing};
 use rmcp::model::{Resource, ResourceTemplate};
 use router_protocol::{McpInvocation, ResourceCallSummary, ServerFailure};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args_with_default, respond};
-use crate::handlers::{Failed, Produced, backend_failure, one_server, produced, run, shut_down};
+use crate::handlers::catalog::{
+    Continuation, Filter, Listed, fit, for_assistant, json_len, model_view, position, share,
+    sort_by_priority,
+};
+use crate::handlers::{
+    Failed, Produced, backend_failure, one_server, produced, run, shut_down, single_failure,
+};
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::spec::ToolSpec;
 
@@ -28,6 +36,10 @@ pub const LIST_MCP_RESOURCE_TEMPLATES: &str = "list_mcp_resource_templates";
 pub(crate) struct McpListHandler {
     backend: Arc<dyn McpBackend>,
     kind: ListKind,
+    /// Most bytes of one payload (`list_budget_bytes`).
+    budget: usize,
+    /// Show items whose audience leaves out the assistant (`show_user_audience`).
+    every_audience: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -36,66 +48,124 @@ struct ListArgs {
     server: Option<String>,
     #[serde(default)]
     cursor: Option<String>,
+    #[serde(default)]
+    query: Option<String>,
+    #[serde(default, rename = "mimeType")]
+    mime_type: Option<String>,
+    #[serde(default)]
+    limit: Option<Value>,
+    #[serde(default)]
+    sort: Option<String>,
 }
+
+/// Pages one continuation of a filtered list may follow before it stops.
+const MAX_SCAN_PAGES: usize = 1_000;
 
 /// An item with the server it came from, next to the item's own MCP fields.
 #[derive(Serialize)]
-struct WithServer<'a, T> {
+struct WithServer<'a, T: Listed> {
     server: &'a str,
     #[serde(flatten)]
-    item: &'a T,
+    item: Cow<'a, T>,
 }
 
-/// The items of a list payload, under the key Codex uses for them.
-#[derive(Serialize)]
-enum PayloadItems<'a> {
-    #[serde(rename = "resources")]
-    Resources(Vec<WithServer<'a, Resource>>),
-    #[serde(rename = "resourceTemplates")]
-    Templates(Vec<WithServer<'a, ResourceTemplate>>),
+/// Items of one kind, as the list tools see them.
+trait Kind: Listed + Sized {
+    /// Codex's key for them in a payload.
+    const KEY: &'static str;
+    fn slice(items: &Items) -> &[Self];
+    fn take(items: Items) -> Vec<Self>;
 }
 
-impl<'a> PayloadItems<'a> {
-    fn empty(kind: ListKind) -> Self {
-        match kind {
-            ListKind::Resources => Self::Resources(Vec::new()),
-            ListKind::Templates => Self::Templates(Vec::new()),
+impl Kind for Resource {
+    const KEY: &'static str = "resources";
+    fn slice(items: &Items) -> &[Self] {
+        match items {
+            Items::Resources(items) => items,
+            Items::Templates(_) => &[],
         }
     }
-
-    /// Append `items`, each tagged with `server`.
-    fn push(&mut self, server: &'a str, items: &'a Items) {
-        match (self, items) {
-            (Self::Resources(out), Items::Resources(items)) => {
-                out.extend(items.iter().map(|item| WithServer { server, item }))
-            }
-            (Self::Templates(out), Items::Templates(items)) => {
-                out.extend(items.iter().map(|item| WithServer { server, item }))
-            }
-            _ => {}
+    fn take(items: Items) -> Vec<Self> {
+        match items {
+            Items::Resources(items) => items,
+            Items::Templates(_) => Vec::new(),
         }
     }
 }
 
-/// `{"server": "…", "resources"|"resourceTemplates": […], "nextCursor": "…" | null}`
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SingleServerPayload<'a> {
-    server: &'a str,
-    #[serde(flatten)]
-    items: PayloadItems<'a>,
-    next_cursor: Option<&'a str>,
+impl Kind for ResourceTemplate {
+    const KEY: &'static str = "resourceTemplates";
+    fn slice(items: &Items) -> &[Self] {
+        match items {
+            Items::Templates(items) => items,
+            Items::Resources(_) => &[],
+        }
+    }
+    fn take(items: Items) -> Vec<Self> {
+        match items {
+            Items::Templates(items) => items,
+            Items::Resources(_) => Vec::new(),
+        }
+    }
 }
 
-/// `{"server": null, "resources"|"resourceTemplates": […], "errors": [{server, error}]}`;
-/// `errors` only when some server failed.
+/// A server not shown in full in an all-server list, and how to go on.
 #[derive(Serialize)]
-struct AllServersPayload<'a> {
+struct Incomplete {
+    server: String,
+    shown: usize,
+    total: usize,
+    #[serde(rename = "nextCursor")]
+    next_cursor: String,
+}
+
+/// A list payload in Codex's shape — `{"server", "resources"|"resourceTemplates", "nextCursor"}`
+/// for one server, `{"server": null, …, "errors"?}` for all — plus, only when they apply,
+/// `incomplete` (servers not shown in full) and `matched` (how many items a query or type
+/// matched).
+struct Payload<'a, T: Kind> {
     server: Option<&'a str>,
-    #[serde(flatten)]
-    items: PayloadItems<'a>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    items: Vec<WithServer<'a, T>>,
+    /// `Some` for a single-server payload (the key is always there, `null` at the end).
+    next_cursor: Option<Option<String>>,
     errors: Vec<ServerFailure>,
+    incomplete: Vec<Incomplete>,
+    matched: Option<usize>,
+}
+
+impl<T: Kind> Serialize for Payload<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("server", &self.server)?;
+        map.serialize_entry(T::KEY, &self.items)?;
+        if let Some(next) = &self.next_cursor {
+            map.serialize_entry("nextCursor", next)?;
+        }
+        if !self.errors.is_empty() {
+            map.serialize_entry("errors", &self.errors)?;
+        }
+        if !self.incomplete.is_empty() {
+            map.serialize_entry("incomplete", &self.incomplete)?;
+        }
+        if let Some(matched) = self.matched {
+            map.serialize_entry("matched", &matched)?;
+        }
+        map.end()
+    }
+}
+
+impl<'a, T: Kind> Payload<'a, T> {
+    fn new(server: Option<&'a str>) -> Self {
+        Self {
+            server,
+            items: Vec::new(),
+            next_cursor: None,
+            errors: Vec::new(),
+            incomplete: Vec::new(),
+            matched: None,
+        }
+    }
 }
 
 fn failures(listings: &[ServerListing]) -> Vec<ServerFailure> {
@@ -118,9 +188,48 @@ fn aggregate_summary(listings: &Aggregate) -> ResourceCallSummary {
     }
 }
 
+/// The filters and limit of a call, checked.
+struct Request {
+    filter: Filter,
+    limit: usize,
+}
+
+fn request(args: &mut ListArgs) -> Result<Request, FunctionCallError> {
+    let limit = match args.limit.take() {
+        None | Some(Value::Null) => usize::MAX,
+        Some(value) => value
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| respond(format!("limit must be a positive integer, got {value}")))?,
+    };
+    let by_priority = match normalize_optional_string(args.sort.take()).as_deref() {
+        None => false,
+        Some("priority") => true,
+        Some(other) => {
+            return Err(respond(format!("sort must be \"priority\" (or absent), got \"{other}\"")));
+        }
+    };
+    let filter = Filter {
+        query: normalize_optional_string(args.query.take()),
+        mime_type: normalize_optional_string(args.mime_type.take()),
+        by_priority,
+    };
+    Ok(Request { filter, limit })
+}
+
 impl McpListHandler {
-    pub(crate) fn new(backend: Arc<dyn McpBackend>, kind: ListKind) -> Self {
-        Self { backend, kind }
+    pub(crate) fn new(
+        backend: Arc<dyn McpBackend>,
+        kind: ListKind,
+        policy: &ContentPolicy,
+    ) -> Self {
+        Self {
+            backend,
+            kind,
+            budget: policy.list_budget_bytes,
+            every_audience: policy.show_user_audience,
+        }
     }
 
     /// The tool's name.
@@ -131,56 +240,368 @@ impl McpListHandler {
         }
     }
 
-    /// The tool's spec (Codex's wording).
+    /// The tool's spec (Codex's wording, plus the filters).
     pub(crate) fn spec(kind: ListKind) -> ToolSpec {
-        let (description, server, cursor) = match kind {
+        let (description, server, cursor, what) = match kind {
             ListKind::Resources => (
                 "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible.",
                 "Optional MCP server name. When omitted, lists resources from every configured server.",
                 "Opaque cursor returned by a previous list_mcp_resources call for the same server.",
+                "resources",
             ),
             ListKind::Templates => (
                 "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible.",
                 "Optional MCP server name. When omitted, lists resource templates from all configured servers.",
                 "Opaque cursor returned by a previous list_mcp_resource_templates call for the same server.",
+                "templates",
             ),
         };
+        let description = format!(
+            "{description} Large lists are cut to fit: servers not shown in full are listed under `incomplete` with a `nextCursor`; pass it with that `server` to continue."
+        );
         ToolSpec {
             name: Self::name(kind).to_string(),
-            description: description.to_string(),
+            description,
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "server": {"type": "string", "description": server},
-                    "cursor": {"type": "string", "description": cursor}
+                    "cursor": {"type": "string", "description": cursor},
+                    "query": {
+                        "type": "string",
+                        "description": format!("Optional text to search for: only {what} whose uri, name, title or description contains it (case-insensitive).")
+                    },
+                    "mimeType": {
+                        "type": "string",
+                        "description": format!("Optional MIME type: only {what} of this type; a value ending in '/' (such as 'text/') matches every subtype.")
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": format!("Optional: at most this many {what} in this answer (fewer when they do not fit).")
+                    },
+                    "sort": {
+                        "type": "string",
+                        "enum": ["priority"],
+                        "description": "Optional: 'priority' orders each server's items by their annotated priority, highest first (default: the server's order)."
+                    }
                 },
                 "additionalProperties": false
             }),
         }
     }
 
-    async fn all_servers(&self) -> Result<Produced, Failed> {
+    async fn all_servers(&self, request: Request) -> Result<Produced, Failed> {
         let listings = self.backend.list_all(self.kind).await.map_err(|_| shut_down(None))?;
-        let mut items = PayloadItems::empty(self.kind);
-        for listing in &listings {
-            items.push(&listing.server, &listing.items);
+        let summary = aggregate_summary(&listings);
+        match self.kind {
+            ListKind::Resources => self.all_servers_of::<Resource>(&listings, &request, summary),
+            ListKind::Templates => {
+                self.all_servers_of::<ResourceTemplate>(&listings, &request, summary)
+            }
         }
-        let payload = AllServersPayload { server: None, items, errors: failures(&listings) };
-        produced(&payload, aggregate_summary(&listings))
     }
 
-    async fn one_page(&self, server: &str, cursor: Option<String>) -> Result<Produced, Failed> {
+    /// The all-server payload: every server's visible (and matching) items, as many as fit,
+    /// the budget shared so that every server with items is represented.
+    fn all_servers_of<T: Kind>(
+        &self,
+        listings: &Aggregate,
+        request: &Request,
+        summary: ResourceCallSummary,
+    ) -> Result<Produced, Failed> {
+        let filter = &request.filter;
+        // Per server: the indices of the items the model may see, in the order shown.
+        let candidates: Vec<Vec<usize>> = listings
+            .iter()
+            .map(|listing| {
+                let items = T::slice(&listing.items);
+                let mut chosen: Vec<usize> = (0..items.len())
+                    .filter(|i| {
+                        for_assistant(&items[*i], self.every_audience) && filter.matches(&items[*i])
+                    })
+                    .collect();
+                if filter.by_priority {
+                    sort_by_priority(items, &mut chosen);
+                }
+                chosen
+            })
+            .collect();
+        let continuation = |s: usize, next: usize| -> Continuation {
+            let listing = &listings[s];
+            if filter.by_priority {
+                return Continuation { page: None, offset: next, filter: filter.clone() };
+            }
+            let index = candidates[s].get(next).copied().unwrap_or(T::slice(&listing.items).len());
+            let (page, offset) = position(&listing.page_starts, index);
+            Continuation { page, offset, filter: filter.clone() }
+        };
+        // What the payload costs besides items, at most: every server with items incomplete,
+        // with the longest cursor it could get.
+        let mut envelope = Payload::<T>::new(None);
+        envelope.errors = failures(listings);
+        envelope.matched = filter.selects().then_some(usize::MAX);
+        for (s, listing) in listings.iter().enumerate() {
+            if candidates[s].is_empty() {
+                continue;
+            }
+            let longest =
+                listing.page_starts.iter().filter_map(|p| p.cursor.clone()).max_by_key(String::len);
+            let worst = Continuation { page: longest, offset: usize::MAX, filter: filter.clone() };
+            envelope.incomplete.push(Incomplete {
+                server: listing.server.clone(),
+                shown: usize::MAX,
+                total: usize::MAX,
+                next_cursor: worst.encode(),
+            });
+        }
+        let room = self.budget.saturating_sub(json_len(&envelope));
+        let sizes: Vec<Vec<usize>> = listings
+            .iter()
+            .zip(&candidates)
+            .map(|(listing, chosen)| {
+                let items = T::slice(&listing.items);
+                chosen
+                    .iter()
+                    .map(|i| {
+                        json_len(&WithServer {
+                            server: &listing.server,
+                            item: model_view(&items[*i]),
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let shown = share(&sizes, room, request.limit);
+        let mut payload = Payload::<T>::new(None);
+        payload.errors = envelope.errors;
+        payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
+        for (s, listing) in listings.iter().enumerate() {
+            let items = T::slice(&listing.items);
+            payload.items.extend(candidates[s][..shown[s]].iter().map(|i| WithServer {
+                server: listing.server.as_str(),
+                item: model_view(&items[*i]),
+            }));
+            if shown[s] < candidates[s].len() {
+                payload.incomplete.push(Incomplete {
+                    server: listing.server.clone(),
+                    shown: shown[s],
+                    total: candidates[s].len(),
+                    next_cursor: continuation(s, shown[s]).encode(),
+                });
+            }
+        }
+        produced(&payload, summary)
+    }
+
+    async fn one_server(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+        request: Request,
+    ) -> Result<Produced, Failed> {
+        let invalid = |message: String| single_failure(server, message);
+        let (start, filter) = match cursor.as_deref().map(Continuation::decode) {
+            Some(Some(Ok(start))) => {
+                if !request.filter.is_empty() && request.filter != start.filter {
+                    return Err(invalid(
+                        "this cursor continues a list with other filters: repeat the same query, mimeType and sort, or leave them out"
+                            .to_string(),
+                    ));
+                }
+                let filter = start.filter.clone();
+                (Some(start), filter)
+            }
+            Some(Some(Err(message))) => return Err(invalid(message)),
+            _ => (None, request.filter.clone()),
+        };
+        let request = Request { filter, limit: request.limit };
+        match self.kind {
+            ListKind::Resources => {
+                self.one_server_of::<Resource>(server, cursor, start, request).await
+            }
+            ListKind::Templates => {
+                self.one_server_of::<ResourceTemplate>(server, cursor, start, request).await
+            }
+        }
+    }
+
+    async fn one_server_of<T: Kind>(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+        start: Option<Continuation>,
+        request: Request,
+    ) -> Result<Produced, Failed> {
+        if request.filter.is_empty() {
+            // One page of the server, as Codex asks for it; cut if it does not fit.
+            let (page_cursor, offset) = match start {
+                Some(start) => (start.page, start.offset),
+                None => (cursor, 0),
+            };
+            return self.one_page::<T>(server, page_cursor, offset, request.limit).await;
+        }
+        self.scan::<T>(server, start, request).await
+    }
+
+    async fn fetch<T: Kind>(
+        &self,
+        server: &str,
+        cursor: Option<String>,
+    ) -> Result<(Vec<T>, Option<String>), Failed> {
         let page = self
             .backend
             .list(server, self.kind, cursor)
             .await
             .map_err(|e| backend_failure(server, self.kind.method(), e))?;
-        let mut items = PayloadItems::empty(self.kind);
-        items.push(server, &page.items);
-        let payload =
-            SingleServerPayload { server, items, next_cursor: page.next_cursor.as_deref() };
-        produced(&payload, one_server(page.items.len()))
+        Ok((T::take(page.items), page.next_cursor))
     }
+
+    async fn one_page<T: Kind>(
+        &self,
+        server: &str,
+        page_cursor: Option<String>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Produced, Failed> {
+        let (items, next_cursor) = self.fetch::<T>(server, page_cursor.clone()).await?;
+        if offset > items.len() {
+            return Err(single_failure(server, stale_cursor()));
+        }
+        let visible: Vec<usize> = (offset..items.len())
+            .filter(|i| for_assistant(&items[*i], self.every_audience))
+            .collect();
+        let longest =
+            Continuation { page: page_cursor.clone(), offset: usize::MAX, ..Default::default() };
+        let mut envelope = Payload::<T>::new(Some(server));
+        let worst = [next_cursor.clone().unwrap_or_default(), longest.encode()]
+            .into_iter()
+            .max_by_key(String::len);
+        envelope.next_cursor = Some(worst);
+        let room = self.budget.saturating_sub(json_len(&envelope));
+        let sizes: Vec<usize> = visible
+            .iter()
+            .map(|i| json_len(&WithServer { server, item: model_view(&items[*i]) }))
+            .collect();
+        let shown = fit(&sizes, room, limit);
+        let mut payload = Payload::<T>::new(Some(server));
+        payload.items = visible[..shown]
+            .iter()
+            .map(|i| WithServer { server, item: model_view(&items[*i]) })
+            .collect();
+        payload.next_cursor = Some(match visible.get(shown) {
+            // Everything of the page fits: the server's own cursor, as Codex passes it on.
+            None => next_cursor.clone(),
+            Some(next) => Some(
+                Continuation { page: page_cursor, offset: *next, ..Default::default() }.encode(),
+            ),
+        });
+        produced(&payload, one_server(items.len()))
+    }
+
+    /// A filtered or sorted list of one server: its pages followed from the start position to
+    /// the end (the count of matches needs them all), then as many matches as fit.
+    async fn scan<T: Kind>(
+        &self,
+        server: &str,
+        start: Option<Continuation>,
+        request: Request,
+    ) -> Result<Produced, Failed> {
+        let filter = &request.filter;
+        let start = start.unwrap_or_default();
+        // With a sort the offset counts sorted matches: list from the first page.
+        let (mut page_cursor, mut skip, sorted_skip) = if filter.by_priority {
+            (None, 0, start.offset)
+        } else {
+            (start.page.clone(), start.offset, 0)
+        };
+        // Every item from the start position on, with where it sits.
+        let mut items: Vec<T> = Vec::new();
+        let mut places: Vec<(Option<String>, usize)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut pages = 0;
+        let mut stopped = None;
+        loop {
+            let (page, next) = self.fetch::<T>(server, page_cursor.clone()).await?;
+            pages += 1;
+            if skip > page.len() {
+                return Err(single_failure(server, stale_cursor()));
+            }
+            for (index, item) in page.into_iter().enumerate().skip(skip) {
+                items.push(item);
+                places.push((page_cursor.clone(), index));
+            }
+            skip = 0;
+            match next {
+                None => break,
+                Some(next) if !seen.insert(next.clone()) || pages >= MAX_SCAN_PAGES => {
+                    stopped = Some(format!(
+                        "{} stopped after {pages} pages (a repeated cursor or the page cap); the matches are incomplete",
+                        self.kind.method()
+                    ));
+                    break;
+                }
+                Some(next) => page_cursor = Some(next),
+            }
+        }
+        let mut chosen: Vec<usize> = (0..items.len())
+            .filter(|i| {
+                for_assistant(&items[*i], self.every_audience) && filter.matches(&items[*i])
+            })
+            .collect();
+        if filter.by_priority {
+            sort_by_priority(&items, &mut chosen);
+        }
+        let matched = chosen.len();
+        if sorted_skip > chosen.len() {
+            return Err(single_failure(server, stale_cursor()));
+        }
+        let window = &chosen[sorted_skip..];
+        let longest = places.iter().filter_map(|(c, _)| c.clone()).max_by_key(String::len);
+        let worst = Continuation { page: longest, offset: usize::MAX, filter: filter.clone() };
+        let mut envelope = Payload::<T>::new(Some(server));
+        envelope.next_cursor = Some(Some(worst.encode()));
+        envelope.matched = filter.selects().then_some(usize::MAX);
+        if let Some(error) = &stopped {
+            envelope
+                .errors
+                .push(ServerFailure { server: server.to_string(), error: error.clone() });
+        }
+        let room = self.budget.saturating_sub(json_len(&envelope));
+        let sizes: Vec<usize> = window
+            .iter()
+            .map(|i| json_len(&WithServer { server, item: model_view(&items[*i]) }))
+            .collect();
+        let shown = fit(&sizes, room, request.limit);
+        let mut payload = Payload::<T>::new(Some(server));
+        payload.items = window[..shown]
+            .iter()
+            .map(|i| WithServer { server, item: model_view(&items[*i]) })
+            .collect();
+        payload.next_cursor = Some(window.get(shown).map(|next| {
+            let continuation = if filter.by_priority {
+                Continuation { page: None, offset: sorted_skip + shown, filter: filter.clone() }
+            } else {
+                let (page, offset) = places[*next].clone();
+                Continuation { page, offset, filter: filter.clone() }
+            };
+            continuation.encode()
+        }));
+        payload.matched = filter.selects().then_some(matched);
+        payload.errors = envelope.errors;
+        let summary = ResourceCallSummary {
+            items: items.len(),
+            pages,
+            servers: 1,
+            failed_servers: payload.errors.clone(),
+        };
+        produced(&payload, summary)
+    }
+}
+
+fn stale_cursor() -> String {
+    "the cursor no longer matches the server's list (it changed since): list again without a cursor"
+        .to_string()
 }
 
 #[async_trait]
@@ -190,7 +611,8 @@ impl ToolHandler for McpListHandler {
         ctx: &CallContext,
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
-        let args: ListArgs = parse_args_with_default(invocation.arguments.as_ref())?;
+        let mut args: ListArgs = parse_args_with_default(invocation.arguments.as_ref())?;
+        let request = request(&mut args)?;
         let server = normalize_optional_string(args.server);
         // `""` is a valid cursor in protocol 2026-07-28 (a server may hand it out as
         // `nextCursor`): it is passed on as it is; other cursors are trimmed as before.
@@ -208,8 +630,8 @@ impl ToolHandler for McpListHandler {
         };
         let work = async {
             match &server {
-                None => self.all_servers().await,
-                Some(server) => self.one_page(server, cursor).await,
+                None => self.all_servers(request).await,
+                Some(server) => self.one_server(server, cursor, request).await,
             }
         };
         run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work).await.0

@@ -3,6 +3,7 @@
 //! event's summary built from one outcome.
 
 pub(crate) mod args;
+pub(crate) mod catalog;
 pub(crate) mod completion;
 pub(crate) mod data;
 pub(crate) mod list;

@@ -1,0 +1,394 @@
+//! Lists that fit a model's context: what the list tools show of big catalogs. A byte budget
+//! for the payload (whole items only, always valid JSON), shared fairly between servers;
+//! continuations the model follows with `{server, cursor}`; the `query`, `mimeType`, `limit`
+//! and `sort` filters; and the items' annotations honoured (audience, priority) with icons cut
+//! to what a model can use.
+//!
+//! A continuation is a cursor of our own, `mcp-router:` + base64url(JSON): the server's cursor
+//! of the page to ask for, how many items of that page were passed, and the filters. It is
+//! stateless: following it asks the server again from that page, so every item comes exactly
+//! once, in the server's order (with `sort: "priority"`, the offset counts items of the sorted
+//! list, which is listed again from the start). A server's own cursor is passed on untouched.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use base64::Engine as _;
+use rmcp::model::{Annotations, Icon, Resource, ResourceTemplate, Role};
+use serde::{Deserialize, Serialize};
+
+/// How continuations of ours start.
+pub(crate) const CURSOR_PREFIX: &str = "mcp-router:";
+
+/// What the list tools need of an item (a resource or a template).
+pub(crate) trait Listed: Serialize + Clone {
+    /// `uri`, or `uriTemplate` for a template.
+    fn address(&self) -> &str;
+    fn name(&self) -> &str;
+    fn title(&self) -> Option<&str>;
+    fn description(&self) -> Option<&str>;
+    fn mime_type(&self) -> Option<&str>;
+    fn annotations(&self) -> Option<&Annotations>;
+    fn icons(&self) -> Option<&Vec<Icon>>;
+    fn set_icons(&mut self, icons: Option<Vec<Icon>>);
+}
+
+macro_rules! listed {
+    ($type:ty, $address:ident) => {
+        impl Listed for $type {
+            fn address(&self) -> &str {
+                &self.$address
+            }
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn title(&self) -> Option<&str> {
+                self.title.as_deref()
+            }
+            fn description(&self) -> Option<&str> {
+                self.description.as_deref()
+            }
+            fn mime_type(&self) -> Option<&str> {
+                self.mime_type.as_deref()
+            }
+            fn annotations(&self) -> Option<&Annotations> {
+                self.annotations.as_ref()
+            }
+            fn icons(&self) -> Option<&Vec<Icon>> {
+                self.icons.as_ref()
+            }
+            fn set_icons(&mut self, icons: Option<Vec<Icon>>) {
+                self.icons = icons;
+            }
+        }
+    };
+}
+
+listed!(Resource, uri);
+listed!(ResourceTemplate, uri_template);
+
+/// The item as the model sees it: icons given inline as `data:` URLs are dropped (a model cannot
+/// use them and they can be large); everything else as the server sent it.
+pub(crate) fn model_view<T: Listed>(item: &T) -> Cow<'_, T> {
+    let inline = |icon: &Icon| {
+        icon.src.trim_start().get(..5).is_some_and(|s| s.eq_ignore_ascii_case("data:"))
+    };
+    match item.icons() {
+        Some(icons) if icons.iter().any(inline) => {
+            let kept: Vec<Icon> = icons.iter().filter(|i| !inline(i)).cloned().collect();
+            let mut item = item.clone();
+            item.set_icons(if kept.is_empty() { None } else { Some(kept) });
+            Cow::Owned(item)
+        }
+        _ => Cow::Borrowed(item),
+    }
+}
+
+/// Whether the model may see `item`: its `annotations.audience`, when given, includes
+/// `"assistant"` (or the setting shows every audience).
+pub(crate) fn for_assistant<T: Listed>(item: &T, every_audience: bool) -> bool {
+    every_audience
+        || item
+            .annotations()
+            .and_then(|a| a.audience.as_ref())
+            .is_none_or(|audience| audience.contains(&Role::Assistant))
+}
+
+/// The filters of a list call; they travel inside continuations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Filter {
+    /// Case-insensitive text to find in the uri, name, title or description.
+    #[serde(rename = "q", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) query: Option<String>,
+    /// An exact MIME type, or a prefix ending in `/`.
+    #[serde(rename = "m", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mime_type: Option<String>,
+    /// `sort: "priority"`: each server's items by `annotations.priority`, highest first.
+    #[serde(rename = "p", default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) by_priority: bool,
+}
+
+impl Filter {
+    /// No query, no type, no sort.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.query.is_none() && self.mime_type.is_none() && !self.by_priority
+    }
+
+    /// Whether a query or type was given (the payload then says how many matched).
+    pub(crate) fn selects(&self) -> bool {
+        self.query.is_some() || self.mime_type.is_some()
+    }
+
+    pub(crate) fn matches<T: Listed>(&self, item: &T) -> bool {
+        if let Some(query) = &self.query {
+            let query = query.to_lowercase();
+            let found =
+                |text: Option<&str>| text.is_some_and(|t| t.to_lowercase().contains(&query));
+            let any = found(Some(item.address()))
+                || found(Some(item.name()))
+                || found(item.title())
+                || found(item.description());
+            if !any {
+                return false;
+            }
+        }
+        if let Some(wanted) = &self.mime_type {
+            let Some(mime) = item.mime_type() else { return false };
+            let (mime, wanted) = (mime.to_ascii_lowercase(), wanted.to_ascii_lowercase());
+            let ok = if wanted.ends_with('/') { mime.starts_with(&wanted) } else { mime == wanted };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// `annotations.priority` for sorting; items without one count as 0.5, the middle of the
+/// spec's range.
+pub(crate) fn priority<T: Listed>(item: &T) -> f32 {
+    item.annotations().and_then(|a| a.priority).filter(|p| p.is_finite()).unwrap_or(0.5)
+}
+
+/// Indices of `candidates` (into some item list) sorted by priority, highest first, ties in
+/// the server's order.
+pub(crate) fn sort_by_priority<T: Listed>(items: &[T], candidates: &mut [usize]) {
+    candidates.sort_by(|a, b| priority(&items[*b]).total_cmp(&priority(&items[*a])));
+}
+
+/// A continuation of ours.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Continuation {
+    /// The server's cursor of the page to ask for; `None`: the first page.
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) page: Option<String>,
+    /// Items of that page already passed (with `sort: "priority"`: of the sorted list).
+    #[serde(rename = "o", default)]
+    pub(crate) offset: usize,
+    #[serde(flatten)]
+    pub(crate) filter: Filter,
+}
+
+impl Continuation {
+    pub(crate) fn encode(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        format!("{CURSOR_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json))
+    }
+
+    /// `None`: not one of ours (a server's cursor); `Some(Err)`: ours but unreadable.
+    pub(crate) fn decode(cursor: &str) -> Option<Result<Self, String>> {
+        let body = cursor.strip_prefix(CURSOR_PREFIX)?;
+        let invalid = || {
+            "invalid cursor: it is not one this router handed out; list again without a cursor"
+                .to_string()
+        };
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(body.trim())
+            .map_err(|_| invalid());
+        Some(bytes.and_then(|b| serde_json::from_slice(&b).map_err(|_| invalid())))
+    }
+}
+
+/// Bytes `value` serializes to, without building the text.
+pub(crate) fn json_len(value: &impl Serialize) -> usize {
+    struct Count(usize);
+    impl Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// How many items of one sequence to show: as many as fit in `budget` bytes (each item costs
+/// its size plus a separator) and at most `limit`.
+pub(crate) fn fit(sizes: &[usize], budget: usize, limit: usize) -> usize {
+    let mut used = 0;
+    for (shown, size) in sizes.iter().enumerate() {
+        if shown == limit || used + size >= budget {
+            return shown;
+        }
+        used += size + 1;
+    }
+    sizes.len().min(limit)
+}
+
+/// How many items of each server's sequence to show, sharing `budget` bytes and `limit` items
+/// fairly: every server gets the same number of items (or all it has) — the largest number
+/// that fits — and what is left goes one item at a time to servers in order.
+pub(crate) fn share(sizes: &[Vec<usize>], budget: usize, limit: usize) -> Vec<usize> {
+    let prefix: Vec<Vec<usize>> = sizes
+        .iter()
+        .map(|s| {
+            let mut sum = vec![0];
+            for size in s {
+                sum.push(sum[sum.len() - 1] + size + 1);
+            }
+            sum
+        })
+        .collect();
+    let cost = |k: usize| -> (usize, usize) {
+        prefix.iter().fold((0, 0), |(bytes, count), p| {
+            let n = k.min(p.len() - 1);
+            (bytes + p[n], count + n)
+        })
+    };
+    let longest = sizes.iter().map(Vec::len).max().unwrap_or(0);
+    let (mut low, mut high) = (0, longest);
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        let (bytes, count) = cost(mid);
+        if bytes <= budget && count <= limit {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    let mut shown: Vec<usize> = sizes.iter().map(|s| low.min(s.len())).collect();
+    let (mut bytes, mut count) = cost(low);
+    for (s, server) in sizes.iter().enumerate() {
+        if let Some(size) = server.get(shown[s])
+            && bytes + size < budget
+            && count < limit
+        {
+            bytes += size + 1;
+            count += 1;
+            shown[s] += 1;
+        }
+    }
+    shown
+}
+
+/// Where item `index` of a listing sits: the cursor of its page and its place in that page,
+/// from the listing's page starts (from the first page when they are unknown).
+pub(crate) fn position(
+    page_starts: &[mcp_backend::PageStart],
+    index: usize,
+) -> (Option<String>, usize) {
+    match page_starts.iter().rev().find(|p| p.index <= index) {
+        Some(start) => (start.cursor.clone(), index - start.index),
+        None => (None, index),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn audience(roles: Vec<Role>) -> Annotations {
+        let mut a = Annotations::default();
+        a.audience = Some(roles);
+        a
+    }
+
+    fn resource(uri: &str) -> Resource {
+        Resource::new(uri, uri.rsplit('/').next().unwrap_or(uri))
+    }
+
+    #[test]
+    fn fair_share_gives_every_server_items_and_spends_the_rest_in_order() {
+        let sizes = vec![vec![10; 100], vec![10; 2], vec![10; 100]];
+        // 11 bytes an item: 99 bytes hold 9 items → 3 each (the middle one has 2, so 4+2+3).
+        assert_eq!(share(&sizes, 99, usize::MAX), [4, 2, 3]);
+        assert_eq!(share(&sizes, 10_000, usize::MAX), [100, 2, 100]);
+        assert_eq!(share(&sizes, 10_000, 5), [2, 2, 1]);
+        assert_eq!(share(&sizes, 5, usize::MAX), [0, 0, 0]);
+        assert_eq!(share(&[], 100, 10), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn fit_counts_whole_items() {
+        assert_eq!(fit(&[10, 10, 10], 22, usize::MAX), 2);
+        assert_eq!(fit(&[10, 10, 10], 33, usize::MAX), 3);
+        assert_eq!(fit(&[10, 10, 10], 1_000, 1), 1);
+        assert_eq!(fit(&[50], 10, usize::MAX), 0);
+    }
+
+    #[test]
+    fn filters_match_text_and_types() {
+        let mut item = resource("file:///srv/Invoices/2024.pdf").with_mime_type("application/pdf");
+        item.description = Some("Quarterly INVOICE".into());
+        let query = |q: &str| Filter { query: Some(q.into()), ..Filter::default() };
+        let mime = |m: &str| Filter { mime_type: Some(m.into()), ..Filter::default() };
+        assert!(query("invoice").matches(&item));
+        assert!(query("2024.PDF").matches(&item));
+        assert!(!query("receipt").matches(&item));
+        assert!(mime("application/pdf").matches(&item));
+        assert!(mime("application/").matches(&item));
+        assert!(!mime("text/").matches(&item));
+        assert!(!mime("application/pd").matches(&item), "exact unless it ends in /");
+        assert!(!mime("text/").matches(&resource("x://no-type")));
+    }
+
+    #[test]
+    fn audience_and_icons() {
+        let mut user_only = resource("x://a");
+        user_only.annotations = Some(audience(vec![Role::User]));
+        assert!(!for_assistant(&user_only, false));
+        assert!(for_assistant(&user_only, true));
+        assert!(for_assistant(&resource("x://b"), false));
+        let mut both = user_only.clone();
+        both.annotations = Some(audience(vec![Role::User, Role::Assistant]));
+        assert!(for_assistant(&both, false));
+
+        let icon = |src: &str| {
+            serde_json::from_value::<Icon>(serde_json::json!({"src": src})).expect("icon")
+        };
+        let item = resource("x://i")
+            .with_icons(vec![icon("data:image/png;base64,AAAA"), icon("https://x/i.png")]);
+        let view = model_view(&item);
+        assert_eq!(view.icons.as_ref().map(Vec::len), Some(1));
+        let only_inline = resource("x://j").with_icons(vec![icon("DATA:image/png;base64,AAAA")]);
+        assert_eq!(model_view(&only_inline).icons, None);
+        assert!(matches!(model_view(&resource("x://k")), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn continuations_round_trip_and_foreign_cursors_pass() {
+        let c = Continuation {
+            page: Some("server-cursor/with+odd=chars".into()),
+            offset: 17,
+            filter: Filter { query: Some("inv".into()), mime_type: None, by_priority: true },
+        };
+        let encoded = c.encode();
+        assert!(encoded.starts_with(CURSOR_PREFIX));
+        assert_eq!(Continuation::decode(&encoded), Some(Ok(c)));
+        assert_eq!(Continuation::decode("2"), None);
+        assert!(matches!(Continuation::decode("mcp-router:!!"), Some(Err(_))));
+    }
+
+    #[test]
+    fn positions_come_from_page_starts() {
+        let starts = vec![
+            mcp_backend::PageStart { index: 0, cursor: None },
+            mcp_backend::PageStart { index: 5, cursor: Some("p2".into()) },
+        ];
+        assert_eq!(position(&starts, 3), (None, 3));
+        assert_eq!(position(&starts, 7), (Some("p2".into()), 2));
+        assert_eq!(position(&[], 7), (None, 7));
+    }
+
+    #[test]
+    fn priority_sort_is_stable_and_highest_first() {
+        let with = |uri: &str, p: Option<f32>| {
+            let mut r = resource(uri);
+            r.annotations = p.map(|p| {
+                let mut a = Annotations::default();
+                a.priority = Some(p);
+                a
+            });
+            r
+        };
+        let items =
+            vec![with("a", Some(0.1)), with("b", None), with("c", Some(0.9)), with("d", None)];
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        sort_by_priority(&items, &mut order);
+        assert_eq!(order, [2, 1, 3, 0]);
+    }
+}
