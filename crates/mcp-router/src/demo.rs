@@ -1,5 +1,6 @@
-//! `mcp-router demo`: starts the two bundled demo servers as child processes and runs a short
-//! scripted tool loop through the router, printing each call, its events and its output.
+//! `mcp-router demo`: starts the two bundled demo servers and a third with a big generated
+//! catalog as child processes and runs a short scripted tool loop through the router, printing
+//! each call, its events and its output.
 
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 use serde_json::Value;
@@ -59,13 +60,33 @@ const SCRIPT: &[(&str, &str, &str)] = &[
         "read_mcp_resource",
         r#"{"server":"notes","uri":"demo://missing"}"#,
     ),
+    (
+        "Search a big catalog (2,000 resources): invoices only, 3 at a time",
+        "list_mcp_resources",
+        r#"{"server":"catalog","query":"invoice","limit":3}"#,
+    ),
+    (
+        "Continue the search with its cursor (the filters travel in it)",
+        "list_mcp_resources",
+        r#"{"server":"catalog","cursor":"{cursor}"}"#,
+    ),
 ];
+
+/// The list budget of the demo, small so that the first list shows how a catalog that does
+/// not fit is cut and continued.
+const DEMO_LIST_BUDGET: usize = 6 * 1024;
 
 pub(crate) async fn run() -> anyhow::Result<i32> {
     let (events, mut rx) = event_channel();
-    let running = setup::start(setup::config(None)?, events.clone())?;
+    let mut config = setup::config(None)?;
+    config
+        .servers
+        .push(setup::demo_server("catalog", &["--page-size", "500", "--generated", "2000"])?);
+    config.settings.list_budget_bytes = DEMO_LIST_BUDGET;
+    let running = setup::start(config, events.clone())?;
     println!(
-        "mcp-router demo: two demo MCP servers, `docs` (pages of 2) and `notes`, as child processes.\n"
+        "mcp-router demo: three demo MCP servers as child processes: `docs` (pages of 2), `notes`, and `catalog` (2,000 generated resources); list payloads limited to {} KiB.\n",
+        DEMO_LIST_BUDGET / 1024
     );
     running.manager.wait_until_started().await;
     print_events(&mut rx);

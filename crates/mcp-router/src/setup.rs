@@ -18,14 +18,18 @@ pub(crate) struct Running {
 /// The bundled demo: two demo servers, `docs` (pages of 2) and `notes`, run as child processes
 /// of this very executable (`mcp-router serve-demo`).
 pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
+    Ok(vec![
+        demo_server("docs", &["--page-size", "2"])?,
+        demo_server("notes", &["--page-size", "100"])?,
+    ])
+}
+
+/// The demo server named `name`, run by this executable with `args` (`serve-demo` options).
+pub(crate) fn demo_server(name: &str, args: &[&str]) -> anyhow::Result<ServerConfig> {
     let exe = std::env::current_exe().context("cannot find the mcp-router executable")?;
-    let exe = exe.to_string_lossy().to_string();
-    let server = |name: &str, page_size: &str| {
-        let args =
-            ["serve-demo", "--name", name, "--page-size", page_size].map(String::from).to_vec();
-        ServerConfig::stdio(name, exe.clone(), args)
-    };
-    Ok(vec![server("docs", "2"), server("notes", "100")])
+    let mut all = vec!["serve-demo".to_string(), "--name".to_string(), name.to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    Ok(ServerConfig::stdio(name, exe.to_string_lossy().to_string(), all))
 }
 
 /// The config file's servers and settings, or the bundled demo with default settings.

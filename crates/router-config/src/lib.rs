@@ -158,6 +158,8 @@ fn parse_settings(
             "raw_blobs" => settings.raw_blobs = flag()?,
             "data_sources" => settings.data_sources = flag()?,
             "query_max_rows" => settings.query_max_rows = bytes(1)?,
+            "list_budget_bytes" => settings.list_budget_bytes = bytes(1024)?,
+            "show_user_audience" => settings.show_user_audience = flag()?,
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,
             "max_watched_resources" => manager.max_watched_resources = bytes(0)?,
@@ -728,6 +730,20 @@ mod tests {
         .expect("valid");
         assert_eq!(file.manager.max_input_rounds, 3);
         assert!(!file.manager.response_cache);
+        let file = parse_config_file(
+            "[mcp_router]\nlist_budget_bytes = 8192\nshow_user_audience = true\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        assert_eq!(file.settings.list_budget_bytes, 8192);
+        assert!(file.settings.show_user_audience);
+        let tiny = parse_config_file(
+            "[mcp_router]\nlist_budget_bytes = 100\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        );
+        assert!(tiny.is_err(), "a budget below 1 KiB is refused");
         let defaults =
             parse_config_file("[mcp_servers]\n", ConfigFormat::CodexToml, Path::new("c"))
                 .expect("valid");

@@ -30,6 +30,10 @@ fn demo_prints_the_transcript() {
         "greet: {\\\"to\\\":\\\"you\\\"}",
         "mcp_resource_updated docs demo://notes/welcome",
         "\"changed\": [\n         {\"server\":\"docs\",\"uri\":\"demo://notes/welcome\",\"detected_at\":\"",
+        "\"incomplete\": [\n         {\"server\":\"catalog\",\"shown\":",
+        "{\"server\":\"catalog\",\"uri\":\"demo://gen/000000\",\"name\":\"invoice-0\"",
+        "\"matched\": 171",
+        "\"nextCursor\": \"mcp-router:",
     ] {
         assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }
