@@ -294,6 +294,7 @@ fn listings(servers: usize, per_server: usize) -> Aggregate {
             pages: per_server.div_ceil(100),
             error: None,
             page_starts: Vec::new(),
+            ttl_ms: None,
         })
         .collect()
 }

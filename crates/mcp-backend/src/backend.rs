@@ -70,4 +70,11 @@ pub trait McpBackend: Send + Sync {
     fn take_resource_changes(&self) -> Vec<ResourceChange> {
         Vec::new()
     }
+
+    /// A number that changes whenever `server`'s resource and template lists may have changed
+    /// (it said so with `resources/list_changed`, or it was connected anew); a listing kept
+    /// from before a change must not be used. A backend that cannot tell returns 0 always.
+    fn listing_generation(&self, _server: &str) -> u64 {
+        0
+    }
 }

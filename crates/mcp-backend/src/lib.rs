@@ -18,3 +18,28 @@ pub use qualify::{
     MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
     resolve_tool_name, unlisted_tool,
 };
+
+/// `time` as RFC 3339 UTC with milliseconds (`2026-11-23T21:40:00.123Z`), the form of every
+/// timestamp the router shows a model.
+pub fn rfc3339(time: std::time::SystemTime) -> String {
+    let since_epoch = time.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = since_epoch.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60,
+        since_epoch.subsec_millis()
+    )
+}

@@ -77,6 +77,8 @@ pub struct Page {
     pub items: Items,
     /// The server's cursor for the next page; `None` on the last page.
     pub next_cursor: Option<String>,
+    /// The server's cache hint for this page (`ttlMs`, protocol 2026-07-28), if it sent one.
+    pub ttl_ms: Option<u64>,
 }
 
 /// One server's part of an all-server list.
@@ -94,6 +96,8 @@ pub struct ServerListing {
     /// the first page), so a position in the listing can be named as "this page, this many
     /// items in". Empty when unknown.
     pub page_starts: Vec<PageStart>,
+    /// The shortest cache hint (`ttlMs`) of its pages, if every page sent one.
+    pub ttl_ms: Option<u64>,
 }
 
 /// The first item of one fetched page.

@@ -136,7 +136,11 @@ mod tests {
     use rmcp::model::Resource;
 
     fn page(name: &str) -> Page {
-        Page { items: Items::Resources(vec![Resource::new(name, name)]), next_cursor: None }
+        Page {
+            items: Items::Resources(vec![Resource::new(name, name)]),
+            next_cursor: None,
+            ttl_ms: None,
+        }
     }
 
     #[tokio::test(start_paused = true)]

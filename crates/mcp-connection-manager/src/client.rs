@@ -60,6 +60,8 @@ pub(crate) struct RouterClient {
     /// Where the last `WWW-Authenticate` challenge the server sent is kept (shared by all its
     /// connections; see `McpConnectionManager::auth_challenge`).
     pub(crate) challenge: Arc<std::sync::Mutex<Option<String>>>,
+    /// The server's listing generation (shared by all its connections).
+    pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl RouterClient {

@@ -237,6 +237,7 @@ mod tests {
             changes: Default::default(),
             watched: Arc::new(crate::watch::Watched::new(0)),
             challenge: Default::default(),
+            list_generation: Default::default(),
         }
     }
 

@@ -51,6 +51,9 @@ pub(crate) struct ManagedServer {
     /// The last `WWW-Authenticate` challenge a request to it met (a 401 or a 403
     /// `insufficient_scope`), for a sign-in that asks for what the server wants.
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
+    /// Bumped when the server's lists may have changed: `resources/list_changed`, or a new
+    /// connection (see `McpBackend::listing_generation`).
+    pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Everything the lifecycle of the servers needs.
@@ -99,6 +102,7 @@ impl Servers {
                 restarts: AtomicU32::new(0),
                 watched,
                 challenge: Arc::default(),
+                list_generation: Arc::default(),
             };
             this.spawn_start(&managed, this.options.restart_backoff);
             this.servers.insert(managed.config.name.clone(), managed);
@@ -251,6 +255,7 @@ impl Servers {
             watched: managed.watched.clone(),
             tokens: self.options.token_store.clone(),
             challenge: managed.challenge.clone(),
+            list_generation: managed.list_generation.clone(),
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -311,6 +316,7 @@ struct StartServer {
     /// Where sign-in credentials are kept (`ManagerOptions::token_store`).
     tokens: Option<crate::oauth::TokenStore>,
     challenge: Arc<Mutex<Option<String>>>,
+    list_generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl StartServer {
@@ -326,6 +332,7 @@ impl StartServer {
             watched,
             tokens,
             challenge,
+            list_generation,
         } = self;
         events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
             server: config.name.clone(),
@@ -340,6 +347,7 @@ impl StartServer {
             changes: Default::default(),
             watched,
             challenge,
+            list_generation: list_generation.clone(),
         };
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {
@@ -355,6 +363,8 @@ impl StartServer {
                 tracing::info!(server = %config.name, ?elapsed, tools = conn.tools().len(), "MCP server ready");
                 events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
                 let conn = Arc::new(conn);
+                // A new connection: whatever was listed before may be out of date.
+                list_generation.fetch_add(1, Ordering::SeqCst);
                 crate::watch::spawn(&conn, config.clone());
                 state.send_replace(ServerState::Ready { conn, since: Instant::now() });
             }

@@ -298,6 +298,7 @@ impl McpConnectionManager {
                         pages: 0,
                         error: Some(e.to_string()),
                         page_starts: Vec::new(),
+                        ttl_ms: None,
                     }));
                 }
             };
@@ -455,13 +456,14 @@ async fn fetch_page(
         ListKind::Resources => {
             let page = conn.service.list_resources(params).await?;
             let ttl = page.ttl_ms;
-            (Page { items: Items::Resources(page.resources), next_cursor: page.next_cursor }, ttl)
+            let items = Items::Resources(page.resources);
+            (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
         }
         ListKind::Templates => {
             let page = conn.service.list_resource_templates(params).await?;
             let ttl = page.ttl_ms;
             let items = Items::Templates(page.resource_templates);
-            (Page { items, next_cursor: page.next_cursor }, ttl)
+            (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
         }
     };
     conn.cache().put_page(kind, cursor, &page, ttl_ms);
@@ -476,6 +478,13 @@ impl Drop for McpConnectionManager {
 
 #[async_trait]
 impl McpBackend for McpConnectionManager {
+    fn listing_generation(&self, server: &str) -> u64 {
+        self.servers
+            .servers
+            .get(server)
+            .map_or(0, |m| m.list_generation.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
     async fn list(
         &self,
         server: &str,

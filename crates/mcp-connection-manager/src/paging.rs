@@ -31,7 +31,11 @@ impl Paging<'_> {
             pages: 0,
             error: None,
             page_starts: Vec::new(),
+            ttl_ms: None,
         };
+        // The shortest hint of all pages; none as soon as one page has none.
+        let mut hints: Option<u64> = None;
+        let mut every_page_hinted = true;
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -61,6 +65,11 @@ impl Paging<'_> {
                 }
             };
             listing.pages += 1;
+            match page.ttl_ms {
+                Some(ttl) => hints = Some(hints.map_or(ttl, |h| h.min(ttl))),
+                None => every_page_hinted = false,
+            }
+            listing.ttl_ms = hints.filter(|_| every_page_hinted);
             listing.page_starts.push(PageStart { index: listing.items.len(), cursor: asked });
             listing.items.extend(page.items);
             match page.next_cursor {
@@ -106,7 +115,11 @@ mod tests {
 
     /// A page holding resource `i` (its URI is the number).
     fn page(i: usize, next: Option<String>) -> Page {
-        Page { items: Items::Resources(vec![Resource::new(i.to_string(), "r")]), next_cursor: next }
+        Page {
+            items: Items::Resources(vec![Resource::new(i.to_string(), "r")]),
+            next_cursor: next,
+            ttl_ms: None,
+        }
     }
 
     /// The numbers of the resources gathered.

@@ -78,6 +78,7 @@ impl RouterClient {
     /// `notifications/resources/list_changed`, from either era.
     pub(crate) fn resources_list_changed(&self) {
         self.cache.lists_changed();
+        self.list_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.events.send(EventMsg::McpResourcesChanged(McpResourcesChangedEvent {
             server: self.server.clone(),
         }));
@@ -397,31 +398,7 @@ impl Watched {
 
 /// Now, as RFC 3339 UTC with milliseconds (`2026-11-23T21:40:00.123Z`).
 fn now_rfc3339() -> String {
-    let since =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    rfc3339(since)
-}
-
-fn rfc3339(since_epoch: Duration) -> String {
-    let secs = since_epoch.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60,
-        since_epoch.subsec_millis()
-    )
+    mcp_backend::rfc3339(std::time::SystemTime::now())
 }
 
 #[cfg(test)]
@@ -430,9 +407,10 @@ mod tests {
 
     #[test]
     fn timestamps_are_rfc3339() {
-        assert_eq!(rfc3339(Duration::ZERO), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(Duration::from_millis(951_782_400_123)), "2000-02-29T00:00:00.123Z");
-        assert_eq!(rfc3339(Duration::from_secs(1_795_466_400)), "2026-11-23T20:40:00.000Z");
+        let at = |d: Duration| mcp_backend::rfc3339(std::time::UNIX_EPOCH + d);
+        assert_eq!(at(Duration::ZERO), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(Duration::from_millis(951_782_400_123)), "2000-02-29T00:00:00.123Z");
+        assert_eq!(at(Duration::from_secs(1_795_466_400)), "2026-11-23T20:40:00.000Z");
     }
 
     #[test]

@@ -160,6 +160,14 @@ fn parse_settings(
             "query_max_rows" => settings.query_max_rows = bytes(1)?,
             "list_budget_bytes" => settings.list_budget_bytes = bytes(1024)?,
             "show_user_audience" => settings.show_user_audience = flag()?,
+            "list_cache_bytes" => settings.list_cache_bytes = bytes(0)?,
+            "list_cache_sec" => {
+                let secs = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
+                let secs = secs.ok_or_else(|| {
+                    err(key, format!("expected a number of seconds from 0 to 86400, found {value}"))
+                })?;
+                settings.list_cache = Duration::from_secs_f64(secs);
+            }
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,
             "max_watched_resources" => manager.max_watched_resources = bytes(0)?,

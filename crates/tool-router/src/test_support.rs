@@ -109,6 +109,7 @@ fn listing(name: &str, server: &FakeServer, kind: ListKind) -> ServerListing {
             pages: 0,
             error: Some(e.to_string()),
             page_starts: Vec::new(),
+            ttl_ms: None,
         },
         None => {
             let count = server.count(kind);
@@ -119,6 +120,7 @@ fn listing(name: &str, server: &FakeServer, kind: ListKind) -> ServerListing {
                 pages: count.div_ceil(size).max(1),
                 error: None,
                 page_starts: Vec::new(),
+                ttl_ms: None,
             }
         }
     }
@@ -143,7 +145,7 @@ impl McpBackend for FakeBackend {
                 (Items::Templates(items), next)
             }
         };
-        Ok(Page { items, next_cursor })
+        Ok(Page { items, next_cursor, ttl_ms: None })
     }
     async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
         self.live()?;

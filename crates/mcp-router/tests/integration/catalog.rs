@@ -257,3 +257,80 @@ async fn user_only_items_are_hidden_unless_asked_and_priority_sorts() {
     assert!(!rest.iter().any(|u| first.contains(u)));
     h.manager.shutdown().await;
 }
+
+/// Requests of `method` the demo server logged so far.
+fn logged(log: &std::path::Path, method: &str) -> usize {
+    std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| *l == method).count()
+}
+
+#[tokio::test]
+async fn kept_listings_serve_filters_and_continuations_until_the_list_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("requests.log");
+    let mut config = generated("alpha", 3_000);
+    if let TransportConfig::Stdio { args, .. } = &mut config.transport {
+        args.extend(["--request-log".to_string(), log.display().to_string()]);
+    }
+    let h = Harness::start(vec![config]);
+    h.manager.wait_until_started().await;
+    let ctx = CallContext::new(router_protocol::EventSender::discard());
+
+    // A plain list asks the server (every page) and keeps the listing.
+    let (_, plain) = list(&h.router, &ctx, json!({})).await;
+    assert_eq!(plain.get("listed_at"), None, "a plain list is never served from the cache");
+    let asked = logged(&log, "resources/list");
+    assert!(asked >= 3, "3,000+ resources in pages of 1,000: {asked}");
+
+    // A filtered list within the window comes from the kept listing: no request, `listed_at`.
+    let (_, filtered) = list(&h.router, &ctx, json!({"query": "report"})).await;
+    let listed_at = filtered["listed_at"].as_str().expect("listed_at").to_string();
+    assert!(listed_at.ends_with('Z') && listed_at.contains('T'), "{listed_at}");
+    assert_eq!(logged(&log, "resources/list"), asked, "no request for a filtered list");
+    // Its continuation too, to the end.
+    let cursor = filtered["incomplete"][0]["nextCursor"].as_str().map(str::to_string);
+    let rest = follow(&h.router, &ctx, "alpha", cursor, &Value::Null).await;
+    let reports = uris(&filtered, "alpha").len() + rest.len();
+    assert_eq!(reports, filtered["matched"].as_u64().expect("matched") as usize);
+    assert_eq!(logged(&log, "resources/list"), asked, "continuations from the kept listing");
+    // A continuation of the plain list (no filter) is served from it as well.
+    let cursor = plain["incomplete"][0]["nextCursor"].as_str().expect("plain continuation");
+    let (_, next) = list(&h.router, &ctx, json!({"server": "alpha", "cursor": cursor})).await;
+    assert!(next["listed_at"].is_string(), "{}", next["listed_at"]);
+    assert_eq!(logged(&log, "resources/list"), asked);
+
+    // The server's list changes (`resources/list_changed`): the kept listing is dropped, the
+    // next filtered list asks again and sees the new resource.
+    let call = ToolCall {
+        call_id: "n".into(),
+        name: "mcp__alpha__add_note".into(),
+        arguments: json!({"id": "report-extra", "text": "x"}).to_string().into(),
+    };
+    h.router.dispatch_to_output(&ctx, call).await.expect("add_note");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let found = loop {
+        let (_, after) =
+            list(&h.router, &ctx, json!({"server": "alpha", "query": "report-extra"})).await;
+        if after["matched"] == 1 {
+            break after;
+        }
+        assert!(std::time::Instant::now() < deadline, "the change never showed: {after}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(uris(&found, "alpha"), ["demo://added/report-extra"]);
+    assert!(logged(&log, "resources/list") > asked, "listed again after the change");
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cache_window_of_zero_keeps_nothing() {
+    let h = Harness::start(vec![generated("alpha", 500)]);
+    h.manager.wait_until_started().await;
+    let settings =
+        RouterSettings { list_cache: std::time::Duration::ZERO, ..RouterSettings::default() };
+    let router = ToolRouter::with_mcp_settings(h.manager.clone(), &settings).expect("router");
+    let ctx = CallContext::new(router_protocol::EventSender::discard());
+    list(&router, &ctx, json!({})).await;
+    let (_, filtered) = list(&router, &ctx, json!({"query": "invoice"})).await;
+    assert_eq!(filtered.get("listed_at"), None);
+    h.manager.shutdown().await;
+}

@@ -277,6 +277,103 @@ pub(crate) fn position(
     }
 }
 
+/// One server's complete listing, kept for continuations and filtered lists.
+pub(crate) struct Cached {
+    pub(crate) items: mcp_backend::Items,
+    pub(crate) page_starts: Vec<mcp_backend::PageStart>,
+    /// The backend's listing generation when it was listed.
+    generation: u64,
+    /// When it was listed (shown to the model as `listed_at`).
+    pub(crate) listed_at: std::time::SystemTime,
+    fresh_until: std::time::Instant,
+    /// Its size as JSON, for the memory cap.
+    bytes: usize,
+}
+
+/// The listings kept behind continuations and filters (`list_cache_sec`, `list_cache_bytes`):
+/// a server's complete listing is kept for the server's `ttlMs` if it sent a positive one, else
+/// for the window; never across a change of the backend's listing generation (`list_changed`, a
+/// reconnect); the oldest go first when the memory cap is reached.
+pub(crate) struct ListingCache {
+    window: std::time::Duration,
+    cap_bytes: usize,
+    entries: std::sync::Mutex<std::collections::BTreeMap<String, std::sync::Arc<Cached>>>,
+    /// The servers of the last all-server listing that had no errors.
+    last_all: std::sync::Mutex<Option<Vec<String>>>,
+}
+
+impl ListingCache {
+    pub(crate) fn new(window: std::time::Duration, cap_bytes: usize) -> Self {
+        Self { window, cap_bytes, entries: Default::default(), last_all: Default::default() }
+    }
+
+    /// `server`'s listing if it is still fresh and nothing changed since.
+    pub(crate) fn get(&self, server: &str, generation: u64) -> Option<std::sync::Arc<Cached>> {
+        let mut entries = self.entries.lock().ok()?;
+        let entry = entries.get(server)?;
+        if entry.generation == generation && std::time::Instant::now() < entry.fresh_until {
+            return Some(entry.clone());
+        }
+        entries.remove(server);
+        None
+    }
+
+    /// Keep `listing` (complete ones only) if the server's hint or the window allows.
+    pub(crate) fn put(&self, listing: &mcp_backend::ServerListing, generation: u64) {
+        if listing.error.is_some() {
+            return;
+        }
+        // A positive `ttlMs` is the server's window. Without one — and with `ttlMs: 0`, which
+        // rmcp servers send by default and which only forbids keeping the plain list — the
+        // default window serves continuations and filtered lists.
+        let keep = match listing.ttl_ms {
+            Some(ttl) if ttl > 0 => std::time::Duration::from_millis(ttl),
+            _ => self.window,
+        };
+        if keep.is_zero() {
+            return;
+        }
+        let bytes = match &listing.items {
+            mcp_backend::Items::Resources(items) => json_len(items),
+            mcp_backend::Items::Templates(items) => json_len(items),
+        };
+        if bytes > self.cap_bytes {
+            return;
+        }
+        let Ok(mut entries) = self.entries.lock() else { return };
+        entries.remove(&listing.server);
+        let mut total: usize = entries.values().map(|e| e.bytes).sum::<usize>() + bytes;
+        while total > self.cap_bytes {
+            let oldest = entries.iter().min_by_key(|(_, e)| e.listed_at).map(|(k, _)| k.clone());
+            let Some(oldest) = oldest.and_then(|k| entries.remove(&k)) else { break };
+            total -= oldest.bytes;
+        }
+        let now = std::time::Instant::now();
+        entries.insert(
+            listing.server.clone(),
+            std::sync::Arc::new(Cached {
+                items: listing.items.clone(),
+                page_starts: listing.page_starts.clone(),
+                generation,
+                listed_at: std::time::SystemTime::now(),
+                fresh_until: now + keep,
+                bytes,
+            }),
+        );
+    }
+
+    /// Remember which servers an all-server listing covered (`None` when one failed).
+    pub(crate) fn set_last_all(&self, servers: Option<Vec<String>>) {
+        if let Ok(mut last) = self.last_all.lock() {
+            *last = servers;
+        }
+    }
+
+    pub(crate) fn last_all(&self) -> Option<Vec<String>> {
+        self.last_all.lock().ok()?.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +458,47 @@ mod tests {
         assert_eq!(Continuation::decode(&encoded), Some(Ok(c)));
         assert_eq!(Continuation::decode("2"), None);
         assert!(matches!(Continuation::decode("mcp-router:!!"), Some(Err(_))));
+    }
+
+    #[test]
+    fn the_cache_keeps_fresh_complete_listings_within_its_cap() {
+        let listing = |server: &str, n: usize, ttl: Option<u64>| mcp_backend::ServerListing {
+            server: server.into(),
+            items: mcp_backend::Items::Resources(
+                (0..n).map(|i| resource(&format!("x://{i}"))).collect(),
+            ),
+            pages: 1,
+            error: None,
+            page_starts: Vec::new(),
+            ttl_ms: ttl,
+        };
+        let cache = ListingCache::new(std::time::Duration::from_secs(30), 10_000);
+        cache.put(&listing("a", 10, None), 1);
+        assert!(cache.get("a", 1).is_some());
+        assert!(cache.get("a", 2).is_none(), "another generation: gone");
+        assert!(cache.get("a", 1).is_none(), "and dropped");
+        cache.put(&listing("b", 10, Some(0)), 1);
+        assert!(cache.get("b", 1).is_some(), "ttlMs 0 leaves the default window");
+        let short = ListingCache::new(std::time::Duration::from_secs(30), 10_000);
+        short.put(&listing("h", 10, Some(1)), 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert!(short.get("h", 1).is_none(), "a positive ttlMs is the server's window");
+        let mut failed = listing("c", 10, None);
+        failed.error = Some("boom".into());
+        cache.put(&failed, 1);
+        assert!(cache.get("c", 1).is_none(), "incomplete listings are not kept");
+        cache.put(&listing("big", 1_000, None), 1);
+        assert!(cache.get("big", 1).is_none(), "over the cap on its own");
+        let one = json_len(&[resource("x://0")]);
+        let small = ListingCache::new(std::time::Duration::from_secs(30), one * 25);
+        small.put(&listing("d", 10, None), 1);
+        small.put(&listing("e", 10, None), 1);
+        small.put(&listing("f", 10, None), 1);
+        assert!(small.get("d", 1).is_none(), "the oldest went first");
+        assert!(small.get("f", 1).is_some());
+        let off = ListingCache::new(std::time::Duration::ZERO, 10_000);
+        off.put(&listing("g", 1, None), 1);
+        assert!(off.get("g", 1).is_none(), "a window of 0 keeps nothing");
     }
 
     #[test]

@@ -18,8 +18,8 @@ use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args_with_default, respond};
 use crate::handlers::catalog::{
-    Continuation, Filter, Listed, fit, for_assistant, json_len, model_view, position, share,
-    sort_by_priority,
+    Cached, Continuation, Filter, Listed, ListingCache, fit, for_assistant, json_len, model_view,
+    position, share, sort_by_priority,
 };
 use crate::handlers::{
     Failed, Produced, backend_failure, one_server, produced, run, shut_down, single_failure,
@@ -40,6 +40,8 @@ pub(crate) struct McpListHandler {
     budget: usize,
     /// Show items whose audience leaves out the assistant (`show_user_audience`).
     every_audience: bool,
+    /// Complete listings kept behind continuations and filters.
+    cache: ListingCache,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -75,6 +77,7 @@ trait Kind: Listed + Sized {
     const KEY: &'static str;
     fn slice(items: &Items) -> &[Self];
     fn take(items: Items) -> Vec<Self>;
+    fn wrap(items: Vec<Self>) -> Items;
 }
 
 impl Kind for Resource {
@@ -91,6 +94,9 @@ impl Kind for Resource {
             Items::Templates(_) => Vec::new(),
         }
     }
+    fn wrap(items: Vec<Self>) -> Items {
+        Items::Resources(items)
+    }
 }
 
 impl Kind for ResourceTemplate {
@@ -106,6 +112,9 @@ impl Kind for ResourceTemplate {
             Items::Templates(items) => items,
             Items::Resources(_) => Vec::new(),
         }
+    }
+    fn wrap(items: Vec<Self>) -> Items {
+        Items::Templates(items)
     }
 }
 
@@ -131,6 +140,8 @@ struct Payload<'a, T: Kind> {
     errors: Vec<ServerFailure>,
     incomplete: Vec<Incomplete>,
     matched: Option<usize>,
+    /// When the listing was taken, if it came from the cache.
+    listed_at: Option<String>,
 }
 
 impl<T: Kind> Serialize for Payload<'_, T> {
@@ -151,6 +162,9 @@ impl<T: Kind> Serialize for Payload<'_, T> {
         if let Some(matched) = self.matched {
             map.serialize_entry("matched", &matched)?;
         }
+        if let Some(listed_at) = &self.listed_at {
+            map.serialize_entry("listed_at", listed_at)?;
+        }
         map.end()
     }
 }
@@ -164,6 +178,7 @@ impl<'a, T: Kind> Payload<'a, T> {
             errors: Vec::new(),
             incomplete: Vec::new(),
             matched: None,
+            listed_at: None,
         }
     }
 }
@@ -229,6 +244,7 @@ impl McpListHandler {
             kind,
             budget: policy.list_budget_bytes,
             every_audience: policy.show_user_audience,
+            cache: ListingCache::new(policy.list_cache, policy.list_cache_bytes),
         }
     }
 
@@ -292,14 +308,64 @@ impl McpListHandler {
     }
 
     async fn all_servers(&self, request: Request) -> Result<Produced, Failed> {
+        // A filtered list is served from the kept listings when every server of the last
+        // complete all-server listing still has a fresh one; a plain list always asks.
+        if !request.filter.is_empty()
+            && let Some((listings, oldest)) = self.cached_all()
+        {
+            let summary = ResourceCallSummary {
+                items: listings.iter().map(|l| l.items.len()).sum(),
+                pages: 0,
+                servers: listings.len(),
+                failed_servers: Vec::new(),
+            };
+            let listed_at = Some(mcp_backend::rfc3339(oldest));
+            return match self.kind {
+                ListKind::Resources => {
+                    self.all_servers_of::<Resource>(&listings, &request, summary, listed_at)
+                }
+                ListKind::Templates => {
+                    self.all_servers_of::<ResourceTemplate>(&listings, &request, summary, listed_at)
+                }
+            };
+        }
         let listings = self.backend.list_all(self.kind).await.map_err(|_| shut_down(None))?;
+        for listing in &listings {
+            self.cache.put(listing, self.backend.listing_generation(&listing.server));
+        }
+        let complete = listings.iter().all(|l| l.error.is_none());
+        self.cache
+            .set_last_all(complete.then(|| listings.iter().map(|l| l.server.clone()).collect()));
         let summary = aggregate_summary(&listings);
         match self.kind {
-            ListKind::Resources => self.all_servers_of::<Resource>(&listings, &request, summary),
+            ListKind::Resources => {
+                self.all_servers_of::<Resource>(&listings, &request, summary, None)
+            }
             ListKind::Templates => {
-                self.all_servers_of::<ResourceTemplate>(&listings, &request, summary)
+                self.all_servers_of::<ResourceTemplate>(&listings, &request, summary, None)
             }
         }
+    }
+
+    /// Every server's kept listing, if the last all-server listing's servers all have a fresh
+    /// one, and when the oldest was taken.
+    fn cached_all(&self) -> Option<(Aggregate, std::time::SystemTime)> {
+        let servers = self.cache.last_all()?;
+        let mut listings = Vec::with_capacity(servers.len());
+        let mut oldest = std::time::SystemTime::now();
+        for server in servers {
+            let cached = self.cache.get(&server, self.backend.listing_generation(&server))?;
+            oldest = oldest.min(cached.listed_at);
+            listings.push(ServerListing {
+                server,
+                items: cached.items.clone(),
+                pages: 0,
+                error: None,
+                page_starts: cached.page_starts.clone(),
+                ttl_ms: None,
+            });
+        }
+        Some((listings, oldest))
     }
 
     /// The all-server payload: every server's visible (and matching) items, as many as fit,
@@ -309,6 +375,7 @@ impl McpListHandler {
         listings: &Aggregate,
         request: &Request,
         summary: ResourceCallSummary,
+        listed_at: Option<String>,
     ) -> Result<Produced, Failed> {
         let filter = &request.filter;
         // Per server: the indices of the items the model may see, in the order shown.
@@ -341,6 +408,7 @@ impl McpListHandler {
         let mut envelope = Payload::<T>::new(None);
         envelope.errors = failures(listings);
         envelope.matched = filter.selects().then_some(usize::MAX);
+        envelope.listed_at = listed_at.clone();
         for (s, listing) in listings.iter().enumerate() {
             if candidates[s].is_empty() {
                 continue;
@@ -375,6 +443,7 @@ impl McpListHandler {
         let shown = share(&sizes, room, request.limit);
         let mut payload = Payload::<T>::new(None);
         payload.errors = envelope.errors;
+        payload.listed_at = listed_at;
         payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
         for (s, listing) in listings.iter().enumerate() {
             let items = T::slice(&listing.items);
@@ -433,27 +502,39 @@ impl McpListHandler {
         start: Option<Continuation>,
         request: Request,
     ) -> Result<Produced, Failed> {
-        if request.filter.is_empty() {
+        let kept = self.cache.get(server, self.backend.listing_generation(server));
+        let start_was_ours = start.is_some();
+        if request.filter.is_empty() && (start.is_none() || kept.is_none()) {
             // One page of the server, as Codex asks for it; cut if it does not fit.
             let (page_cursor, offset) = match start {
                 Some(start) => (start.page, start.offset),
                 None => (cursor, 0),
             };
-            return self.one_page::<T>(server, page_cursor, offset, request.limit).await;
+            let continuing = start_was_ours;
+            return self
+                .one_page::<T>(server, page_cursor, offset, request.limit, continuing)
+                .await;
         }
-        self.scan::<T>(server, start, request).await
+        self.scan::<T>(server, start, request, kept).await
     }
 
+    /// One page of the server. `continuing`: the page was named by a continuation of ours, so
+    /// a server refusing its cursor (the list changed, the cursor expired) gets the advice to
+    /// list again.
     async fn fetch<T: Kind>(
         &self,
         server: &str,
         cursor: Option<String>,
+        continuing: bool,
     ) -> Result<(Vec<T>, Option<String>), Failed> {
-        let page = self
-            .backend
-            .list(server, self.kind, cursor)
-            .await
-            .map_err(|e| backend_failure(server, self.kind.method(), e))?;
+        let method = self.kind.method();
+        let page = self.backend.list(server, self.kind, cursor).await.map_err(|e| match e {
+            e @ mcp_backend::McpError::Server { .. } if continuing => single_failure(
+                server,
+                format!("{method} failed: {e}; the page this cursor continues is gone: list again without a cursor"),
+            ),
+            e => backend_failure(server, method, e),
+        })?;
         Ok((T::take(page.items), page.next_cursor))
     }
 
@@ -463,8 +544,9 @@ impl McpListHandler {
         page_cursor: Option<String>,
         offset: usize,
         limit: usize,
+        continuing: bool,
     ) -> Result<Produced, Failed> {
-        let (items, next_cursor) = self.fetch::<T>(server, page_cursor.clone()).await?;
+        let (items, next_cursor) = self.fetch::<T>(server, page_cursor.clone(), continuing).await?;
         if offset > items.len() {
             return Err(single_failure(server, stale_cursor()));
         }
@@ -506,8 +588,10 @@ impl McpListHandler {
         server: &str,
         start: Option<Continuation>,
         request: Request,
+        kept: Option<std::sync::Arc<Cached>>,
     ) -> Result<Produced, Failed> {
         let filter = &request.filter;
+        let continuing = start.is_some();
         let start = start.unwrap_or_default();
         // With a sort the offset counts sorted matches: list from the first page.
         let (mut page_cursor, mut skip, sorted_skip) = if filter.by_priority {
@@ -515,33 +599,50 @@ impl McpListHandler {
         } else {
             (start.page.clone(), start.offset, 0)
         };
-        // Every item from the start position on, with where it sits.
+        // Every item from the start position on, with where it sits: from the kept listing
+        // when there is one (and it has the page the position names), else from the server.
         let mut items: Vec<T> = Vec::new();
         let mut places: Vec<(Option<String>, usize)> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut pages = 0;
         let mut stopped = None;
-        loop {
-            let (page, next) = self.fetch::<T>(server, page_cursor.clone()).await?;
-            pages += 1;
-            if skip > page.len() {
-                return Err(single_failure(server, stale_cursor()));
+        let mut listed_at = None;
+        let from_start = page_cursor.is_none() && skip == 0;
+        if let Some(kept) = kept.as_deref()
+            && let Some(first) = kept_position(kept, page_cursor.as_ref(), skip)
+        {
+            let all = T::slice(&kept.items);
+            for (index, item) in all.iter().enumerate().skip(first) {
+                items.push(item.clone());
+                places.push(position(&kept.page_starts, index));
             }
-            for (index, item) in page.into_iter().enumerate().skip(skip) {
-                items.push(item);
-                places.push((page_cursor.clone(), index));
-            }
-            skip = 0;
-            match next {
-                None => break,
-                Some(next) if !seen.insert(next.clone()) || pages >= MAX_SCAN_PAGES => {
-                    stopped = Some(format!(
-                        "{} stopped after {pages} pages (a repeated cursor or the page cap); the matches are incomplete",
-                        self.kind.method()
-                    ));
-                    break;
+            listed_at = Some(mcp_backend::rfc3339(kept.listed_at));
+        } else {
+            loop {
+                let (page, next) = self.fetch::<T>(server, page_cursor.clone(), continuing).await?;
+                pages += 1;
+                if skip > page.len() {
+                    return Err(single_failure(server, stale_cursor()));
                 }
-                Some(next) => page_cursor = Some(next),
+                for (index, item) in page.into_iter().enumerate().skip(skip) {
+                    items.push(item);
+                    places.push((page_cursor.clone(), index));
+                }
+                skip = 0;
+                match next {
+                    None => break,
+                    Some(next) if !seen.insert(next.clone()) || pages >= MAX_SCAN_PAGES => {
+                        stopped = Some(format!(
+                            "{} stopped after {pages} pages (a repeated cursor or the page cap); the matches are incomplete",
+                            self.kind.method()
+                        ));
+                        break;
+                    }
+                    Some(next) => page_cursor = Some(next),
+                }
+            }
+            if from_start && stopped.is_none() {
+                self.keep(server, &items, &places);
             }
         }
         let mut chosen: Vec<usize> = (0..items.len())
@@ -562,6 +663,7 @@ impl McpListHandler {
         let mut envelope = Payload::<T>::new(Some(server));
         envelope.next_cursor = Some(Some(worst.encode()));
         envelope.matched = filter.selects().then_some(usize::MAX);
+        envelope.listed_at = listed_at.clone();
         if let Some(error) = &stopped {
             envelope
                 .errors
@@ -589,6 +691,7 @@ impl McpListHandler {
         }));
         payload.matched = filter.selects().then_some(matched);
         payload.errors = envelope.errors;
+        payload.listed_at = listed_at;
         let summary = ResourceCallSummary {
             items: items.len(),
             pages,
@@ -597,6 +700,37 @@ impl McpListHandler {
         };
         produced(&payload, summary)
     }
+}
+
+impl McpListHandler {
+    /// Keep a complete scan of `server` as its listing (the scan started at the first page).
+    fn keep<T: Kind>(&self, server: &str, items: &[T], places: &[(Option<String>, usize)]) {
+        let page_starts = places
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, in_page))| *in_page == 0)
+            .map(|(index, (cursor, _))| mcp_backend::PageStart { index, cursor: cursor.clone() })
+            .collect();
+        let listing = ServerListing {
+            server: server.to_string(),
+            items: T::wrap(items.to_vec()),
+            pages: 0,
+            error: None,
+            page_starts,
+            ttl_ms: None,
+        };
+        self.cache.put(&listing, self.backend.listing_generation(server));
+    }
+}
+
+/// The index in a kept listing of "page `cursor`, `offset` items in"; `None` when the listing
+/// has no such page (the position came from another listing).
+fn kept_position(kept: &Cached, cursor: Option<&String>, offset: usize) -> Option<usize> {
+    if cursor.is_none() && kept.page_starts.is_empty() {
+        return Some(offset);
+    }
+    let start = kept.page_starts.iter().find(|p| p.cursor.as_ref() == cursor)?;
+    Some(start.index + offset)
 }
 
 fn stale_cursor() -> String {

@@ -468,3 +468,138 @@ mod data_sources_and_shaping {
         assert!(lines[1].contains("Resource not found: other://nope"));
     }
 }
+
+/// A router over `backend` with a list budget of `budget` bytes.
+async fn list_with_budget(
+    backend: Arc<FakeBackend>,
+    budget: usize,
+    arguments: &str,
+) -> Result<Value, String> {
+    let policy = crate::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
+    let router = crate::ToolRouter::build(backend, policy, None);
+    let (ctx, _rx) = crate::test_support::context();
+    let call = crate::ToolCall {
+        call_id: "c".into(),
+        name: LIST_MCP_RESOURCES.into(),
+        arguments: arguments.into(),
+    };
+    match router.dispatch(&ctx, call).await {
+        Ok(ToolOutput::Function { content, .. }) => {
+            assert!(content.len() <= budget, "{} bytes over a budget of {budget}", content.len());
+            Ok(serde_json::from_str(&content).expect("valid JSON"))
+        }
+        Ok(other) => panic!("{other:?}"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn many(prefix: &str, n: usize, page_size: usize) -> FakeServer {
+    FakeServer {
+        resources: (0..n)
+            .map(|i| resource(&format!("{prefix}://{i:04}"), &format!("r{i}")))
+            .collect(),
+        page_size,
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn a_page_larger_than_the_budget_is_split_and_continued_exactly_once() {
+    let backend = FakeBackend::with(vec![("big", many("big", 100, 40))]);
+    let mut seen = Vec::new();
+    let mut arguments = r#"{"server":"big"}"#.to_string();
+    let mut calls = 0;
+    loop {
+        let payload = list_with_budget(backend.clone(), 1024, &arguments).await.expect("ok");
+        let uris: Vec<String> = payload["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .map(|r| r["uri"].as_str().expect("uri").to_string())
+            .collect();
+        assert!(!uris.is_empty(), "every answer makes progress");
+        seen.extend(uris);
+        calls += 1;
+        match payload["nextCursor"].as_str() {
+            Some(next) => arguments = json!({"server": "big", "cursor": next}).to_string(),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..100).map(|i| format!("big://{i:04}")).collect();
+    assert_eq!(seen, expected);
+    assert!(calls > 3, "the pages of 40 did not fit 1 KiB: {calls} calls");
+}
+
+#[tokio::test]
+async fn every_server_is_represented_in_a_shared_budget() {
+    let backend = FakeBackend::with(vec![
+        ("a", many("a", 200, 0)),
+        ("b", many("b", 1, 0)),
+        ("c", many("c", 200, 0)),
+    ]);
+    let payload = list_with_budget(backend, 2048, "{}").await.expect("ok");
+    let servers: Vec<&str> = payload["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["server"].as_str().expect("server"))
+        .collect();
+    for server in ["a", "b", "c"] {
+        assert!(servers.contains(&server), "{server} missing: {payload}");
+    }
+    let incomplete = payload["incomplete"].as_array().expect("incomplete");
+    let names: Vec<&str> = incomplete.iter().map(|e| e["server"].as_str().expect("s")).collect();
+    assert_eq!(names, ["a", "c"], "b was shown in full");
+    assert_eq!(incomplete[0]["total"], 200);
+    // Codex's rule still holds: a cursor needs a server.
+    let cursor = incomplete[0]["nextCursor"].as_str().expect("cursor");
+    let backend = FakeBackend::with(vec![("a", many("a", 200, 0))]);
+    let refused = list_with_budget(backend, 2048, &json!({"cursor": cursor}).to_string()).await;
+    assert_eq!(
+        refused.expect_err("an error"),
+        "cursor can only be used when a server is specified"
+    );
+}
+
+#[tokio::test]
+async fn bad_filters_and_cursors_are_clear_errors() {
+    let backend = FakeBackend::with(vec![("a", many("a", 5, 0))]);
+    let err = |args: &'static str| {
+        let backend = backend.clone();
+        async move { list_with_budget(backend, 4096, args).await.expect_err("an error") }
+    };
+    assert_eq!(err(r#"{"limit":0}"#).await, "limit must be a positive integer, got 0");
+    assert_eq!(err(r#"{"limit":"ten"}"#).await, "limit must be a positive integer, got \"ten\"");
+    assert_eq!(
+        err(r#"{"sort":"name"}"#).await,
+        "sort must be \"priority\" (or absent), got \"name\""
+    );
+    assert_eq!(
+        err(r#"{"server":"a","cursor":"mcp-router:%%%"}"#).await,
+        "invalid cursor: it is not one this router handed out; list again without a cursor"
+    );
+    // A continuation whose page the server no longer knows: the server's error and the advice.
+    let gone = crate::handlers::catalog::Continuation {
+        page: Some("not-a-number".into()),
+        offset: 0,
+        ..Default::default()
+    }
+    .encode();
+    let message = list_with_budget(
+        backend.clone(),
+        4096,
+        &json!({"server": "a", "cursor": gone}).to_string(),
+    )
+    .await
+    .expect_err("an error");
+    assert!(
+        message.starts_with("resources/list failed: MCP error -32602: Invalid cursor"),
+        "{message}"
+    );
+    assert!(message.ends_with("list again without a cursor"), "{message}");
+    // A plain server cursor that the server refuses keeps Codex's wording.
+    let message = list_with_budget(backend, 4096, r#"{"server":"a","cursor":"nope"}"#)
+        .await
+        .expect_err("an error");
+    assert_eq!(message, "resources/list failed: MCP error -32602: Invalid cursor: \"nope\"");
+}
