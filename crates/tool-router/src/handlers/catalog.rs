@@ -279,8 +279,8 @@ pub(crate) fn position(
 
 /// One server's complete listing, kept for continuations and filtered lists.
 pub(crate) struct Cached {
-    pub(crate) items: mcp_backend::Items,
-    pub(crate) page_starts: Vec<mcp_backend::PageStart>,
+    /// The listing, shared with the calls that read it (never copied).
+    pub(crate) listing: std::sync::Arc<mcp_backend::ServerListing>,
     /// The backend's listing generation when it was listed.
     generation: u64,
     /// When it was listed (shown to the model as `listed_at`).
@@ -319,8 +319,9 @@ impl ListingCache {
     }
 
     /// Keep `listing` (complete ones only) if the server's hint or the window allows.
-    pub(crate) fn put(&self, listing: &mcp_backend::ServerListing, generation: u64) {
-        if listing.error.is_some() {
+    pub(crate) fn put(&self, listing: std::sync::Arc<mcp_backend::ServerListing>, generation: u64) {
+        if listing.error.is_some() || self.window.is_zero() && listing.ttl_ms.is_none_or(|t| t == 0)
+        {
             return;
         }
         // A positive `ttlMs` is the server's window. Without one — and with `ttlMs: 0`, which
@@ -352,8 +353,7 @@ impl ListingCache {
         entries.insert(
             listing.server.clone(),
             std::sync::Arc::new(Cached {
-                items: listing.items.clone(),
-                page_starts: listing.page_starts.clone(),
+                listing: listing.clone(),
                 generation,
                 listed_at: std::time::SystemTime::now(),
                 fresh_until: now + keep,
@@ -473,31 +473,31 @@ mod tests {
             ttl_ms: ttl,
         };
         let cache = ListingCache::new(std::time::Duration::from_secs(30), 10_000);
-        cache.put(&listing("a", 10, None), 1);
+        cache.put(std::sync::Arc::new(listing("a", 10, None)), 1);
         assert!(cache.get("a", 1).is_some());
         assert!(cache.get("a", 2).is_none(), "another generation: gone");
         assert!(cache.get("a", 1).is_none(), "and dropped");
-        cache.put(&listing("b", 10, Some(0)), 1);
+        cache.put(std::sync::Arc::new(listing("b", 10, Some(0))), 1);
         assert!(cache.get("b", 1).is_some(), "ttlMs 0 leaves the default window");
         let short = ListingCache::new(std::time::Duration::from_secs(30), 10_000);
-        short.put(&listing("h", 10, Some(1)), 1);
+        short.put(std::sync::Arc::new(listing("h", 10, Some(1))), 1);
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert!(short.get("h", 1).is_none(), "a positive ttlMs is the server's window");
         let mut failed = listing("c", 10, None);
         failed.error = Some("boom".into());
-        cache.put(&failed, 1);
+        cache.put(std::sync::Arc::new(failed), 1);
         assert!(cache.get("c", 1).is_none(), "incomplete listings are not kept");
-        cache.put(&listing("big", 1_000, None), 1);
+        cache.put(std::sync::Arc::new(listing("big", 1_000, None)), 1);
         assert!(cache.get("big", 1).is_none(), "over the cap on its own");
         let one = json_len(&[resource("x://0")]);
         let small = ListingCache::new(std::time::Duration::from_secs(30), one * 25);
-        small.put(&listing("d", 10, None), 1);
-        small.put(&listing("e", 10, None), 1);
-        small.put(&listing("f", 10, None), 1);
+        small.put(std::sync::Arc::new(listing("d", 10, None)), 1);
+        small.put(std::sync::Arc::new(listing("e", 10, None)), 1);
+        small.put(std::sync::Arc::new(listing("f", 10, None)), 1);
         assert!(small.get("d", 1).is_none(), "the oldest went first");
         assert!(small.get("f", 1).is_some());
         let off = ListingCache::new(std::time::Duration::ZERO, 10_000);
-        off.put(&listing("g", 1, None), 1);
+        off.put(std::sync::Arc::new(listing("g", 1, None)), 1);
         assert!(off.get("g", 1).is_none(), "a window of 0 keeps nothing");
     }
 

@@ -194,6 +194,17 @@ fn failures(listings: &[ServerListing]) -> Vec<ServerFailure> {
         .collect()
 }
 
+fn failures_of(listings: &[Arc<ServerListing>]) -> Vec<ServerFailure> {
+    listings
+        .iter()
+        .filter_map(|l| {
+            l.error
+                .as_ref()
+                .map(|error| ServerFailure { server: l.server.clone(), error: error.clone() })
+        })
+        .collect()
+}
+
 fn aggregate_summary(listings: &Aggregate) -> ResourceCallSummary {
     ResourceCallSummary {
         items: listings.iter().map(|l| l.items.len()).sum(),
@@ -320,50 +331,49 @@ impl McpListHandler {
                 failed_servers: Vec::new(),
             };
             let listed_at = Some(mcp_backend::rfc3339(oldest));
-            return match self.kind {
-                ListKind::Resources => {
-                    self.all_servers_of::<Resource>(&listings, &request, summary, listed_at)
-                }
-                ListKind::Templates => {
-                    self.all_servers_of::<ResourceTemplate>(&listings, &request, summary, listed_at)
-                }
-            };
+            return self.all_servers_from(&listings, &request, summary, listed_at);
         }
         let listings = self.backend.list_all(self.kind).await.map_err(|_| shut_down(None))?;
-        for listing in &listings {
-            self.cache.put(listing, self.backend.listing_generation(&listing.server));
-        }
+        let summary = aggregate_summary(&listings);
         let complete = listings.iter().all(|l| l.error.is_none());
+        let listings: Vec<Arc<ServerListing>> = listings.into_iter().map(Arc::new).collect();
+        let produced = self.all_servers_from(&listings, &request, summary, None);
         self.cache
             .set_last_all(complete.then(|| listings.iter().map(|l| l.server.clone()).collect()));
-        let summary = aggregate_summary(&listings);
+        for listing in listings {
+            let generation = self.backend.listing_generation(&listing.server);
+            self.cache.put(listing, generation);
+        }
+        produced
+    }
+
+    fn all_servers_from(
+        &self,
+        listings: &[Arc<ServerListing>],
+        request: &Request,
+        summary: ResourceCallSummary,
+        listed_at: Option<String>,
+    ) -> Result<Produced, Failed> {
         match self.kind {
             ListKind::Resources => {
-                self.all_servers_of::<Resource>(&listings, &request, summary, None)
+                self.all_servers_of::<Resource>(listings, request, summary, listed_at)
             }
             ListKind::Templates => {
-                self.all_servers_of::<ResourceTemplate>(&listings, &request, summary, None)
+                self.all_servers_of::<ResourceTemplate>(listings, request, summary, listed_at)
             }
         }
     }
 
     /// Every server's kept listing, if the last all-server listing's servers all have a fresh
     /// one, and when the oldest was taken.
-    fn cached_all(&self) -> Option<(Aggregate, std::time::SystemTime)> {
+    fn cached_all(&self) -> Option<(Vec<Arc<ServerListing>>, std::time::SystemTime)> {
         let servers = self.cache.last_all()?;
         let mut listings = Vec::with_capacity(servers.len());
         let mut oldest = std::time::SystemTime::now();
         for server in servers {
             let cached = self.cache.get(&server, self.backend.listing_generation(&server))?;
             oldest = oldest.min(cached.listed_at);
-            listings.push(ServerListing {
-                server,
-                items: cached.items.clone(),
-                pages: 0,
-                error: None,
-                page_starts: cached.page_starts.clone(),
-                ttl_ms: None,
-            });
+            listings.push(cached.listing.clone());
         }
         Some((listings, oldest))
     }
@@ -372,7 +382,7 @@ impl McpListHandler {
     /// the budget shared so that every server with items is represented.
     fn all_servers_of<T: Kind>(
         &self,
-        listings: &Aggregate,
+        listings: &[Arc<ServerListing>],
         request: &Request,
         summary: ResourceCallSummary,
         listed_at: Option<String>,
@@ -406,7 +416,7 @@ impl McpListHandler {
         // What the payload costs besides items, at most: every server with items incomplete,
         // with the longest cursor it could get.
         let mut envelope = Payload::<T>::new(None);
-        envelope.errors = failures(listings);
+        envelope.errors = failures_of(listings);
         envelope.matched = filter.selects().then_some(usize::MAX);
         envelope.listed_at = listed_at.clone();
         for (s, listing) in listings.iter().enumerate() {
@@ -608,14 +618,12 @@ impl McpListHandler {
         let mut stopped = None;
         let mut listed_at = None;
         let from_start = page_cursor.is_none() && skip == 0;
+        // From a kept listing, the items are read where they are (never copied).
+        let mut kept_from: Option<(Arc<ServerListing>, usize)> = None;
         if let Some(kept) = kept.as_deref()
             && let Some(first) = kept_position(kept, page_cursor.as_ref(), skip)
         {
-            let all = T::slice(&kept.items);
-            for (index, item) in all.iter().enumerate().skip(first) {
-                items.push(item.clone());
-                places.push(position(&kept.page_starts, index));
-            }
+            kept_from = Some((kept.listing.clone(), first));
             listed_at = Some(mcp_backend::rfc3339(kept.listed_at));
         } else {
             loop {
@@ -642,9 +650,23 @@ impl McpListHandler {
                 }
             }
             if from_start && stopped.is_none() {
-                self.keep(server, &items, &places);
+                let listing = self.keep(server, std::mem::take(&mut items), &places);
+                kept_from = Some((listing, 0));
             }
         }
+        // The items from the start position on, and where item `i` of them sits.
+        let (items, first): (&[T], usize) = match &kept_from {
+            Some((listing, first)) => {
+                (T::slice(&listing.items).get(*first..).unwrap_or(&[]), *first)
+            }
+            None => (&items, 0),
+        };
+        let place = |i: usize| -> (Option<String>, usize) {
+            match &kept_from {
+                Some((listing, first)) => position(&listing.page_starts, first + i),
+                None => places[i].clone(),
+            }
+        };
         let mut chosen: Vec<usize> = (0..items.len())
             .filter(|i| {
                 for_assistant(&items[*i], self.every_audience) && filter.matches(&items[*i])
@@ -658,7 +680,12 @@ impl McpListHandler {
             return Err(single_failure(server, stale_cursor()));
         }
         let window = &chosen[sorted_skip..];
-        let longest = places.iter().filter_map(|(c, _)| c.clone()).max_by_key(String::len);
+        let longest = match &kept_from {
+            Some((listing, _)) => {
+                listing.page_starts.iter().filter_map(|p| p.cursor.clone()).max_by_key(String::len)
+            }
+            None => places.iter().filter_map(|(c, _)| c.clone()).max_by_key(String::len),
+        };
         let worst = Continuation { page: longest, offset: usize::MAX, filter: filter.clone() };
         let mut envelope = Payload::<T>::new(Some(server));
         envelope.next_cursor = Some(Some(worst.encode()));
@@ -684,7 +711,7 @@ impl McpListHandler {
             let continuation = if filter.by_priority {
                 Continuation { page: None, offset: sorted_skip + shown, filter: filter.clone() }
             } else {
-                let (page, offset) = places[*next].clone();
+                let (page, offset) = place(*next);
                 Continuation { page, offset, filter: filter.clone() }
             };
             continuation.encode()
@@ -704,7 +731,12 @@ impl McpListHandler {
 
 impl McpListHandler {
     /// Keep a complete scan of `server` as its listing (the scan started at the first page).
-    fn keep<T: Kind>(&self, server: &str, items: &[T], places: &[(Option<String>, usize)]) {
+    fn keep<T: Kind>(
+        &self,
+        server: &str,
+        items: Vec<T>,
+        places: &[(Option<String>, usize)],
+    ) -> Arc<ServerListing> {
         let page_starts = places
             .iter()
             .enumerate()
@@ -713,23 +745,25 @@ impl McpListHandler {
             .collect();
         let listing = ServerListing {
             server: server.to_string(),
-            items: T::wrap(items.to_vec()),
+            items: T::wrap(items),
             pages: 0,
             error: None,
             page_starts,
             ttl_ms: None,
         };
-        self.cache.put(&listing, self.backend.listing_generation(server));
+        let listing = Arc::new(listing);
+        self.cache.put(listing.clone(), self.backend.listing_generation(server));
+        listing
     }
 }
 
 /// The index in a kept listing of "page `cursor`, `offset` items in"; `None` when the listing
 /// has no such page (the position came from another listing).
 fn kept_position(kept: &Cached, cursor: Option<&String>, offset: usize) -> Option<usize> {
-    if cursor.is_none() && kept.page_starts.is_empty() {
+    if cursor.is_none() && kept.listing.page_starts.is_empty() {
         return Some(offset);
     }
-    let start = kept.page_starts.iter().find(|p| p.cursor.as_ref() == cursor)?;
+    let start = kept.listing.page_starts.iter().find(|p| p.cursor.as_ref() == cursor)?;
     Some(start.index + offset)
 }
 
