@@ -655,11 +655,9 @@ impl McpListHandler {
             }
         }
         // The items from the start position on, and where item `i` of them sits.
-        let (items, first): (&[T], usize) = match &kept_from {
-            Some((listing, first)) => {
-                (T::slice(&listing.items).get(*first..).unwrap_or(&[]), *first)
-            }
-            None => (&items, 0),
+        let items: &[T] = match &kept_from {
+            Some((listing, first)) => T::slice(&listing.items).get(*first..).unwrap_or(&[]),
+            None => &items,
         };
         let place = |i: usize| -> (Option<String>, usize) {
             match &kept_from {
@@ -673,7 +671,7 @@ impl McpListHandler {
             })
             .collect();
         if filter.by_priority {
-            sort_by_priority(&items, &mut chosen);
+            sort_by_priority(items, &mut chosen);
         }
         let matched = chosen.len();
         if sorted_skip > chosen.len() {
