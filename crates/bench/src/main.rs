@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|p7|csv|layers] [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|p7|p10|csv|layers] (p3 includes P9) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 
 mod alloc;
@@ -53,6 +53,9 @@ fn main() -> anyhow::Result<()> {
         }
         if wanted("p6") {
             rows.push(workloads::p6_events(quick).await?);
+        }
+        if wanted("p10") {
+            rows.extend(workloads::p10_million(quick).await?);
         }
         if wanted("p7") {
             rows.extend(workloads::p7_updates(quick).await?);

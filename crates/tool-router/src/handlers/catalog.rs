@@ -119,11 +119,48 @@ impl Filter {
         self.query.is_some() || self.mime_type.is_some()
     }
 
+    /// The filter ready to test many items (the query and type folded to lower case once).
+    pub(crate) fn matcher(&self) -> Matcher {
+        Matcher {
+            query: self.query.as_ref().map(|q| q.to_lowercase()),
+            mime_type: self.mime_type.as_ref().map(|m| m.to_ascii_lowercase()),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn matches<T: Listed>(&self, item: &T) -> bool {
+        self.matcher().matches(item)
+    }
+}
+
+/// A [`Filter`] prepared for testing items.
+pub(crate) struct Matcher {
+    query: Option<String>,
+    mime_type: Option<String>,
+}
+
+/// Whether `haystack` contains `needle` (already lower case), ignoring case. ASCII needles are
+/// compared byte by byte without allocating; others fold the haystack to lower case.
+fn contains_folded(haystack: &str, needle: &str) -> bool {
+    if needle.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+        let Some((&first, rest)) = n.split_first() else { return true };
+        // Jump (SIMD) to each place the first byte occurs in either case, compare the rest.
+        return memchr::memchr2_iter(first.to_ascii_lowercase(), first.to_ascii_uppercase(), h)
+            .any(|at| h.get(at + 1..at + n.len()).is_some_and(|w| w.eq_ignore_ascii_case(rest)));
+    }
+    haystack.to_lowercase().contains(needle)
+}
+
+impl Matcher {
+    /// The query, folded to lower case.
+    pub(crate) fn query(&self) -> Option<&str> {
+        self.query.as_deref()
+    }
+
     pub(crate) fn matches<T: Listed>(&self, item: &T) -> bool {
         if let Some(query) = &self.query {
-            let query = query.to_lowercase();
-            let found =
-                |text: Option<&str>| text.is_some_and(|t| t.to_lowercase().contains(&query));
+            let found = |text: Option<&str>| text.is_some_and(|t| contains_folded(t, query));
             let any = found(Some(item.address()))
                 || found(Some(item.name()))
                 || found(item.title())
@@ -134,8 +171,11 @@ impl Filter {
         }
         if let Some(wanted) = &self.mime_type {
             let Some(mime) = item.mime_type() else { return false };
-            let (mime, wanted) = (mime.to_ascii_lowercase(), wanted.to_ascii_lowercase());
-            let ok = if wanted.ends_with('/') { mime.starts_with(&wanted) } else { mime == wanted };
+            let ok = if wanted.ends_with('/') {
+                mime.get(..wanted.len()).is_some_and(|p| p.eq_ignore_ascii_case(wanted))
+            } else {
+                mime.eq_ignore_ascii_case(wanted)
+            };
             if !ok {
                 return false;
             }
@@ -288,6 +328,53 @@ pub(crate) struct Cached {
     fresh_until: std::time::Instant,
     /// Its size as JSON, for the memory cap.
     bytes: usize,
+    /// The text searched by `query`, built by the first query that needs it.
+    search: std::sync::OnceLock<SearchIndex>,
+}
+
+/// Every item's uri, name, title and description folded to lower case, end to end (fields
+/// separated by NUL), searched at once: a query over 100,000 kept items is one SIMD pass.
+struct SearchIndex {
+    text: Vec<u8>,
+    /// Where each item's text starts.
+    starts: Vec<usize>,
+}
+
+impl SearchIndex {
+    fn build<T: Listed>(items: &[T]) -> Self {
+        let mut text = Vec::new();
+        let mut starts = Vec::with_capacity(items.len());
+        for item in items {
+            starts.push(text.len());
+            for field in [Some(item.address()), Some(item.name()), item.title(), item.description()]
+                .into_iter()
+                .flatten()
+            {
+                text.extend_from_slice(field.to_lowercase().as_bytes());
+                text.push(0);
+            }
+        }
+        Self { text, starts }
+    }
+}
+
+impl Cached {
+    /// The indices (ascending) of the kept items (`items`, this listing's items) a query
+    /// matches in any of its text fields; `None` when the index cannot answer (a NUL in it).
+    pub(crate) fn search<T: Listed>(&self, items: &[T], query: &str) -> Option<Vec<usize>> {
+        if query.contains('\0') {
+            return None;
+        }
+        let index = self.search.get_or_init(|| SearchIndex::build(items));
+        let mut found: Vec<usize> = Vec::new();
+        for at in memchr::memmem::find_iter(&index.text, query.as_bytes()) {
+            let item = index.starts.partition_point(|s| *s <= at).saturating_sub(1);
+            if found.last() != Some(&item) {
+                found.push(item);
+            }
+        }
+        Some(found)
+    }
 }
 
 /// The listings kept behind continuations and filters (`list_cache_sec`, `list_cache_bytes`):
@@ -358,6 +445,7 @@ impl ListingCache {
                 listed_at: std::time::SystemTime::now(),
                 fresh_until: now + keep,
                 bytes,
+                search: std::sync::OnceLock::new(),
             }),
         );
     }
@@ -405,6 +493,44 @@ mod tests {
         assert_eq!(fit(&[10, 10, 10], 33, usize::MAX), 3);
         assert_eq!(fit(&[10, 10, 10], 1_000, 1), 1);
         assert_eq!(fit(&[50], 10, usize::MAX), 0);
+    }
+
+    #[test]
+    fn the_search_index_finds_what_the_matcher_finds() {
+        let mut items: Vec<Resource> = (0..500)
+            .map(|i| {
+                resource(&format!("file:///dir/File{i}.txt"))
+                    .with_description(format!("Ünïcode {i}"))
+            })
+            .collect();
+        items[7].title = Some("The Invoice".into());
+        let listing = mcp_backend::ServerListing {
+            server: "s".into(),
+            items: mcp_backend::Items::Resources(items.clone()),
+            pages: 1,
+            error: None,
+            page_starts: Vec::new(),
+            ttl_ms: None,
+        };
+        let cache = ListingCache::new(std::time::Duration::from_secs(30), usize::MAX);
+        cache.put(std::sync::Arc::new(listing), 1);
+        let kept = cache.get("s", 1).expect("kept");
+        for query in ["file1", "invoice", "ünïcode 49", "txt", "nothing", "e"] {
+            let matcher = Filter { query: Some(query.into()), ..Filter::default() }.matcher();
+            let expected: Vec<usize> =
+                (0..items.len()).filter(|i| matcher.matches(&items[*i])).collect();
+            let query = matcher.query().expect("query");
+            assert_eq!(kept.search(&items, query), Some(expected), "{query}");
+        }
+        assert_eq!(kept.search(&items, "a\0b"), None);
+    }
+
+    #[test]
+    fn case_folding_handles_ascii_and_beyond() {
+        assert!(contains_folded("Quarterly INVOICE", "invoice"));
+        assert!(!contains_folded("Quarterly", "invoice"));
+        assert!(contains_folded("ÜBERSICHT der Rechnungen", "übersicht"));
+        assert!(contains_folded("anything", ""));
     }
 
     #[test]

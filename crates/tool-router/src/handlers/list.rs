@@ -322,8 +322,11 @@ impl McpListHandler {
         // A filtered list is served from the kept listings when every server of the last
         // complete all-server listing still has a fresh one; a plain list always asks.
         if !request.filter.is_empty()
-            && let Some((listings, oldest)) = self.cached_all()
+            && let Some((kept, oldest)) = self.cached_all()
         {
+            let listings: Vec<Arc<ServerListing>> =
+                kept.iter().map(|k| k.listing.clone()).collect();
+            let kept: Vec<Option<Arc<Cached>>> = kept.into_iter().map(Some).collect();
             let summary = ResourceCallSummary {
                 items: listings.iter().map(|l| l.items.len()).sum(),
                 pages: 0,
@@ -331,13 +334,13 @@ impl McpListHandler {
                 failed_servers: Vec::new(),
             };
             let listed_at = Some(mcp_backend::rfc3339(oldest));
-            return self.all_servers_from(&listings, &request, summary, listed_at);
+            return self.all_servers_from(&listings, &kept, &request, summary, listed_at);
         }
         let listings = self.backend.list_all(self.kind).await.map_err(|_| shut_down(None))?;
         let summary = aggregate_summary(&listings);
         let complete = listings.iter().all(|l| l.error.is_none());
         let listings: Vec<Arc<ServerListing>> = listings.into_iter().map(Arc::new).collect();
-        let produced = self.all_servers_from(&listings, &request, summary, None);
+        let produced = self.all_servers_from(&listings, &[], &request, summary, None);
         self.cache
             .set_last_all(complete.then(|| listings.iter().map(|l| l.server.clone()).collect()));
         for listing in listings {
@@ -350,32 +353,33 @@ impl McpListHandler {
     fn all_servers_from(
         &self,
         listings: &[Arc<ServerListing>],
+        kept: &[Option<Arc<Cached>>],
         request: &Request,
         summary: ResourceCallSummary,
         listed_at: Option<String>,
     ) -> Result<Produced, Failed> {
         match self.kind {
             ListKind::Resources => {
-                self.all_servers_of::<Resource>(listings, request, summary, listed_at)
+                self.all_servers_of::<Resource>(listings, kept, request, summary, listed_at)
             }
             ListKind::Templates => {
-                self.all_servers_of::<ResourceTemplate>(listings, request, summary, listed_at)
+                self.all_servers_of::<ResourceTemplate>(listings, kept, request, summary, listed_at)
             }
         }
     }
 
     /// Every server's kept listing, if the last all-server listing's servers all have a fresh
     /// one, and when the oldest was taken.
-    fn cached_all(&self) -> Option<(Vec<Arc<ServerListing>>, std::time::SystemTime)> {
+    fn cached_all(&self) -> Option<(Vec<Arc<Cached>>, std::time::SystemTime)> {
         let servers = self.cache.last_all()?;
-        let mut listings = Vec::with_capacity(servers.len());
+        let mut kept = Vec::with_capacity(servers.len());
         let mut oldest = std::time::SystemTime::now();
         for server in servers {
             let cached = self.cache.get(&server, self.backend.listing_generation(&server))?;
             oldest = oldest.min(cached.listed_at);
-            listings.push(cached.listing.clone());
+            kept.push(cached);
         }
-        Some((listings, oldest))
+        Some((kept, oldest))
     }
 
     /// The all-server payload: every server's visible (and matching) items, as many as fit,
@@ -383,19 +387,32 @@ impl McpListHandler {
     fn all_servers_of<T: Kind>(
         &self,
         listings: &[Arc<ServerListing>],
+        kept: &[Option<Arc<Cached>>],
         request: &Request,
         summary: ResourceCallSummary,
         listed_at: Option<String>,
     ) -> Result<Produced, Failed> {
         let filter = &request.filter;
+        let matcher = filter.matcher();
         // Per server: the indices of the items the model may see, in the order shown.
         let candidates: Vec<Vec<usize>> = listings
             .iter()
-            .map(|listing| {
+            .enumerate()
+            .map(|(s, listing)| {
                 let items = T::slice(&listing.items);
-                let mut chosen: Vec<usize> = (0..items.len())
+                // A kept listing answers a query from its search index; the rest is checked
+                // item by item.
+                let searched = matcher.query().and_then(|query| {
+                    kept.get(s).and_then(Option::as_ref).and_then(|k| k.search(items, query))
+                });
+                let all: Box<dyn Iterator<Item = usize>> = match searched {
+                    Some(found) => Box::new(found.into_iter()),
+                    None => Box::new(0..items.len()),
+                };
+                let mut chosen: Vec<usize> = all
                     .filter(|i| {
-                        for_assistant(&items[*i], self.every_audience) && filter.matches(&items[*i])
+                        for_assistant(&items[*i], self.every_audience)
+                            && matcher.matches(&items[*i])
                     })
                     .collect();
                 if filter.by_priority {
@@ -665,9 +682,19 @@ impl McpListHandler {
                 None => places[i].clone(),
             }
         };
-        let mut chosen: Vec<usize> = (0..items.len())
+        let matcher = filter.matcher();
+        // A kept listing answers a query from its search index.
+        let searched = match (&kept_from, kept.as_deref(), matcher.query()) {
+            (Some((listing, first)), Some(k), Some(query)) if Arc::ptr_eq(listing, &k.listing) => k
+                .search(T::slice(&listing.items), query)
+                .map(|found| found.into_iter().filter(|i| i >= first).map(|i| i - first).collect()),
+            _ => None,
+        };
+        let all: Vec<usize> = searched.unwrap_or_else(|| (0..items.len()).collect());
+        let mut chosen: Vec<usize> = all
+            .into_iter()
             .filter(|i| {
-                for_assistant(&items[*i], self.every_audience) && filter.matches(&items[*i])
+                for_assistant(&items[*i], self.every_audience) && matcher.matches(&items[*i])
             })
             .collect();
         if filter.by_priority {
