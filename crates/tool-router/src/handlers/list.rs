@@ -80,43 +80,32 @@ trait Kind: Listed + Sized {
     fn wrap(items: Vec<Self>) -> Items;
 }
 
-impl Kind for Resource {
-    const KEY: &'static str = "resources";
-    fn slice(items: &Items) -> &[Self] {
-        match items {
-            Items::Resources(items) => items,
-            Items::Templates(_) => &[],
+/// `Kind` for the item type held by `Items::$variant`.
+macro_rules! kind {
+    ($type:ty, $variant:ident, $key:literal) => {
+        impl Kind for $type {
+            const KEY: &'static str = $key;
+            fn slice(items: &Items) -> &[Self] {
+                match items {
+                    Items::$variant(items) => items,
+                    _ => &[],
+                }
+            }
+            fn take(items: Items) -> Vec<Self> {
+                match items {
+                    Items::$variant(items) => items,
+                    _ => Vec::new(),
+                }
+            }
+            fn wrap(items: Vec<Self>) -> Items {
+                Items::$variant(items)
+            }
         }
-    }
-    fn take(items: Items) -> Vec<Self> {
-        match items {
-            Items::Resources(items) => items,
-            Items::Templates(_) => Vec::new(),
-        }
-    }
-    fn wrap(items: Vec<Self>) -> Items {
-        Items::Resources(items)
-    }
+    };
 }
 
-impl Kind for ResourceTemplate {
-    const KEY: &'static str = "resourceTemplates";
-    fn slice(items: &Items) -> &[Self] {
-        match items {
-            Items::Templates(items) => items,
-            Items::Resources(_) => &[],
-        }
-    }
-    fn take(items: Items) -> Vec<Self> {
-        match items {
-            Items::Templates(items) => items,
-            Items::Resources(_) => Vec::new(),
-        }
-    }
-    fn wrap(items: Vec<Self>) -> Items {
-        Items::Templates(items)
-    }
-}
+kind!(Resource, Resources, "resources");
+kind!(ResourceTemplate, Templates, "resourceTemplates");
 
 /// A server not shown in full in an all-server list, and how to go on.
 #[derive(Serialize)]
