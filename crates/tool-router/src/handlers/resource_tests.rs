@@ -603,3 +603,48 @@ async fn bad_filters_and_cursors_are_clear_errors() {
         .expect_err("an error");
     assert_eq!(message, "resources/list failed: MCP error -32602: Invalid cursor: \"nope\"");
 }
+
+#[tokio::test]
+async fn templates_are_cut_filtered_and_continued_the_same_way() {
+    let templates: Vec<rmcp::model::ResourceTemplate> = (0..60)
+        .map(|i| {
+            let mime = if i % 3 == 0 { "application/json" } else { "text/plain" };
+            rmcp::model::ResourceTemplate::new(format!("tpl://{i:02}/{{id}}"), format!("t{i}"))
+                .with_mime_type(mime)
+        })
+        .collect();
+    let server = FakeServer { templates, page_size: 25, ..Default::default() };
+    let backend = FakeBackend::with(vec![("t", server)]);
+    let policy = crate::content::ContentPolicy { list_budget_bytes: 1024, ..Default::default() };
+    let router = crate::ToolRouter::build(backend, policy, None);
+    let (ctx, _rx) = crate::test_support::context();
+    let mut arguments = json!({"server": "t", "mimeType": "application/"});
+    let mut seen = Vec::new();
+    loop {
+        let call = crate::ToolCall {
+            call_id: "c".into(),
+            name: LIST_MCP_RESOURCE_TEMPLATES.into(),
+            arguments: arguments.to_string().into(),
+        };
+        let Ok(ToolOutput::Function { content, .. }) = router.dispatch(&ctx, call).await else {
+            panic!("list failed");
+        };
+        assert!(content.len() <= 1024);
+        let payload: Value = serde_json::from_str(&content).expect("json");
+        assert!(payload["matched"].as_u64().is_some(), "{payload}");
+        seen.extend(
+            payload["resourceTemplates"]
+                .as_array()
+                .expect("templates")
+                .iter()
+                .map(|t| t["uriTemplate"].as_str().expect("uriTemplate").to_string()),
+        );
+        match payload["nextCursor"].as_str() {
+            Some(next) => arguments = json!({"server": "t", "cursor": next}),
+            None => break,
+        }
+    }
+    let expected: Vec<String> =
+        (0..60).step_by(3).map(|i| format!("tpl://{i:02}/{{id}}")).collect();
+    assert_eq!(seen, expected);
+}
