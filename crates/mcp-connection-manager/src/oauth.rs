@@ -71,7 +71,7 @@ pub fn config_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".config").join("mcp-router")))
 }
 
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 struct StoreFile {
     /// Server URL → its credentials.
     #[serde(default)]
@@ -95,16 +95,50 @@ pub struct SignInStatus {
     pub refreshable: bool,
 }
 
-/// Every server's OAuth credentials, in one file. Cheap to clone.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Every server's OAuth credentials, in one file. Cheap to clone (clones share what was read).
+#[derive(Clone)]
 pub struct TokenStore {
     path: PathBuf,
+    /// The file as last read, with what identified it then (every HTTP request asks for its
+    /// token: the file is read again only when it changed).
+    memo: std::sync::Arc<std::sync::Mutex<Option<(FileStamp, StoreFile)>>>,
+}
+
+/// What tells one version of the file from another: inode (a rename replaces it), length and
+/// modification time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        Ok(Self { inode: meta.ino(), len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+impl PartialEq for TokenStore {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for TokenStore {}
+
+impl std::fmt::Debug for TokenStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenStore").field("path", &self.path).finish_non_exhaustive()
+    }
 }
 
 impl TokenStore {
     /// The store in `file`.
     pub fn at(file: impl Into<PathBuf>) -> Self {
-        Self { path: file.into() }
+        Self { path: file.into(), memo: Default::default() }
     }
 
     /// `credentials.json` in [`config_dir`]; `None` when no directory can be named.
@@ -124,20 +158,38 @@ impl TokenStore {
     }
 
     fn read(&self) -> Result<StoreFile, String> {
+        let stamp = match FileStamp::of(&self.path) {
+            Ok(stamp) => stamp,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreFile::default()),
+            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+        };
+        if let Ok(memo) = self.memo.lock()
+            && let Some((seen, file)) = memo.as_ref()
+            && *seen == stamp
+        {
+            return Ok(file.clone());
+        }
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(StoreFile::default()),
             Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
         };
         // serde's message may quote the offending value, which can be a token: only say where.
-        serde_json::from_str(&text).map_err(|e| {
+        let file: StoreFile = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "{} is not a credentials file (line {}, column {})",
                 self.path.display(),
                 e.line(),
                 e.column()
             )
-        })
+        })?;
+        // Remembered only if the file did not change while it was read.
+        if FileStamp::of(&self.path).is_ok_and(|now| now == stamp)
+            && let Ok(mut memo) = self.memo.lock()
+        {
+            *memo = Some((stamp, file.clone()));
+        }
+        Ok(file)
     }
 
     /// Read, change and write back the file under its lock. The new file is written beside
@@ -521,4 +573,48 @@ async fn probe_challenge(url: &str) -> Option<String> {
 
 fn describe_login_error(server: &str, error: &AuthError) -> String {
     format!("sign-in to `{server}` failed: {error}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credentials(client: &str) -> StoredCredentials {
+        StoredCredentials::new(client.to_string(), None, vec!["mcp".into()], Some(1))
+    }
+
+    #[test]
+    fn the_store_is_private_atomic_and_sees_changes_made_elsewhere() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("mcp-router-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = TokenStore::at(dir.join("nested").join("credentials.json"));
+        assert!(store.load("https://a").expect("empty").is_none());
+        store.save("https://a", credentials("one")).expect("save");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(store.path()), 0o600);
+        assert_eq!(mode(&dir.join("nested")), 0o700);
+        assert_eq!(store.load("https://a").expect("load").map(|c| c.client_id), Some("one".into()));
+        // Another store on the same file (another router) writes: this one sees it.
+        let other = TokenStore::at(store.path());
+        other.save("https://a", credentials("two")).expect("save");
+        assert_eq!(store.load("https://a").expect("load").map(|c| c.client_id), Some("two".into()));
+        assert_ne!(store.fingerprint("https://a"), 0);
+        assert!(store.remove("https://a").expect("remove"));
+        assert_eq!(other.fingerprint("https://a"), 0);
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.join("nested"))
+            .expect("dir")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.contains(".tmp-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        // A damaged file is an error that names the file and the place, never its content.
+        std::fs::write(store.path(), "{\"servers\": {\"x\": \"secret-token-value\"}}")
+            .expect("write");
+        let error = store.load("x").expect_err("damaged");
+        assert!(error.contains("credentials.json is not a credentials file"), "{error}");
+        assert!(!error.contains("secret-token-value"), "{error}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
