@@ -629,6 +629,9 @@ impl McpListHandler {
         if let Some(kept) = kept.as_deref()
             && let Some(first) = kept_position(kept, page_cursor.as_ref(), skip)
         {
+            if first > T::slice(&kept.listing.items).len() {
+                return Err(single_failure(server, stale_cursor()));
+            }
             kept_from = Some((kept.listing.clone(), first));
             listed_at = Some(mcp_backend::rfc3339(kept.listed_at));
         } else {
