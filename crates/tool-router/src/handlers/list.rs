@@ -172,20 +172,10 @@ impl<'a, T: Kind> Payload<'a, T> {
     }
 }
 
-fn failures(listings: &[ServerListing]) -> Vec<ServerFailure> {
+/// The servers whose listing failed or stopped, with why.
+fn failures<'a>(listings: impl IntoIterator<Item = &'a ServerListing>) -> Vec<ServerFailure> {
     listings
-        .iter()
-        .filter_map(|l| {
-            l.error
-                .as_ref()
-                .map(|error| ServerFailure { server: l.server.clone(), error: error.clone() })
-        })
-        .collect()
-}
-
-fn failures_of(listings: &[Arc<ServerListing>]) -> Vec<ServerFailure> {
-    listings
-        .iter()
+        .into_iter()
         .filter_map(|l| {
             l.error
                 .as_ref()
@@ -199,7 +189,7 @@ fn aggregate_summary(listings: &Aggregate) -> ResourceCallSummary {
         items: listings.iter().map(|l| l.items.len()).sum(),
         pages: listings.iter().map(|l| l.pages).sum(),
         servers: listings.len(),
-        failed_servers: failures(listings),
+        failed_servers: failures(listings.iter()),
     }
 }
 
@@ -422,7 +412,7 @@ impl McpListHandler {
         // What the payload costs besides items, at most: every server with items incomplete,
         // with the longest cursor it could get.
         let mut envelope = Payload::<T>::new(None);
-        envelope.errors = failures_of(listings);
+        envelope.errors = failures(listings.iter().map(|l| &**l));
         envelope.matched = filter.selects().then_some(usize::MAX);
         envelope.listed_at = listed_at.clone();
         for (s, listing) in listings.iter().enumerate() {
