@@ -226,7 +226,7 @@ fn describe(event: &EventMsg) -> String {
         ),
         EventMsg::McpToolCallEnd(e) => {
             let outcome = match &e.result {
-                Ok(r) if r.is_error == Some(true) => "ok (isError)".to_string(),
+                Ok(r) if r.is_error() => "ok (isError)".to_string(),
                 Ok(_) => "ok".to_string(),
                 Err(m) => format!("error: {m}"),
             };
@@ -264,7 +264,7 @@ fn print_output(output: &ToolOutput) {
                 .ok()
                 .filter(Value::is_object)
                 .map(|v| one_item_per_line(&v))
-                .unwrap_or_else(|| content.clone());
+                .unwrap_or_else(|| content.to_string());
             (label, text)
         }
         ToolOutput::Mcp { .. } => (

@@ -201,50 +201,55 @@ fn parse_line(line: &str) -> Result<ToolCall, String> {
 }
 
 /// The only writer of stdout. Before an output line it drains queued events, so a call's end
-/// event (queued before its output) is always written first.
+/// event (queued before its output) is always written first. Every line is serialized straight
+/// into one reused buffer: a payload is written once for each line it appears in (the end
+/// event and the output share it), never copied in between.
 async fn write_lines(mut events: EventReceiver, mut outputs: mpsc::UnboundedReceiver<OutputLine>) {
     let mut stdout = tokio::io::stdout();
     let mut events_open = true;
+    let mut buffer = Vec::new();
     loop {
-        let line = tokio::select! {
+        buffer.clear();
+        let last = tokio::select! {
             biased;
             event = events.recv(), if events_open => match event {
-                Some(event) => to_line(&event),
+                Some(event) => { push_line(&mut buffer, &event); false }
                 None => { events_open = false; continue; }
             },
-            output = outputs.recv() => match output {
-                Some(output) => {
-                    let mut text = String::new();
-                    while let Ok(event) = events.try_recv() {
-                        text.push_str(&to_line(&event));
-                    }
-                    text.push_str(&to_line(&output));
-                    text
+            output = outputs.recv() => {
+                while let Ok(event) = events.try_recv() {
+                    push_line(&mut buffer, &event);
                 }
-                None => {
-                    let mut text = String::new();
-                    while let Ok(event) = events.try_recv() {
-                        text.push_str(&to_line(&event));
-                    }
-                    let _ = stdout.write_all(text.as_bytes()).await;
-                    break;
+                match output {
+                    Some(output) => { push_line(&mut buffer, &output); false }
+                    None => true,
                 }
-            },
+            }
         };
-        if stdout.write_all(line.as_bytes()).await.is_err() {
+        if stdout.write_all(&buffer).await.is_err() || last {
             break;
         }
         let _ = stdout.flush().await;
+        // A huge payload's buffer is not kept for the rest of the session.
+        if buffer.capacity() > 1 << 20 {
+            buffer = Vec::new();
+        }
     }
     let _ = stdout.flush().await;
 }
 
-fn to_line<T: Serialize>(value: &T) -> String {
-    let mut line = serde_json::to_string(value).unwrap_or_else(|e| {
-        format!("{{\"type\":\"error\",\"message\":\"cannot serialize output: {e}\"}}")
-    });
-    line.push('\n');
-    line
+/// Append `value` as one JSON line.
+fn push_line<T: Serialize>(buffer: &mut Vec<u8>, value: &T) {
+    let start = buffer.len();
+    if let Err(e) = serde_json::to_writer(&mut *buffer, value) {
+        buffer.truncate(start);
+        let message = serde_json::json!({
+            "type": "error",
+            "message": format!("cannot serialize output: {e}"),
+        });
+        buffer.extend_from_slice(message.to_string().as_bytes());
+    }
+    buffer.push(b'\n');
 }
 
 #[cfg(test)]

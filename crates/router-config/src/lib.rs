@@ -160,6 +160,7 @@ fn parse_settings(
             "query_max_rows" => settings.query_max_rows = bytes(1)?,
             "list_budget_bytes" => settings.list_budget_bytes = bytes(1024)?,
             "show_user_audience" => settings.show_user_audience = flag()?,
+            "event_result_text" => settings.event_result_text = flag()?,
             "list_cache_bytes" => settings.list_cache_bytes = bytes(0)?,
             "list_cache_sec" => {
                 let secs = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
@@ -739,13 +740,14 @@ mod tests {
         assert_eq!(file.manager.max_input_rounds, 3);
         assert!(!file.manager.response_cache);
         let file = parse_config_file(
-            "[mcp_router]\nlist_budget_bytes = 8192\nshow_user_audience = true\n[mcp_servers]\n",
+            "[mcp_router]\nlist_budget_bytes = 8192\nshow_user_audience = true\nevent_result_text = false\n[mcp_servers]\n",
             ConfigFormat::CodexToml,
             Path::new("c.toml"),
         )
         .expect("valid");
         assert_eq!(file.settings.list_budget_bytes, 8192);
         assert!(file.settings.show_user_audience);
+        assert!(!file.settings.event_result_text);
         let tiny = parse_config_file(
             "[mcp_router]\nlist_budget_bytes = 100\n[mcp_servers]\n",
             ConfigFormat::CodexToml,

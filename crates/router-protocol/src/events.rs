@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::shared::CallResult;
 
 /// One event on the stream. Serialized with a `type` tag in snake_case, e.g.
 /// `{"type": "mcp_tool_call_begin", "call_id": "…", "invocation": {…}}`.
@@ -121,8 +122,13 @@ pub struct McpToolCallEndEvent {
     #[serde(with = "duration_ms")]
     pub duration: Duration,
     /// `{"Ok": CallToolResult}` or `{"Err": "message"}`, as in Codex. For resource tools the
-    /// `Ok` result holds one text block with the JSON payload the model received.
-    pub result: Result<CallToolResult, String>,
+    /// `Ok` result holds one text block with the JSON payload the model received. The payload
+    /// is shared with the tool output, not copied.
+    pub result: Result<CallResult, String>,
+    /// `true` when the router's `event_result_text = false` setting left the result's content
+    /// out (`Ok` then holds no content blocks, only `isError`); absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub result_omitted: bool,
     /// Resource tools only: what the call covered. Absent for MCP tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<ResourceCallSummary>,
@@ -230,6 +236,8 @@ mod tests {
     use rmcp::model::{CallToolResult, ContentBlock};
     use serde_json::json;
 
+    use crate::SharedText;
+
     use super::*;
 
     fn invocation() -> McpInvocation {
@@ -255,7 +263,8 @@ mod tests {
             call_id: "c1".to_string(),
             invocation: invocation(),
             duration: Duration::from_micros(12_345),
-            result: Ok(CallToolResult::success(vec![ContentBlock::text("{}")])),
+            result: Ok(CallResult::from(CallToolResult::success(vec![ContentBlock::text("{}")]))),
+            result_omitted: false,
             summary: Some(ResourceCallSummary {
                 items: 1,
                 pages: 1,
@@ -272,8 +281,18 @@ mod tests {
             },
             duration: Duration::from_millis(3),
             result: Err("resources/list failed: boom".to_string()),
+            result_omitted: false,
             summary: None,
         }));
+        let text = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            call_id: "c3".to_string(),
+            invocation: invocation(),
+            duration: Duration::from_micros(1_001),
+            result: Ok(CallResult::Text(SharedText::from("{\"contents\":[]}"))),
+            result_omitted: false,
+            summary: None,
+        }));
+        insta::assert_json_snapshot!("end_text", text);
         insta::assert_json_snapshot!("end_ok", ok);
         insta::assert_json_snapshot!("end_err", err);
     }

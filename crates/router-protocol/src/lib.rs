@@ -5,6 +5,7 @@
 //! change to what a UI sees is a change here (and to its snapshot tests).
 
 mod events;
+mod shared;
 mod sink;
 
 pub use events::{
@@ -13,4 +14,5 @@ pub use events::{
     McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolsChangedEvent,
     ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
+pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, event_channel};

@@ -251,6 +251,20 @@ fn shape_blob(
 
 /// Embedded resources in an MCP tool result follow the read rules: images become image blocks
 /// within the limit, other blobs are described, long texts are cut to the budget with a note.
+/// Whether [`shape_tool_result`] would change `result`: it embeds a resource, or its text is
+/// over the read budget.
+pub(crate) fn needs_shaping(result: &CallToolResult, policy: &ContentPolicy) -> bool {
+    let mut text = 0usize;
+    for block in &result.content {
+        match block {
+            ContentBlock::Resource(_) => return true,
+            ContentBlock::Text(t) => text = text.saturating_add(t.text.len()),
+            _ => {}
+        }
+    }
+    text > policy.read_budget_bytes
+}
+
 pub(crate) fn shape_tool_result(
     mut result: CallToolResult,
     policy: &ContentPolicy,

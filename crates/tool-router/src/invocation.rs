@@ -1,8 +1,10 @@
 //! The vocabulary of a call: what the model sent, what a handler receives and returns, and the
 //! two kinds of failure.
 
+use std::sync::Arc;
+
 use rmcp::model::CallToolResult;
-use router_protocol::{EventMsg, EventSender};
+use router_protocol::{EventMsg, EventSender, SharedText};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -82,8 +84,9 @@ pub struct ToolInvocation {
 pub enum ToolOutput {
     /// Text (and optionally structured items) with a success flag.
     Function {
-        /// The text the model reads (for resource tools: a JSON document).
-        content: String,
+        /// The text the model reads (for resource tools: a JSON document). Shared with the
+        /// call's end event, not copied; serialized as a JSON string.
+        content: SharedText,
         /// Structured items (e.g. images) when the text alone is not the whole answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content_items: Option<Vec<ContentItem>>,
@@ -92,15 +95,19 @@ pub enum ToolOutput {
     },
     /// An MCP tool's result as the server gave it, or why there is none.
     Mcp {
-        /// `{"Ok": CallToolResult}` or `{"Err": "message"}`.
-        result: Result<CallToolResult, String>,
+        /// `{"Ok": CallToolResult}` or `{"Err": "message"}`. Shared with the call's end event.
+        result: Result<Arc<CallToolResult>, String>,
     },
 }
 
 impl ToolOutput {
     /// A failed function output carrying `message` (how `RespondToModel` reaches the model).
     pub fn failure(message: impl Into<String>) -> Self {
-        Self::Function { content: message.into(), content_items: None, success: Some(false) }
+        Self::Function {
+            content: SharedText::from(message.into()),
+            content_items: None,
+            success: Some(false),
+        }
     }
 
     /// Whether the model should read this as a success. An MCP result counts by its `isError`.
@@ -145,12 +152,26 @@ pub enum FunctionCallError {
 #[derive(Debug, Clone)]
 pub struct CallContext {
     events: EventSender,
+    result_text: bool,
 }
 
 impl CallContext {
     /// A context whose events go to `events`.
     pub fn new(events: EventSender) -> Self {
-        Self { events }
+        Self { events, result_text: true }
+    }
+
+    /// With `false`, end events leave the result's content out (`result_omitted: true`; the
+    /// summary and `isError` stay): for hosts that already get the payload in the output. The
+    /// router's `event_result_text = false` setting does the same for every call.
+    pub fn with_result_text(mut self, result_text: bool) -> Self {
+        self.result_text = result_text;
+        self
+    }
+
+    /// Whether end events carry the result's content.
+    pub fn result_text(&self) -> bool {
+        self.result_text
     }
 
     /// Whether events reach anyone (see [`EventSender::is_active`]).

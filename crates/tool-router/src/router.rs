@@ -60,6 +60,8 @@ enum Route<'a> {
 pub struct ToolRouter {
     handlers: BTreeMap<String, Registered>,
     mcp: Option<McpRoute>,
+    /// `false` when the `event_result_text` setting leaves results out of end events.
+    omit_result_text: bool,
 }
 
 impl ToolRouter {
@@ -87,7 +89,9 @@ impl ToolRouter {
         } else {
             None
         };
-        Ok(Self::build(backend, ContentPolicy::from(settings), data))
+        let mut router = Self::build(backend, ContentPolicy::from(settings), data);
+        router.omit_result_text = !settings.event_result_text;
+        Ok(router)
     }
 
     pub(crate) fn build(
@@ -113,7 +117,7 @@ impl ToolRouter {
             .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
             .collect();
         let mcp = McpRoute { handler: McpHandler::new(backend.clone(), policy), backend };
-        Self { handlers, mcp: Some(mcp) }
+        Self { handlers, mcp: Some(mcp), omit_result_text: false }
     }
 
     /// Register `handler` under `spec.name`. A name already taken, or one with the `mcp__`
@@ -162,6 +166,17 @@ impl ToolRouter {
     /// Run one model tool call. `Err(RespondToModel)` is for the model to read (see
     /// [`ToolRouter::dispatch_to_output`]); `Err(Fatal)` means the turn cannot go on.
     pub async fn dispatch(
+        &self,
+        ctx: &CallContext,
+        call: ToolCall,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        if self.omit_result_text && ctx.result_text() && ctx.has_listener() {
+            return self.route(&ctx.clone().with_result_text(false), call).await;
+        }
+        self.route(ctx, call).await
+    }
+
+    async fn route(
         &self,
         ctx: &CallContext,
         call: ToolCall,

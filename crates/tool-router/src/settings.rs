@@ -29,6 +29,10 @@ pub struct RouterSettings {
     pub list_cache: Duration,
     /// `list_cache_bytes`: most bytes (as JSON) of listings kept, per list tool (default 64 MiB).
     pub list_cache_bytes: usize,
+    /// `event_result_text`: end events carry the result's content (default true). With false
+    /// they say `result_omitted: true` instead and keep the summary: for hosts that take the
+    /// payload from the output and do not need it twice.
+    pub event_result_text: bool,
 }
 
 impl Default for RouterSettings {
@@ -44,6 +48,7 @@ impl Default for RouterSettings {
             show_user_audience: false,
             list_cache: Duration::from_secs(30),
             list_cache_bytes: 64 * 1024 * 1024,
+            event_result_text: true,
         }
     }
 }

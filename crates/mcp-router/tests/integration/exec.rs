@@ -714,3 +714,58 @@ fn exec_hands_out_change_notices_once() {
     let (_, code) = session.finish();
     assert_eq!(code, 0);
 }
+
+/// The end event of each call, by call id.
+fn end_events(lines: &[Value]) -> HashMap<String, Value> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "mcp_tool_call_end")
+        .map(|l| (l["call_id"].as_str().expect("call_id").to_string(), l.clone()))
+        .collect()
+}
+
+#[test]
+fn end_events_carry_the_output_or_leave_it_out_when_asked() {
+    let calls = [
+        call("read", "read_mcp_resource", json!({"server": "docs", "uri": "demo://notes/welcome"})),
+        call("list", "list_mcp_resources", json!({"server": "docs"})),
+        call("echo", "mcp__docs__echo", json!({"text": "hello"})),
+        call("missing", "read_mcp_resource", json!({"server": "docs", "uri": "demo://nope"})),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (full, code) = exec(&one_server_config(&dir, ""), &calls);
+    assert_eq!(code, 0);
+    let omitted_dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server_config(&omitted_dir, "[mcp_router]\nevent_result_text = false");
+    let (omitted, code) = exec(&config, &calls);
+    assert_eq!(code, 0);
+
+    let (full_ends, full_outs) = (end_events(&full), outputs(&full));
+    let (omitted_ends, omitted_outs) = (end_events(&omitted), outputs(&omitted));
+    // By default the end event holds the very text the model gets.
+    for id in ["read", "list"] {
+        let text = full_outs[id]["content"].as_str().expect("content");
+        assert_eq!(
+            full_ends[id]["result"],
+            json!({"Ok": {"content": [{"type": "text", "text": text}], "isError": false}}),
+            "{id}"
+        );
+        assert!(full_ends[id].get("result_omitted").is_none(), "{id}");
+    }
+    assert_eq!(full_ends["echo"]["result"]["Ok"], full_outs["echo"]["result"]["Ok"]);
+    // With the setting: outputs unchanged, end events without the content but with the rest.
+    assert_eq!(omitted_outs["read"], full_outs["read"]);
+    assert_eq!(omitted_outs["echo"], full_outs["echo"]);
+    for id in ["read", "list", "echo"] {
+        let end = &omitted_ends[id];
+        assert_eq!(end["result_omitted"], true, "{id}");
+        assert_eq!(end["result"]["Ok"]["content"], json!([]), "{id}");
+        assert_eq!(end["result"]["Ok"]["isError"], false, "{id}");
+        assert_eq!(end["summary"], full_ends[id]["summary"], "{id}");
+        assert_eq!(end["invocation"], full_ends[id]["invocation"], "{id}");
+    }
+    // A failure's message is short and stays.
+    assert_eq!(omitted_ends["missing"]["result"], full_ends["missing"]["result"]);
+    assert!(omitted_ends["missing"].get("result_omitted").is_none());
+    assert!(omitted_ends["missing"]["result"]["Err"].is_string());
+}

@@ -15,7 +15,7 @@ use crate::support::{DEMO, Harness, demo};
 /// The text the model gets, whatever the output kind.
 fn text(output: &ToolOutput) -> String {
     match output {
-        ToolOutput::Function { content, .. } => content.clone(),
+        ToolOutput::Function { content, .. } => content.to_string(),
         ToolOutput::Mcp { result: Err(e) } => e.clone(),
         ToolOutput::Mcp { result: Ok(r) } => serde_json::to_string(r).unwrap_or_default(),
     }

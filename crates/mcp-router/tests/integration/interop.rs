@@ -227,7 +227,7 @@ async fn read_text(h: &Harness, args: Value) -> String {
 /// A failed function output's message.
 async fn failure(h: &Harness, name: &str, args: Value) -> String {
     match h.call(name, &args.to_string()).await {
-        ToolOutput::Function { content, success: Some(false), .. } => content,
+        ToolOutput::Function { content, success: Some(false), .. } => content.to_string(),
         other => panic!("{name} {args} should fail: {other:?}"),
     }
 }

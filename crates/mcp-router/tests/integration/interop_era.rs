@@ -25,7 +25,7 @@ fn text_of(output: ToolOutput) -> String {
             .as_str()
             .expect("text")
             .to_string(),
-        ToolOutput::Function { content, .. } => content,
+        ToolOutput::Function { content, .. } => content.to_string(),
         other => panic!("{other:?}"),
     }
 }
@@ -45,7 +45,7 @@ async fn read(h: &Harness, server: &str, uri: &str) -> String {
             let payload: Value = serde_json::from_str(&content).expect("payload");
             payload["contents"][0]["text"].as_str().expect("text").to_string()
         }
-        ToolOutput::Function { content, .. } => content,
+        ToolOutput::Function { content, .. } => content.to_string(),
         other => panic!("{other:?}"),
     }
 }

@@ -259,7 +259,7 @@ async fn library_login(remote: &Protected, store: &TokenStore) {
 
 fn text(output: ToolOutput) -> (bool, String) {
     match output {
-        ToolOutput::Function { content, success, .. } => (success == Some(true), content),
+        ToolOutput::Function { content, success, .. } => (success == Some(true), content.to_string()),
         other => panic!("{other:?}"),
     }
 }

@@ -108,7 +108,7 @@ impl ToolHandler for QueryDataHandler {
         tracing::info!(sql_bytes, ok = result.is_ok(), duration_ms, "data query");
         let result = result.map_err(|e| respond(e.to_string()))?;
         let content = serde_json::to_string(&result).map_err(|e| respond(e.to_string()))?;
-        Ok(ToolOutput::Function { content, content_items: None, success: Some(true) })
+        Ok(ToolOutput::Function { content: content.into(), content_items: None, success: Some(true) })
     }
 }
 
@@ -124,7 +124,7 @@ impl ToolHandler for ListDataSourcesHandler {
         let sources = data.list();
         let content = serde_json::to_string(&SourcesPayload { sources: &sources })
             .map_err(|e| respond(e.to_string()))?;
-        Ok(ToolOutput::Function { content, content_items: None, success: Some(true) })
+        Ok(ToolOutput::Function { content: content.into(), content_items: None, success: Some(true) })
     }
 }
 
@@ -172,7 +172,7 @@ pub(crate) async fn import_csv(
     };
     let items = sections.iter().map(|(_, rows)| rows).sum();
     let content = sections.into_iter().map(|(text, _)| text).collect::<Vec<_>>().join("\n");
-    Ok(Produced { content, items: None, summary: one_server(items) })
+    Ok(Produced { content: content.into(), items: None, summary: one_server(items) })
 }
 
 /// The blocking part of [`import_csv`]: each CSV content into its table, as the model's text

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use mcp_backend::{McpBackend, McpError};
-use rmcp::model::JsonObject;
-use router_protocol::McpInvocation;
+use rmcp::model::{CallToolResult, JsonObject};
+use router_protocol::{CallResult, McpInvocation};
 use serde_json::Value;
 
-use crate::content::{ContentPolicy, shape_tool_result};
+use crate::content::{ContentPolicy, needs_shaping, shape_tool_result};
 use crate::handlers::bracket;
 use crate::invocation::{CallContext, FunctionCallError, ToolOutput};
 
@@ -60,21 +60,45 @@ impl McpHandler {
         let McpCall { call_id, server, tool, arguments } = call;
         let invocation =
             McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
-        let work = self.backend.call_tool(&server, &tool, object);
+        // The end event shows the server's result as sent, the model gets it shaped: one
+        // shared allocation when shaping changes nothing (almost always), two when it does.
+        let keep_raw = ctx.has_listener();
+        let work = async {
+            let raw = self.backend.call_tool(&server, &tool, object).await?;
+            Ok(shape_shared(raw, &self.policy, keep_raw))
+        };
         let (outcome, _) = bracket(ctx, &call_id, invocation, work, |r| {
-            (r.as_ref().map_err(tool_call_error).cloned(), None)
+            let result = r.as_ref().map_err(tool_call_error);
+            (result.map(|(raw, _)| CallResult::Call(raw.clone())), None)
         })
         .await;
         match outcome {
-            Ok(result) => {
-                Ok(ToolOutput::Mcp { result: Ok(shape_tool_result(result, &self.policy)) })
-            }
+            Ok((_, shaped)) => Ok(ToolOutput::Mcp { result: Ok(shaped) }),
             Err(McpError::ShutDown) => {
                 Err(FunctionCallError::Fatal(McpError::ShutDown.to_string()))
             }
             Err(e) => Ok(ToolOutput::Mcp { result: Err(tool_call_error(&e)) }),
         }
     }
+}
+
+/// The server's result for the end event and the shaped result for the model. The raw one is
+/// only kept apart when shaping changes something and someone listens.
+fn shape_shared(
+    raw: CallToolResult,
+    policy: &ContentPolicy,
+    keep_raw: bool,
+) -> (Arc<CallToolResult>, Arc<CallToolResult>) {
+    if !needs_shaping(&raw, policy) {
+        let shared = Arc::new(raw);
+        return (shared.clone(), shared);
+    }
+    if keep_raw {
+        let shaped = Arc::new(shape_tool_result(raw.clone(), policy));
+        return (Arc::new(raw), shaped);
+    }
+    let shaped = Arc::new(shape_tool_result(raw, policy));
+    (shaped.clone(), shaped)
 }
 
 fn tool_call_error(error: &McpError) -> String {

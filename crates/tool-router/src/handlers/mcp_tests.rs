@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use router_protocol::EventMsg;
+use router_protocol::{CallResult, EventMsg};
 use serde_json::json;
 
 use super::*;
@@ -35,8 +35,10 @@ async fn success_passes_the_result_through() {
     assert_eq!(begin.invocation.tool, "echo");
     assert_eq!(begin.invocation.arguments, Some(json!({"text": "hi"})));
     assert_eq!(end.summary, None);
-    let ToolOutput::Mcp { result } = &output else { panic!() };
-    assert_eq!(&end.result, result);
+    let ToolOutput::Mcp { result: Ok(result) } = &output else { panic!() };
+    // The event and the output share one result: nothing was copied.
+    let Ok(CallResult::Call(shown)) = &end.result else { panic!("{:?}", end.result) };
+    assert!(Arc::ptr_eq(shown, result));
 }
 
 #[tokio::test]

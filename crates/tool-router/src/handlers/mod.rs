@@ -17,10 +17,10 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use mcp_backend::{McpBackend, McpError};
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use router_protocol::{
-    EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary,
-    ServerFailure,
+    CallResult, EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent,
+    ResourceCallSummary, ServerFailure, SharedText,
 };
 use serde::Serialize;
 
@@ -29,15 +29,14 @@ use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolOutput}
 
 /// Emit `mcp_tool_call_begin`, run `work`, emit `mcp_tool_call_end` with its duration, result and
 /// summary. Every begin gets exactly one end, whatever `work` returns. The duration is measured
-/// here, once, and returned with the outcome.
+/// here, once, and returned with the outcome. `to_event` shares the outcome's payload (a
+/// reference count), it does not copy it.
 pub(crate) async fn bracket<T, E, F>(
     ctx: &CallContext,
     call_id: &str,
     invocation: McpInvocation,
     work: F,
-    to_event: impl FnOnce(
-        &Result<T, E>,
-    ) -> (Result<CallToolResult, String>, Option<ResourceCallSummary>),
+    to_event: impl FnOnce(&Result<T, E>) -> (Result<CallResult, String>, Option<ResourceCallSummary>),
 ) -> (Result<T, E>, Duration)
 where
     F: Future<Output = Result<T, E>>,
@@ -54,12 +53,22 @@ where
     }));
     let outcome = work.await;
     let duration = started.elapsed();
-    let (result, summary) = to_event(&outcome);
+    let (mut result, summary) = to_event(&outcome);
+    let result_omitted = !ctx.result_text() && result.is_ok();
+    if result_omitted {
+        result = result.map(|full| {
+            let mut empty = CallToolResult::success(Vec::new());
+            empty.is_error = Some(full.is_error());
+            empty.result_type = None;
+            CallResult::from(empty)
+        });
+    }
     ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
         call_id: call_id.to_string(),
         invocation,
         duration,
         result,
+        result_omitted,
         summary,
     })));
     (outcome, duration)
@@ -67,7 +76,7 @@ where
 
 /// What a successful resource call produced: the model's JSON text and the event summary.
 pub(crate) struct Produced {
-    pub(crate) content: String,
+    pub(crate) content: SharedText,
     pub(crate) items: Option<Vec<ContentItem>>,
     pub(crate) summary: ResourceCallSummary,
 }
@@ -90,11 +99,14 @@ pub(crate) async fn run(
     // Resources read earlier that changed since ride along with the next resource-tool output.
     let work = async {
         let mut produced = work.await?;
-        produced.content = with_changes(produced.content, backend.take_resource_changes());
+        let changes = backend.take_resource_changes();
+        if !changes.is_empty() {
+            produced.content = with_changes(&produced.content, changes).into();
+        }
         Ok::<Produced, Failed>(produced)
     };
     let (outcome, duration) = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
-        Ok(p) => (Ok(call_tool_result_from_content(&p.content)), Some(p.summary.clone())),
+        Ok(p) => (Ok(CallResult::Text(p.content.clone())), Some(p.summary.clone())),
         Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
     })
     .await;
@@ -112,16 +124,13 @@ pub(crate) async fn run(
 /// Serialize the model's payload; `summary` goes to the end event either way.
 /// The payload with an additive `"changed": [{server, uri, detected_at}]` when there are
 /// changes to report (Codex's shapes are otherwise untouched).
-fn with_changes(content: String, changes: Vec<mcp_backend::ResourceChange>) -> String {
-    if changes.is_empty() {
-        return content;
-    }
-    match serde_json::from_str::<serde_json::Value>(&content) {
+fn with_changes(content: &str, changes: Vec<mcp_backend::ResourceChange>) -> String {
+    match serde_json::from_str::<serde_json::Value>(content) {
         Ok(serde_json::Value::Object(mut payload)) => {
             payload.insert("changed".into(), serde_json::to_value(changes).unwrap_or_default());
             serde_json::Value::Object(payload).to_string()
         }
-        _ => content,
+        _ => content.to_string(),
     }
 }
 
@@ -130,7 +139,7 @@ pub(crate) fn produced(
     summary: ResourceCallSummary,
 ) -> Result<Produced, Failed> {
     match serde_json::to_string(payload) {
-        Ok(content) => Ok(Produced { content, items: None, summary }),
+        Ok(content) => Ok(Produced { content: content.into(), items: None, summary }),
         Err(e) => Err(Failed {
             error: respond(format!("failed to serialize MCP resource response: {e}")),
             summary,
@@ -183,13 +192,4 @@ pub(crate) fn shut_down(server: Option<&str>) -> Failed {
         },
         error: FunctionCallError::Fatal(message),
     }
-}
-
-/// The end event's result for a resource tool: one text block holding the model's JSON.
-fn call_tool_result_from_content(content: &str) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(content)]);
-    result.is_error = Some(false);
-    // rmcp fills in the 2026 `resultType`; our events follow protocol 2025-11-25.
-    result.result_type = None;
-    result
 }

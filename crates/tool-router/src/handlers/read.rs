@@ -160,7 +160,7 @@ impl McpReadHandler {
         };
         let mut produced = produced(&payload, one_server(shaped.contents.len()))?;
         if !shaped.images.is_empty() {
-            let mut items = vec![ContentItem::InputText { text: produced.content.clone() }];
+            let mut items = vec![ContentItem::InputText { text: produced.content.to_string() }];
             items.extend(shaped.images);
             produced.items = Some(items);
         }

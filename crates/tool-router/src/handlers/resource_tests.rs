@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use mcp_backend::{ListKind, McpError};
-use router_protocol::{EventMsg, McpToolCallEndEvent};
+use router_protocol::{CallResult, EventMsg, McpToolCallEndEvent};
 use serde_json::{Value, json};
 
 use crate::handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, McpListHandler};
@@ -133,11 +133,13 @@ async fn end_event_result_is_the_payload_text() {
     let Ok(ToolOutput::Function { content, .. }) = &result else { panic!("{result:?}") };
     let end = end_event(&events);
     let ok = end.result.as_ref().expect("ok result");
-    assert_eq!(ok.is_error, Some(false));
     assert_eq!(
-        serde_json::to_value(&ok.content).expect("json"),
-        json!([{"type": "text", "text": content}])
+        serde_json::to_value(ok).expect("json"),
+        json!({"content": [{"type": "text", "text": content}], "isError": false})
     );
+    // Shared with the output, not copied.
+    let CallResult::Text(text) = ok else { panic!("{ok:?}") };
+    assert!(text.ptr_eq(content));
 }
 
 #[tokio::test]
