@@ -146,6 +146,18 @@ impl McpConnectionManager {
         })
     }
 
+    /// The rmcp peer of a ready server: for a request the router does not make, and for
+    /// measuring the router against bare rmcp on the very same connection. `None` unless the
+    /// server is ready. Requests sent through it bypass the router (no events, no cache, no
+    /// restart on failure).
+    pub fn peer(&self, server: &str) -> Option<rmcp::service::Peer<rmcp::RoleClient>> {
+        let managed = self.servers.servers.get(server)?;
+        match &*managed.state.borrow() {
+            ServerState::Ready { conn, .. } => Some(conn.service.peer().clone()),
+            _ => None,
+        }
+    }
+
     /// Whether the server declared the `completions` capability, once it is no longer starting
     /// (false if unknown, failed or not ready). Only looks.
     pub async fn supports_completions(&self, server: &str) -> bool {
