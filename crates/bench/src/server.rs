@@ -29,6 +29,8 @@ pub(crate) struct Options {
     pub(crate) startup_delay: Duration,
     /// Accept subscriptions and offer the `updates` tool.
     pub(crate) subscribe: bool,
+    /// Also list this many tools, `t0`, `t1`, … (they cannot be called).
+    pub(crate) tools: usize,
 }
 
 impl Options {
@@ -40,6 +42,7 @@ impl Options {
             payload_bytes: 100,
             startup_delay: Duration::ZERO,
             subscribe: false,
+            tools: 0,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -52,6 +55,7 @@ impl Options {
                 "--payload-bytes" => options.payload_bytes = usize::try_from(value)?,
                 "--startup-delay-ms" => options.startup_delay = Duration::from_millis(value),
                 "--subscribe" => options.subscribe = value != 0,
+                "--tools" => options.tools = usize::try_from(value)?,
                 other => anyhow::bail!("unknown flag {other}"),
             }
         }
@@ -73,6 +77,8 @@ impl Options {
             self.startup_delay.as_millis().to_string(),
             "--subscribe".into(),
             u8::from(self.subscribe).to_string(),
+            "--tools".into(),
+            self.tools.to_string(),
         ]
     }
 }
@@ -165,6 +171,8 @@ impl ServerHandler for BenchServer {
                 .enable_resources_subscribe()
                 .enable_tools()
                 .build()
+        } else if self.options.tools > 0 {
+            ServerCapabilities::builder().enable_resources().enable_tools().build()
         } else {
             ServerCapabilities::builder().enable_resources().build()
         };
@@ -203,7 +211,13 @@ impl ServerHandler for BenchServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = if self.options.subscribe { vec![updates_tool()] } else { Vec::new() };
+        let mut tools = if self.options.subscribe { vec![updates_tool()] } else { Vec::new() };
+        tools.extend((0..self.options.tools).map(|i| {
+            let schema =
+                serde_json::json!({"type": "object", "properties": {"x": {"type": "string"}}});
+            let schema = schema.as_object().cloned().unwrap_or_default();
+            Tool::new(format!("t{i}"), format!("Bench tool {i}: does nothing"), schema)
+        }));
         let mut result = ListToolsResult::with_all_items(tools);
         result.result_type = None;
         Ok(result)

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
 
 use mcp_backend::{QualifiedTool, qualified_tool_name};
+use rmcp::model::Tool;
 
 use crate::client::{Connection, SharedConnection};
 
@@ -47,10 +48,17 @@ impl ToolCatalog {
 }
 
 fn qualify(ready: &[(&String, SharedConnection)]) -> Vec<QualifiedTool> {
+    let lists: Vec<_> = ready.iter().map(|(server, conn)| (*server, conn.tools())).collect();
+    qualify_lists(&lists)
+}
+
+/// The tools of each server's list (server name order) under their qualified names; a name
+/// already taken is skipped with a warning.
+pub(crate) fn qualify_lists(lists: &[(&String, Arc<Vec<Tool>>)]) -> Vec<QualifiedTool> {
     let mut used = HashSet::new();
     let mut out = Vec::new();
-    for (server, conn) in ready {
-        for tool in conn.tools().iter() {
+    for (server, tools) in lists {
+        for tool in tools.iter() {
             let qualified_name = qualified_tool_name(server, &tool.name);
             if !used.insert(qualified_name.clone()) {
                 tracing::warn!(%server, tool = %tool.name, %qualified_name, "skipping tool: qualified name already taken");

@@ -30,6 +30,35 @@ pub struct ServerConfig {
     pub disabled_tools: Vec<String>,
     /// Which protocol revision (and so which lifecycle) to speak with the server.
     pub protocol: ProtocolChoice,
+    /// When to start it: with the manager (`eager`, the default) or on first use (`lazy`).
+    pub startup: Startup,
+}
+
+/// The `startup` config key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Startup {
+    /// Started with the manager, concurrently with the others.
+    #[default]
+    Eager,
+    /// Started by the first request that needs it (a call to one of its tools, a read, a
+    /// list). Its tools are listed from the tool catalog cache until then; with no catalog
+    /// yet, the first tool listing starts it to learn them.
+    Lazy,
+}
+
+impl Startup {
+    /// The config value: `eager` or `lazy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Eager => "eager",
+            Self::Lazy => "lazy",
+        }
+    }
+
+    /// Parses a config value.
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Eager, Self::Lazy].into_iter().find(|s| s.as_str() == value)
+    }
 }
 
 /// The `protocol` config key: which MCP revision a server is spoken to in.
@@ -127,6 +156,7 @@ impl ServerConfig {
             enabled_tools: None,
             disabled_tools: Vec::new(),
             protocol: ProtocolChoice::Auto,
+            startup: Startup::Eager,
         }
     }
 
@@ -149,6 +179,7 @@ impl fmt::Debug for ServerConfig {
             .field("enabled_tools", &self.enabled_tools)
             .field("disabled_tools", &self.disabled_tools)
             .field("protocol", &self.protocol)
+            .field("startup", &self.startup)
             .finish()
     }
 }

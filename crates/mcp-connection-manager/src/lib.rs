@@ -20,14 +20,16 @@ mod restart;
 mod stdio;
 #[cfg(test)]
 mod tests;
+mod toolcache;
 mod watch;
 
 pub use config::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, TransportConfig,
-    is_valid_server_name,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, Startup,
+    TransportConfig, is_valid_server_name,
 };
 pub use host::{DefaultHost, HostCapabilities, HostHandler};
 pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
 pub use mcp_backend::{
     Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, ServerListing,
 };
+pub use toolcache::{CachedCatalog, ToolCache};

@@ -19,14 +19,17 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::client::{Connection, Connector, RouterClient, SharedConnection};
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::{ServerConfig, Startup, TransportConfig};
 use crate::host::HostHandler;
 use crate::manager::ManagerOptions;
 use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
+use crate::toolcache::{CachedCatalog, CatalogSlot};
 
 /// Where a server is.
 #[derive(Clone)]
 pub(crate) enum ServerState {
+    /// A lazy server that nothing has needed yet.
+    Lazy,
     Starting,
     Ready {
         conn: SharedConnection,
@@ -54,6 +57,8 @@ pub(crate) struct ManagedServer {
     /// Bumped when the server's lists may have changed: `resources/list_changed`, or a new
     /// connection (see `McpBackend::listing_generation`).
     pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
+    /// Its tool catalog: the last known tool list, from the cache until it is ready.
+    pub(crate) catalog: Arc<CatalogSlot>,
 }
 
 /// Everything the lifecycle of the servers needs.
@@ -94,8 +99,11 @@ impl Servers {
                 tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
                 continue;
             }
-            let (state, _) = watch::channel(ServerState::Starting);
+            let lazy = config.startup == Startup::Lazy;
+            let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
+            let (state, _) = watch::channel(initial);
             let watched = Arc::new(crate::watch::Watched::new(this.options.max_watched_resources));
+            let catalog = Arc::new(CatalogSlot::load(this.options.tool_cache.clone(), &config));
             let managed = ManagedServer {
                 config,
                 state,
@@ -103,8 +111,11 @@ impl Servers {
                 watched,
                 challenge: Arc::default(),
                 list_generation: Arc::default(),
+                catalog,
             };
-            this.spawn_start(&managed, this.options.restart_backoff);
+            if !lazy {
+                this.spawn_start(&managed, this.options.restart_backoff);
+            }
             this.servers.insert(managed.config.name.clone(), managed);
         }
         this
@@ -131,6 +142,10 @@ impl Servers {
                     Observed::Failed { error, retry_at: *retry_at }
                 }
                 ServerState::Starting => continue,
+                ServerState::Lazy => {
+                    self.start_lazy(managed);
+                    continue;
+                }
             };
             let restarts = managed.restarts.load(Ordering::SeqCst);
             match restart::decide(observed, restarts, Instant::now(), policy) {
@@ -155,6 +170,21 @@ impl Servers {
                     self.restart(managed, &settled, reason).await;
                 }
             }
+        }
+    }
+
+    /// Start a lazy server that nothing has started yet (only one caller does).
+    pub(crate) fn start_lazy(&self, managed: &ManagedServer) {
+        let won = managed.state.send_if_modified(|state| {
+            let lazy = matches!(state, ServerState::Lazy);
+            if lazy {
+                *state = ServerState::Starting;
+            }
+            lazy
+        });
+        if won {
+            tracing::info!(server = %managed.config.name, "starting lazy MCP server on first use");
+            self.spawn_start(managed, self.options.restart_backoff);
         }
     }
 
@@ -256,6 +286,7 @@ impl Servers {
             tokens: self.options.token_store.clone(),
             challenge: managed.challenge.clone(),
             list_generation: managed.list_generation.clone(),
+            catalog: managed.catalog.clone(),
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -317,6 +348,7 @@ struct StartServer {
     tokens: Option<crate::oauth::TokenStore>,
     challenge: Arc<Mutex<Option<String>>>,
     list_generation: Arc<std::sync::atomic::AtomicU64>,
+    catalog: Arc<CatalogSlot>,
 }
 
 impl StartServer {
@@ -333,6 +365,7 @@ impl StartServer {
             tokens,
             challenge,
             list_generation,
+            catalog,
         } = self;
         events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
             server: config.name.clone(),
@@ -366,7 +399,18 @@ impl StartServer {
                 // A new connection: whatever was listed before may be out of date.
                 list_generation.fetch_add(1, Ordering::SeqCst);
                 crate::watch::spawn(&conn, config.clone());
+                let live = CachedCatalog::of(&conn);
                 state.send_replace(ServerState::Ready { conn, since: Instant::now() });
+                // Tools listed from the catalog while it started: say so if the live list
+                // differs (after the switch, so the specs asked for next are the live ones).
+                if let Some(served) = catalog.live(live.clone()) {
+                    crate::watch::announce_tools_change(
+                        &events,
+                        &config.name,
+                        &served.tools,
+                        &live.tools,
+                    );
+                }
             }
             Err(error) => {
                 tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");

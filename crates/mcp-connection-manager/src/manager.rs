@@ -52,6 +52,9 @@ pub struct ManagerOptions {
     /// Where OAuth credentials are kept ([`crate::oauth::TokenStore::default_location`] when
     /// `None`; without any, HTTP servers are reached without sign-in).
     pub token_store: Option<crate::oauth::TokenStore>,
+    /// Where each server's last tool list is kept, so tools are listed at once while servers
+    /// start (see [`crate::ToolCache`]); `None` keeps none and waits for every server.
+    pub tool_cache: Option<crate::ToolCache>,
 }
 
 impl Default for ManagerOptions {
@@ -65,6 +68,7 @@ impl Default for ManagerOptions {
             response_cache: true,
             max_watched_resources: 256,
             token_store: None,
+            tool_cache: None,
         }
     }
 }
@@ -78,6 +82,8 @@ pub enum ServerStatus {
     Ready,
     /// Could not be started, or its connection closed; the reason.
     Failed(String),
+    /// A lazy server not started yet (its first use starts it).
+    NotStarted,
 }
 
 /// Runs many MCP servers. Cheap to share behind an `Arc`; every method takes `&self`.
@@ -138,6 +144,7 @@ impl McpConnectionManager {
         let managed = self.servers.servers.get(server)?;
         Some(match &*managed.state.borrow() {
             ServerState::Starting => ServerStatus::Starting,
+            ServerState::Lazy => ServerStatus::NotStarted,
             ServerState::Ready { conn, .. } if !conn.is_usable() => {
                 ServerStatus::Failed("the connection closed".to_string())
             }
@@ -161,6 +168,12 @@ impl McpConnectionManager {
     /// Whether the server declared the `completions` capability, once it is no longer starting
     /// (false if unknown, failed or not ready). Only looks.
     pub async fn supports_completions(&self, server: &str) -> bool {
+        if let Some(managed) = self.servers.servers.get(server)
+            && matches!(&*managed.state.borrow(), ServerState::Starting | ServerState::Lazy)
+            && let Some(catalog) = managed.catalog.get()
+        {
+            return catalog.completions;
+        }
         matches!(
             self.servers.settled(server).await,
             Ok(ServerState::Ready { conn, .. }) if conn.capabilities.completions.is_some()
@@ -300,6 +313,12 @@ impl McpConnectionManager {
     pub async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
         let max_pages = self.servers.options.max_list_pages;
         let listings = self.servers.servers.iter().map(|(name, managed)| async move {
+            // A lazy server whose catalog says it offers no resources is not started for this.
+            if matches!(&*managed.state.borrow(), ServerState::Lazy)
+                && managed.catalog.get().is_some_and(|c| !c.resources)
+            {
+                return None;
+            }
             let conn = match self.servers.connection(name).await {
                 Ok(conn) => conn,
                 Err(McpError::ShutDown) => return Some(Err(McpError::ShutDown)),
@@ -323,12 +342,49 @@ impl McpConnectionManager {
         join_all(listings).await.into_iter().flatten().collect()
     }
 
-    /// Every model-visible MCP tool, after all servers finished starting. Sorted by server name,
-    /// each server's order kept; a qualified name already taken is skipped with a warning.
-    /// Only looks.
+    /// Every model-visible MCP tool. Sorted by server name, each server's order kept; a
+    /// qualified name already taken is skipped with a warning. A server still starting, or a
+    /// lazy one not started, is listed from its tool catalog (see [`crate::ToolCache`]) without
+    /// waiting; when it becomes ready with a different list, `mcp_tools_changed` says so. A
+    /// starting server with no catalog is waited for, and a lazy one with none is started to
+    /// learn its tools. Never restarts a server.
     pub async fn list_tools(&self) -> Vec<QualifiedTool> {
-        self.wait_until_started().await;
-        self.qualified_tools().as_ref().clone()
+        let servers = &self.servers.servers;
+        let unknown = servers.iter().filter_map(|(name, managed)| {
+            let state = managed.state.borrow().clone();
+            let lazy = matches!(state, ServerState::Lazy);
+            let waiting = lazy || matches!(state, ServerState::Starting);
+            (waiting && managed.catalog.get().is_none()).then_some((name, lazy))
+        });
+        join_all(unknown.map(|(name, lazy)| async move {
+            if lazy {
+                let _ = self.servers.connection(name).await;
+            } else {
+                let _ = self.servers.settled(name).await;
+            }
+        }))
+        .await;
+        let mut from_catalog = false;
+        let mut lists = Vec::new();
+        for (name, managed) in servers {
+            let tools = match &*managed.state.borrow() {
+                ServerState::Ready { conn, .. } => conn.tools(),
+                ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
+                    Some(catalog) => {
+                        managed.catalog.mark_served();
+                        from_catalog = true;
+                        Arc::new(catalog.tools.clone())
+                    }
+                    None => continue,
+                },
+                ServerState::Failed { .. } => continue,
+            };
+            lists.push((name, tools));
+        }
+        if !from_catalog {
+            return self.qualified_tools().as_ref().clone();
+        }
+        crate::catalog::qualify_lists(&lists)
     }
 
     /// The server and original tool name behind a qualified name, by
@@ -338,6 +394,21 @@ impl McpConnectionManager {
     pub async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
         if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
             return Some(found);
+        }
+        // A tool of a server still starting (or lazy) that its catalog lists: the call will
+        // wait for (or start) that server alone.
+        for (name, managed) in &self.servers.servers {
+            let not_ready =
+                matches!(&*managed.state.borrow(), ServerState::Starting | ServerState::Lazy);
+            if not_ready
+                && let Some(catalog) = managed.catalog.get()
+                && let Some(tool) = catalog
+                    .tools
+                    .iter()
+                    .find(|t| mcp_backend::qualified_tool_name(name, &t.name) == qualified)
+            {
+                return Some((name.clone(), tool.name.to_string()));
+            }
         }
         self.wait_until_started().await;
         let servers = &self.servers.servers;

@@ -217,16 +217,27 @@ fn replace_tools(conn: &Connection, tools: Vec<Tool>) {
     if *old == tools {
         return;
     }
-    let names = |tools: &[Tool]| -> std::collections::BTreeSet<String> {
-        tools.iter().map(|t| mcp_backend::qualified_tool_name(&client.server, &t.name)).collect()
-    };
-    let (before, after) = (names(&old), names(&tools));
-    let added = after.difference(&before).cloned().collect();
-    let removed = before.difference(&after).cloned().collect();
     conn.set_tools(tools);
     tracing::info!(server = %client.server, tools = conn.tools().len(), "tool list re-read");
-    client.events.send(EventMsg::McpToolsChanged(McpToolsChangedEvent {
-        server: client.server.clone(),
+    announce_tools_change(&client.events, &client.server, &old, &conn.tools());
+}
+
+/// `mcp_tools_changed` for a tool list that went from `old` to `new`: the qualified names
+/// added and removed.
+pub(crate) fn announce_tools_change(
+    events: &router_protocol::EventSender,
+    server: &str,
+    old: &[Tool],
+    new: &[Tool],
+) {
+    let names = |tools: &[Tool]| -> std::collections::BTreeSet<String> {
+        tools.iter().map(|t| mcp_backend::qualified_tool_name(server, &t.name)).collect()
+    };
+    let (before, after) = (names(old), names(new));
+    let added = after.difference(&before).cloned().collect();
+    let removed = before.difference(&after).cloned().collect();
+    events.send(EventMsg::McpToolsChanged(McpToolsChangedEvent {
+        server: server.to_string(),
         added,
         removed,
     }));

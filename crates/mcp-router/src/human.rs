@@ -9,8 +9,29 @@ use tool_router::{CallContext, ToolCall, ToolFormat, ToolOutput};
 
 use crate::setup;
 
-pub(crate) async fn tools(config: Option<&Path>, format: ToolFormat) -> anyhow::Result<i32> {
-    let running = setup::start(setup::config(config)?, EventSender::discard())?;
+/// The specs as the model would get them. A server with a tool catalog (see
+/// `mcp_connection_manager::ToolCache`) is listed from it and not started; `refresh` starts
+/// every server and lists what each offers now (saving it for next time).
+pub(crate) async fn tools(
+    config: Option<&Path>,
+    format: ToolFormat,
+    refresh: bool,
+) -> anyhow::Result<i32> {
+    let mut config = setup::config(config)?;
+    if !refresh
+        && config.tool_cache
+        && let Some(cache) = mcp_connection_manager::ToolCache::default_location()
+    {
+        for server in &mut config.servers {
+            if cache.load(server).is_some() {
+                server.startup = mcp_connection_manager::Startup::Lazy;
+            }
+        }
+    }
+    let running = setup::start(config, EventSender::discard())?;
+    if refresh {
+        running.manager.wait_until_started().await;
+    }
     let specs: Vec<Value> =
         running.router.specs().await.iter().map(|s| s.to_format(format)).collect();
     println!("{}", serde_json::to_string_pretty(&specs)?);

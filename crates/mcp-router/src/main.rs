@@ -38,6 +38,10 @@ enum Command {
         /// Wire format.
         #[arg(long, value_enum, default_value_t = Format::Openai)]
         format: Format,
+        /// Start every server and list what it offers now (otherwise a server whose tool list
+        /// is in the cache is listed from it without being started).
+        #[arg(long)]
+        refresh: bool,
     },
     /// List resources (all servers, or one page of one server).
     ListResources(ListArgs),
@@ -179,12 +183,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Demo => demo::run().await,
         Command::Exec(config) => exec::run(config.config.as_deref()).await,
-        Command::Tools { config, format } => {
+        Command::Tools { config, format, refresh } => {
             let format = match format {
                 Format::Openai => tool_router::ToolFormat::OpenAi,
                 Format::Anthropic => tool_router::ToolFormat::Anthropic,
             };
-            human::tools(config.config.as_deref(), format).await
+            human::tools(config.config.as_deref(), format, refresh).await
         }
         Command::ListResources(args) => {
             human::list(

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
+use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig, ToolCache};
 use router_config::{ConfigFile, load_config_file};
 use router_protocol::EventSender;
 use tool_router::{RouterSettings, ToolRouter};
@@ -40,11 +40,15 @@ pub(crate) fn config(path: Option<&Path>) -> anyhow::Result<ConfigFile> {
             servers: demo_servers()?,
             settings: RouterSettings::default(),
             manager: ManagerOptions::default(),
+            tool_cache: true,
         }),
     }
 }
 
-pub(crate) fn start(config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+pub(crate) fn start(mut config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+    if config.tool_cache && config.manager.tool_cache.is_none() {
+        config.manager.tool_cache = ToolCache::default_location();
+    }
     let manager = Arc::new(McpConnectionManager::start(config.servers, events, config.manager));
     let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
     Ok(Running { manager, router })

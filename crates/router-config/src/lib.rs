@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mcp_connection_manager::oauth::OAuthConfig;
 use mcp_connection_manager::{
-    ManagerOptions, ProtocolChoice, ServerConfig, TransportConfig, is_valid_server_name,
+    ManagerOptions, ProtocolChoice, ServerConfig, Startup, TransportConfig, is_valid_server_name,
 };
 use serde_json::{Map, Value};
 use tool_router::RouterSettings;
@@ -27,6 +27,9 @@ pub struct ConfigFile {
     pub settings: RouterSettings,
     /// Connection-manager settings from the same section (`max_input_rounds`, `response_cache`).
     pub manager: ManagerOptions,
+    /// `tool_cache` (default true): keep each server's tool list in the user's cache directory
+    /// so tools are listed at once while servers start (see `mcp_connection_manager::ToolCache`).
+    pub tool_cache: bool,
 }
 
 /// A configuration file that could not be used. The message names the file, the server and the
@@ -121,18 +124,18 @@ pub fn parse_config_file(
         ConfigFormat::CodexToml => "mcp_router",
         ConfigFormat::McpJson => "mcpRouter",
     };
-    let (settings, manager) = match root.get(settings_key) {
-        None => (RouterSettings::default(), ManagerOptions::default()),
+    let (settings, manager, tool_cache) = match root.get(settings_key) {
+        None => (RouterSettings::default(), ManagerOptions::default(), true),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
-    Ok(ConfigFile { servers: out, settings, manager })
+    Ok(ConfigFile { servers: out, settings, manager, tool_cache })
 }
 
 fn parse_settings(
     path: &Path,
     section: &str,
     value: &Value,
-) -> Result<(RouterSettings, ManagerOptions), ConfigError> {
+) -> Result<(RouterSettings, ManagerOptions, bool), ConfigError> {
     let Value::Object(table) = value else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table")));
     };
@@ -141,6 +144,7 @@ fn parse_settings(
     };
     let mut settings = RouterSettings::default();
     let mut manager = ManagerOptions::default();
+    let mut tool_cache = true;
     for (key, value) in table {
         let bytes = |min: u64| {
             value.as_u64().filter(|n| *n >= min).and_then(|n| usize::try_from(n).ok()).ok_or_else(
@@ -161,6 +165,7 @@ fn parse_settings(
             "list_budget_bytes" => settings.list_budget_bytes = bytes(1024)?,
             "show_user_audience" => settings.show_user_audience = flag()?,
             "event_result_text" => settings.event_result_text = flag()?,
+            "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => settings.list_cache_bytes = bytes(0)?,
             "list_cache_sec" => {
                 let secs = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
@@ -184,7 +189,7 @@ fn parse_settings(
             }
         }
     }
-    Ok((settings, manager))
+    Ok((settings, manager, tool_cache))
 }
 
 /// Validates one server entry; carries what every error message names.
@@ -209,6 +214,7 @@ const CODEX_KEYS: &[&str] = &[
     "enabled_tools",
     "disabled_tools",
     "protocol",
+    "startup",
     "auth",
     "scopes",
     "oauth_resource",
@@ -225,6 +231,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "type",
     "disabled",
     "protocol",
+    "startup",
     "auth",
     "scopes",
     "oauth_resource",
@@ -284,6 +291,11 @@ impl ServerWalker<'_> {
             ConfigFormat::McpJson => {
                 config.enabled = !self.bool(table, "disabled")?.unwrap_or(false);
             }
+        }
+        if let Some(value) = self.string(table, "startup")? {
+            config.startup = Startup::parse(&value).ok_or_else(|| {
+                self.err("startup", format!("expected \"eager\" or \"lazy\", found \"{value}\""))
+            })?;
         }
         if let Some(value) = self.string(table, "protocol")? {
             config.protocol = ProtocolChoice::parse(&value).ok_or_else(|| {

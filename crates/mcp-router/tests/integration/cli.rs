@@ -1,11 +1,9 @@
 //! The human commands and the demo, as a user runs them.
 
-use std::process::Command;
-
-use crate::support::{DEMO, ROUTER, write_config};
+use crate::support::{DEMO, write_config};
 
 fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(ROUTER).args(args).output().expect("run mcp-router");
+    let out = crate::support::router_command().args(args).output().expect("run mcp-router");
     (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),

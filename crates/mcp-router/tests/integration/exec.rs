@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{DEMO, ROUTER, exec_command, marker, processes_with, wait_gone, write_config};
+use crate::support::{DEMO, exec_command, marker, processes_with, wait_gone, write_config};
 
 /// Run exec with `lines` on stdin; returns every stdout line as JSON and the exit code.
 fn exec(config: &std::path::Path, lines: &[Value]) -> (Vec<Value>, i32) {
@@ -548,8 +548,11 @@ fn data_sources_can_be_turned_off() {
     );
     assert_eq!(outs["query"]["content"], "unsupported call: query_mcp_data");
     assert_eq!(content(&outs["big"])["next_offset"].as_u64().map(|n| n <= 1024), Some(true));
-    let out =
-        Command::new(ROUTER).args(["tools", "--config"]).arg(&config).output().expect("tools");
+    let out = crate::support::router_command()
+        .args(["tools", "--config"])
+        .arg(&config)
+        .output()
+        .expect("tools");
     let specs = String::from_utf8_lossy(&out.stdout);
     assert!(!specs.contains("query_mcp_data") && !specs.contains("list_mcp_data_sources"));
 }

@@ -15,4 +15,5 @@ mod interop_era;
 mod load;
 mod manager;
 mod oauth;
+mod startup;
 mod support;

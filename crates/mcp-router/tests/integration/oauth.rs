@@ -15,7 +15,7 @@ use router_protocol::EventMsg;
 use serde_json::Value;
 use tool_router::ToolOutput;
 
-use crate::support::{DEMO, Harness, HttpServer, ROUTER, demo};
+use crate::support::{DEMO, Harness, HttpServer, demo};
 
 /// The demo server with OAuth on a free port; `base` is `http://127.0.0.1:PORT`.
 struct Protected {
@@ -91,7 +91,7 @@ fn write_config(dir: &Path, url: &str) -> PathBuf {
 /// `mcp-router login remote --no-browser` at `RUST_LOG=trace`, pasting the redirect on stdin;
 /// everything it wrote (stdout, then stderr).
 fn cli_login(config: &Path, home: &Path) -> String {
-    let mut child = Command::new(ROUTER)
+    let mut child = crate::support::router_command()
         .args(["login", "remote", "--no-browser", "--config"])
         .arg(config)
         .env("MCP_ROUTER_HOME", home)
@@ -130,7 +130,7 @@ fn cli_login(config: &Path, home: &Path) -> String {
 }
 
 fn router(args: &[&str], config: &Path, home: &Path) -> String {
-    let out = Command::new(ROUTER)
+    let out = crate::support::router_command()
         .args(args)
         .arg("--config")
         .arg(config)
@@ -177,7 +177,7 @@ fn login_then_exec_reads_and_no_token_is_ever_printed() {
     assert!(status.contains("refreshable"), "{status}");
 
     // exec at RUST_LOG=trace: the server works, and no token appears on stdout or stderr.
-    let mut child = Command::new(ROUTER)
+    let mut child = crate::support::router_command()
         .args(["exec", "--config"])
         .arg(&config)
         .env("MCP_ROUTER_HOME", &home)
@@ -259,7 +259,9 @@ async fn library_login(remote: &Protected, store: &TokenStore) {
 
 fn text(output: ToolOutput) -> (bool, String) {
     match output {
-        ToolOutput::Function { content, success, .. } => (success == Some(true), content.to_string()),
+        ToolOutput::Function { content, success, .. } => {
+            (success == Some(true), content.to_string())
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -376,7 +378,7 @@ fn login_receives_the_redirect_on_loopback_through_the_browser() {
     )
     .expect("script");
     std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let out = Command::new(ROUTER)
+    let out = crate::support::router_command()
         .args(["login", "remote", "--config"])
         .arg(&config)
         .env("MCP_ROUTER_HOME", &home)

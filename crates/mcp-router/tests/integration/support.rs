@@ -152,8 +152,20 @@ impl Drop for HttpServer {
 
 /// `mcp-router exec --config <config>`: stdin and stdout piped, stderr discarded (callers
 /// override what they need before spawning).
-pub(crate) fn exec_command(config: &std::path::Path) -> Command {
+/// `mcp-router` with a tool catalog cache of its own, empty: every run starts cold, as if on
+/// a new machine, and no test sees another's catalogs (or the user's).
+pub(crate) fn router_command() -> Command {
+    static ROOT: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let root = ROOT.get_or_init(|| tempfile::tempdir().expect("tempdir"));
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let mut command = Command::new(ROUTER);
+    command.env("MCP_ROUTER_CACHE_DIR", root.path().join(n.to_string()));
+    command
+}
+
+pub(crate) fn exec_command(config: &std::path::Path) -> Command {
+    let mut command = router_command();
     command
         .args(["exec", "--config"])
         .arg(config)

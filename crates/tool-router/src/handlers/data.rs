@@ -108,7 +108,11 @@ impl ToolHandler for QueryDataHandler {
         tracing::info!(sql_bytes, ok = result.is_ok(), duration_ms, "data query");
         let result = result.map_err(|e| respond(e.to_string()))?;
         let content = serde_json::to_string(&result).map_err(|e| respond(e.to_string()))?;
-        Ok(ToolOutput::Function { content: content.into(), content_items: None, success: Some(true) })
+        Ok(ToolOutput::Function {
+            content: content.into(),
+            content_items: None,
+            success: Some(true),
+        })
     }
 }
 
@@ -124,7 +128,11 @@ impl ToolHandler for ListDataSourcesHandler {
         let sources = data.list();
         let content = serde_json::to_string(&SourcesPayload { sources: &sources })
             .map_err(|e| respond(e.to_string()))?;
-        Ok(ToolOutput::Function { content: content.into(), content_items: None, success: Some(true) })
+        Ok(ToolOutput::Function {
+            content: content.into(),
+            content_items: None,
+            success: Some(true),
+        })
     }
 }
 

@@ -1,0 +1,267 @@
+//! The tool catalog cache: each server's last tool list (after its filters) and whether it
+//! offers resources and completions, kept on disk per server config, so the model's tool specs
+//! can be given at once while servers start, and a lazy server need not start to be listed.
+//!
+//! What is kept is the list a server offered when it became ready (a list it changes while
+//! running, announced by `mcp_tools_changed`, is not saved: the next start offers the initial
+//! list again, most likely).
+//!
+//! One JSON file per server under `<cache dir>/tools/`, named after the server and a hash of
+//! what identifies it (transport, command, arguments, working directory, env and header *names*,
+//! URL, tool filters). Values of env and headers are never hashed or written: they may be
+//! secrets. A changed config is a new file; the old one is left to age.
+
+use std::path::{Path, PathBuf};
+
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+use sha1::{Digest, Sha1};
+
+use crate::config::{ServerConfig, TransportConfig};
+
+/// Bumped when the file's shape changes; other versions are ignored.
+const FORMAT: u32 = 1;
+
+/// What a server offered the last time it was ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachedCatalog {
+    /// The tools the model may see (after the enabled/disabled filters), in the server's order.
+    pub tools: Vec<Tool>,
+    /// It declared `resources`.
+    pub resources: bool,
+    /// It declared `completions`.
+    pub completions: bool,
+}
+
+impl CachedCatalog {
+    /// What a ready connection offers.
+    pub(crate) fn of(conn: &crate::client::Connection) -> Self {
+        Self {
+            tools: conn.tools().as_ref().clone(),
+            resources: conn.capabilities.resources.is_some(),
+            completions: conn.capabilities.completions.is_some(),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    format: u32,
+    server: String,
+    key: String,
+    saved_at: String,
+    #[serde(flatten)]
+    catalog: CachedCatalog,
+}
+
+/// Where catalogs are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCache {
+    dir: PathBuf,
+}
+
+impl ToolCache {
+    /// Catalogs under `dir` (created when first written).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// `$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`, else
+    /// `~/.cache/mcp-router`; each with `tools/` below. `None` without any of them.
+    pub fn default_location() -> Option<Self> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let base = var("MCP_ROUTER_CACHE_DIR")
+            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
+            .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")))?;
+        Some(Self::at(base.join("tools")))
+    }
+
+    /// The directory holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The catalog saved for `config`, if there is a readable one of this format.
+    pub fn load(&self, config: &ServerConfig) -> Option<CachedCatalog> {
+        let path = self.path(config);
+        let text = std::fs::read(&path).ok()?;
+        match serde_json::from_slice::<File>(&text) {
+            Ok(file) if file.format == FORMAT && file.key == key(config) => Some(file.catalog),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(file = %path.display(), error = %e, "ignoring an unreadable tool catalog");
+                None
+            }
+        }
+    }
+
+    /// Save `catalog` for `config`: written to a temporary file and renamed over the old one,
+    /// so a reader never sees half a file. Failures are logged, not returned: the cache only
+    /// speeds things up.
+    pub fn save(&self, config: &ServerConfig, catalog: &CachedCatalog) {
+        if let Err(e) = self.try_save(config, catalog) {
+            tracing::warn!(dir = %self.dir.display(), server = %config.name, error = %e, "cannot save the tool catalog");
+        }
+    }
+
+    fn try_save(&self, config: &ServerConfig, catalog: &CachedCatalog) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let file = File {
+            format: FORMAT,
+            server: config.name.clone(),
+            key: key(config),
+            saved_at: mcp_backend::rfc3339(std::time::SystemTime::now()),
+            catalog: catalog.clone(),
+        };
+        let path = self.path(config);
+        let temp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&temp, serde_json::to_vec(&file)?)?;
+        std::fs::rename(&temp, &path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
+    }
+
+    fn path(&self, config: &ServerConfig) -> PathBuf {
+        let key = key(config);
+        self.dir.join(format!("{}-{}.json", config.name, &key[..16]))
+    }
+}
+
+/// A hash of what identifies a server's tool list. No env or header values: they may be
+/// secrets.
+fn key(config: &ServerConfig) -> String {
+    let transport = match &config.transport {
+        TransportConfig::Stdio { command, args, env, cwd } => serde_json::json!({
+            "stdio": command,
+            "args": args,
+            "env": env.keys().collect::<Vec<_>>(),
+            "cwd": cwd,
+        }),
+        TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, .. } => {
+            serde_json::json!({
+                "http": url,
+                "bearer": bearer_token_env_var,
+                "headers": http_headers.keys().collect::<Vec<_>>(),
+            })
+        }
+    };
+    let identity = serde_json::json!({
+        "name": config.name,
+        "transport": transport,
+        "enabled_tools": config.enabled_tools,
+        "disabled_tools": config.disabled_tools,
+        "protocol": config.protocol.as_str(),
+    });
+    let digest = Sha1::digest(identity.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One server's catalog in memory: loaded from the cache when the manager starts, replaced
+/// (and saved) by every live tool list.
+pub(crate) struct CatalogSlot {
+    cache: Option<ToolCache>,
+    config: ServerConfig,
+    current: std::sync::Mutex<Option<std::sync::Arc<CachedCatalog>>>,
+    /// The catalog was given out for the server while it was not ready.
+    served: std::sync::atomic::AtomicBool,
+}
+
+impl CatalogSlot {
+    /// The slot of `config`, with what `cache` holds for it.
+    pub(crate) fn load(cache: Option<ToolCache>, config: &ServerConfig) -> Self {
+        let current = cache.as_ref().and_then(|c| c.load(config)).map(std::sync::Arc::new);
+        Self {
+            cache,
+            config: config.clone(),
+            current: std::sync::Mutex::new(current),
+            served: Default::default(),
+        }
+    }
+
+    /// The last known catalog.
+    pub(crate) fn get(&self) -> Option<std::sync::Arc<CachedCatalog>> {
+        self.current.lock().ok().and_then(|c| c.clone())
+    }
+
+    /// The catalog is being given out in place of the live list.
+    pub(crate) fn mark_served(&self) {
+        self.served.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The server's live catalog: kept and saved when it differs from the last known one.
+    /// Returns the catalog given out in its place since the last live list, when that differs
+    /// (the model's specs are then out of date).
+    pub(crate) fn live(&self, catalog: CachedCatalog) -> Option<std::sync::Arc<CachedCatalog>> {
+        let served = self.served.swap(false, std::sync::atomic::Ordering::SeqCst);
+        let previous = self.get();
+        if previous.as_deref() == Some(&catalog) {
+            return None;
+        }
+        if let Some(cache) = &self.cache {
+            cache.save(&self.config, &catalog);
+        }
+        if let Ok(mut current) = self.current.lock() {
+            *current = Some(std::sync::Arc::new(catalog));
+        }
+        previous.filter(|_| served)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog(names: &[&str]) -> CachedCatalog {
+        CachedCatalog {
+            tools: names
+                .iter()
+                .map(|n| Tool::new(n.to_string(), "a tool", rmcp::model::JsonObject::new()))
+                .collect(),
+            resources: true,
+            completions: false,
+        }
+    }
+
+    #[test]
+    fn a_catalog_is_kept_per_config_and_never_holds_env_values() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = ToolCache::at(dir.path().join("tools"));
+        let mut config = ServerConfig::stdio("docs", "demo", vec!["--x".into()]);
+        if let TransportConfig::Stdio { env, .. } = &mut config.transport {
+            env.insert("API_KEY".into(), "s3cret-value".into());
+        }
+        assert_eq!(cache.load(&config), None);
+        cache.save(&config, &catalog(&["echo", "add"]));
+        assert_eq!(cache.load(&config), Some(catalog(&["echo", "add"])));
+        // Replaced in place; no temporary file left.
+        cache.save(&config, &catalog(&["echo"]));
+        assert_eq!(cache.load(&config), Some(catalog(&["echo"])));
+        let files: Vec<_> = std::fs::read_dir(cache.dir()).expect("dir").flatten().collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let text = std::fs::read_to_string(files[0].path()).expect("read");
+        assert!(!text.contains("s3cret"), "{text}");
+        // Another command, other arguments or other filters: another catalog.
+        let mut other = config.clone();
+        other.disabled_tools = vec!["echo".into()];
+        assert_eq!(cache.load(&other), None);
+        let moved = ServerConfig::stdio("docs", "demo", vec!["--y".into()]);
+        assert_eq!(cache.load(&moved), None);
+        // An env value change is not a new identity (values are not hashed).
+        let mut same = config.clone();
+        if let TransportConfig::Stdio { env, .. } = &mut same.transport {
+            env.insert("API_KEY".into(), "other".into());
+        }
+        assert_eq!(cache.load(&same), Some(catalog(&["echo"])));
+    }
+
+    #[test]
+    fn a_damaged_file_is_ignored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = ToolCache::at(dir.path());
+        let config = ServerConfig::stdio("docs", "demo", vec![]);
+        cache.save(&config, &catalog(&["echo"]));
+        let path = cache.path(&config);
+        std::fs::write(&path, b"{not json").expect("write");
+        assert_eq!(cache.load(&config), None);
+    }
+}
