@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|csv|layers] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 
 mod alloc;
@@ -62,6 +62,9 @@ fn main() -> anyhow::Result<()> {
         }
         if wanted("p9") {
             rows.extend(workloads::p9_first_specs(quick).await?);
+        }
+        if wanted("scale") {
+            rows.extend(workloads::scale(quick).await?);
         }
         if wanted("p10") {
             rows.extend(workloads::p10_million(quick).await?);

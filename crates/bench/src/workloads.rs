@@ -583,6 +583,130 @@ pub(crate) async fn p9_first_specs(quick: bool) -> anyhow::Result<Vec<Row>> {
     }])
 }
 
+/// Resident set size of this process, from `/proc/self/statm`.
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+/// Scale rows (issue 16): 200 configured stdio servers started by the router vs by 200 bare
+/// rmcp clients at once, and the router's resident memory per idle ready server; 1,000
+/// concurrent reads spread over 64 servers through the router (draining consumer) vs bare rmcp
+/// on the same connections.
+pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let reps = if quick { 1 } else { 3 };
+    let options = read_options(1024);
+    let configs = |n: usize| {
+        (0..n)
+            .map(|i| {
+                let mut config = bench_server(&format!("s{i:03}"), &options)?;
+                config.startup_timeout = Duration::from_secs(60);
+                Ok(config)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()
+    };
+    let (mut router_t, mut bare_t, mut per_server) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let started = Instant::now();
+        let mut starting = tokio::task::JoinSet::new();
+        for _ in 0..200 {
+            let options = options.clone();
+            starting.spawn(async move { bare(&options).await });
+        }
+        let mut clients = Vec::new();
+        while let Some(client) = starting.join_next().await {
+            clients.push(client??);
+        }
+        bare_t.push(started.elapsed());
+        drop(clients);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let before = rss_bytes();
+        let started = Instant::now();
+        let manager =
+            McpConnectionManager::start(configs(200)?, EventSender::discard(), ManagerOptions::default());
+        manager.wait_until_started().await;
+        router_t.push(started.elapsed());
+        let ready = manager.server_names().iter().filter(|s| manager.peer(s).is_some()).count();
+        anyhow::ensure!(ready == 200, "{ready} of 200 servers ready");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        per_server.push(rss_bytes().saturating_sub(before) / 200);
+        manager.shutdown().await;
+    }
+    let (router, baseline) = (median(router_t), median(bare_t));
+    per_server.sort_unstable();
+    let per = per_server[per_server.len() / 2];
+    let start_ratio = ratio(router, baseline);
+    let mut rows = vec![
+        Row {
+            name: "Scale: 200 stdio servers ready, router vs bare rmcp starting them at once",
+            baseline: show(baseline),
+            router: show(router),
+            ratio: start_ratio,
+            target: "(reported)",
+            met: None,
+        },
+        Row {
+            name: "Scale: router resident memory per idle ready server (200 servers)",
+            baseline: "—".into(),
+            router: format!("{:.1} KiB", per as f64 / 1024.0),
+            ratio: per as f64 / 1024.0,
+            target: "(reported, KiB)",
+            met: None,
+        },
+    ];
+    // 1,000 concurrent reads over 64 servers.
+    let r = routed(configs(64)?, EventSender::discard()).await;
+    let names: Vec<String> = (0..64).map(|i| format!("s{i:03}")).collect();
+    let peers = Arc::new(
+        names
+            .iter()
+            .map(|n| r.manager.peer(n).ok_or_else(|| anyhow::anyhow!("{n} not ready")))
+            .collect::<anyhow::Result<Vec<_>>>()?,
+    );
+    let calls = Arc::new(names.iter().map(|n| read_call(n, "bench://r/1")).collect::<Vec<_>>());
+    let (listened, consumer) = draining();
+    let mut samples = [Vec::new(), Vec::new()];
+    for rep in 0..(if quick { 3 } else { 7 }) + 1 {
+        for side in [rep % 2, 1 - rep % 2] {
+            let started = Instant::now();
+            let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..1_000)
+                .map(|i| {
+                    let (router, peers, calls) = (r.router.clone(), peers.clone(), calls.clone());
+                    let ctx = listened.clone();
+                    tokio::spawn(async move {
+                        if side == 0 {
+                            router_read(&router, &ctx, &calls[i % 64]).await
+                        } else {
+                            bare_read(&peers[i % 64], "bench://r/1").await.map(|_| ())
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await??;
+            }
+            if rep > 0 {
+                samples[side].push(started.elapsed());
+            }
+        }
+    }
+    consumer.abort();
+    r.manager.shutdown().await;
+    let [routed_t, bare_t] = samples.map(median);
+    let tput = |d: Duration| 1_000.0 / d.as_secs_f64();
+    let reads_ratio = tput(routed_t) / tput(bare_t);
+    rows.push(Row {
+        name: "Scale: 1,000 concurrent reads over 64 stdio servers, draining consumer (vs bare rmcp, same connections)",
+        baseline: format!("{:.0} reads/s", tput(bare_t)),
+        router: format!("{:.0} reads/s", tput(routed_t)),
+        ratio: reads_ratio,
+        target: "(reported; P4's ≥ 0.95)",
+        met: None,
+    });
+    Ok(rows)
+}
+
 /// P10 (issue 15): 16 servers × 62,500 resources (1,000,000) listed and kept: peak extra
 /// memory of the first all-server list against the listings' JSON size, the payload within
 /// its budget.
