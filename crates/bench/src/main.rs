@@ -1,8 +1,10 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
 //! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
+//! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 
 mod alloc;
+mod fuzz;
 mod server;
 mod workloads;
 
@@ -27,6 +29,19 @@ fn main() -> anyhow::Result<()> {
     if args.first().map(String::as_str) == Some("serve") {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         return runtime.block_on(server::serve(server::Options::parse(&args[1..])?));
+    }
+    if args.first().map(String::as_str) == Some("serve-demo") {
+        // The demo MCP server over stdio, for the fuzz campaign's live target.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let options = demo_server::DemoOptions::default();
+        runtime.block_on(demo_server::run_stdio(options))?;
+        return Ok(());
+    }
+    if args.first().map(String::as_str) == Some("fuzz") {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let clean = runtime.block_on(fuzz::campaign(&args[1..]))?;
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        std::process::exit(if clean { 0 } else { 1 });
     }
     let quick = args.iter().any(|a| a == "--quick");
     let which: Vec<&str> =

@@ -623,8 +623,11 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let before = rss_bytes();
         let started = Instant::now();
-        let manager =
-            McpConnectionManager::start(configs(200)?, EventSender::discard(), ManagerOptions::default());
+        let manager = McpConnectionManager::start(
+            configs(200)?,
+            EventSender::discard(),
+            ManagerOptions::default(),
+        );
         manager.wait_until_started().await;
         router_t.push(started.elapsed());
         let ready = manager.server_names().iter().filter(|s| manager.peer(s).is_some()).count();

@@ -8,6 +8,9 @@
 //! temporary SQLite file, through `data-sources`).
 
 mod content;
+#[cfg(any(test, feature = "fuzzing"))]
+#[cfg_attr(not(test), allow(dead_code))]
+pub mod fuzz;
 #[cfg(test)]
 mod fuzz_tests;
 mod handler;
@@ -16,7 +19,8 @@ mod invocation;
 mod router;
 mod settings;
 mod spec;
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
+#[cfg_attr(not(test), allow(dead_code))]
 mod test_support;
 
 pub use handler::ToolHandler;
