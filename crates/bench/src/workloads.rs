@@ -607,21 +607,11 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
             .collect::<anyhow::Result<Vec<_>>>()
     };
     let (mut router_t, mut bare_t, mut per_server) = (Vec::new(), Vec::new(), Vec::new());
+    let mut heap_per_server = Vec::new();
     for _ in 0..reps {
-        let started = Instant::now();
-        let mut starting = tokio::task::JoinSet::new();
-        for _ in 0..200 {
-            let options = options.clone();
-            starting.spawn(async move { bare(&options).await });
-        }
-        let mut clients = Vec::new();
-        while let Some(client) = starting.join_next().await {
-            clients.push(client??);
-        }
-        bare_t.push(started.elapsed());
-        drop(clients);
+        bare_t.push(bare_start_all(200, &options).await?);
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let before = rss_bytes();
+        let (before, heap_before) = (rss_bytes(), crate::alloc::live());
         let started = Instant::now();
         let manager = McpConnectionManager::start(
             configs(200)?,
@@ -634,11 +624,14 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
         anyhow::ensure!(ready == 200, "{ready} of 200 servers ready");
         tokio::time::sleep(Duration::from_millis(200)).await;
         per_server.push(rss_bytes().saturating_sub(before) / 200);
+        heap_per_server.push(crate::alloc::live().saturating_sub(heap_before) / 200);
         manager.shutdown().await;
     }
     let (router, baseline) = (median(router_t), median(bare_t));
     per_server.sort_unstable();
-    let per = per_server[per_server.len() / 2];
+    heap_per_server.sort_unstable();
+    let (per, heap) =
+        (per_server[per_server.len() / 2], heap_per_server[heap_per_server.len() / 2]);
     let start_ratio = ratio(router, baseline);
     let mut rows = vec![
         Row {
@@ -650,11 +643,11 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
             met: None,
         },
         Row {
-            name: "Scale: router resident memory per idle ready server (200 servers)",
+            name: "Scale: router memory per idle ready server (200 servers): live heap (resident set growth)",
             baseline: "—".into(),
-            router: format!("{:.1} KiB", per as f64 / 1024.0),
-            ratio: per as f64 / 1024.0,
-            target: "(reported, KiB)",
+            router: format!("{:.1} KiB ({:.1} KiB)", heap as f64 / 1024.0, per as f64 / 1024.0),
+            ratio: heap as f64 / 1024.0,
+            target: "(reported, KiB of heap)",
             met: None,
         },
     ];
@@ -832,6 +825,23 @@ pub(crate) async fn p4_throughput(quick: bool) -> anyhow::Result<Vec<Row>> {
     ])
 }
 
+/// The time `n` bare rmcp clients take to start `n` bench servers at once (each `initialize`d).
+async fn bare_start_all(n: usize, options: &Options) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let mut starting = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let options = options.clone();
+        starting.spawn(async move { bare(&options).await });
+    }
+    let mut clients = Vec::new();
+    while let Some(client) = starting.join_next().await {
+        clients.push(client??);
+    }
+    let elapsed = started.elapsed();
+    drop(clients);
+    Ok(elapsed)
+}
+
 /// P5: time until 16 configured stdio servers are ready vs one, for servers that take 200 ms to
 /// start (server-everything takes 370–475 ms here) and, reported, for ones that start at once.
 pub(crate) async fn p5_startup(quick: bool) -> anyhow::Result<Vec<Row>> {
@@ -859,18 +869,7 @@ pub(crate) async fn p5_startup(quick: bool) -> anyhow::Result<Vec<Row>> {
     let bare_sixteen = {
         let mut samples = Vec::new();
         for _ in 0..reps {
-            let started = Instant::now();
-            let mut starting = tokio::task::JoinSet::new();
-            for _ in 0..16 {
-                let options = realistic.clone();
-                starting.spawn(async move { bare(&options).await });
-            }
-            let mut clients = Vec::new();
-            while let Some(client) = starting.join_next().await {
-                clients.push(client??);
-            }
-            samples.push(started.elapsed());
-            drop(clients);
+            samples.push(bare_start_all(16, &realistic).await?);
         }
         median(samples)
     };

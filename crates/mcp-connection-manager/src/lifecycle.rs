@@ -428,6 +428,10 @@ impl StartServer {
                     retry_at,
                     credentials,
                 });
+                // Its tools were listed from the catalog while it started: they are gone now.
+                if let Some(served) = catalog.take_served() {
+                    crate::watch::announce_tools_change(&events, &config.name, &served.tools, &[]);
+                }
             }
         }
     }

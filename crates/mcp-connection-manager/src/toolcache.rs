@@ -188,6 +188,13 @@ impl CatalogSlot {
         self.served.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// The server could not be started: the catalog given out in its place since the last live
+    /// list, if any (its tools are gone from the specs now).
+    pub(crate) fn take_served(&self) -> Option<std::sync::Arc<CachedCatalog>> {
+        let served = self.served.swap(false, std::sync::atomic::Ordering::SeqCst);
+        self.get().filter(|_| served)
+    }
+
     /// The server's live catalog: kept and saved when it differs from the last known one.
     /// Returns the catalog given out in its place since the last live list, when that differs
     /// (the model's specs are then out of date).

@@ -198,3 +198,36 @@ fn the_tools_command_answers_from_the_catalog_without_starting_servers() {
     assert_eq!(tools(&[]), cold);
     assert_eq!(starts(&log), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_listed_from_the_catalog_of_a_server_that_then_fails_are_withdrawn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = ToolCache::at(dir.path().join("tools"));
+    // It worked once; now it exits after half a second without serving.
+    let broken = ServerConfig::stdio("broken", "sh", vec!["-c".into(), "sleep 0.5; exit 3".into()]);
+    let earlier = CachedCatalog { tools: vec![tool("gone")], resources: false, completions: false };
+    cache.save(&broken, &earlier);
+    let (events, mut rx) = event_channel();
+    let options = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let manager = Arc::new(McpConnectionManager::start(vec![broken.clone()], events, options));
+    let router = ToolRouter::with_mcp(manager.clone());
+    assert_eq!(spec_names(&router).await, vec!["mcp__broken__gone".to_string()]);
+    let changed = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match rx.recv().await {
+                Some(EventMsg::McpToolsChanged(e)) => break e,
+                Some(_) => continue,
+                None => panic!("event stream ended"),
+            }
+        }
+    })
+    .await
+    .expect("mcp_tools_changed");
+    assert_eq!(changed.removed, vec!["mcp__broken__gone".to_string()]);
+    assert!(changed.added.is_empty());
+    assert!(matches!(manager.status("broken"), Some(ServerStatus::Failed(_))));
+    assert!(spec_names(&router).await.is_empty());
+    // The catalog of a server that failed is kept for its next start.
+    assert_eq!(cache.load(&broken), Some(earlier));
+    manager.shutdown().await;
+}
