@@ -118,6 +118,61 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `demo --live`: the same servers and script, shown in the live view instead of a
+/// transcript: the servers starting and becoming ready, each call in flight with its time
+/// ticking (one sleeps 1.5 s to show it), then finished with its duration. It stays until `q`.
+pub(crate) async fn run_live() -> anyhow::Result<i32> {
+    let view = match crate::live::LiveView::open("mcp-router demo --live") {
+        Ok(view) => view,
+        Err(e) => {
+            eprintln!("mcp-router: {e}; showing the transcript instead");
+            return run().await;
+        }
+    };
+    let (events, mut rx) = event_channel();
+    if let Some(to_view) = view.sender() {
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                let _ = to_view.send(event);
+            }
+        });
+    }
+    let mut config = setup::config(None)?;
+    config
+        .servers
+        .push(setup::demo_server("catalog", &["--page-size", "500", "--generated", "2000"])?);
+    config.settings.list_budget_bytes = DEMO_LIST_BUDGET;
+    let running = setup::start(config, events.clone())?;
+    let ctx = CallContext::new(events);
+    let pause = std::time::Duration::from_millis(400);
+    let slow = ("Wait for a slow tool", "mcp__docs__sleep", r#"{"ms":1500}"#);
+    let mut cursor = String::new();
+    for (i, (_, name, arguments)) in
+        SCRIPT.iter().take(5).chain([&slow]).chain(SCRIPT.iter().skip(5)).enumerate()
+    {
+        if view.closed() {
+            break;
+        }
+        let call = ToolCall {
+            call_id: format!("call-{}", i + 1),
+            name: name.to_string(),
+            arguments: arguments.replace("{cursor}", &cursor).into(),
+        };
+        let output = running.router.dispatch_to_output(&ctx, call).await?;
+        if let ToolOutput::Function { content, .. } = &output
+            && let Some(next) = serde_json::from_str::<Value>(content)
+                .ok()
+                .and_then(|v| v["nextCursor"].as_str().map(String::from))
+        {
+            cursor = next;
+        }
+        tokio::time::sleep(pause).await;
+    }
+    tokio::task::spawn_blocking(move || view.wait_for_quit()).await?;
+    running.manager.shutdown().await;
+    Ok(0)
+}
+
 /// One call of a change step; with `until`, the events are printed as they come until that
 /// one (the change arrives as a notification, after the call; at most 5 s).
 async fn change_call(
@@ -191,7 +246,7 @@ fn print_events(rx: &mut EventReceiver) {
     }
 }
 
-fn describe(event: &EventMsg) -> String {
+pub(crate) fn describe(event: &EventMsg) -> String {
     match event {
         EventMsg::McpServerStarting(e) => {
             format!("mcp_server_starting  {} ({})", e.server, e.transport)

@@ -58,12 +58,24 @@ enum Request {
     TakeNotices,
 }
 
-pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
+pub(crate) async fn run(config: Option<&Path>, live: bool) -> anyhow::Result<i32> {
     let config = setup::config(config)?;
+    let view = if live {
+        match crate::live::LiveView::open("mcp-router exec --live") {
+            Ok(view) => Some(view),
+            Err(e) => {
+                eprintln!("mcp-router: {e}; going on without it");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let (events, event_rx) = event_channel();
     let running = Arc::new(setup::start(config, events.clone())?);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<OutputLine>();
-    let writer = tokio::spawn(write_lines(event_rx, out_rx));
+    let to_view = view.as_ref().and_then(|v| v.sender());
+    let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view));
     let session = Session { running: running.clone(), events: events.clone(), out: out_tx };
     let mut calls = JoinSet::new();
     // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
@@ -93,6 +105,9 @@ pub(crate) async fn run(config: Option<&Path>) -> anyhow::Result<i32> {
     running.manager.shutdown().await;
     drop((session, events, running));
     let _ = writer.await;
+    if let Some(view) = view {
+        view.close();
+    }
     Ok(exit_code)
 }
 
@@ -204,21 +219,32 @@ fn parse_line(line: &str) -> Result<ToolCall, String> {
 /// event (queued before its output) is always written first. Every line is serialized straight
 /// into one reused buffer: a payload is written once for each line it appears in (the end
 /// event and the output share it), never copied in between.
-async fn write_lines(mut events: EventReceiver, mut outputs: mpsc::UnboundedReceiver<OutputLine>) {
+async fn write_lines(
+    mut events: EventReceiver,
+    mut outputs: mpsc::UnboundedReceiver<OutputLine>,
+    view: Option<std::sync::mpsc::Sender<router_protocol::EventMsg>>,
+) {
     let mut stdout = tokio::io::stdout();
     let mut events_open = true;
     let mut buffer = Vec::new();
+    // The live view gets each event too (a clone shares the payloads; never blocks).
+    let to_view = |event: &router_protocol::EventMsg| {
+        if let Some(view) = &view {
+            let _ = view.send(event.clone());
+        }
+    };
     loop {
         buffer.clear();
         let last = tokio::select! {
             biased;
             event = events.recv(), if events_open => match event {
-                Some(event) => { push_line(&mut buffer, &event); false }
+                Some(event) => { push_line(&mut buffer, &event); to_view(&event); false }
                 None => { events_open = false; continue; }
             },
             output = outputs.recv() => {
                 while let Ok(event) = events.try_recv() {
                     push_line(&mut buffer, &event);
+                    to_view(&event);
                 }
                 match output {
                     Some(output) => { push_line(&mut buffer, &output); false }

@@ -1,7 +1,9 @@
 //! `mcp-router`: the command-line face of the tool router.
 //!
 //! - `demo`: two bundled demo servers and a scripted tool loop, printed as a transcript.
-//! - `exec`: a JSON-lines tool loop for agents in any language (see README).
+//! - `exec`: a JSON-lines tool loop for agents in any language (see README); `--live` adds the
+//!   live view on the terminal.
+//! - `watch`: an exec stream in the live view (or as readable lines).
 //! - `tools`: the tool specs, OpenAI or Anthropic format.
 //! - `list-resources`, `list-templates`, `read`, `call`: the same tools for a person.
 //! - `login`, `logout`, `auth status`: OAuth sign-in for HTTP servers.
@@ -11,6 +13,7 @@ mod conformance;
 mod demo;
 mod exec;
 mod human;
+mod live;
 mod process_faults;
 mod setup;
 
@@ -28,9 +31,25 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Start two bundled demo servers and run a short scripted tool loop (no config needed).
-    Demo,
+    Demo {
+        /// Show the live view (servers, calls in flight, durations) instead of the transcript.
+        #[arg(long)]
+        live: bool,
+    },
     /// Read tool calls as JSON lines on stdin; write events and outputs as JSON lines on stdout.
-    Exec(ConfigArg),
+    Exec {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Also show the live view on the terminal (stdout stays JSON lines).
+        #[arg(long)]
+        live: bool,
+    },
+    /// Show an exec JSON-lines stream (a file, or `-` / nothing for stdin) in the live view;
+    /// readable lines instead when stdout is not a terminal.
+    Watch {
+        /// The recorded or teed stream.
+        file: Option<PathBuf>,
+    },
     /// Print the tool specs.
     Tools {
         #[command(flatten)]
@@ -181,8 +200,10 @@ fn main() -> anyhow::Result<()> {
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Demo => demo::run().await,
-        Command::Exec(config) => exec::run(config.config.as_deref()).await,
+        Command::Demo { live: false } => demo::run().await,
+        Command::Demo { live: true } => demo::run_live().await,
+        Command::Exec { config, live } => exec::run(config.config.as_deref(), live).await,
+        Command::Watch { file } => live::watch(file.as_deref()),
         Command::Tools { config, format, refresh } => {
             let format = match format {
                 Format::Openai => tool_router::ToolFormat::OpenAi,

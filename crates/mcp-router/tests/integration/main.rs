@@ -12,6 +12,7 @@ mod faults;
 mod host;
 mod interop;
 mod interop_era;
+mod live;
 mod load;
 mod manager;
 mod oauth;

@@ -1,0 +1,809 @@
+//! The live view: a terminal UI drawn from the public event stream alone (`EventMsg`), for
+//! `demo --live`, `exec --live` and `watch`. [`LiveState`] folds events into what is shown and
+//! draws it (pure, snapshot-tested through ratatui's test backend); [`LiveView`] runs it on its
+//! own thread on the controlling terminal (`/dev/tty`), so stdout stays free for JSON lines.
+//!
+//! Events reach the view through an unbounded channel: the tool path never waits for it. The
+//! view drains every queued event before each frame and draws at most 10 frames a second, so a
+//! slow terminal drops frames, never events.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write as _;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use router_protocol::EventMsg;
+
+/// Most finished calls kept (the oldest are dropped first).
+const MAX_CALLS: usize = 500;
+/// Most notices kept.
+const MAX_NOTICES: usize = 200;
+
+#[derive(Debug, Clone, PartialEq)]
+enum ServerPhase {
+    Starting,
+    Ready,
+    Failed,
+    Restarting,
+}
+
+#[derive(Debug, Clone)]
+struct ServerRow {
+    transport: String,
+    phase: ServerPhase,
+    protocol: String,
+    tools: Option<usize>,
+    resources: bool,
+    restarts: u32,
+    last_error: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Finished {
+    duration: Duration,
+    ok: bool,
+    items: Option<usize>,
+    pages: Option<usize>,
+    bytes: usize,
+    truncated: bool,
+    summary: String,
+}
+
+#[derive(Debug, Clone)]
+struct CallRow {
+    call_id: String,
+    server: String,
+    tool: String,
+    arguments: String,
+    began: Instant,
+    finished: Option<Finished>,
+}
+
+/// What the view shows, folded from events.
+pub(crate) struct LiveState {
+    title: String,
+    servers: BTreeMap<String, ServerRow>,
+    calls: VecDeque<CallRow>,
+    notices: VecDeque<String>,
+    /// While paused, events wait here and the screen stands still.
+    paused: Option<Vec<EventMsg>>,
+    /// Index into `calls` of the selected call.
+    selected: Option<usize>,
+    /// Events seen.
+    events: u64,
+    /// The stream ended (exec or the recording finished).
+    ended: bool,
+}
+
+impl LiveState {
+    pub(crate) fn new(title: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            servers: BTreeMap::new(),
+            calls: VecDeque::new(),
+            notices: VecDeque::new(),
+            paused: None,
+            selected: None,
+            events: 0,
+            ended: false,
+        }
+    }
+
+    /// Take one event (queued while paused), received at `now`.
+    pub(crate) fn push(&mut self, event: EventMsg, now: Instant) {
+        match &mut self.paused {
+            Some(queue) => queue.push(event),
+            None => self.apply(&event, now),
+        }
+    }
+
+    /// The stream has ended.
+    pub(crate) fn end(&mut self) {
+        self.ended = true;
+    }
+
+    fn notice(&mut self, text: String) {
+        if self.notices.len() == MAX_NOTICES {
+            self.notices.pop_front();
+        }
+        self.notices.push_back(text);
+    }
+
+    fn server(&mut self, name: &str) -> &mut ServerRow {
+        self.servers.entry(name.to_string()).or_insert_with(|| ServerRow {
+            transport: String::new(),
+            phase: ServerPhase::Starting,
+            protocol: String::new(),
+            tools: None,
+            resources: false,
+            restarts: 0,
+            last_error: None,
+        })
+    }
+
+    fn apply(&mut self, event: &EventMsg, now: Instant) {
+        self.events += 1;
+        match event {
+            EventMsg::McpServerStarting(e) => {
+                let row = self.server(&e.server);
+                row.transport = e.transport.clone();
+                row.phase = ServerPhase::Starting;
+            }
+            EventMsg::McpServerReady(e) => {
+                let row = self.server(&e.server);
+                row.phase = ServerPhase::Ready;
+                row.protocol = e.protocol_version.clone();
+                row.tools = Some(e.tools);
+                row.resources = e.capabilities.resources;
+            }
+            EventMsg::McpServerFailed(e) => {
+                let row = self.server(&e.server);
+                row.phase = ServerPhase::Failed;
+                row.last_error = Some(e.error.clone());
+            }
+            EventMsg::McpServerRestarting(e) => {
+                let row = self.server(&e.server);
+                row.phase = ServerPhase::Restarting;
+                row.restarts = e.attempt;
+                row.last_error = Some(e.reason.clone());
+            }
+            EventMsg::McpToolCallBegin(e) => {
+                if self.calls.len() == MAX_CALLS {
+                    self.calls.pop_front();
+                    self.selected = self.selected.and_then(|s| s.checked_sub(1));
+                }
+                self.calls.push_back(CallRow {
+                    call_id: e.call_id.clone(),
+                    server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
+                    tool: e.invocation.tool.clone(),
+                    arguments: e
+                        .invocation
+                        .arguments
+                        .as_ref()
+                        .map(|a| a.to_string())
+                        .unwrap_or_else(|| "null".into()),
+                    began: now,
+                    finished: None,
+                });
+            }
+            EventMsg::McpToolCallEnd(e) => {
+                let finished = finished(e);
+                match self
+                    .calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.call_id == e.call_id && c.finished.is_none())
+                {
+                    Some(call) => call.finished = Some(finished),
+                    None => self.calls.push_back(CallRow {
+                        call_id: e.call_id.clone(),
+                        server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
+                        tool: e.invocation.tool.clone(),
+                        arguments: String::new(),
+                        began: now,
+                        finished: Some(finished),
+                    }),
+                }
+            }
+            other => self.notice(describe(other)),
+        }
+    }
+
+    /// A key; `true` asks to quit.
+    pub(crate) fn key(&mut self, code: KeyCode, modifiers: KeyModifiers, now: Instant) -> bool {
+        match code {
+            KeyCode::Char('q') | KeyCode::Esc => return true,
+            KeyCode::Char('c') if modifiers.contains(KeyModifiers::CONTROL) => return true,
+            KeyCode::Char('p') | KeyCode::Char(' ') => match self.paused.take() {
+                Some(queued) => {
+                    for event in queued {
+                        self.apply(&event, now);
+                    }
+                }
+                None => self.paused = Some(Vec::new()),
+            },
+            KeyCode::Up => {
+                let last = self.calls.len().checked_sub(1);
+                self.selected = match self.selected {
+                    None => last,
+                    Some(i) => Some(i.saturating_sub(1)),
+                };
+            }
+            KeyCode::Down => {
+                self.selected = match self.selected {
+                    Some(i) if i + 1 < self.calls.len() => Some(i + 1),
+                    other => other,
+                };
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// Draw everything as it stands at `now`.
+    pub(crate) fn draw(&self, frame: &mut Frame<'_>, now: Instant) {
+        let servers_height = (self.servers.len() as u16 + 3).min(12);
+        let [header, servers, calls, detail, notices, footer] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(servers_height),
+            Constraint::Min(5),
+            Constraint::Length(5),
+            Constraint::Length(5),
+            Constraint::Length(1),
+        ])
+        .areas(frame.area());
+        let in_flight = self.calls.iter().filter(|c| c.finished.is_none()).count();
+        let failed =
+            self.calls.iter().filter(|c| c.finished.as_ref().is_some_and(|f| !f.ok)).count();
+        let mut status = format!(
+            "{} — {} servers, {} calls ({in_flight} in flight, {failed} failed), {} events",
+            self.title,
+            self.servers.len(),
+            self.calls.len(),
+            self.events
+        );
+        if self.paused.is_some() {
+            status.push_str(" — PAUSED");
+        }
+        if self.ended {
+            status.push_str(" — stream ended");
+        }
+        frame.render_widget(
+            Paragraph::new(status).style(Style::new().add_modifier(Modifier::BOLD)),
+            header,
+        );
+        frame.render_widget(self.servers_table(), servers);
+        frame.render_widget(self.calls_table(now, calls.height.saturating_sub(3) as usize), calls);
+        frame.render_widget(self.detail(now), detail);
+        let shown = notices.height.saturating_sub(2) as usize;
+        let lines: Vec<Line<'_>> = self
+            .notices
+            .iter()
+            .skip(self.notices.len().saturating_sub(shown))
+            .map(|n| Line::raw(n.as_str()))
+            .collect();
+        frame.render_widget(
+            Paragraph::new(lines).block(Block::new().borders(Borders::ALL).title(" notices ")),
+            notices,
+        );
+        frame.render_widget(
+            Paragraph::new("q quit   p pause   ↑/↓ select a call")
+                .style(Style::new().fg(Color::DarkGray)),
+            footer,
+        );
+    }
+
+    fn servers_table(&self) -> Table<'_> {
+        let rows = self.servers.iter().map(|(name, s)| {
+            let (phase, color) = match s.phase {
+                ServerPhase::Starting => ("starting", Color::Yellow),
+                ServerPhase::Ready => ("ready", Color::Green),
+                ServerPhase::Failed => ("failed", Color::Red),
+                ServerPhase::Restarting => ("restarting", Color::Yellow),
+            };
+            Row::new(vec![
+                Cell::from(name.as_str()),
+                Cell::from(s.transport.as_str()),
+                Cell::from(phase).style(Style::new().fg(color)),
+                Cell::from(s.protocol.as_str()),
+                Cell::from(s.tools.map(|t| t.to_string()).unwrap_or_default()),
+                Cell::from(if s.resources { "yes" } else { "" }),
+                Cell::from(s.restarts.to_string()),
+                Cell::from(s.last_error.as_deref().unwrap_or("")),
+            ])
+        });
+        Table::new(
+            rows,
+            [
+                Constraint::Length(12),
+                Constraint::Length(15),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Length(5),
+                Constraint::Length(9),
+                Constraint::Length(8),
+                Constraint::Min(10),
+            ],
+        )
+        .header(
+            Row::new([
+                "server",
+                "transport",
+                "state",
+                "protocol",
+                "tools",
+                "resources",
+                "restarts",
+                "last error",
+            ])
+            .style(Style::new().add_modifier(Modifier::BOLD)),
+        )
+        .block(Block::new().borders(Borders::ALL).title(" servers "))
+    }
+
+    fn calls_table(&self, now: Instant, room: usize) -> Table<'_> {
+        // The newest calls that fit, keeping the selected one in view.
+        let end = match self.selected {
+            Some(s) if s + room < self.calls.len() => (s + room).max(room).min(self.calls.len()),
+            _ => self.calls.len(),
+        };
+        let start = end.saturating_sub(room);
+        let rows = self.calls.iter().enumerate().skip(start).take(end - start).map(|(i, c)| {
+            let (elapsed, outcome, style) = match &c.finished {
+                None => (
+                    format!("{:.1} s …", now.saturating_duration_since(c.began).as_secs_f64()),
+                    "in flight".to_string(),
+                    Style::new().fg(Color::Yellow),
+                ),
+                Some(f) => (
+                    format!("{:.1} ms", f.duration.as_secs_f64() * 1000.0),
+                    f.summary.clone(),
+                    if f.ok { Style::new() } else { Style::new().fg(Color::Red) },
+                ),
+            };
+            let style = if Some(i) == self.selected {
+                style.add_modifier(Modifier::REVERSED)
+            } else {
+                style
+            };
+            Row::new(vec![c.call_id.clone(), c.server.clone(), c.tool.clone(), elapsed, outcome])
+                .style(style)
+        });
+        Table::new(
+            rows,
+            [
+                Constraint::Length(12),
+                Constraint::Length(10),
+                Constraint::Length(30),
+                Constraint::Length(12),
+                Constraint::Min(20),
+            ],
+        )
+        .header(
+            Row::new(["call", "server", "tool", "duration", "outcome"])
+                .style(Style::new().add_modifier(Modifier::BOLD)),
+        )
+        .block(Block::new().borders(Borders::ALL).title(" calls "))
+    }
+
+    fn detail(&self, now: Instant) -> Paragraph<'_> {
+        let text = match self.selected.and_then(|i| self.calls.get(i)) {
+            None => vec![Line::raw("(no call selected)")],
+            Some(c) => {
+                let state = match &c.finished {
+                    None => format!(
+                        "in flight for {:.1} s",
+                        now.saturating_duration_since(c.began).as_secs_f64()
+                    ),
+                    Some(f) => format!(
+                        "{} in {:.3} ms{}{}, {} bytes{}",
+                        if f.ok { "ok" } else { "FAILED" },
+                        f.duration.as_secs_f64() * 1000.0,
+                        f.items.map(|i| format!(", {i} items")).unwrap_or_default(),
+                        f.pages.map(|p| format!(", {p} pages")).unwrap_or_default(),
+                        f.bytes,
+                        if f.truncated { ", truncated" } else { "" }
+                    ),
+                };
+                vec![
+                    Line::from(vec![
+                        Span::styled("call ", Style::new().add_modifier(Modifier::BOLD)),
+                        Span::raw(format!("{} {} {}: {state}", c.call_id, c.server, c.tool)),
+                    ]),
+                    Line::raw(format!("arguments {}", c.arguments)),
+                    Line::raw(c.finished.as_ref().map(|f| f.summary.clone()).unwrap_or_default()),
+                ]
+            }
+        };
+        Paragraph::new(text)
+            .wrap(Wrap { trim: true })
+            .block(Block::new().borders(Borders::ALL).title(" selected call "))
+    }
+}
+
+fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
+    let (ok, bytes, truncated, summary) = match &e.result {
+        Ok(result) => {
+            let text = result.text();
+            let truncated =
+                text.contains("\"truncated\":true") || text.contains("\"incomplete\":[{");
+            let ok = !result.is_error();
+            let summary = match &e.summary {
+                Some(s) if !s.failed_servers.is_empty() => format!(
+                    "{} items, {} failed: {}",
+                    s.items,
+                    s.failed_servers.len(),
+                    s.failed_servers
+                        .iter()
+                        .map(|f| f.server.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some(s) => format!("{} items, {} pages, {} servers", s.items, s.pages, s.servers),
+                None if ok => "ok".to_string(),
+                None => format!("isError: {}", first_line(&text)),
+            };
+            (ok, text.len(), truncated, summary)
+        }
+        Err(message) => (false, 0, false, format!("error: {}", first_line(message))),
+    };
+    Finished {
+        duration: e.duration,
+        ok,
+        items: e.summary.as_ref().map(|s| s.items),
+        pages: e.summary.as_ref().map(|s| s.pages),
+        bytes,
+        truncated,
+        summary,
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or("");
+    match line.char_indices().nth(120) {
+        Some((cut, _)) => &line[..cut],
+        None => line,
+    }
+}
+
+/// One readable line per event (what `watch` prints when stdout is not a terminal, and the
+/// notices panel).
+pub(crate) fn describe(event: &EventMsg) -> String {
+    crate::demo::describe(event)
+}
+
+/// `mcp-router watch [FILE|-]`: an exec JSON-lines stream (events, outputs, errors) in the
+/// live view when stdout is a terminal (it stays until `q`), else as one readable line each.
+pub(crate) fn watch(file: Option<&std::path::Path>) -> anyhow::Result<i32> {
+    use std::io::{BufRead, IsTerminal};
+    let input: Box<dyn std::io::Read> = match file {
+        None => Box::new(std::io::stdin()),
+        Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin()),
+        Some(path) => Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?,
+        ),
+    };
+    let name = file.map(|p| p.display().to_string()).unwrap_or_else(|| "stdin".into());
+    let view = if std::io::stdout().is_terminal() {
+        LiveView::open(&format!("mcp-router watch {name}"))
+            .inspect_err(|e| eprintln!("mcp-router: {e}; printing lines instead"))
+            .ok()
+    } else {
+        None
+    };
+    let mut stdout = std::io::stdout().lock();
+    for (n, line) in std::io::BufReader::new(input).lines().enumerate() {
+        let line = line.map_err(|e| anyhow::anyhow!("cannot read {name}: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let text = match serde_json::from_str::<EventMsg>(&line) {
+            Ok(event) => {
+                if let Some(view) = &view {
+                    view.send(event);
+                    continue;
+                }
+                describe(&event)
+            }
+            Err(_) => match serde_json::from_str::<serde_json::Value>(&line) {
+                Ok(other) => other_line(&other),
+                Err(e) => format!("line {}: not JSON ({e})", n + 1),
+            },
+        };
+        if view.is_none() && writeln!(stdout, "{text}").is_err() {
+            break;
+        }
+    }
+    if let Some(view) = view {
+        view.wait_for_quit();
+    }
+    Ok(0)
+}
+
+/// A readable line for an exec line that is not an event.
+fn other_line(value: &serde_json::Value) -> String {
+    match value["type"].as_str() {
+        Some("function_call_output") => {
+            let output = &value["output"];
+            let ok = match output["type"].as_str() {
+                Some("mcp") => output["result"].get("Ok").is_some_and(|r| r["isError"] != true),
+                _ => output["success"] != false,
+            };
+            format!(
+                "function_call_output {} {}",
+                value["call_id"].as_str().unwrap_or("?"),
+                if ok { "success" } else { "failure" }
+            )
+        }
+        Some("error") => {
+            format!("error                {}", value["message"].as_str().unwrap_or(""))
+        }
+        Some(other) => other.to_string(),
+        None => "a line without a type".to_string(),
+    }
+}
+
+/// The view on the controlling terminal, on its own thread.
+pub(crate) struct LiveView {
+    events: Option<mpsc::Sender<EventMsg>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    quit: mpsc::Receiver<()>,
+}
+
+impl LiveView {
+    /// Open the view on `/dev/tty`. `Err` says why there is none (no terminal).
+    pub(crate) fn open(title: &str) -> Result<Self, String> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .map_err(|e| format!("no terminal for the live view (/dev/tty: {e})"))?;
+        let (tx, rx) = mpsc::channel();
+        let (quit_tx, quit) = mpsc::channel();
+        let title = title.to_string();
+        let thread = std::thread::Builder::new()
+            .name("live-view".into())
+            .spawn(move || {
+                if let Err(e) = run_view(tty, rx, &title) {
+                    tracing::warn!(error = %e, "the live view stopped");
+                }
+                let _ = quit_tx.send(());
+            })
+            .map_err(|e| format!("cannot start the live view: {e}"))?;
+        Ok(Self { events: Some(tx), thread: Some(thread), quit })
+    }
+
+    /// Queue an event for the view (never blocks).
+    pub(crate) fn send(&self, event: EventMsg) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    /// A sender to feed the view from another task.
+    pub(crate) fn sender(&self) -> Option<mpsc::Sender<EventMsg>> {
+        self.events.clone()
+    }
+
+    /// Whether the person closed the view.
+    pub(crate) fn closed(&self) -> bool {
+        !matches!(self.quit.try_recv(), Err(mpsc::TryRecvError::Empty))
+    }
+
+    /// Say the stream ended and wait until the person quits (`q`).
+    pub(crate) fn wait_for_quit(mut self) {
+        self.events.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Close the view now, restoring the terminal.
+    pub(crate) fn close(mut self) {
+        self.events.take();
+        if let Some(thread) = self.thread.take() {
+            CLOSE_NOW.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Set by [`LiveView::close`]: the view thread leaves at once instead of waiting for `q`.
+static CLOSE_NOW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Restores the terminal when the view ends, however it ends.
+struct TerminalGuard(std::fs::File);
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = crossterm::execute!(
+            self.0,
+            crossterm::terminal::LeaveAlternateScreen,
+            crossterm::cursor::Show
+        );
+        let _ = crossterm::terminal::disable_raw_mode();
+        let _ = self.0.flush();
+    }
+}
+
+fn run_view(
+    tty: std::fs::File,
+    events: mpsc::Receiver<EventMsg>,
+    title: &str,
+) -> std::io::Result<()> {
+    let mut out = tty.try_clone()?;
+    crossterm::terminal::enable_raw_mode()?;
+    crossterm::execute!(out, crossterm::terminal::EnterAlternateScreen, crossterm::cursor::Hide)?;
+    let _guard = TerminalGuard(out);
+    let backend = ratatui::backend::CrosstermBackend::new(tty);
+    let mut terminal = ratatui::Terminal::new(backend)?;
+    let mut state = LiveState::new(title);
+    let frame = Duration::from_millis(100);
+    loop {
+        loop {
+            match events.try_recv() {
+                Ok(event) => state.push(event, Instant::now()),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    state.end();
+                    break;
+                }
+            }
+        }
+        if CLOSE_NOW.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
+        terminal.draw(|f| state.draw(f, Instant::now()))?;
+        if crossterm::event::poll(frame)? {
+            match crossterm::event::read()? {
+                Event::Key(key)
+                    if key.kind == KeyEventKind::Press
+                        && state.key(key.code, key.modifiers, Instant::now()) =>
+                {
+                    return Ok(());
+                }
+                Event::Resize(_, _) => terminal.autoresize()?,
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use router_protocol::{
+        CallResult, McpInvocation, McpServerFailedEvent, McpServerReadyEvent,
+        McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary,
+        ServerCapabilitySummary, SharedText,
+    };
+    use serde_json::json;
+
+    use super::*;
+
+    fn begin(id: &str, server: &str, tool: &str) -> EventMsg {
+        EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+            call_id: id.into(),
+            invocation: McpInvocation {
+                server: Some(server.into()),
+                tool: tool.into(),
+                arguments: Some(json!({"server": server, "uri": "demo://notes/welcome"})),
+            },
+        })
+    }
+
+    fn end(
+        id: &str,
+        server: &str,
+        tool: &str,
+        ms: u64,
+        result: Result<CallResult, String>,
+    ) -> EventMsg {
+        EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            call_id: id.into(),
+            invocation: McpInvocation {
+                server: Some(server.into()),
+                tool: tool.into(),
+                arguments: None,
+            },
+            duration: Duration::from_millis(ms),
+            result,
+            result_omitted: false,
+            summary: Some(ResourceCallSummary {
+                items: 1,
+                pages: 1,
+                servers: 1,
+                failed_servers: vec![],
+            }),
+        }))
+    }
+
+    /// A starting server, a ready one, a failed one, a finished call, a failed call and one in
+    /// flight for 2.5 s.
+    fn scripted() -> (LiveState, Instant) {
+        let t0 = Instant::now();
+        let mut state = LiveState::new("mcp-router live");
+        let starting = |s: &str| {
+            EventMsg::McpServerStarting(McpServerStartingEvent {
+                server: s.into(),
+                transport: "stdio".into(),
+            })
+        };
+        for s in ["docs", "notes", "ghost"] {
+            state.push(starting(s), t0);
+        }
+        state.push(
+            EventMsg::McpServerReady(McpServerReadyEvent {
+                server: "docs".into(),
+                elapsed: Duration::from_millis(250),
+                server_info: "demo 0.1.0".into(),
+                protocol_version: "2026-07-28".into(),
+                capabilities: ServerCapabilitySummary {
+                    tools: true,
+                    resources: true,
+                    ..Default::default()
+                },
+                tools: 12,
+            }),
+            t0,
+        );
+        state.push(
+            EventMsg::McpServerFailed(McpServerFailedEvent {
+                server: "ghost".into(),
+                elapsed: Duration::from_millis(3),
+                error: "failed to spawn `nope`: No such file or directory".into(),
+            }),
+            t0,
+        );
+        state.push(begin("call-1", "docs", "read_mcp_resource"), t0);
+        let payload = CallResult::Text(SharedText::from(r#"{"contents":[{"text":"hi"}]}"#));
+        state.push(end("call-1", "docs", "read_mcp_resource", 12, Ok(payload)), t0);
+        state.push(begin("call-2", "docs", "read_mcp_resource"), t0);
+        state.push(
+            end(
+                "call-2",
+                "docs",
+                "read_mcp_resource",
+                3,
+                Err("resources/read failed: not found".into()),
+            ),
+            t0,
+        );
+        state.push(begin("call-3", "docs", "mcp__docs__sleep"), t0);
+        (state, t0 + Duration::from_millis(2_500))
+    }
+
+    fn render(state: &LiveState, now: Instant, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+        terminal.draw(|f| state.draw(f, now)).expect("draw");
+        let buffer = terminal.backend().buffer().clone();
+        let mut out = String::new();
+        for y in 0..buffer.area.height {
+            let line: String =
+                (0..buffer.area.width).map(|x| buffer[(x, y)].symbol().to_string()).collect();
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn the_view_of_a_scripted_session() {
+        let (mut state, now) = scripted();
+        insta::assert_snapshot!("live_scripted", render(&state, now, 110, 30));
+        // Select the failed call: its detail shows.
+        state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        insta::assert_snapshot!("live_selected_failure", render(&state, now, 110, 30));
+        // A smaller terminal still draws (resizing).
+        let small = render(&state, now, 60, 20);
+        assert!(small.contains("servers"), "{small}");
+    }
+
+    #[test]
+    fn pause_holds_events_and_quit_keys_quit() {
+        let (mut state, now) = scripted();
+        state.key(KeyCode::Char('p'), KeyModifiers::NONE, now);
+        state.push(
+            end("call-3", "docs", "mcp__docs__sleep", 2_400, Ok(CallResult::Text("x".into()))),
+            now,
+        );
+        assert!(render(&state, now, 110, 30).contains("in flight"));
+        assert!(render(&state, now, 110, 30).contains("PAUSED"));
+        state.key(KeyCode::Char('p'), KeyModifiers::NONE, now);
+        let after = render(&state, now, 110, 30);
+        assert!(after.contains("2400.0 ms"), "{after}");
+        assert!(!after.contains("PAUSED"));
+        assert!(state.key(KeyCode::Char('q'), KeyModifiers::NONE, now));
+        assert!(state.key(KeyCode::Char('c'), KeyModifiers::CONTROL, now));
+        assert!(!state.key(KeyCode::Char('x'), KeyModifiers::NONE, now));
+    }
+}
