@@ -102,11 +102,7 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
             arguments: arguments.to_string().into(),
         };
         let output = running.router.dispatch_to_output(&ctx, call).await?;
-        if let ToolOutput::Function { content, .. } = &output
-            && let Some(next) = serde_json::from_str::<Value>(content)
-                .ok()
-                .and_then(|v| v["nextCursor"].as_str().map(String::from))
-        {
+        if let Some(next) = next_cursor(&output) {
             cursor = next;
         }
         print_events(&mut rx);
@@ -159,11 +155,7 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
             arguments: arguments.replace("{cursor}", &cursor).into(),
         };
         let output = running.router.dispatch_to_output(&ctx, call).await?;
-        if let ToolOutput::Function { content, .. } = &output
-            && let Some(next) = serde_json::from_str::<Value>(content)
-                .ok()
-                .and_then(|v| v["nextCursor"].as_str().map(String::from))
-        {
+        if let Some(next) = next_cursor(&output) {
             cursor = next;
         }
         tokio::time::sleep(pause).await;
@@ -171,6 +163,13 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
     tokio::task::spawn_blocking(move || view.wait_for_quit()).await?;
     running.manager.shutdown().await;
     Ok(0)
+}
+
+/// The `nextCursor` of a list output, for the script's `{cursor}`.
+fn next_cursor(output: &ToolOutput) -> Option<String> {
+    let ToolOutput::Function { content, .. } = output else { return None };
+    let payload = serde_json::from_str::<Value>(content).ok()?;
+    payload["nextCursor"].as_str().map(String::from)
 }
 
 /// One call of a change step; with `until`, the events are printed as they come until that

@@ -34,6 +34,22 @@ async fn spec_names(router: &ToolRouter) -> Vec<String> {
     router.specs().await.into_iter().map(|s| s.name).filter(|n| n.starts_with("mcp__")).collect()
 }
 
+/// The next `mcp_tools_changed` on `rx` (at most 30 s).
+async fn next_tools_changed(
+    rx: &mut router_protocol::EventReceiver,
+) -> router_protocol::McpToolsChangedEvent {
+    let wait = async {
+        loop {
+            match rx.recv().await {
+                Some(EventMsg::McpToolsChanged(e)) => break e,
+                Some(_) => continue,
+                None => panic!("event stream ended"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("mcp_tools_changed")
+}
+
 fn tool(name: &str) -> rmcp::model::Tool {
     rmcp::model::Tool::new(name.to_string(), "from an earlier run", rmcp::model::JsonObject::new())
 }
@@ -63,17 +79,7 @@ async fn specs_come_from_the_catalog_while_a_slow_server_starts_then_switch_to_t
     assert!(!names.contains(&"mcp__slow__echo".to_string()), "{names:?}");
 
     // Once `slow` is ready with a different list: one event, and the live list from then on.
-    let changed = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match rx.recv().await {
-                Some(EventMsg::McpToolsChanged(e)) => break e,
-                Some(_) => continue,
-                None => panic!("event stream ended"),
-            }
-        }
-    })
-    .await
-    .expect("mcp_tools_changed");
+    let changed = next_tools_changed(&mut rx).await;
     assert_eq!(changed.server, "slow");
     assert_eq!(changed.removed, vec!["mcp__slow__retired".to_string()]);
     assert!(changed.added.contains(&"mcp__slow__echo".to_string()), "{changed:?}");
@@ -212,17 +218,7 @@ async fn tools_listed_from_the_catalog_of_a_server_that_then_fails_are_withdrawn
     let manager = Arc::new(McpConnectionManager::start(vec![broken.clone()], events, options));
     let router = ToolRouter::with_mcp(manager.clone());
     assert_eq!(spec_names(&router).await, vec!["mcp__broken__gone".to_string()]);
-    let changed = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            match rx.recv().await {
-                Some(EventMsg::McpToolsChanged(e)) => break e,
-                Some(_) => continue,
-                None => panic!("event stream ended"),
-            }
-        }
-    })
-    .await
-    .expect("mcp_tools_changed");
+    let changed = next_tools_changed(&mut rx).await;
     assert_eq!(changed.removed, vec!["mcp__broken__gone".to_string()]);
     assert!(changed.added.is_empty());
     assert!(matches!(manager.status("broken"), Some(ServerStatus::Failed(_))));
