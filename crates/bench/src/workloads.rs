@@ -665,25 +665,10 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut samples = [Vec::new(), Vec::new()];
     for rep in 0..(if quick { 3 } else { 7 }) + 1 {
         for side in [rep % 2, 1 - rep % 2] {
-            let started = Instant::now();
-            let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..1_000)
-                .map(|i| {
-                    let (router, peers, calls) = (r.router.clone(), peers.clone(), calls.clone());
-                    let ctx = listened.clone();
-                    tokio::spawn(async move {
-                        if side == 0 {
-                            router_read(&router, &ctx, &calls[i % 64]).await
-                        } else {
-                            bare_read(&peers[i % 64], "bench://r/1").await.map(|_| ())
-                        }
-                    })
-                })
-                .collect();
-            for t in tasks {
-                t.await??;
-            }
+            let ctx = (side == 0).then_some(&listened);
+            let elapsed = concurrent_reads(&r.router, &peers, &calls, ctx, 1_000).await?;
             if rep > 0 {
-                samples[side].push(started.elapsed());
+                samples[side].push(elapsed);
             }
         }
     }
@@ -752,6 +737,36 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
     }])
 }
 
+/// `n` concurrent reads spread round-robin over the servers of `calls` (one read call per
+/// server): through the router with `ctx`, or with `None` through bare rmcp on `peers` (the
+/// same servers, in the same order). Returns the wall time of all of them.
+async fn concurrent_reads(
+    router: &Arc<ToolRouter>,
+    peers: &Arc<Vec<rmcp::service::Peer<RoleClient>>>,
+    calls: &Arc<Vec<ToolCall>>,
+    ctx: Option<&CallContext>,
+    n: usize,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..n)
+        .map(|i| {
+            let (router, peers, calls) = (router.clone(), peers.clone(), calls.clone());
+            let ctx = ctx.cloned();
+            tokio::spawn(async move {
+                let k = i % calls.len();
+                match ctx {
+                    Some(ctx) => router_read(&router, &ctx, &calls[k]).await,
+                    None => bare_read(&peers[k], "bench://r/1").await.map(|_| ()),
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(started.elapsed())
+}
+
 /// P4: 1,000 concurrent reads over stdio spread over 4 servers, through the router (with a
 /// consumer draining its events, and with nobody listening) vs bare rmcp on the same four
 /// connections (the manager's peers), each side in turn.
@@ -776,27 +791,14 @@ pub(crate) async fn p4_throughput(quick: bool) -> anyhow::Result<Vec<Row>> {
     for rep in 0..reps + 1 {
         for k in 0..3 {
             let side = (rep + k) % 3;
-            let started = Instant::now();
-            let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..calls)
-                .map(|i| {
-                    let router = r.router.clone();
-                    let peers = peers.clone();
-                    let calls = calls_by_server.clone();
-                    let ctx = if side == 0 { listened.clone() } else { quiet.clone() };
-                    tokio::spawn(async move {
-                        if side == 2 {
-                            bare_read(&peers[i % 4], "bench://r/1").await.map(|_| ())
-                        } else {
-                            router_read(&router, &ctx, &calls[i % 4]).await
-                        }
-                    })
-                })
-                .collect();
-            for t in tasks {
-                t.await??;
-            }
+            let ctx = match side {
+                0 => Some(&listened),
+                1 => Some(&quiet),
+                _ => None,
+            };
+            let elapsed = concurrent_reads(&r.router, &peers, &calls_by_server, ctx, calls).await?;
             if rep > 0 {
-                samples[side].push(started.elapsed());
+                samples[side].push(elapsed);
             }
         }
     }

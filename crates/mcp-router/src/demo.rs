@@ -76,14 +76,20 @@ const SCRIPT: &[(&str, &str, &str)] = &[
 /// not fit is cut and continued.
 const DEMO_LIST_BUDGET: usize = 6 * 1024;
 
-pub(crate) async fn run() -> anyhow::Result<i32> {
-    let (events, mut rx) = event_channel();
+/// The bundled demo servers plus `catalog`, a big generated catalog, under the demo's small
+/// list budget.
+fn demo_config() -> anyhow::Result<router_config::ConfigFile> {
     let mut config = setup::config(None)?;
     config
         .servers
         .push(setup::demo_server("catalog", &["--page-size", "500", "--generated", "2000"])?);
     config.settings.list_budget_bytes = DEMO_LIST_BUDGET;
-    let running = setup::start(config, events.clone())?;
+    Ok(config)
+}
+
+pub(crate) async fn run() -> anyhow::Result<i32> {
+    let (events, mut rx) = event_channel();
+    let running = setup::start(demo_config()?, events.clone())?;
     println!(
         "mcp-router demo: three demo MCP servers as child processes: `docs` (pages of 2), `notes`, and `catalog` (2,000 generated resources); list payloads limited to {} KiB.\n",
         DEMO_LIST_BUDGET / 1024
@@ -133,12 +139,7 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
             }
         });
     }
-    let mut config = setup::config(None)?;
-    config
-        .servers
-        .push(setup::demo_server("catalog", &["--page-size", "500", "--generated", "2000"])?);
-    config.settings.list_budget_bytes = DEMO_LIST_BUDGET;
-    let running = setup::start(config, events.clone())?;
+    let running = setup::start(demo_config()?, events.clone())?;
     let ctx = CallContext::new(events);
     let pause = std::time::Duration::from_millis(400);
     let slow = ("Wait for a slow tool", "mcp__docs__sleep", r#"{"ms":1500}"#);
