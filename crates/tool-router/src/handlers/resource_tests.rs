@@ -451,6 +451,10 @@ mod data_sources_and_shaping {
         let subscriber =
             tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
         let _guard = tracing::subscriber::set_default(subscriber);
+        // Other tests of this binary (the fuzzer's reads) may register these callsites on other
+        // threads at the same moment, caching "never" from before this subscriber existed (a
+        // race of tracing's global interest cache): ask every callsite again.
+        tracing::callsite::rebuild_interest_cache();
         let _ =
             call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://123"}"#).await;
         let _ =
