@@ -55,8 +55,13 @@ pub(crate) struct Launch<'a> {
 /// parent-death signal, or shutdown) kill the server and the whole process group. Stdin goes through fd 3
 /// because `sh` gives background jobs `/dev/null` before explicit redirections apply.
 /// The server's own pid is killed too: it may have left the group (`setsid`).
+///
+/// The trap first *ignores* further SIGTERMs: when a multi-threaded router dies, the parent-death
+/// signal comes once per exiting thread that the guard is reparented through (the kernel resends
+/// it on each reparenting), and a second one arriving mid-trap must not kill the guard before it
+/// has killed the group.
 const GUARD: &str = concat!(
-    "exec 3<&0; trap 'trap - TERM; [ -n \"$pid\" ] && kill -KILL $pid 2>/dev/null; kill -KILL 0' TERM; ",
+    "exec 3<&0; trap 'trap \"\" TERM; [ -n \"$pid\" ] && kill -KILL $pid 2>/dev/null; kill -KILL 0' TERM; ",
     r#""$@" <&3 3<&- & pid=$!; exec 3<&-; wait $pid; status=$?; exit $status"#,
 );
 
@@ -230,6 +235,48 @@ impl Drop for ChildGroup {
             let family = procs::descendants(self.pgid);
             self.signal(libc::SIGKILL);
             family.iter().for_each(|p| p.signal(libc::SIGKILL));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A burst of SIGTERMs at the guard (what a dying multi-threaded router sends: one per thread
+    /// the guard is reparented through) still ends with the whole group killed.
+    #[tokio::test]
+    async fn repeated_parent_death_signals_still_kill_the_group() {
+        for _ in 0..20 {
+            let env = BTreeMap::new();
+            let args = ["300".to_string()];
+            let spawned = spawn(Launch {
+                server: "burst",
+                command: "sleep",
+                args: &args,
+                env: &env,
+                cwd: None,
+            })
+            .expect("spawn");
+            let guard = spawned.group.pgid;
+            // The server is forked only after the trap is set.
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let family = loop {
+                let family = procs::descendants(guard);
+                if !family.is_empty() {
+                    break family;
+                }
+                assert!(std::time::Instant::now() < deadline, "the server never started");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            };
+            for _ in 0..200 {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(guard, libc::SIGTERM) };
+                std::thread::sleep(Duration::from_micros(20));
+            }
+            let left = procs::wait_exited(&family, Duration::from_secs(3)).await;
+            assert!(left.is_empty(), "orphaned server processes: {left:?}");
+            spawned.group.done.store(true, Ordering::SeqCst);
         }
     }
 }
