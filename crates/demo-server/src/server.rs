@@ -311,13 +311,22 @@ impl ServerHandler for DemoServer {
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        // A caller's W3C trace context comes back in the result's `_meta`, as a server that
+        // joins the caller's trace would record it (lets tests see what reached the server).
+        let traceparent = context.meta.get_traceparent().map(str::to_string);
         let asking = Asking {
             peer: context.peer,
             modern,
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
         };
-        call(request, asking, self.options.process_faults.as_deref()).await
+        let mut response = call(request, asking, self.options.process_faults.as_deref()).await?;
+        if let (Some(traceparent), CallToolResponse::Complete(result)) =
+            (traceparent, &mut response)
+        {
+            result.meta.get_or_insert_with(Default::default).set_traceparent(traceparent);
+        }
+        Ok(response)
     }
 }
 

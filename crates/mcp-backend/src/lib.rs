@@ -7,11 +7,13 @@
 //! transport.
 
 mod backend;
+mod call_scope;
 mod error;
 mod listing;
 mod qualify;
 
 pub use backend::{McpBackend, ResourceChange};
+pub use call_scope::{current_call_id, with_call_id};
 pub use error::McpError;
 pub use listing::{Aggregate, Items, ListKind, Page, PageStart, ServerListing};
 pub use qualify::{

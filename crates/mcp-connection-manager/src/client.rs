@@ -36,6 +36,8 @@ use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceE
 
 use crate::config::{ProtocolChoice, ServerConfig, TransportConfig};
 use crate::stdio::{self, ChildGroup, Launch};
+use crate::telemetry::Traced;
+use tracing::Instrument as _;
 
 /// Most pages of `tools/list` followed at startup.
 const MAX_TOOL_PAGES: usize = 100;
@@ -62,6 +64,8 @@ pub(crate) struct RouterClient {
     pub(crate) challenge: Arc<std::sync::Mutex<Option<String>>>,
     /// The server's listing generation (shared by all its connections).
     pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
+    /// This connection's request spans (see `telemetry`).
+    pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 impl RouterClient {
@@ -192,6 +196,11 @@ impl Connection {
     /// This connection's response cache.
     pub(crate) fn cache(&self) -> &ResponseCache {
         &self.service.service().cache
+    }
+
+    /// This connection's request spans.
+    pub(crate) fn telemetry(&self) -> &Arc<crate::telemetry::Telemetry> {
+        &self.service.service().telemetry
     }
 
     /// The client side of this connection.
@@ -329,8 +338,35 @@ fn auto_lifecycle() -> ClientLifecycleMode {
 
 type Opened = (RunningService<RoleClient, RouterClient>, Option<ChildGroup>);
 
-/// Opens the transport and runs one lifecycle's handshake on it.
+/// Opens the transport and runs one lifecycle's handshake on it, in a request span named after
+/// the lifecycle's first request.
 async fn handshake(
+    config: &ServerConfig,
+    client: RouterClient,
+    lifecycle: ClientLifecycleMode,
+    tokens: Option<&TokenStore>,
+) -> Result<Opened, HandshakeError> {
+    let method = match lifecycle {
+        ClientLifecycleMode::Initialize => "initialize",
+        _ => "server/discover",
+    };
+    let span = client.telemetry.start(method, None, None);
+    let result = open(config, client, lifecycle, tokens).instrument(span.span()).await;
+    if let Ok((service, _)) = &result
+        && let Some(info) = service.peer_info()
+    {
+        span.record_protocol_version(&info.protocol_version.to_string());
+    }
+    span.finish(match &result {
+        Ok(_) => Ok(()),
+        Err(HandshakeError::Launch(m)) => Err(("launch_failed".to_string(), m.clone())),
+        Err(HandshakeError::Handshake(m)) => Err(("handshake_failed".to_string(), m.clone())),
+        Err(HandshakeError::SignIn(m)) => Err(("sign_in_required".to_string(), m.clone())),
+    });
+    result
+}
+
+async fn open(
     config: &ServerConfig,
     client: RouterClient,
     lifecycle: ClientLifecycleMode,
@@ -348,6 +384,7 @@ async fn handshake(
             .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
+            let transport = Traced::new(transport, client.telemetry.clone());
             // On failure `spawned` is dropped here, which kills the process group.
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
@@ -373,6 +410,7 @@ async fn handshake(
             let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
             let Some(tokens) = tokens else {
                 let transport = StreamableHttpClientTransport::from_config(transport_config);
+                let transport = Traced::new(transport, client.telemetry.clone());
                 let service = client
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
@@ -384,6 +422,7 @@ async fn handshake(
                 .map_err(HandshakeError::SignIn)?;
             let http = AuthClient::new(reqwest::Client::default(), auth);
             let transport = StreamableHttpClientTransport::with_client(http, transport_config);
+            let transport = Traced::new(transport, client.telemetry.clone());
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
@@ -451,6 +490,7 @@ pub(crate) async fn finish(
         info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
     let modern = info.protocol_version >= ProtocolVersion::V_2026_07_28;
     let protocol_version = info.protocol_version.to_string();
+    service.service().telemetry.set_protocol_version(&protocol_version);
     // In 2026-07-28, list changes come only through `subscriptions/listen`: open it before the
     // first listing, so no change between the listing and the stream is missed.
     let subscription =
@@ -482,8 +522,15 @@ pub(crate) async fn list_tools(
     let mut cursor: Option<String> = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_TOOL_PAGES {
-        let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = service.list_tools(params).await.map_err(|e| {
+        let mut params =
+            cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let mut span = service.service().telemetry.start("tools/list", None, None);
+        if !span.span().is_disabled() {
+            span.tag(&mut params.get_or_insert_with(Default::default).meta);
+        }
+        let page = service.list_tools(params).instrument(span.span()).await;
+        span.finish_with(&page, |_| false);
+        let page = page.map_err(|e| {
             let server = service.service().server.as_str();
             if e.auth_challenge().is_some() || e.is_authorization_required() {
                 service_error(server, e).to_string()

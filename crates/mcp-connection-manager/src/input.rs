@@ -238,6 +238,11 @@ mod tests {
             watched: Arc::new(crate::watch::Watched::new(0)),
             challenge: Default::default(),
             list_generation: Default::default(),
+            telemetry: crate::telemetry::Telemetry::new(&crate::ServerConfig::stdio(
+                "s",
+                "true",
+                Vec::new(),
+            )),
         }
     }
 

@@ -18,6 +18,7 @@ mod paging;
 mod procs;
 mod restart;
 mod stdio;
+mod telemetry;
 #[cfg(test)]
 mod tests;
 mod toolcache;

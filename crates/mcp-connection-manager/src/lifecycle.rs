@@ -381,6 +381,7 @@ impl StartServer {
             watched,
             challenge,
             list_generation: list_generation.clone(),
+            telemetry: crate::telemetry::Telemetry::new(&config),
         };
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {

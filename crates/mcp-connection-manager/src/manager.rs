@@ -14,11 +14,13 @@ use mcp_backend::{
     Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, find_listed_tool,
     resolve_tool_name,
 };
+use rmcp::model::CallToolResponse;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionInfo,
     JsonObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference,
 };
 use router_protocol::EventSender;
+use tracing::Instrument as _;
 
 use crate::catalog::ToolCatalog;
 use crate::client::{Connector, SharedConnection, Transports, service_error};
@@ -217,7 +219,13 @@ impl McpConnectionManager {
                         return Ok(Ok(Round::Complete(cached)));
                     }
                     let uri = params.uri.clone();
-                    let answer = conn.service.read_resource_once(params).await.map(Round::try_from);
+                    let mut params = params;
+                    let mut span = conn.telemetry().start("resources/read", None, Some(&uri));
+                    span.tag(&mut params.meta);
+                    let answer =
+                        conn.service.read_resource_once(params).instrument(span.span()).await;
+                    span.finish_with(&answer, |_| false);
+                    let answer = answer.map(Round::try_from);
                     if first && let Ok(Ok(Round::Complete(result))) = &answer {
                         conn.cache().put_read(&uri, result);
                     }
@@ -277,7 +285,15 @@ impl McpConnectionManager {
             let mut params = params.clone();
             params.input_responses = retry.input_responses;
             params.request_state = retry.request_state;
-            async move { conn.service.call_tool_once(params).await.map(Round::try_from) }
+            async move {
+                let mut span = conn.telemetry().start("tools/call", Some(&params.name), None);
+                span.tag(&mut params.meta);
+                let answer = conn.service.call_tool_once(params).instrument(span.span()).await;
+                span.finish_with(&answer, |answer| {
+                    matches!(answer, CallToolResponse::Complete(r) if r.is_error == Some(true))
+                });
+                answer.map(Round::try_from)
+            }
         })
         .await
     }
@@ -295,7 +311,12 @@ impl McpConnectionManager {
             ArgumentInfo::new(argument, value),
         );
         self.request(server, "completion/complete", |conn| async move {
-            conn.service.complete(params).await.map(|r| r.completion)
+            let mut params = params;
+            let mut span = conn.telemetry().start("completion/complete", None, None);
+            span.tag(&mut params.meta);
+            let answer = conn.service.complete(params).instrument(span.span()).await;
+            span.finish_with(&answer, |_| false);
+            answer.map(|r| r.completion)
         })
         .await
     }
@@ -534,16 +555,24 @@ async fn fetch_page(
     if let Some(page) = conn.cache().page(kind, &cursor) {
         return Ok(page);
     }
-    let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+    let mut params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+    let mut span = conn.telemetry().start(kind.method(), None, None);
+    if !span.span().is_disabled() {
+        span.tag(&mut params.get_or_insert_with(Default::default).meta);
+    }
     let (page, ttl_ms) = match kind {
         ListKind::Resources => {
-            let page = conn.service.list_resources(params).await?;
+            let page = conn.service.list_resources(params).instrument(span.span()).await;
+            span.finish_with(&page, |_| false);
+            let page = page?;
             let ttl = page.ttl_ms;
             let items = Items::Resources(page.resources);
             (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
         }
         ListKind::Templates => {
-            let page = conn.service.list_resource_templates(params).await?;
+            let page = conn.service.list_resource_templates(params).instrument(span.span()).await;
+            span.finish_with(&page, |_| false);
+            let page = page?;
             let ttl = page.ttl_ms;
             let items = Items::Templates(page.resource_templates);
             (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)

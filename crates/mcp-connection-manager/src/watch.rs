@@ -105,7 +105,7 @@ pub(crate) fn spawn(conn: &Arc<Connection>, config: ServerConfig) {
     if !conn.modern && can_subscribe(conn) && !watched.is_empty() {
         tokio::spawn(subscribe_all(
             conn.service.peer().clone(),
-            config.name.clone(),
+            conn.telemetry().clone(),
             watched,
             None,
             config.tool_timeout,
@@ -131,7 +131,7 @@ pub(crate) fn follow(conn: &Arc<Connection>, touch: Touch, uri: &str, timeout: D
     let subscribe = touch.new.then(|| uri.to_string()).into_iter().collect();
     tokio::spawn(subscribe_all(
         conn.service.peer().clone(),
-        conn.client().server.clone(),
+        conn.telemetry().clone(),
         subscribe,
         touch.evicted,
         timeout,
@@ -146,17 +146,26 @@ fn can_subscribe(conn: &Connection) -> bool {
 #[allow(deprecated)] // resources/subscribe is 2025-11-25's, current there.
 async fn subscribe_all(
     peer: rmcp::Peer<rmcp::RoleClient>,
-    server: String,
+    telemetry: Arc<crate::telemetry::Telemetry>,
     uris: Vec<String>,
     evicted: Option<String>,
     timeout: Duration,
 ) {
     use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    use tracing::Instrument as _;
     for uri in uris {
+        let mut span = telemetry.start("resources/subscribe", None, Some(&uri));
+        let mut params = SubscribeRequestParams::new(&uri);
+        span.tag(&mut params.meta);
         let asked =
-            tokio::time::timeout(timeout, peer.subscribe(SubscribeRequestParams::new(&uri)));
-        if !matches!(asked.await, Ok(Ok(_))) {
-            tracing::debug!(%server, %uri, "resources/subscribe failed; the resource is not watched");
+            tokio::time::timeout(timeout, peer.subscribe(params).instrument(span.span())).await;
+        let ok = matches!(asked, Ok(Ok(_)));
+        match &asked {
+            Ok(answer) => span.finish_with(answer, |_| false),
+            Err(_) => span.finish(Err(("timeout".into(), format!("no answer within {timeout:?}")))),
+        }
+        if !ok {
+            tracing::debug!(server = %telemetry.server(), %uri, "resources/subscribe failed; the resource is not watched");
         }
     }
     if let Some(uri) = evicted {

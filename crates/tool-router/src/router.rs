@@ -171,7 +171,21 @@ impl ToolRouter {
         call: ToolCall,
     ) -> Result<ToolOutput, FunctionCallError> {
         if self.omit_result_text && ctx.result_text() && ctx.has_listener() {
-            return self.route(&ctx.clone().with_result_text(false), call).await;
+            return self.traced_route(&ctx.clone().with_result_text(false), call).await;
+        }
+        self.traced_route(ctx, call).await
+    }
+
+    /// Routes the call; when request spans are recorded, the backend learns the call id for
+    /// them (`mcp_backend::current_call_id`).
+    async fn traced_route(
+        &self,
+        ctx: &CallContext,
+        call: ToolCall,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        if tracing::enabled!(target: "mcp_router::mcp", tracing::Level::INFO) {
+            let call_id = call.call_id.clone();
+            return mcp_backend::with_call_id(&call_id, self.route(ctx, call)).await;
         }
         self.route(ctx, call).await
     }
