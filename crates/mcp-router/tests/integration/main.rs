@@ -18,3 +18,4 @@ mod manager;
 mod oauth;
 mod startup;
 mod support;
+mod telemetry;
