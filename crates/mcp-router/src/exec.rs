@@ -137,7 +137,17 @@ impl Session {
         let running = self.running.clone();
         let ctx = CallContext::new(self.events.clone());
         let out = self.out.clone();
-        calls.spawn(async move {
+        // The host-side span of the call (GenAI's `execute_tool`): the request spans of the
+        // call are its children, so one model call is one trace.
+        let span = tracing::info_span!(
+            target: "mcp_router::exec",
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {}", call.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.name,
+            gen_ai.tool.call.id = %call.call_id,
+        );
+        calls.spawn(tracing::Instrument::instrument(async move {
             let call_id = call.call_id.clone();
             // `dispatch_to_output` already turned model-visible errors into outputs; a fatal
             // error (the servers are shut down) still gets this call's one output line.
@@ -147,7 +157,7 @@ impl Session {
                 .await
                 .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
             let _ = out.send(OutputLine::FunctionCallOutput { call_id, output });
-        });
+        }, span));
     }
 
     /// `list_tools`: the specs as they are now, on their own task like a call.

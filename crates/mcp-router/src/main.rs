@@ -14,6 +14,8 @@ mod demo;
 mod exec;
 mod human;
 mod live;
+#[cfg(feature = "otel")]
+mod otel;
 mod process_faults;
 mod setup;
 
@@ -183,18 +185,40 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    let log_filter = || {
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+    };
+    #[cfg(not(feature = "otel"))]
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(log_filter()).init();
+    #[cfg(feature = "otel")]
+    let exporters = {
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let log = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(log_filter());
+        match otel::layers()? {
+            Some((layers, exporters)) => {
+                tracing_subscriber::registry().with(log).with(layers).init();
+                Some(exporters)
+            }
+            None => {
+                tracing_subscriber::registry().with(log).init();
+                None
+            }
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let code = runtime.block_on(run(cli))?;
     // Not a plain drop: that would wait forever for a blocking read of stdin still in flight.
     // Servers are already shut down; any left are killed by their guards as tasks are dropped.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    #[cfg(feature = "otel")]
+    if let Some(exporters) = exporters {
+        exporters.shutdown();
+    }
     std::process::exit(code);
 }
 
