@@ -385,11 +385,13 @@ mod tests {
 
     use super::*;
 
+    type EventFields = Vec<(String, String)>;
+
     /// Records every `jsonrpc.request.id` recorded on a span, and the fields of every event.
     #[derive(Clone, Default)]
     struct Recorder {
         ids: Arc<Mutex<Vec<String>>>,
-        events: Arc<Mutex<Vec<Vec<(String, String)>>>>,
+        events: Arc<Mutex<Vec<EventFields>>>,
     }
 
     struct Fields(Vec<(String, String)>);

@@ -147,17 +147,20 @@ impl Session {
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.call_id,
         );
-        calls.spawn(tracing::Instrument::instrument(async move {
-            let call_id = call.call_id.clone();
-            // `dispatch_to_output` already turned model-visible errors into outputs; a fatal
-            // error (the servers are shut down) still gets this call's one output line.
-            let output = running
-                .router
-                .dispatch_to_output(&ctx, call)
-                .await
-                .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
-            let _ = out.send(OutputLine::FunctionCallOutput { call_id, output });
-        }, span));
+        calls.spawn(tracing::Instrument::instrument(
+            async move {
+                let call_id = call.call_id.clone();
+                // `dispatch_to_output` already turned model-visible errors into outputs; a fatal
+                // error (the servers are shut down) still gets this call's one output line.
+                let output = running
+                    .router
+                    .dispatch_to_output(&ctx, call)
+                    .await
+                    .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
+                let _ = out.send(OutputLine::FunctionCallOutput { call_id, output });
+            },
+            span,
+        ));
     }
 
     /// `list_tools`: the specs as they are now, on their own task like a call.

@@ -196,9 +196,8 @@ fn main() -> anyhow::Result<()> {
         use tracing_subscriber::Layer as _;
         use tracing_subscriber::layer::SubscriberExt as _;
         use tracing_subscriber::util::SubscriberInitExt as _;
-        let log = tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .with_filter(log_filter());
+        let log =
+            tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(log_filter());
         match otel::layers()? {
             Some((layers, exporters)) => {
                 tracing_subscriber::registry().with(log).with(layers).init();

@@ -31,9 +31,12 @@ impl Exporters {
     }
 }
 
+/// Layers for a subscriber `S`.
+pub(crate) type Layers<S> = Vec<Box<dyn Layer<S> + Send + Sync>>;
+
 /// The layers that export spans and metrics, when an OTLP endpoint is configured. Must run
 /// outside the async runtime (the exporters' blocking HTTP client starts its own).
-pub(crate) fn layers<S>() -> anyhow::Result<Option<(Vec<Box<dyn Layer<S> + Send + Sync>>, Exporters)>>
+pub(crate) fn layers<S>() -> anyhow::Result<Option<(Layers<S>, Exporters)>>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a> + Send + Sync,
 {
@@ -51,10 +54,8 @@ where
         .with_batch_exporter(spans)
         .build();
     let metrics = opentelemetry_otlp::MetricExporter::builder().with_http().build()?;
-    let meter = SdkMeterProvider::builder()
-        .with_resource(resource)
-        .with_periodic_exporter(metrics)
-        .build();
+    let meter =
+        SdkMeterProvider::builder().with_resource(resource).with_periodic_exporter(metrics).build();
     let spans_wanted = Targets::new()
         .with_target("mcp_router::mcp", tracing::Level::INFO)
         .with_target("mcp_router::exec", tracing::Level::INFO);
@@ -67,7 +68,6 @@ where
         .with_filter(spans_wanted);
     let metrics_layer =
         tracing_opentelemetry::MetricsLayer::new(meter.clone()).with_filter(metrics_wanted);
-    let layers: Vec<Box<dyn Layer<S> + Send + Sync>> =
-        vec![Box::new(trace_layer), Box::new(metrics_layer)];
+    let layers: Layers<S> = vec![Box::new(trace_layer), Box::new(metrics_layer)];
     Ok(Some((layers, Exporters { tracer, meter })))
 }

@@ -16,6 +16,8 @@ mod live;
 mod load;
 mod manager;
 mod oauth;
+#[cfg(feature = "otel")]
+mod otel;
 mod startup;
 mod support;
 mod telemetry;

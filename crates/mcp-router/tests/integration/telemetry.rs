@@ -86,7 +86,8 @@ fn get<'a>(fields: &'a Fields, key: &str) -> &'a str {
 #[tokio::test]
 async fn every_request_gets_a_span_with_the_conventions_names_and_attributes() {
     let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
     // Other tests' subscribers may have cached an interest in these callsites: ask again.
     tracing::callsite::rebuild_interest_cache();
 
@@ -169,7 +170,8 @@ async fn every_request_gets_a_span_with_the_conventions_names_and_attributes() {
     let metrics = capture.metrics.lock().expect("lock").clone();
     assert_eq!(metrics.len(), spans.len());
     for metric in &metrics {
-        let seconds: f64 = get(metric, "histogram.mcp.client.operation.duration").parse().expect("f64");
+        let seconds: f64 =
+            get(metric, "histogram.mcp.client.operation.duration").parse().expect("f64");
         assert!((0.0..30.0).contains(&seconds), "{metric:?}");
         assert!(metric.contains_key("mcp.method.name") && metric.contains_key("network.transport"));
     }
