@@ -392,7 +392,15 @@ fn login_receives_the_redirect_on_loopback_through_the_browser() {
     assert!(stdout.contains("Signed in to `remote`"), "{stdout}");
     // The redirect went to an ephemeral port on 127.0.0.1, and the browser was told so.
     assert!(stdout.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"), "{stdout}");
-    let page = std::fs::read_to_string(dir.path().join("browser.out")).expect("browser page");
+    // The "browser" runs on its own: it may still be writing the page when login returns.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let page = loop {
+        let page = std::fs::read_to_string(dir.path().join("browser.out")).unwrap_or_default();
+        if page.contains("Sign-in received") || std::time::Instant::now() > deadline {
+            break page;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert!(page.contains("Sign-in received"), "{page}");
     assert!(router(&["auth", "status"], &config, &home).contains("signed in: "));
 }
