@@ -16,7 +16,7 @@
 //!   tool timeout or the caller going away, which makes rmcp send `notifications/cancelled` —,
 //!   `transport_closed`, `transport_error`, `unexpected_response`) with
 //!   `otel.status_code = "ERROR"` and `otel.status_description`;
-//! - when it ends, an event on target `mcp_router::metrics` with
+//! - when it ends, a DEBUG event on target `mcp_router::metrics` with
 //!   `histogram.mcp.client.operation.duration` (seconds) and the metric's attributes, which
 //!   `tracing-opentelemetry`'s metrics layer records as the histogram
 //!   `mcp.client.operation.duration`.
@@ -265,7 +265,7 @@ impl RequestSpan {
         tracing::event!(
             target: "mcp_router::metrics",
             parent: &self.span,
-            tracing::Level::INFO,
+            tracing::Level::DEBUG,
             { "histogram.mcp.client.operation.duration" } = self.started.elapsed().as_secs_f64(),
             { "mcp.method.name" } = self.method,
             { "mcp.protocol.version" } = telemetry.protocol_version.get().map(String::as_str),

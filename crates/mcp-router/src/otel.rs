@@ -59,7 +59,7 @@ where
     let spans_wanted = Targets::new()
         .with_target("mcp_router::mcp", tracing::Level::INFO)
         .with_target("mcp_router::exec", tracing::Level::INFO);
-    let metrics_wanted = Targets::new().with_target("mcp_router::metrics", tracing::Level::INFO);
+    let metrics_wanted = Targets::new().with_target("mcp_router::metrics", tracing::Level::DEBUG);
     let trace_layer = tracing_opentelemetry::layer()
         .with_tracer(tracer.tracer("mcp-router"))
         .with_location(false)
