@@ -453,12 +453,19 @@ mod tests {
         ))
     }
 
-    #[tokio::test]
-    async fn the_transport_records_the_id_and_sends_no_tag() {
+    /// A [`Recorder`] as this thread's subscriber until the guard is dropped.
+    fn recording() -> (Recorder, tracing::subscriber::DefaultGuard) {
         let recorder = Recorder::default();
         let subscriber = tracing_subscriber::registry().with(recorder.clone());
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let guard = tracing::subscriber::set_default(subscriber);
+        // Other tests' subscribers may have cached an interest in these callsites: ask again.
         tracing::callsite::rebuild_interest_cache();
+        (recorder, guard)
+    }
+
+    #[tokio::test]
+    async fn the_transport_records_the_id_and_sends_no_tag() {
+        let (recorder, _guard) = recording();
         let telemetry = Telemetry::new(&ServerConfig::stdio("demo", "true", Vec::new()));
         let sent = Arc::new(Mutex::new(Vec::new()));
         let mut transport = Traced::new(Sink(sent.clone()), telemetry.clone());
@@ -491,10 +498,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_dropped_request_ends_cancelled_and_forgets_its_tag() {
-        let recorder = Recorder::default();
-        let subscriber = tracing_subscriber::registry().with(recorder.clone());
-        let _guard = tracing::subscriber::set_default(subscriber);
-        tracing::callsite::rebuild_interest_cache();
+        let (recorder, _guard) = recording();
         let telemetry = Telemetry::new(&ServerConfig::http("remote", "http://127.0.0.1:9/mcp"));
         let mut span = telemetry.start("tools/call", Some("echo"), None);
         let mut meta = None;

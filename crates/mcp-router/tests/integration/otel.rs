@@ -66,6 +66,20 @@ fn collector() -> (String, Received) {
     (url, received)
 }
 
+/// The items of every export to `path`, found by OTLP/JSON's three levels of nesting
+/// (resource, scope, item).
+fn exported(received: &[(String, Value)], path: &str, levels: [&str; 3]) -> Vec<Value> {
+    let mut items: Vec<Value> =
+        received.iter().filter(|(p, _)| p == path).map(|(_, body)| body.clone()).collect();
+    for level in levels {
+        items = items
+            .iter()
+            .flat_map(|item| item[level].as_array().cloned().unwrap_or_default())
+            .collect();
+    }
+    items
+}
+
 /// An OTLP/JSON attribute list as a map (string and int values as text).
 fn attributes(span: &Value) -> HashMap<String, String> {
     span["attributes"]
@@ -119,15 +133,7 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
         .collect();
 
     let received = received.lock().expect("lock").clone();
-    let spans: Vec<Value> = received
-        .iter()
-        .filter(|(path, _)| path == "/v1/traces")
-        .flat_map(|(_, body)| {
-            body["resourceSpans"].as_array().cloned().unwrap_or_default().into_iter()
-        })
-        .flat_map(|rs| rs["scopeSpans"].as_array().cloned().unwrap_or_default().into_iter())
-        .flat_map(|ss| ss["spans"].as_array().cloned().unwrap_or_default().into_iter())
-        .collect();
+    let spans = exported(&received, "/v1/traces", ["resourceSpans", "scopeSpans", "spans"]);
     let named = |name: &str| {
         spans
             .iter()
@@ -172,14 +178,8 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
     assert_eq!(fail["status"]["code"], 2, "status ERROR: {fail}");
     assert_eq!(attributes(&fail)["error.type"], "tool_error");
 
-    let metric = received
-        .iter()
-        .filter(|(path, _)| path == "/v1/metrics")
-        .flat_map(|(_, body)| {
-            body["resourceMetrics"].as_array().cloned().unwrap_or_default().into_iter()
-        })
-        .flat_map(|rm| rm["scopeMetrics"].as_array().cloned().unwrap_or_default().into_iter())
-        .flat_map(|sm| sm["metrics"].as_array().cloned().unwrap_or_default().into_iter())
+    let metric = exported(&received, "/v1/metrics", ["resourceMetrics", "scopeMetrics", "metrics"])
+        .into_iter()
         .find(|m| m["name"] == "mcp.client.operation.duration")
         .unwrap_or_else(|| panic!("no duration metric: {received:?}"));
     let points = metric["histogram"]["dataPoints"].as_array().expect("histogram points");
