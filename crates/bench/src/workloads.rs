@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_backend::{Aggregate, Items, ListKind, McpError, Page, QualifiedTool, ServerListing};
+use mcp_backend::{
+    Aggregate, Items, ListKind, McpError, Page, QualifiedTool, Reuse, ServerListing, SharedListing,
+};
 use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
 use rmcp::model::{
     CallToolResult, ClientCapabilities, ClientConfig, CompletionInfo, Implementation, JsonObject,
@@ -242,9 +244,16 @@ pub(crate) async fn p2_fan_out(quick: bool) -> anyhow::Result<Vec<Row>> {
 }
 
 /// A backend that hands over prepared listings (the scale test measures aggregation and
-/// serialization, not transport).
+/// serialization, not transport), and keeps the last one as the manager keeps listings.
 struct Prepared {
-    listings: Mutex<Vec<Aggregate>>,
+    listings: Mutex<Vec<Vec<ServerListing>>>,
+    kept: Mutex<Aggregate>,
+}
+
+impl Prepared {
+    fn new(listings: Vec<Vec<ServerListing>>) -> Self {
+        Self { listings: Mutex::new(listings), kept: Mutex::default() }
+    }
 }
 
 fn unsupported() -> McpError {
@@ -256,13 +265,34 @@ impl McpBackend for Prepared {
     async fn list(&self, _: &str, _: ListKind, _: Option<String>) -> Result<Page, McpError> {
         Err(unsupported())
     }
-    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
-        Ok(match kind {
-            ListKind::Resources => {
-                self.listings.lock().ok().and_then(|mut l| l.pop()).unwrap_or_default()
-            }
-            ListKind::Templates => Vec::new(),
-        })
+    async fn listing(
+        &self,
+        server: &str,
+        kind: ListKind,
+        _: Option<String>,
+    ) -> Result<SharedListing, McpError> {
+        self.kept_listing(server, kind).ok_or_else(unsupported)
+    }
+    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
+        let kept = self.kept.lock().ok()?;
+        kept.iter().find(|l| l.listing.server == server && l.listing.items.kind() == kind).cloned()
+    }
+    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
+        if kind == ListKind::Templates {
+            return Ok(Vec::new());
+        }
+        let mut kept = self.kept.lock().map_err(|_| unsupported())?;
+        if reuse == Reuse::Kept && !kept.is_empty() {
+            return Ok(kept.clone());
+        }
+        let fresh = self.listings.lock().ok().and_then(|mut l| l.pop()).unwrap_or_default();
+        let fresh: Aggregate = fresh.into_iter().map(SharedListing::fresh).collect();
+        let now = Some(std::time::SystemTime::now());
+        *kept = fresh
+            .iter()
+            .map(|l| SharedListing { listing: l.listing.clone(), kept_at: now })
+            .collect();
+        Ok(fresh)
     }
     async fn read_resource(&self, _: &str, _: &str) -> Result<ReadResourceResult, McpError> {
         Err(unsupported())
@@ -295,7 +325,7 @@ impl McpBackend for Prepared {
     }
 }
 
-fn listings(servers: usize, per_server: usize) -> Aggregate {
+fn listings(servers: usize, per_server: usize) -> Vec<ServerListing> {
     (0..servers)
         .map(|s| ServerListing {
             server: format!("server{s:02}"),
@@ -403,8 +433,7 @@ pub(crate) async fn p3_scale(quick: bool) -> anyhow::Result<Vec<Row>> {
         baseline_times.push(started.elapsed());
         json_len = text.len();
     }
-    let backend =
-        Arc::new(Prepared { listings: Mutex::new((0..reps).map(|_| data.clone()).collect()) });
+    let backend = Arc::new(Prepared::new((0..reps).map(|_| data.clone()).collect()));
     drop(data);
     let mut router_times = Vec::new();
     let (mut router_peak, mut largest) = (0, 0);
@@ -470,12 +499,8 @@ pub(crate) async fn p8_event_payload(quick: bool) -> anyhow::Result<Row> {
     let reps = if quick { 4 } else { 10 };
     let data = listings(64, 2_000);
     let calls = 2 * (reps + 1);
-    let backend = Arc::new(Prepared { listings: Mutex::new(vec![data; calls]) });
-    let settings = tool_router::RouterSettings {
-        list_budget_bytes: 1 << 30,
-        list_cache: Duration::ZERO,
-        ..Default::default()
-    };
+    let backend = Arc::new(Prepared::new(vec![data; calls]));
+    let settings = tool_router::RouterSettings { list_budget_bytes: 1 << 30, ..Default::default() };
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;
     let (listened, consumer) = draining();
     let quiet = CallContext::new(EventSender::discard());
@@ -701,13 +726,9 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
             Items::Templates(items) => json_size(items),
         })
         .sum();
-    let backend = Arc::new(Prepared { listings: Mutex::new(vec![data]) });
-    // A cache cap that holds the whole catalog, so the query after it is served from it.
-    let settings = tool_router::RouterSettings {
-        list_cache_bytes: 1 << 30,
-        data_sources: false,
-        ..Default::default()
-    };
+    let backend = Arc::new(Prepared::new(vec![data]));
+    // The backend keeps the whole catalog, so the query after it is served from it.
+    let settings = tool_router::RouterSettings { data_sources: false, ..Default::default() };
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;
     let (elapsed, peak, len) = measured_list(&router, "{}").await?;
     let (query_t, _, query_len) = measured_list(&router, r#"{"query":"file4242.txt"}"#).await?;

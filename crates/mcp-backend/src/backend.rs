@@ -15,7 +15,7 @@ pub struct ResourceChange {
     /// When the router heard of the change (RFC 3339, UTC, milliseconds).
     pub detected_at: String,
 }
-use crate::listing::{Aggregate, ListKind, Page};
+use crate::listing::{Aggregate, ListKind, Page, Reuse, SharedListing};
 use crate::qualify::QualifiedTool;
 
 /// The MCP side of the router. The connection manager is the real implementation; tests may
@@ -32,10 +32,28 @@ pub trait McpBackend: Send + Sync {
         kind: ListKind,
         cursor: Option<String>,
     ) -> Result<Page, McpError>;
+    /// One server's list from the page `from` names (`None`: the first) to the end, every page
+    /// followed by [`Follow`]'s rules (one page cap, one cycle rule; a stop is the listing's
+    /// `error`). A backend that keeps listings answers from a fresh kept one that has that page
+    /// (`kept_at` set) and keeps a complete listing from the first page. Fails only when the
+    /// server cannot be asked at all.
+    ///
+    /// [`Follow`]: crate::Follow
+    async fn listing(
+        &self,
+        server: &str,
+        kind: ListKind,
+        from: Option<String>,
+    ) -> Result<SharedListing, McpError>;
+    /// `server`'s fresh kept listing of `kind`, if there is one. Only looks: never asks a
+    /// server.
+    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing>;
     /// Every server's resources or templates, each server paged to the end, sorted by server
-    /// name. A server that fails is part of the answer (its `error`); only a backend that
-    /// cannot answer at all (shut down) fails the whole call.
-    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError>;
+    /// name; complete listings are kept. With [`Reuse::Kept`], answered from kept listings
+    /// when every server of the last complete all-server listing has a fresh one. A server
+    /// that fails is part of the answer (its `error`); only a backend that cannot answer at
+    /// all (shut down) fails the whole call.
+    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError>;
     /// `resources/read`.
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError>;
     /// `tools/call` by original tool name.
@@ -56,7 +74,8 @@ pub trait McpBackend: Send + Sync {
     /// Whether any server declares the `completions` capability. Only looks: never starts a
     /// server.
     async fn supports_completions(&self) -> bool;
-    /// Every model-visible MCP tool. Only looks: never starts a server.
+    /// Every model-visible MCP tool. Never restarts a server; may start a lazy server that has
+    /// no tool catalog yet, to learn its tools.
     async fn list_tools(&self) -> Vec<QualifiedTool>;
     /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
     /// rule.
@@ -69,12 +88,5 @@ pub trait McpBackend: Send + Sync {
     /// none.
     fn take_resource_changes(&self) -> Vec<ResourceChange> {
         Vec::new()
-    }
-
-    /// A number that changes whenever `server`'s resource and template lists may have changed
-    /// (it said so with `resources/list_changed`, or it was connected anew); a listing kept
-    /// from before a change must not be used. A backend that cannot tell returns 0 always.
-    fn listing_generation(&self, _server: &str) -> u64 {
-        0
     }
 }

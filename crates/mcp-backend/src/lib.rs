@@ -9,13 +9,19 @@
 mod backend;
 mod call_scope;
 mod error;
+mod kept;
 mod listing;
+mod paging;
 mod qualify;
 
 pub use backend::{McpBackend, ResourceChange};
 pub use call_scope::{current_call_id, with_call_id};
 pub use error::McpError;
-pub use listing::{Aggregate, Items, ListKind, Page, PageStart, ServerListing};
+pub use kept::KeptListings;
+pub use listing::{
+    Aggregate, Items, ListKind, ListingStop, Page, PageStart, Reuse, ServerListing, SharedListing,
+};
+pub use paging::Follow;
 pub use qualify::{
     MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
     resolve_tool_name, unlisted_tool,

@@ -12,9 +12,9 @@ mod config;
 mod host;
 mod input;
 mod lifecycle;
+mod listings;
 mod manager;
 pub mod oauth;
-mod paging;
 mod procs;
 mod restart;
 mod stdio;
@@ -31,6 +31,7 @@ pub use config::{
 pub use host::{DefaultHost, HostCapabilities, HostHandler};
 pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
 pub use mcp_backend::{
-    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, ServerListing,
+    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse, ServerListing,
+    SharedListing,
 };
 pub use toolcache::{CachedCatalog, ToolCache};

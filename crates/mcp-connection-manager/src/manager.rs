@@ -11,13 +11,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::join_all;
 use mcp_backend::{
-    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, find_listed_tool,
-    resolve_tool_name,
+    Aggregate, KeptListings, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse,
+    SharedListing, find_listed_tool, resolve_tool_name,
 };
 use rmcp::model::CallToolResponse;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResult, CompleteRequestParams, CompletionInfo,
-    JsonObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Reference,
+    JsonObject, ReadResourceRequestParams, ReadResourceResult, Reference,
 };
 use router_protocol::EventSender;
 use tracing::Instrument as _;
@@ -28,7 +28,6 @@ use crate::config::ServerConfig;
 use crate::host::{DefaultHost, HostHandler};
 use crate::input::{Exchange, ExchangeError, Final, Retry, Round};
 use crate::lifecycle::{ServerState, Servers};
-use crate::paging::Paging;
 
 /// Tunables that are not per server.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +56,13 @@ pub struct ManagerOptions {
     /// Where each server's last tool list is kept, so tools are listed at once while servers
     /// start (see [`crate::ToolCache`]); `None` keeps none and waits for every server.
     pub tool_cache: Option<crate::ToolCache>,
+    /// `list_cache_sec`: how long a server's complete resource or template listing is kept
+    /// for continuations and filtered lists when it sends no positive `ttlMs` (default 30 s;
+    /// zero keeps only listings with a positive `ttlMs`).
+    pub list_cache: Duration,
+    /// `list_cache_bytes`: most bytes (as JSON) of listings kept, per list kind (default
+    /// 64 MiB).
+    pub list_cache_bytes: usize,
 }
 
 impl Default for ManagerOptions {
@@ -71,6 +77,8 @@ impl Default for ManagerOptions {
             max_watched_resources: 256,
             token_store: None,
             tool_cache: None,
+            list_cache: Duration::from_secs(30),
+            list_cache_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -98,8 +106,10 @@ pub enum ServerStatus {
 /// restart a server. After [`McpConnectionManager::shutdown`] every request fails with
 /// [`McpError::ShutDown`].
 pub struct McpConnectionManager {
-    servers: Servers,
+    pub(crate) servers: Servers,
     catalog: ToolCatalog,
+    /// Complete resource and template listings, kept behind continuations and filtered lists.
+    pub(crate) kept: KeptListings,
 }
 
 impl McpConnectionManager {
@@ -132,8 +142,9 @@ impl McpConnectionManager {
         host: Arc<dyn HostHandler>,
         connector: Arc<dyn Connector>,
     ) -> Self {
+        let kept = KeptListings::new(options.list_cache, options.list_cache_bytes);
         let servers = Servers::start(configs, events, options, host, connector);
-        Self { servers, catalog: ToolCatalog::default() }
+        Self { servers, catalog: ToolCatalog::default(), kept }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -186,16 +197,6 @@ impl McpConnectionManager {
     /// waits: a failed or dead server is not restarted.
     pub async fn wait_until_started(&self) {
         join_all(self.servers.servers.keys().map(|name| self.servers.settled(name))).await;
-    }
-
-    /// One page of `resources/list` or `resources/templates/list` from one server.
-    pub async fn list(
-        &self,
-        server: &str,
-        kind: ListKind,
-        cursor: Option<String>,
-    ) -> Result<Page, McpError> {
-        self.request(server, kind.method(), |conn| fetch_page(conn, kind, cursor)).await
     }
 
     /// `resources/read` on one server. An `input_required` answer (2026-07-28) is answered
@@ -328,41 +329,6 @@ impl McpConnectionManager {
         join_all(checks).await.into_iter().any(|yes| yes)
     }
 
-    /// Every server's resources or templates, each paged to the end. Every server with the
-    /// `resources` capability is asked at once; one that cannot be reached is part of the
-    /// answer with its error. Fails only once the manager is shut down.
-    pub async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
-        let max_pages = self.servers.options.max_list_pages;
-        let listings = self.servers.servers.iter().map(|(name, managed)| async move {
-            // A lazy server whose catalog says it offers no resources is not started for this.
-            if matches!(&*managed.state.borrow(), ServerState::Lazy)
-                && managed.catalog.get().is_some_and(|c| !c.resources)
-            {
-                return None;
-            }
-            let conn = match self.servers.connection(name).await {
-                Ok(conn) => conn,
-                Err(McpError::ShutDown) => return Some(Err(McpError::ShutDown)),
-                Err(e) => {
-                    return Some(Ok(mcp_backend::ServerListing {
-                        server: name.clone(),
-                        items: Items::empty(kind),
-                        pages: 0,
-                        error: Some(e.to_string()),
-                        page_starts: Vec::new(),
-                        ttl_ms: None,
-                    }));
-                }
-            };
-            // A server that offers no resources is not asked (nor reported as failing).
-            conn.capabilities.resources.as_ref()?;
-            let timeout = managed.config.tool_timeout;
-            let pages = Paging { kind, max_pages, timeout, server: name };
-            Some(Ok(pages.run(|cursor| fetch_page(conn.clone(), kind, cursor)).await))
-        });
-        join_all(listings).await.into_iter().flatten().collect()
-    }
-
     /// Every model-visible MCP tool. Sorted by server name, each server's order kept; a
     /// qualified name already taken is skipped with a warning. A server still starting, or a
     /// lazy one not started, is listed from its tool catalog (see [`crate::ToolCache`]) without
@@ -474,7 +440,12 @@ impl McpConnectionManager {
     /// A request failed in rmcp. A broken connection is marked dead (not retried here: a
     /// tools/call may have had effects; the next use restarts it); one refused for want of
     /// sign-in marks the server signed out.
-    fn failed(&self, server: &str, conn: &SharedConnection, e: rmcp::ServiceError) -> McpError {
+    pub(crate) fn failed(
+        &self,
+        server: &str,
+        conn: &SharedConnection,
+        e: rmcp::ServiceError,
+    ) -> McpError {
         if let Some(challenge) = e.auth_challenge()
             && let Some(managed) = self.servers.servers.get(server)
             && let Ok(mut last) = managed.challenge.lock()
@@ -492,7 +463,19 @@ impl McpConnectionManager {
         error
     }
 
-    async fn request<T, F, Fut>(
+    /// A number that changes whenever `server`'s lists may have changed (it said so with
+    /// `resources/list_changed`, or it was connected anew): a kept listing taken before a
+    /// change is not used.
+    pub(crate) fn generation(&self, server: &str) -> Result<u64, McpError> {
+        let managed = self
+            .servers
+            .servers
+            .get(server)
+            .ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        Ok(managed.list_generation.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    pub(crate) async fn request<T, F, Fut>(
         &self,
         server: &str,
         method: &'static str,
@@ -545,43 +528,6 @@ impl McpConnectionManager {
     }
 }
 
-/// One page of either list from one connection.
-/// Answered from the connection's cache while the server's `ttlMs` for it lasts.
-async fn fetch_page(
-    conn: SharedConnection,
-    kind: ListKind,
-    cursor: Option<String>,
-) -> Result<Page, rmcp::ServiceError> {
-    if let Some(page) = conn.cache().page(kind, &cursor) {
-        return Ok(page);
-    }
-    let mut params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-    let mut span = conn.telemetry().start(kind.method(), None, None);
-    if !span.span().is_disabled() {
-        span.tag(&mut params.get_or_insert_with(Default::default).meta);
-    }
-    let (page, ttl_ms) = match kind {
-        ListKind::Resources => {
-            let page = conn.service.list_resources(params).instrument(span.span()).await;
-            span.finish_with(&page, |_| false);
-            let page = page?;
-            let ttl = page.ttl_ms;
-            let items = Items::Resources(page.resources);
-            (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
-        }
-        ListKind::Templates => {
-            let page = conn.service.list_resource_templates(params).instrument(span.span()).await;
-            span.finish_with(&page, |_| false);
-            let page = page?;
-            let ttl = page.ttl_ms;
-            let items = Items::Templates(page.resource_templates);
-            (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
-        }
-    };
-    conn.cache().put_page(kind, cursor, &page, ttl_ms);
-    Ok(page)
-}
-
 impl Drop for McpConnectionManager {
     fn drop(&mut self) {
         self.servers.abort_startups();
@@ -590,13 +536,6 @@ impl Drop for McpConnectionManager {
 
 #[async_trait]
 impl McpBackend for McpConnectionManager {
-    fn listing_generation(&self, server: &str) -> u64 {
-        self.servers
-            .servers
-            .get(server)
-            .map_or(0, |m| m.list_generation.load(std::sync::atomic::Ordering::SeqCst))
-    }
-
     async fn list(
         &self,
         server: &str,
@@ -605,8 +544,19 @@ impl McpBackend for McpConnectionManager {
     ) -> Result<Page, McpError> {
         McpConnectionManager::list(self, server, kind, cursor).await
     }
-    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
-        McpConnectionManager::list_all(self, kind).await
+    async fn listing(
+        &self,
+        server: &str,
+        kind: ListKind,
+        from: Option<String>,
+    ) -> Result<SharedListing, McpError> {
+        McpConnectionManager::listing(self, server, kind, from).await
+    }
+    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
+        McpConnectionManager::kept_listing(self, server, kind)
+    }
+    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
+        McpConnectionManager::list_all(self, kind, reuse).await
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         McpConnectionManager::read_resource(self, server, uri).await

@@ -193,7 +193,10 @@ async fn after_shutdown_every_request_fails_and_nothing_restarts() {
     manager.shutdown().await;
     assert_eq!(echo(&manager).await, Err(McpError::ShutDown));
     assert_eq!(manager.list("demo", ListKind::Resources, None).await, Err(McpError::ShutDown));
-    assert_eq!(manager.list_all(ListKind::Templates).await, Err(McpError::ShutDown));
+    assert_eq!(
+        manager.list_all(ListKind::Templates, mcp_backend::Reuse::Never).await,
+        Err(McpError::ShutDown)
+    );
     assert_eq!(connector.starts(), 1);
     assert!(restarts(&mut rx).is_empty());
 }

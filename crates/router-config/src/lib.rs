@@ -166,13 +166,13 @@ fn parse_settings(
             "show_user_audience" => settings.show_user_audience = flag()?,
             "event_result_text" => settings.event_result_text = flag()?,
             "tool_cache" => tool_cache = flag()?,
-            "list_cache_bytes" => settings.list_cache_bytes = bytes(0)?,
+            "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "list_cache_sec" => {
                 let secs = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
                 let secs = secs.ok_or_else(|| {
                     err(key, format!("expected a number of seconds from 0 to 86400, found {value}"))
                 })?;
-                settings.list_cache = Duration::from_secs_f64(secs);
+                manager.list_cache = Duration::from_secs_f64(secs);
             }
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,

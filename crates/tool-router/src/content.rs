@@ -10,7 +10,6 @@ use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::time::Duration;
 
 use crate::invocation::ContentItem;
 
@@ -27,9 +26,6 @@ pub(crate) struct ContentPolicy {
     pub(crate) list_budget_bytes: usize,
     /// Show list items whose audience leaves out the assistant.
     pub(crate) show_user_audience: bool,
-    /// The listing cache's default window and memory cap.
-    pub(crate) list_cache: Duration,
-    pub(crate) list_cache_bytes: usize,
 }
 
 impl Default for ContentPolicy {
@@ -46,8 +42,6 @@ impl From<&RouterSettings> for ContentPolicy {
             raw_blobs: settings.raw_blobs,
             list_budget_bytes: settings.list_budget_bytes,
             show_user_audience: settings.show_user_audience,
-            list_cache: settings.list_cache,
-            list_cache_bytes: settings.list_cache_bytes,
         }
     }
 }

@@ -24,11 +24,6 @@ pub struct RouterSettings {
     pub list_budget_bytes: usize,
     /// `show_user_audience`: also list items annotated for the user only (default false).
     pub show_user_audience: bool,
-    /// `list_cache_sec`: how long a server's complete listing serves continuations and
-    /// filtered lists when the server sent no `ttlMs` (default 30 s; 0 keeps none).
-    pub list_cache: Duration,
-    /// `list_cache_bytes`: most bytes (as JSON) of listings kept, per list tool (default 64 MiB).
-    pub list_cache_bytes: usize,
     /// `event_result_text`: end events carry the result's content (default true). With false
     /// they say `result_omitted: true` instead and keep the summary: for hosts that take the
     /// payload from the output and do not need it twice.
@@ -46,8 +41,6 @@ impl Default for RouterSettings {
             query_timeout: Duration::from_secs(5),
             list_budget_bytes: 64 * 1024,
             show_user_audience: false,
-            list_cache: Duration::from_secs(30),
-            list_cache_bytes: 64 * 1024 * 1024,
             event_result_text: true,
         }
     }

@@ -2,13 +2,14 @@
 //! exercised by the integration tests of the `mcp-router` crate.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use mcp_backend::{
-    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, ServerListing,
-    qualified_tool_name, resolve_tool_name,
+    Aggregate, Follow, Items, KeptListings, ListKind, ListingStop, McpBackend, McpError, Page,
+    QualifiedTool, ResourceChange, Reuse, ServerListing, SharedListing, qualified_tool_name,
+    resolve_tool_name,
 };
 use rmcp::model::{
     CallToolResult, CompletionInfo, ContentBlock, JsonObject, ReadResourceResult, Resource,
@@ -33,16 +34,48 @@ pub(crate) struct FakeServer {
     pub(crate) reads: Vec<(String, Vec<ResourceContents>)>,
 }
 
-#[derive(Default)]
 pub(crate) struct FakeBackend {
     pub(crate) servers: BTreeMap<String, FakeServer>,
     shut_down: AtomicBool,
+    /// Listings kept as the manager keeps them (30 s window).
+    kept: KeptListings,
+    /// Per server, bumped by [`FakeBackend::lists_changed`].
+    generations: Mutex<BTreeMap<String, u64>>,
+    /// Pages asked of any server so far.
+    pub(crate) pages_asked: AtomicUsize,
+    /// Changes waiting for `take_resource_changes`.
+    changes: Mutex<Vec<ResourceChange>>,
 }
 
 impl FakeBackend {
     pub(crate) fn with(servers: Vec<(&str, FakeServer)>) -> Arc<Self> {
         let servers = servers.into_iter().map(|(n, s)| (n.to_string(), s)).collect();
-        Arc::new(Self { servers, shut_down: AtomicBool::new(false) })
+        Arc::new(Self {
+            servers,
+            shut_down: AtomicBool::new(false),
+            kept: KeptListings::new(std::time::Duration::from_secs(30), usize::MAX),
+            generations: Mutex::default(),
+            pages_asked: AtomicUsize::new(0),
+            changes: Mutex::default(),
+        })
+    }
+
+    /// `server` says its lists changed: what was kept of them is stale.
+    pub(crate) fn lists_changed(&self, server: &str) {
+        *self.generations.lock().expect("generations").entry(server.to_string()).or_default() += 1;
+    }
+
+    fn generation(&self, server: &str) -> u64 {
+        self.generations.lock().expect("generations").get(server).copied().unwrap_or(0)
+    }
+
+    /// `uri` of `server`, read before, changed (as `resources/updated` reports it).
+    pub(crate) fn resource_changed(&self, server: &str, uri: &str) {
+        self.changes.lock().expect("changes").push(ResourceChange {
+            server: server.to_string(),
+            uri: uri.to_string(),
+            detected_at: "2026-11-24T00:00:00.000Z".to_string(),
+        });
     }
 
     /// From now on every request fails with `McpError::ShutDown`, as the manager's do.
@@ -85,47 +118,6 @@ fn page<T: Clone>(
     Ok((items[start..end].to_vec(), (end < items.len()).then(|| end.to_string())))
 }
 
-impl FakeServer {
-    fn items(&self, kind: ListKind) -> Items {
-        match kind {
-            ListKind::Resources => Items::Resources(self.resources.clone()),
-            ListKind::Templates => Items::Templates(self.templates.clone()),
-        }
-    }
-
-    fn count(&self, kind: ListKind) -> usize {
-        match kind {
-            ListKind::Resources => self.resources.len(),
-            ListKind::Templates => self.templates.len(),
-        }
-    }
-}
-
-fn listing(name: &str, server: &FakeServer, kind: ListKind) -> ServerListing {
-    match &server.fail {
-        Some(e) => ServerListing {
-            server: name.to_string(),
-            items: Items::empty(kind),
-            pages: 0,
-            error: Some(e.to_string()),
-            page_starts: Vec::new(),
-            ttl_ms: None,
-        },
-        None => {
-            let count = server.count(kind);
-            let size = if server.page_size == 0 { count.max(1) } else { server.page_size };
-            ServerListing {
-                server: name.to_string(),
-                items: server.items(kind),
-                pages: count.div_ceil(size).max(1),
-                error: None,
-                page_starts: Vec::new(),
-                ttl_ms: None,
-            }
-        }
-    }
-}
-
 #[async_trait]
 impl McpBackend for FakeBackend {
     async fn list(
@@ -135,6 +127,7 @@ impl McpBackend for FakeBackend {
         cursor: Option<String>,
     ) -> Result<Page, McpError> {
         let s = self.server(server)?;
+        self.pages_asked.fetch_add(1, Ordering::SeqCst);
         let (items, next_cursor) = match kind {
             ListKind::Resources => {
                 let (items, next) = page(&s.resources, s.page_size, cursor)?;
@@ -147,9 +140,53 @@ impl McpBackend for FakeBackend {
         };
         Ok(Page { items, next_cursor, ttl_ms: None })
     }
-    async fn list_all(&self, kind: ListKind) -> Result<Aggregate, McpError> {
+    async fn listing(
+        &self,
+        server: &str,
+        kind: ListKind,
+        from: Option<String>,
+    ) -> Result<SharedListing, McpError> {
+        if let Some(kept) = self.kept_listing(server, kind)
+            && kept.listing.page_starts.iter().any(|p| p.cursor == from)
+        {
+            return Ok(kept);
+        }
+        self.server(server)?;
+        let generation = self.generation(server);
+        let follow = Follow { kind, server, max_pages: 1_000 };
+        let listing = Arc::new(follow.run(from.clone(), |c| self.list(server, kind, c)).await);
+        if from.is_none() {
+            self.kept.put(&listing, generation);
+        }
+        Ok(SharedListing { listing, kept_at: None })
+    }
+    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
+        self.kept.get(server, kind, self.generation(server))
+    }
+    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
         self.live()?;
-        Ok(self.servers.iter().map(|(n, s)| listing(n, s, kind)).collect())
+        if reuse == Reuse::Kept
+            && let Some(servers) = self.kept.last_all(kind)
+            && let Some(kept) = servers.iter().map(|s| self.kept_listing(s, kind)).collect()
+        {
+            return Ok(kept);
+        }
+        let mut all = Vec::new();
+        for name in self.servers.keys() {
+            let shared = match self.server(name) {
+                Err(e) => {
+                    let mut listing = ServerListing::empty(name, kind);
+                    listing.error = Some(ListingStop::Unreachable(e));
+                    SharedListing::fresh(listing)
+                }
+                Ok(_) => self.listing(name, kind, None).await?,
+            };
+            all.push(shared);
+        }
+        let complete = all.iter().all(|l| l.listing.error.is_none());
+        let servers = complete.then(|| self.servers.keys().cloned().collect());
+        self.kept.set_last_all(kind, servers);
+        Ok(all)
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;
@@ -239,6 +276,9 @@ impl McpBackend for FakeBackend {
                 })
             })
             .collect()
+    }
+    fn take_resource_changes(&self) -> Vec<ResourceChange> {
+        std::mem::take(&mut *self.changes.lock().expect("changes"))
     }
     async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
         // The manager's rule, with every tool allowed (the fake has no filters).

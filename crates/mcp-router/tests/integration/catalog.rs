@@ -323,14 +323,15 @@ async fn kept_listings_serve_filters_and_continuations_until_the_list_changes() 
 
 #[tokio::test]
 async fn a_cache_window_of_zero_keeps_nothing() {
-    let h = Harness::start(vec![generated("alpha", 500)]);
+    let options = mcp_connection_manager::ManagerOptions {
+        list_cache: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let h = Harness::start_with(vec![generated("alpha", 500)], options);
     h.manager.wait_until_started().await;
-    let settings =
-        RouterSettings { list_cache: std::time::Duration::ZERO, ..RouterSettings::default() };
-    let router = ToolRouter::with_mcp_settings(h.manager.clone(), &settings).expect("router");
     let ctx = CallContext::new(router_protocol::EventSender::discard());
-    list(&router, &ctx, json!({})).await;
-    let (_, filtered) = list(&router, &ctx, json!({"query": "invoice"})).await;
+    list(&h.router, &ctx, json!({})).await;
+    let (_, filtered) = list(&h.router, &ctx, json!({"query": "invoice"})).await;
     assert_eq!(filtered.get("listed_at"), None);
     h.manager.shutdown().await;
 }

@@ -3,10 +3,13 @@
 //! event's summary built from one outcome.
 
 pub(crate) mod args;
-pub(crate) mod catalog;
 pub(crate) mod completion;
 pub(crate) mod data;
 pub(crate) mod list;
+pub(crate) mod list_payload;
+pub(crate) mod list_shape;
+#[cfg(test)]
+mod list_tests;
 pub(crate) mod mcp;
 pub(crate) mod read;
 #[cfg(test)]

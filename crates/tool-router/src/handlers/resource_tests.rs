@@ -585,7 +585,7 @@ async fn bad_filters_and_cursors_are_clear_errors() {
         "invalid cursor: it is not one this router handed out; list again without a cursor"
     );
     // A continuation whose page the server no longer knows: the server's error and the advice.
-    let gone = crate::handlers::catalog::Continuation {
+    let gone = crate::handlers::list_shape::Continuation {
         page: Some("not-a-number".into()),
         offset: 0,
         ..Default::default()

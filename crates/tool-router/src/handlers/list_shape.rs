@@ -4,16 +4,23 @@
 //! and `sort` filters; and the items' annotations honoured (audience, priority) with icons cut
 //! to what a model can use.
 //!
+//! Pure functions over what the backend hands out (`&ServerListing`, pages); the backend
+//! fetches and keeps listings, this module only shapes them.
+//!
 //! A continuation is a cursor of our own, `mcp-router:` + base64url(JSON): the server's cursor
-//! of the page to ask for, how many items of that page were passed, and the filters. It is
-//! stateless: following it asks the server again from that page, so every item comes exactly
-//! once, in the server's order (with `sort: "priority"`, the offset counts items of the sorted
-//! list, which is listed again from the start). A server's own cursor is passed on untouched.
+//! of the page to ask for, how many items of that page were passed, and the filters. The router
+//! keeps no state for it: following it asks the backend for the listing from that page — its
+//! kept listing when it has one with that page, else the server again from that page — so
+//! every item comes exactly once, in the server's order (with `sort: "priority"`, the offset
+//! counts items of the sorted list, which is listed again from the start). A server's own
+//! cursor is passed on untouched.
 
 use std::borrow::Cow;
 use std::io::Write;
+use std::sync::{Arc, Mutex, Weak};
 
 use base64::Engine as _;
+use mcp_backend::{PageStart, ServerListing};
 use rmcp::model::{Annotations, Icon, Resource, ResourceTemplate, Role};
 use serde::{Deserialize, Serialize};
 
@@ -305,31 +312,30 @@ pub(crate) fn share(sizes: &[Vec<usize>], budget: usize, limit: usize) -> Vec<us
     shown
 }
 
+/// The index in a listing of "page `cursor`, `offset` items in"; `None` when the listing has no
+/// such page or the page has fewer items (the position came from another listing).
+pub(crate) fn locate(
+    page_starts: &[PageStart],
+    len: usize,
+    cursor: Option<&String>,
+    offset: usize,
+) -> Option<usize> {
+    if cursor.is_none() && page_starts.is_empty() {
+        return (offset <= len).then_some(offset);
+    }
+    let at = page_starts.iter().position(|p| p.cursor.as_ref() == cursor)?;
+    let start = page_starts[at].index;
+    let end = page_starts.get(at + 1).map_or(len, |next| next.index);
+    (offset <= end - start).then_some(start + offset)
+}
+
 /// Where item `index` of a listing sits: the cursor of its page and its place in that page,
 /// from the listing's page starts (from the first page when they are unknown).
-pub(crate) fn position(
-    page_starts: &[mcp_backend::PageStart],
-    index: usize,
-) -> (Option<String>, usize) {
+pub(crate) fn position(page_starts: &[PageStart], index: usize) -> (Option<String>, usize) {
     match page_starts.iter().rev().find(|p| p.index <= index) {
         Some(start) => (start.cursor.clone(), index - start.index),
         None => (None, index),
     }
-}
-
-/// One server's complete listing, kept for continuations and filtered lists.
-pub(crate) struct Cached {
-    /// The listing, shared with the calls that read it (never copied).
-    pub(crate) listing: std::sync::Arc<mcp_backend::ServerListing>,
-    /// The backend's listing generation when it was listed.
-    generation: u64,
-    /// When it was listed (shown to the model as `listed_at`).
-    pub(crate) listed_at: std::time::SystemTime,
-    fresh_until: std::time::Instant,
-    /// Its size as JSON, for the memory cap.
-    bytes: usize,
-    /// The text searched by `query`, built by the first query that needs it.
-    search: std::sync::OnceLock<SearchIndex>,
 }
 
 /// Every item's uri, name, title and description folded to lower case, end to end (fields
@@ -358,14 +364,26 @@ impl SearchIndex {
     }
 }
 
-impl Cached {
-    /// The indices (ascending) of the kept items (`items`, this listing's items) a query
-    /// matches in any of its text fields; `None` when the index cannot answer (a NUL in it).
-    pub(crate) fn search<T: Listed>(&self, items: &[T], query: &str) -> Option<Vec<usize>> {
+/// Search indexes of the kept listings the backend shares, each built by the first query over
+/// it and dropped with the listing (an entry holds the listing only weakly).
+#[derive(Default)]
+pub(crate) struct SearchMemo {
+    entries: Mutex<Vec<(Weak<ServerListing>, Arc<SearchIndex>)>>,
+}
+
+impl SearchMemo {
+    /// The indices (ascending) of `items` (the listing's items) a query (lower case) matches in
+    /// any of its text fields; `None` when the index cannot answer (a NUL in the query).
+    pub(crate) fn search<T: Listed>(
+        &self,
+        listing: &Arc<ServerListing>,
+        items: &[T],
+        query: &str,
+    ) -> Option<Vec<usize>> {
         if query.contains('\0') {
             return None;
         }
-        let index = self.search.get_or_init(|| SearchIndex::build(items));
+        let index = self.index(listing, items)?;
         let mut found: Vec<usize> = Vec::new();
         for at in memchr::memmem::find_iter(&index.text, query.as_bytes()) {
             let item = index.starts.partition_point(|s| *s <= at).saturating_sub(1);
@@ -375,90 +393,23 @@ impl Cached {
         }
         Some(found)
     }
-}
 
-/// The listings kept behind continuations and filters (`list_cache_sec`, `list_cache_bytes`):
-/// a server's complete listing is kept for the server's `ttlMs` if it sent a positive one, else
-/// for the window; never across a change of the backend's listing generation (`list_changed`, a
-/// reconnect); the oldest go first when the memory cap is reached.
-pub(crate) struct ListingCache {
-    window: std::time::Duration,
-    cap_bytes: usize,
-    entries: std::sync::Mutex<std::collections::BTreeMap<String, std::sync::Arc<Cached>>>,
-    /// The servers of the last all-server listing that had no errors.
-    last_all: std::sync::Mutex<Option<Vec<String>>>,
-}
-
-impl ListingCache {
-    pub(crate) fn new(window: std::time::Duration, cap_bytes: usize) -> Self {
-        Self { window, cap_bytes, entries: Default::default(), last_all: Default::default() }
-    }
-
-    /// `server`'s listing if it is still fresh and nothing changed since.
-    pub(crate) fn get(&self, server: &str, generation: u64) -> Option<std::sync::Arc<Cached>> {
+    fn index<T: Listed>(
+        &self,
+        listing: &Arc<ServerListing>,
+        items: &[T],
+    ) -> Option<Arc<SearchIndex>> {
         let mut entries = self.entries.lock().ok()?;
-        let entry = entries.get(server)?;
-        if entry.generation == generation && std::time::Instant::now() < entry.fresh_until {
-            return Some(entry.clone());
-        }
-        entries.remove(server);
-        None
-    }
-
-    /// Keep `listing` (complete ones only) if the server's hint or the window allows.
-    pub(crate) fn put(&self, listing: std::sync::Arc<mcp_backend::ServerListing>, generation: u64) {
-        if listing.error.is_some() || self.window.is_zero() && listing.ttl_ms.is_none_or(|t| t == 0)
+        // A weak entry keeps its allocation, so a live address is never another listing's.
+        entries.retain(|(weak, _)| weak.strong_count() > 0);
+        if let Some((_, index)) =
+            entries.iter().find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(listing)))
         {
-            return;
+            return Some(index.clone());
         }
-        // A positive `ttlMs` is the server's window. Without one — and with `ttlMs: 0`, which
-        // rmcp servers send by default and which only forbids keeping the plain list — the
-        // default window serves continuations and filtered lists.
-        let keep = match listing.ttl_ms {
-            Some(ttl) if ttl > 0 => std::time::Duration::from_millis(ttl),
-            _ => self.window,
-        };
-        if keep.is_zero() {
-            return;
-        }
-        let bytes = match &listing.items {
-            mcp_backend::Items::Resources(items) => json_len(items),
-            mcp_backend::Items::Templates(items) => json_len(items),
-        };
-        if bytes > self.cap_bytes {
-            return;
-        }
-        let Ok(mut entries) = self.entries.lock() else { return };
-        entries.remove(&listing.server);
-        let mut total: usize = entries.values().map(|e| e.bytes).sum::<usize>() + bytes;
-        while total > self.cap_bytes {
-            let oldest = entries.iter().min_by_key(|(_, e)| e.listed_at).map(|(k, _)| k.clone());
-            let Some(oldest) = oldest.and_then(|k| entries.remove(&k)) else { break };
-            total -= oldest.bytes;
-        }
-        let now = std::time::Instant::now();
-        entries.insert(
-            listing.server.clone(),
-            std::sync::Arc::new(Cached {
-                listing: listing.clone(),
-                generation,
-                listed_at: std::time::SystemTime::now(),
-                fresh_until: now + keep,
-                bytes,
-                search: std::sync::OnceLock::new(),
-            }),
-        );
-    }
-
-    /// Remember which servers an all-server listing covered (`None` when one failed).
-    pub(crate) fn set_last_all(&self, servers: Option<Vec<String>>) {
-        if let Ok(mut last) = self.last_all.lock() {
-            *last = servers;
-        }
-    }
-
-    pub(crate) fn last_all(&self) -> Option<Vec<String>> {
-        self.last_all.lock().ok()?.clone()
+        let index = Arc::new(SearchIndex::build(items));
+        entries.push((Arc::downgrade(listing), index.clone()));
+        Some(index)
     }
 }
 
@@ -504,25 +455,24 @@ mod tests {
             })
             .collect();
         items[7].title = Some("The Invoice".into());
-        let listing = mcp_backend::ServerListing {
-            server: "s".into(),
-            items: mcp_backend::Items::Resources(items.clone()),
-            pages: 1,
-            error: None,
-            page_starts: Vec::new(),
-            ttl_ms: None,
-        };
-        let cache = ListingCache::new(std::time::Duration::from_secs(30), usize::MAX);
-        cache.put(std::sync::Arc::new(listing), 1);
-        let kept = cache.get("s", 1).expect("kept");
+        let mut listing = ServerListing::empty("s", mcp_backend::ListKind::Resources);
+        listing.items = mcp_backend::Items::Resources(items.clone());
+        let listing = Arc::new(listing);
+        let memo = SearchMemo::default();
         for query in ["file1", "invoice", "ünïcode 49", "txt", "nothing", "e"] {
             let matcher = Filter { query: Some(query.into()), ..Filter::default() }.matcher();
             let expected: Vec<usize> =
                 (0..items.len()).filter(|i| matcher.matches(&items[*i])).collect();
             let query = matcher.query().expect("query");
-            assert_eq!(kept.search(&items, query), Some(expected), "{query}");
+            assert_eq!(memo.search(&listing, &items, query), Some(expected), "{query}");
         }
-        assert_eq!(kept.search(&items, "a\0b"), None);
+        assert_eq!(memo.search(&listing, &items, "a\0b"), None);
+        // One index per live listing; a dropped listing's goes with the next lookup.
+        assert_eq!(memo.entries.lock().expect("memo").len(), 1);
+        let other = Arc::new(ServerListing::empty("t", mcp_backend::ListKind::Resources));
+        drop(listing);
+        assert_eq!(memo.search(&other, &[] as &[Resource], "x"), Some(Vec::new()));
+        assert_eq!(memo.entries.lock().expect("memo").len(), 1);
     }
 
     #[test]
@@ -587,47 +537,6 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_keeps_fresh_complete_listings_within_its_cap() {
-        let listing = |server: &str, n: usize, ttl: Option<u64>| mcp_backend::ServerListing {
-            server: server.into(),
-            items: mcp_backend::Items::Resources(
-                (0..n).map(|i| resource(&format!("x://{i}"))).collect(),
-            ),
-            pages: 1,
-            error: None,
-            page_starts: Vec::new(),
-            ttl_ms: ttl,
-        };
-        let cache = ListingCache::new(std::time::Duration::from_secs(30), 10_000);
-        cache.put(std::sync::Arc::new(listing("a", 10, None)), 1);
-        assert!(cache.get("a", 1).is_some());
-        assert!(cache.get("a", 2).is_none(), "another generation: gone");
-        assert!(cache.get("a", 1).is_none(), "and dropped");
-        cache.put(std::sync::Arc::new(listing("b", 10, Some(0))), 1);
-        assert!(cache.get("b", 1).is_some(), "ttlMs 0 leaves the default window");
-        let short = ListingCache::new(std::time::Duration::from_secs(30), 10_000);
-        short.put(std::sync::Arc::new(listing("h", 10, Some(1))), 1);
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        assert!(short.get("h", 1).is_none(), "a positive ttlMs is the server's window");
-        let mut failed = listing("c", 10, None);
-        failed.error = Some("boom".into());
-        cache.put(std::sync::Arc::new(failed), 1);
-        assert!(cache.get("c", 1).is_none(), "incomplete listings are not kept");
-        cache.put(std::sync::Arc::new(listing("big", 1_000, None)), 1);
-        assert!(cache.get("big", 1).is_none(), "over the cap on its own");
-        let one = json_len(&[resource("x://0")]);
-        let small = ListingCache::new(std::time::Duration::from_secs(30), one * 25);
-        small.put(std::sync::Arc::new(listing("d", 10, None)), 1);
-        small.put(std::sync::Arc::new(listing("e", 10, None)), 1);
-        small.put(std::sync::Arc::new(listing("f", 10, None)), 1);
-        assert!(small.get("d", 1).is_none(), "the oldest went first");
-        assert!(small.get("f", 1).is_some());
-        let off = ListingCache::new(std::time::Duration::ZERO, 10_000);
-        off.put(std::sync::Arc::new(listing("g", 1, None)), 1);
-        assert!(off.get("g", 1).is_none(), "a window of 0 keeps nothing");
-    }
-
-    #[test]
     fn positions_come_from_page_starts() {
         let starts = vec![
             mcp_backend::PageStart { index: 0, cursor: None },
@@ -636,6 +545,28 @@ mod tests {
         assert_eq!(position(&starts, 3), (None, 3));
         assert_eq!(position(&starts, 7), (Some("p2".into()), 2));
         assert_eq!(position(&[], 7), (None, 7));
+    }
+
+    #[test]
+    fn positions_are_located_within_their_page() {
+        let starts = vec![
+            mcp_backend::PageStart { index: 0, cursor: None },
+            mcp_backend::PageStart { index: 5, cursor: Some("p2".into()) },
+        ];
+        let p2 = Some("p2".to_string());
+        let cases: [(&[mcp_backend::PageStart], Option<&String>, usize, Option<usize>); 7] = [
+            (&starts, None, 0, Some(0)),
+            (&starts, None, 5, Some(5)),
+            (&starts, None, 6, None),
+            (&starts, p2.as_ref(), 3, Some(8)),
+            (&starts, p2.as_ref(), 5, None),
+            (&starts, Some(&"gone".to_string()), 0, None),
+            (&[], None, 10, None),
+        ];
+        for (starts, cursor, offset, expected) in cases {
+            assert_eq!(locate(starts, 9, cursor, offset), expected, "{cursor:?} {offset}");
+        }
+        assert_eq!(locate(&[], 9, None, 9), Some(9));
     }
 
     #[test]

@@ -1,66 +1,52 @@
-//! One server's list followed to the end, with every guard: any repeated cursor (a cycle of any
-//! length), a page cap, and a timeout per page. A stopped listing keeps what it gathered and
-//! says why.
+//! The one cursor loop: a server's list followed from a page to the end, with every guard — any
+//! repeated cursor (a cycle of any length) and a page cap. A stopped listing keeps what it
+//! gathered and says why ([`ListingStop`]). The fetch closure bounds each page's time and maps
+//! its failures; this loop only follows cursors.
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::time::Duration;
 
-use mcp_backend::{Items, ListKind, McpError, Page, PageStart, ServerListing};
+use crate::error::McpError;
+use crate::listing::{ListKind, ListingStop, Page, PageStart, ServerListing};
 
-use crate::client::service_error;
-
-/// Follows one server's pages to the end, with every guard.
-pub(crate) struct Paging<'a> {
-    pub(crate) kind: ListKind,
-    pub(crate) max_pages: usize,
-    pub(crate) timeout: Duration,
-    pub(crate) server: &'a str,
+/// Where a listing starts and how far it may go.
+#[derive(Debug, Clone, Copy)]
+pub struct Follow<'a> {
+    /// Which list.
+    pub kind: ListKind,
+    /// The configured server name.
+    pub server: &'a str,
+    /// Most pages fetched; reaching it stops the listing with [`ListingStop::PageCap`].
+    pub max_pages: usize,
 }
 
-impl Paging<'_> {
-    pub(crate) async fn run<F, Fut>(&self, mut fetch: F) -> ServerListing
+impl Follow<'_> {
+    /// Follow the pages from the one `from` names (`None`: the first) to the end. `fetch` asks
+    /// for one page by cursor.
+    pub async fn run<F, Fut>(&self, from: Option<String>, mut fetch: F) -> ServerListing
     where
         F: FnMut(Option<String>) -> Fut,
-        Fut: Future<Output = Result<Page, rmcp::ServiceError>>,
+        Fut: Future<Output = Result<Page, McpError>>,
     {
-        let method = self.kind.method();
-        let mut listing = ServerListing {
-            server: self.server.to_string(),
-            items: Items::empty(self.kind),
-            pages: 0,
-            error: None,
-            page_starts: Vec::new(),
-            ttl_ms: None,
-        };
+        let mut listing = ServerListing::empty(self.server, self.kind);
         // The shortest hint of all pages; none as soon as one page has none.
         let mut hints: Option<u64> = None;
         let mut every_page_hinted = true;
         let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
+        let mut cursor = from;
+        if let Some(first) = &cursor {
+            seen.insert(first.clone());
+        }
         loop {
             if listing.pages >= self.max_pages {
-                listing.error = Some(format!(
-                    "{} stopped after {} pages (page cap); the list is incomplete",
-                    method, self.max_pages
-                ));
+                listing.error = Some(ListingStop::PageCap { pages: listing.pages });
                 return listing;
             }
             let asked = cursor.clone();
-            let page = match tokio::time::timeout(self.timeout, fetch(cursor.take())).await {
-                Ok(Ok(page)) => page,
-                Ok(Err(e)) => {
-                    let e = service_error(self.server, e);
-                    listing.error = Some(format!("{} failed: {e}", method));
-                    return listing;
-                }
-                Err(_) => {
-                    let e = McpError::Timeout {
-                        server: self.server.to_string(),
-                        method,
-                        timeout: self.timeout,
-                    };
-                    listing.error = Some(e.to_string());
+            let page = match fetch(cursor.take()).await {
+                Ok(page) => page,
+                Err(e) => {
+                    listing.error = Some(ListingStop::Failed(e));
                     return listing;
                 }
             };
@@ -75,11 +61,7 @@ impl Paging<'_> {
             match page.next_cursor {
                 None => return listing,
                 Some(next) if !seen.insert(next.clone()) => {
-                    listing.error = Some(format!(
-                        "{} stopped: the server repeated cursor {} (a cursor cycle); the list is incomplete",
-                        method,
-                        preview(&next)
-                    ));
+                    listing.error = Some(ListingStop::Cycle { cursor: next });
                     return listing;
                 }
                 Some(next) => cursor = Some(next),
@@ -88,29 +70,15 @@ impl Paging<'_> {
     }
 }
 
-/// A cursor shown in a message: quoted, and cut if long (cursors are opaque and may be huge).
-fn preview(cursor: &str) -> String {
-    const MAX: usize = 64;
-    if cursor.chars().count() <= MAX {
-        return format!("{cursor:?}");
-    }
-    let cut: String = cursor.chars().take(MAX).collect();
-    format!("{cut:?}…")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::listing::Items;
     use rmcp::model::Resource;
 
-    fn paging(max_pages: usize) -> Paging<'static> {
-        Paging {
-            kind: ListKind::Resources,
-            max_pages,
-            timeout: Duration::from_secs(5),
-            server: "s",
-        }
+    fn follow(max_pages: usize) -> Follow<'static> {
+        Follow { kind: ListKind::Resources, server: "s", max_pages }
     }
 
     /// A page holding resource `i` (its URI is the number).
@@ -122,18 +90,12 @@ mod tests {
         }
     }
 
-    /// The numbers of the resources gathered.
-    fn numbers(listing: &ServerListing) -> Vec<usize> {
-        let Items::Resources(items) = &listing.items else { panic!("{listing:?}") };
-        items.iter().map(|r| r.uri.parse().expect("a number")).collect()
-    }
-
     /// A server whose page `i` holds item `i` and points to `next[i]`.
     async fn run(max_pages: usize, next: &[Option<&str>]) -> ServerListing {
         let next: Vec<Option<String>> = next.iter().map(|c| c.map(str::to_string)).collect();
         let mut count = 0usize;
-        paging(max_pages)
-            .run(|_cursor| {
+        follow(max_pages)
+            .run(None, |_cursor| {
                 let i = count;
                 count += 1;
                 let next = next.get(i).cloned().flatten();
@@ -142,12 +104,24 @@ mod tests {
             .await
     }
 
+    /// The numbers of the resources gathered.
+    fn numbers(listing: &ServerListing) -> Vec<usize> {
+        let Items::Resources(items) = &listing.items else { panic!("{listing:?}") };
+        items.iter().map(|r| r.uri.parse().expect("a number")).collect()
+    }
+
+    fn message(listing: &ServerListing) -> Option<String> {
+        listing.error_message()
+    }
+
     #[tokio::test]
     async fn follows_pages_to_the_end() {
         let listing = run(10, &[Some("a"), Some("b"), None]).await;
         assert_eq!(numbers(&listing), vec![0, 1, 2]);
         assert_eq!(listing.pages, 3);
         assert_eq!(listing.error, None);
+        let starts: Vec<_> = listing.page_starts.iter().map(|p| p.cursor.as_deref()).collect();
+        assert_eq!(starts, [None, Some("a"), Some("b")]);
     }
 
     #[tokio::test]
@@ -158,10 +132,7 @@ mod tests {
         assert_eq!(listing.error, None);
         let listing = run(10, &[Some(""), Some("")]).await;
         assert_eq!(numbers(&listing), vec![0, 1]);
-        assert!(
-            listing.error.as_deref().is_some_and(|e| e.contains("cursor cycle")),
-            "{listing:?}"
-        );
+        assert!(message(&listing).is_some_and(|e| e.contains("cursor cycle")), "{listing:?}");
     }
 
     #[tokio::test]
@@ -169,11 +140,29 @@ mod tests {
         let listing = run(100, &[Some("a"), Some("b"), Some("c"), Some("a")]).await;
         assert_eq!(numbers(&listing), vec![0, 1, 2, 3]);
         assert_eq!(
-            listing.error.as_deref(),
+            message(&listing).as_deref(),
             Some(
                 "resources/list stopped: the server repeated cursor \"a\" (a cursor cycle); the list is incomplete"
             )
         );
+    }
+
+    #[tokio::test]
+    async fn a_listing_from_a_cursor_starts_there_and_counts_it_seen() {
+        let mut asked = Vec::new();
+        let listing = follow(10)
+            .run(Some("m".to_string()), |cursor| {
+                asked.push(cursor.clone());
+                let next = match cursor.as_deref() {
+                    Some("m") => Some("n".to_string()),
+                    _ => Some("m".to_string()),
+                };
+                async move { Ok(page(7, next)) }
+            })
+            .await;
+        assert_eq!(asked, [Some("m".to_string()), Some("n".to_string())]);
+        assert_eq!(listing.page_starts[0].cursor.as_deref(), Some("m"));
+        assert_eq!(listing.error, Some(ListingStop::Cycle { cursor: "m".into() }));
     }
 
     #[tokio::test]
@@ -183,7 +172,7 @@ mod tests {
         let listing = run(3, &next).await;
         assert_eq!(numbers(&listing), vec![0, 1, 2]);
         assert_eq!(
-            listing.error.as_deref(),
+            message(&listing).as_deref(),
             Some("resources/list stopped after 3 pages (page cap); the list is incomplete")
         );
     }
@@ -191,42 +180,45 @@ mod tests {
     #[tokio::test]
     async fn a_failing_page_keeps_earlier_items() {
         let mut calls = 0;
-        let listing = paging(10)
-            .run(|_c| {
+        let listing = follow(10)
+            .run(None, |_c| {
                 calls += 1;
                 let n = calls;
                 async move {
                     if n == 1 {
                         Ok(page(1, Some("x".to_string())))
                     } else {
-                        Err(rmcp::ServiceError::TransportClosed)
+                        Err(McpError::Transport {
+                            server: "s".into(),
+                            error: "the connection is closed".into(),
+                        })
                     }
                 }
             })
             .await;
         assert_eq!(numbers(&listing), vec![1]);
         assert_eq!(
-            listing.error.as_deref(),
+            message(&listing).as_deref(),
             Some(
                 "resources/list failed: connection to MCP server 's' failed: the connection is closed"
             )
         );
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_hanging_page_times_out() {
-        let listing = paging(10)
-            .run(|_c| futures::future::pending::<Result<Page, rmcp::ServiceError>>())
-            .await;
-        assert_eq!(
-            listing.error.as_deref(),
-            Some("timed out awaiting resources/list after 5s (MCP server 's')")
-        );
-    }
-
-    #[test]
-    fn long_cursors_are_cut_in_messages() {
-        let shown = preview(&"x".repeat(10_000));
-        assert!(shown.len() < 80, "{shown}");
+    #[tokio::test]
+    async fn hints_are_the_shortest_and_only_when_every_page_has_one() {
+        let ttls = [Some(500), Some(200), None];
+        for (pages, expected) in [(2, Some(200)), (3, None)] {
+            let mut i = 0;
+            let listing = follow(10)
+                .run(None, |_c| {
+                    let mut p = page(i, (i + 1 < pages).then(|| format!("c{i}")));
+                    p.ttl_ms = ttls[i];
+                    i += 1;
+                    async move { Ok(p) }
+                })
+                .await;
+            assert_eq!(listing.ttl_ms, expected, "{pages} pages");
+        }
     }
 }
