@@ -21,3 +21,4 @@ mod otel;
 mod startup;
 mod support;
 mod telemetry;
+mod tidy;

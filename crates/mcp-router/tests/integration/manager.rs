@@ -499,6 +499,34 @@ async fn an_http_server_that_came_back_is_reconnected() {
 }
 
 #[tokio::test]
+async fn an_all_server_list_that_finds_a_dead_connection_marks_it_for_the_next_request() {
+    let web = HttpServer::demo(100);
+    let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let options = mcp_connection_manager::ManagerOptions {
+        restart_backoff: Duration::ZERO,
+        ..Default::default()
+    };
+    let servers = vec![ServerConfig::http("web", web.url.clone()), demo("local", 100)];
+    let mut h = Harness::start_with(servers, options);
+    let all = h.payload("list_mcp_resources", "{}").await;
+    assert_eq!(all.get("errors"), None, "{all}");
+    drop(web);
+    // The all-server list meets the dead connection: `web` is in `errors`, `local` answers.
+    let all = h.payload("list_mcp_resources", "{}").await;
+    let errors = all["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{all}");
+    assert_eq!(errors[0]["server"], "web");
+    assert!(all["resources"].as_array().expect("items").iter().any(|r| r["server"] == "local"));
+    // It was marked dead there: the very next request restarts it and succeeds.
+    let _back = HttpServer::demo_at(&addr, 100);
+    h.drain();
+    let again = h.payload("list_mcp_resources", r#"{"server":"web"}"#).await;
+    assert!(again["resources"].as_array().is_some_and(|r| !r.is_empty()), "{again}");
+    assert_eq!(restarts(&h.drain()).first().map(|r| r.0.as_str()), Some("web"));
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
 async fn truncated_read_payload_shape() {
     let h = Harness::start(vec![demo("docs", 100)]);
     let output = h

@@ -1,0 +1,392 @@
+//! The house rules that can be checked, checked (after rust-analyzer's `tidy`): file and
+//! function sizes, the dependency edges that keep the router free of the manager and of any
+//! HTTP client, unused dependencies, and a code map that names every crate and module.
+//!
+//! Sizes count library code: the `src/` of every crate, without test modules (`#[cfg(test)]`
+//! items and the files they pull in). An exception is an entry in an allow-list below, with
+//! its reason; the aim stays ≲ 500 lines a file and ≲ 60 a function.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use syn::spanned::Spanned as _;
+use syn::visit::Visit;
+
+/// Most non-test lines of a library file.
+const MAX_FILE_LINES: usize = 600;
+/// Most lines of a library function (signature to closing brace).
+const MAX_FN_LINES: usize = 80;
+
+/// Files allowed over [`MAX_FILE_LINES`]: (path from the repository's top, why).
+const LONG_FILES: &[(&str, &str)] = &[
+    // One function per benchmark row, each with its baseline beside it: the table of what is
+    // measured reads best in one place. Not library code a user links.
+    ("crates/bench/src/workloads.rs", "the benchmark table, one row per function"),
+    // The live view's state, reducer and renderer; the renderer is split by panel already.
+    ("crates/mcp-router/src/live.rs", "the live view: state, reducer and panels of one screen"),
+];
+
+/// Functions allowed over [`MAX_FN_LINES`]: (path, function name, why).
+const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[];
+
+/// Dependencies declared only for a feature they turn on, never named in code: (crate
+/// directory, dependency, why).
+const FEATURE_ONLY: &[(&str, &str, &str)] =
+    &[("mcp-router", "proc-macro2", "span-locations, for syn's line numbers in this test")];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("the repository")
+}
+
+/// A library source file, parsed, with what is test-only in it.
+struct Source {
+    /// From the repository's top.
+    path: String,
+    text: String,
+    file: syn::File,
+}
+
+/// Whether `attrs` hold `#[cfg(test)]` (alone).
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|ident| ident == "test")
+    })
+}
+
+/// Whether `attrs` mark a test (`#[test]`, `#[tokio::test]`, …).
+fn is_test_fn(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "test"))
+}
+
+/// Every library source file of the workspace: each crate's `src/`, following `mod` items from
+/// its roots and leaving out the modules behind `#[cfg(test)]`.
+fn library_sources() -> Vec<Source> {
+    let root = root();
+    let mut roots = Vec::new();
+    for krate in crate_dirs(&root) {
+        let src = krate.join("src");
+        for name in ["lib.rs", "main.rs"] {
+            if src.join(name).exists() {
+                roots.push(src.join(name));
+            }
+        }
+        if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+            roots.extend(
+                bins.flatten().map(|e| e.path()).filter(|p| p.extension() == Some("rs".as_ref())),
+            );
+        }
+    }
+    let mut sources = Vec::new();
+    let mut queue = roots;
+    let mut seen = BTreeSet::new();
+    while let Some(path) = queue.pop() {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let dir = module_dir(&path);
+        for item in &file.items {
+            if let syn::Item::Mod(m) = item
+                && m.content.is_none()
+                && !is_cfg_test(&m.attrs)
+            {
+                let name = m.ident.to_string();
+                // `#[path = "…"]` is relative to the directory of the declaring file.
+                let explicit = m.attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| {
+                    let syn::Meta::NameValue(nv) = &a.meta else { return None };
+                    let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value
+                    else {
+                        return None;
+                    };
+                    Some(path.parent().expect("a parent").join(s.value()))
+                });
+                let file = match explicit {
+                    Some(file) => Some(file),
+                    None => [dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")]
+                        .into_iter()
+                        .find(|p| p.exists()),
+                };
+                let file = file.unwrap_or_else(|| panic!("mod {name} of {}", path.display()));
+                queue.push(file.canonicalize().expect("the module's file"));
+            }
+        }
+        let relative = path.strip_prefix(&root).expect("inside").to_string_lossy().into_owned();
+        sources.push(Source { path: relative, text, file });
+    }
+    sources.sort_by(|a, b| a.path.cmp(&b.path));
+    sources
+}
+
+/// Where the files of `path`'s child modules are.
+fn module_dir(path: &Path) -> PathBuf {
+    let parent = path.parent().expect("a parent").to_path_buf();
+    let stem = path.file_stem().expect("a name").to_string_lossy();
+    let is_root = matches!(stem.as_ref(), "lib" | "main" | "mod")
+        || parent.file_name().is_some_and(|d| d == "bin");
+    if is_root { parent } else { parent.join(stem.as_ref()) }
+}
+
+fn crate_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("Cargo.toml").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Lines of `source` that are not test code.
+fn library_lines(source: &Source) -> usize {
+    let total = source.text.lines().count();
+    let test: usize = source
+        .file
+        .items
+        .iter()
+        .filter(|item| match item {
+            syn::Item::Mod(m) => is_cfg_test(&m.attrs),
+            syn::Item::Fn(f) => is_cfg_test(&f.attrs),
+            syn::Item::Impl(i) => is_cfg_test(&i.attrs),
+            _ => false,
+        })
+        .map(|item| item.span().end().line - item.span().start().line + 1)
+        .sum();
+    total - test
+}
+
+/// Every non-test function of a file with its length in lines.
+#[derive(Default)]
+struct Functions {
+    found: Vec<(String, usize)>,
+}
+
+impl Functions {
+    fn add(
+        &mut self,
+        attrs: &[syn::Attribute],
+        name: &syn::Ident,
+        sig: &syn::Signature,
+        body: &syn::Block,
+    ) {
+        if is_test_fn(attrs) || is_cfg_test(attrs) {
+            return;
+        }
+        let lines = body.brace_token.span.close().end().line - sig.fn_token.span.start().line + 1;
+        self.found.push((name.to_string(), lines));
+    }
+}
+
+impl<'a> Visit<'a> for Functions {
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        if !is_cfg_test(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        self.add(&f.attrs, &f.sig.ident, &f.sig, &f.block);
+        syn::visit::visit_item_fn(self, f);
+    }
+    fn visit_impl_item_fn(&mut self, f: &'a syn::ImplItemFn) {
+        self.add(&f.attrs, &f.sig.ident, &f.sig, &f.block);
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+    fn visit_trait_item_fn(&mut self, f: &'a syn::TraitItemFn) {
+        if let Some(body) = &f.default {
+            self.add(&f.attrs, &f.sig.ident, &f.sig, body);
+        }
+        syn::visit::visit_trait_item_fn(self, f);
+    }
+}
+
+fn functions(source: &Source) -> Vec<(String, usize)> {
+    let mut visitor = Functions::default();
+    visitor.visit_file(&source.file);
+    visitor.found
+}
+
+/// The sizes over the limits, as readable lines.
+fn oversized(sources: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for source in sources {
+        let lines = library_lines(source);
+        if lines > MAX_FILE_LINES && !LONG_FILES.iter().any(|(p, _)| *p == source.path) {
+            found.push(format!("{}: {lines} lines (limit {MAX_FILE_LINES})", source.path));
+        }
+        for (name, lines) in functions(source) {
+            let allowed = LONG_FUNCTIONS.iter().any(|(p, f, _)| *p == source.path && *f == name);
+            if lines > MAX_FN_LINES && !allowed {
+                found.push(format!(
+                    "{}: fn {name}: {lines} lines (limit {MAX_FN_LINES})",
+                    source.path
+                ));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn library_files_and_functions_stay_small() {
+    let sources = library_sources();
+    assert!(sources.len() > 50, "the walk found the sources: {}", sources.len());
+    assert_eq!(oversized(&sources), Vec::<String>::new(), "over the limits and not allowed");
+    // An allow-list entry that is no longer needed goes.
+    for (path, _) in LONG_FILES {
+        let source = sources.iter().find(|s| s.path == *path).expect("an allowed file exists");
+        assert!(library_lines(source) > MAX_FILE_LINES, "{path} is no longer long: unlist it");
+    }
+}
+
+#[test]
+fn the_size_check_sees_long_functions_and_leaves_tests_out() {
+    let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
+    let text = format!(
+        "fn long() {{\n{body}}}\nfn short() {{}}\n#[cfg(test)]\nmod tests {{\n    fn also_long() {{\n{body}    }}\n}}\n"
+    );
+    let file = syn::parse_file(&text).expect("parses");
+    let source = Source { path: "x.rs".into(), text, file };
+    assert_eq!(
+        functions(&source),
+        [("long".to_string(), MAX_FN_LINES + 2), ("short".to_string(), 1)]
+    );
+    assert_eq!(library_lines(&source), MAX_FN_LINES + 3);
+    assert_eq!(
+        oversized(&[source]),
+        [format!("x.rs: fn long: {} lines (limit {MAX_FN_LINES})", MAX_FN_LINES + 2)]
+    );
+}
+
+/// Package names `package` reaches over normal dependencies (not dev, not build) on this
+/// platform, from `cargo tree` (offline: the test command has fetched everything).
+fn normal_closure(package: &str) -> BTreeSet<String> {
+    let output = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        .args(["tree", "-p", package, "-e", "normal", "--prefix", "none", "--offline"])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// What `tool-router` must never reach: the manager, and any HTTP client or server.
+fn forbidden_for_the_router(closure: &BTreeSet<String>) -> Vec<String> {
+    ["mcp-connection-manager", "reqwest", "hyper"]
+        .into_iter()
+        .filter(|name| closure.contains(*name))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn tool_router_reaches_neither_the_manager_nor_an_http_stack() {
+    let closure = normal_closure("tool-router");
+    assert!(closure.contains("mcp-backend") && closure.contains("rmcp"), "{closure:?}");
+    assert_eq!(forbidden_for_the_router(&closure), Vec::<String>::new());
+    // The check sees an edge where there is one: the binary reaches all three.
+    let binary = normal_closure("mcp-router");
+    assert_eq!(forbidden_for_the_router(&binary), ["mcp-connection-manager", "reqwest", "hyper"]);
+}
+
+/// Dependencies declared in `manifest`'s `table` that no file of `texts` names.
+fn unused(manifest: &toml::Table, table: &str, texts: &str) -> Vec<String> {
+    let Some(deps) = manifest.get(table).and_then(|t| t.as_table()) else { return Vec::new() };
+    deps.keys()
+        .filter(|name| {
+            let ident = name.replace('-', "_");
+            let used = [format!("{ident}::"), format!("use {ident}"), format!("{ident}!")];
+            !used.iter().any(|u| texts.contains(u.as_str()))
+        })
+        .cloned()
+        .collect()
+}
+
+fn rust_text(dir: &Path) -> String {
+    let mut out = String::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&rust_text(&path));
+        } else if path.extension() == Some("rs".as_ref()) {
+            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_dependency_is_used() {
+    let mut found = Vec::new();
+    for krate in crate_dirs(&root()) {
+        let manifest: toml::Table = std::fs::read_to_string(krate.join("Cargo.toml"))
+            .expect("manifest")
+            .parse()
+            .expect("TOML");
+        let src = rust_text(&krate.join("src"));
+        let all =
+            src.clone() + &rust_text(&krate.join("tests")) + &rust_text(&krate.join("benches"));
+        let name = krate.file_name().expect("name").to_string_lossy().into_owned();
+        found.extend(
+            unused(&manifest, "dependencies", &src).into_iter().map(|d| format!("{name}: {d}")),
+        );
+        let dev = unused(&manifest, "dev-dependencies", &all);
+        let dev =
+            dev.into_iter().filter(|d| !FEATURE_ONLY.iter().any(|(c, f, _)| *c == name && f == d));
+        found.extend(dev.map(|d| format!("{name} (dev): {d}")));
+    }
+    assert_eq!(found, Vec::<String>::new(), "declared but never named in the crate's code");
+    let sample: toml::Table =
+        "[dependencies]\nserde = \"1\"\nfoo-bar = \"1\"".parse().expect("TOML");
+    assert_eq!(unused(&sample, "dependencies", "use serde::Serialize;"), ["foo-bar"]);
+}
+
+/// The text of `krate`'s section of the code map (empty when it has none).
+fn section<'a>(map: &'a str, krate: &str) -> &'a str {
+    let heading = format!("### `{krate}`");
+    let Some(start) = map.find(&heading) else { return "" };
+    let rest = &map[start + heading.len()..];
+    let end = [rest.find("\n### "), rest.find("\n## ")].into_iter().flatten().min();
+    &rest[..end.unwrap_or(rest.len())]
+}
+
+#[test]
+fn the_code_map_names_every_crate_and_module() {
+    let root = root();
+    let map = std::fs::read_to_string(root.join("docs/architecture.md")).expect("the code map");
+    let mut missing = Vec::new();
+    for krate in crate_dirs(&root) {
+        let name = krate.file_name().expect("name").to_string_lossy().into_owned();
+        if !map.contains(&format!("### `crates/{name}`")) {
+            missing.push(format!("crate {name}"));
+        }
+    }
+    for source in library_sources() {
+        let path = Path::new(&source.path);
+        let file = path.file_name().expect("name").to_string_lossy().into_owned();
+        if matches!(file.as_str(), "lib.rs" | "main.rs" | "mod.rs") {
+            continue;
+        }
+        // Named in its own crate's section, as `file.rs` or as the tail of a path.
+        let krate: PathBuf = path.components().take(2).collect();
+        let section = section(&map, &krate.to_string_lossy());
+        if !section.contains(&format!("`{file}`")) && !section.contains(&format!("/{file}`")) {
+            missing.push(source.path.clone());
+        }
+    }
+    assert_eq!(missing, Vec::<String>::new(), "not named in docs/architecture.md");
+    let sample = "### `crates/a`\nhas `x.rs`\n### `crates/b`\nhas `y.rs`\n## Tests\n`z.rs`";
+    assert_eq!(section(sample, "crates/a").trim(), "has `x.rs`");
+    assert_eq!(section(sample, "crates/b").trim(), "has `y.rs`");
+    assert_eq!(section(sample, "crates/c"), "");
+}
