@@ -16,12 +16,13 @@ mod qualify;
 
 pub use backend::{McpBackend, ResourceChange};
 pub use call_scope::{current_call_id, with_call_id};
-pub use error::McpError;
+pub use error::{McpError, SignIn};
 pub use kept::KeptListings;
 pub use listing::{
-    Aggregate, Items, ListKind, ListingStop, Page, PageStart, Reuse, ServerListing, SharedListing,
+    Aggregate, Items, ListKind, ListingStop, Page, PageStart, Paged, Reuse, ServerListing,
+    SharedListing,
 };
-pub use paging::Follow;
+pub use paging::{DEFAULT_MAX_PAGES, Follow, Followed, Gather};
 pub use qualify::{
     MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
     resolve_tool_name, unlisted_tool,

@@ -75,11 +75,14 @@ impl Items {
     }
 }
 
-/// One page of one server's list.
+/// One page of one server's resources or templates.
+pub type Page = Paged<Items>;
+
+/// One page of one server's list of anything.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Page {
+pub struct Paged<C> {
     /// The page's items, in the server's order.
-    pub items: Items,
+    pub items: C,
     /// The server's cursor for the next page; `None` on the last page.
     pub next_cursor: Option<String>,
     /// The server's cache hint for this page (`ttlMs`, protocol 2026-07-28), if it sent one.
@@ -129,7 +132,7 @@ impl ServerListing {
 
     /// Why the listing is missing or incomplete, as the model and the end event show it.
     pub fn error_message(&self) -> Option<String> {
-        self.error.as_ref().map(|stop| stop.message(self.items.kind()))
+        self.error.as_ref().map(|stop| stop.message(self.items.kind().method()))
     }
 }
 
@@ -154,9 +157,8 @@ pub enum ListingStop {
 }
 
 impl ListingStop {
-    /// The model-visible text, naming `kind`'s method.
-    pub fn message(&self, kind: ListKind) -> String {
-        let method = kind.method();
+    /// The model-visible text, naming the list's `method` (e.g. `resources/list`).
+    pub fn message(&self, method: &str) -> String {
         match self {
             Self::Unreachable(e) => e.to_string(),
             Self::Failed(e) => format!("{method} failed: {e}"),
@@ -258,9 +260,9 @@ mod tests {
             ),
         ];
         for (stop, expected) in cases {
-            assert_eq!(stop.message(ListKind::Resources), expected);
+            assert_eq!(stop.message("resources/list"), expected);
         }
-        let long = ListingStop::Cycle { cursor: "x".repeat(10_000) }.message(ListKind::Templates);
+        let long = ListingStop::Cycle { cursor: "x".repeat(10_000) }.message("tools/list");
         assert!(long.len() < 200, "{long}");
     }
 }

@@ -1,34 +1,103 @@
-//! The one cursor loop: a server's list followed from a page to the end, with every guard — any
-//! repeated cursor (a cycle of any length) and a page cap. A stopped listing keeps what it
-//! gathered and says why ([`ListingStop`]). The fetch closure bounds each page's time and maps
-//! its failures; this loop only follows cursors.
+//! The one cursor loop, for every paginated list (`tools/list`, `resources/list`,
+//! `resources/templates/list`): a server's list followed from a page to the end, with every
+//! guard — any repeated cursor (a cycle of any length) and one page cap
+//! ([`DEFAULT_MAX_PAGES`] unless configured). A stopped list keeps what it gathered and says
+//! why ([`ListingStop`]). The fetch closure bounds each page's time and maps its failures;
+//! this loop only follows cursors.
 
 use std::collections::HashSet;
 use std::future::Future;
 
 use crate::error::McpError;
-use crate::listing::{ListKind, ListingStop, Page, PageStart, ServerListing};
+use crate::listing::{Items, ListKind, ListingStop, PageStart, Paged, ServerListing};
+
+/// Most pages one list is followed for, unless configured otherwise.
+pub const DEFAULT_MAX_PAGES: usize = 1_000;
+
+/// What pages of a list are gathered into.
+pub trait Gather {
+    /// How many items so far.
+    fn count(&self) -> usize;
+    /// Append a page's items.
+    fn gather(&mut self, more: Self);
+}
+
+impl Gather for Items {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn gather(&mut self, more: Self) {
+        self.extend(more);
+    }
+}
+
+impl<T> Gather for Vec<T> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn gather(&mut self, more: Self) {
+        self.extend(more);
+    }
+}
 
 /// Where a listing starts and how far it may go.
 #[derive(Debug, Clone, Copy)]
 pub struct Follow<'a> {
-    /// Which list.
-    pub kind: ListKind,
     /// The configured server name.
     pub server: &'a str,
     /// Most pages fetched; reaching it stops the listing with [`ListingStop::PageCap`].
     pub max_pages: usize,
 }
 
+/// A list followed as far as it went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Followed<C> {
+    /// Every item gathered, in the server's order.
+    pub items: C,
+    /// Pages fetched.
+    pub pages: usize,
+    /// Why it stopped before the last page, if it did.
+    pub stop: Option<ListingStop>,
+    /// Where each fetched page starts in `items`, with the cursor that asked for it.
+    pub page_starts: Vec<PageStart>,
+    /// The shortest cache hint (`ttlMs`) of its pages, if every page sent one.
+    pub ttl_ms: Option<u64>,
+}
+
 impl Follow<'_> {
-    /// Follow the pages from the one `from` names (`None`: the first) to the end. `fetch` asks
-    /// for one page by cursor.
-    pub async fn run<F, Fut>(&self, from: Option<String>, mut fetch: F) -> ServerListing
+    /// One server's resources or templates from the page `from` names (`None`: the first) to
+    /// the end, as a [`ServerListing`]. `fetch` asks for one page by cursor.
+    pub async fn listing<F, Fut>(
+        &self,
+        kind: ListKind,
+        from: Option<String>,
+        fetch: F,
+    ) -> ServerListing
     where
         F: FnMut(Option<String>) -> Fut,
-        Fut: Future<Output = Result<Page, McpError>>,
+        Fut: Future<Output = Result<Paged<Items>, McpError>>,
     {
-        let mut listing = ServerListing::empty(self.server, self.kind);
+        let followed = self.run(Items::empty(kind), from, fetch).await;
+        ServerListing {
+            server: self.server.to_string(),
+            items: followed.items,
+            pages: followed.pages,
+            error: followed.stop,
+            page_starts: followed.page_starts,
+            ttl_ms: followed.ttl_ms,
+        }
+    }
+
+    /// Follow the pages from the one `from` names (`None`: the first) to the end, gathering
+    /// them into `items`. `fetch` asks for one page by cursor.
+    pub async fn run<C, F, Fut>(&self, items: C, from: Option<String>, mut fetch: F) -> Followed<C>
+    where
+        C: Gather,
+        F: FnMut(Option<String>) -> Fut,
+        Fut: Future<Output = Result<Paged<C>, McpError>>,
+    {
+        let mut listing =
+            Followed { items, pages: 0, stop: None, page_starts: Vec::new(), ttl_ms: None };
         // The shortest hint of all pages; none as soon as one page has none.
         let mut hints: Option<u64> = None;
         let mut every_page_hinted = true;
@@ -39,14 +108,14 @@ impl Follow<'_> {
         }
         loop {
             if listing.pages >= self.max_pages {
-                listing.error = Some(ListingStop::PageCap { pages: listing.pages });
+                listing.stop = Some(ListingStop::PageCap { pages: listing.pages });
                 return listing;
             }
             let asked = cursor.clone();
             let page = match fetch(cursor.take()).await {
                 Ok(page) => page,
                 Err(e) => {
-                    listing.error = Some(ListingStop::Failed(e));
+                    listing.stop = Some(ListingStop::Failed(e));
                     return listing;
                 }
             };
@@ -56,12 +125,12 @@ impl Follow<'_> {
                 None => every_page_hinted = false,
             }
             listing.ttl_ms = hints.filter(|_| every_page_hinted);
-            listing.page_starts.push(PageStart { index: listing.items.len(), cursor: asked });
-            listing.items.extend(page.items);
+            listing.page_starts.push(PageStart { index: listing.items.count(), cursor: asked });
+            listing.items.gather(page.items);
             match page.next_cursor {
                 None => return listing,
                 Some(next) if !seen.insert(next.clone()) => {
-                    listing.error = Some(ListingStop::Cycle { cursor: next });
+                    listing.stop = Some(ListingStop::Cycle { cursor: next });
                     return listing;
                 }
                 Some(next) => cursor = Some(next),
@@ -78,12 +147,12 @@ mod tests {
     use rmcp::model::Resource;
 
     fn follow(max_pages: usize) -> Follow<'static> {
-        Follow { kind: ListKind::Resources, server: "s", max_pages }
+        Follow { server: "s", max_pages }
     }
 
     /// A page holding resource `i` (its URI is the number).
-    fn page(i: usize, next: Option<String>) -> Page {
-        Page {
+    fn page(i: usize, next: Option<String>) -> Paged<Items> {
+        Paged {
             items: Items::Resources(vec![Resource::new(i.to_string(), "r")]),
             next_cursor: next,
             ttl_ms: None,
@@ -95,7 +164,7 @@ mod tests {
         let next: Vec<Option<String>> = next.iter().map(|c| c.map(str::to_string)).collect();
         let mut count = 0usize;
         follow(max_pages)
-            .run(None, |_cursor| {
+            .listing(ListKind::Resources, None, |_cursor| {
                 let i = count;
                 count += 1;
                 let next = next.get(i).cloned().flatten();
@@ -151,7 +220,7 @@ mod tests {
     async fn a_listing_from_a_cursor_starts_there_and_counts_it_seen() {
         let mut asked = Vec::new();
         let listing = follow(10)
-            .run(Some("m".to_string()), |cursor| {
+            .listing(ListKind::Resources, Some("m".to_string()), |cursor| {
                 asked.push(cursor.clone());
                 let next = match cursor.as_deref() {
                     Some("m") => Some("n".to_string()),
@@ -181,7 +250,7 @@ mod tests {
     async fn a_failing_page_keeps_earlier_items() {
         let mut calls = 0;
         let listing = follow(10)
-            .run(None, |_c| {
+            .listing(ListKind::Resources, None, |_c| {
                 calls += 1;
                 let n = calls;
                 async move {
@@ -197,6 +266,7 @@ mod tests {
             })
             .await;
         assert_eq!(numbers(&listing), vec![1]);
+        assert_eq!(listing.pages, 1);
         assert_eq!(
             message(&listing).as_deref(),
             Some(
@@ -206,12 +276,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn any_list_gathers_the_same_way() {
+        let mut pages = vec![(vec!["b"], None), (vec!["a"], Some("1".to_string()))];
+        let followed = follow(10)
+            .run(Vec::new(), None, |_| {
+                let (items, next_cursor) = pages.pop().expect("a page");
+                async move { Ok(Paged { items, next_cursor, ttl_ms: None }) }
+            })
+            .await;
+        assert_eq!((followed.items, followed.pages, followed.stop), (vec!["a", "b"], 2, None));
+    }
+
+    #[tokio::test]
     async fn hints_are_the_shortest_and_only_when_every_page_has_one() {
         let ttls = [Some(500), Some(200), None];
         for (pages, expected) in [(2, Some(200)), (3, None)] {
             let mut i = 0;
             let listing = follow(10)
-                .run(None, |_c| {
+                .listing(ListKind::Resources, None, |_c| {
                     let mut p = page(i, (i + 1 < pages).then(|| format!("c{i}")));
                     p.ttl_ms = ttls[i];
                     i += 1;

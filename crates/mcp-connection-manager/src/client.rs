@@ -1,14 +1,17 @@
 //! Opening one MCP connection on rmcp: the transport (stdio child or streamable HTTP), the
 //! handshake of the era the `protocol` key chooses (`server/discover` for 2026-07-28, with
 //! fallback to `initialize` for 2025-11-25 under `auto`), rmcp's response cache turned off, and
-//! the first tool listing. Everything here is bounded by the caller's startup timeout. Also the one
-//! translation of rmcp's errors into [`McpError`].
+//! the first tool listing. Everything here is bounded by the caller's startup timeout. Errors are
+//! translated in `errors`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_backend::McpError;
+use mcp_backend::{DEFAULT_MAX_PAGES, Follow, ListingStop, McpError, Paged};
+
+pub(crate) use crate::errors::{ConnectError, initialize_failed, service_error};
+use crate::errors::{HandshakeError, http_handshake_error};
 use rmcp::ErrorData;
 // The deprecated sampling and roots types (see `RouterClient`).
 use rmcp::model::ResourceUpdatedNotificationParam;
@@ -40,7 +43,6 @@ use crate::telemetry::Traced;
 use tracing::Instrument as _;
 
 /// Most pages of `tools/list` followed at startup.
-const MAX_TOOL_PAGES: usize = 100;
 /// Largest single message accepted from a server (rmcp's default is 16 MiB). Bigger messages
 /// are dropped by the transport and the request runs into its timeout; what is accepted is
 /// cut to the read budget before the model sees it.
@@ -240,13 +242,13 @@ impl Connection {
 /// Opens connections. The manager uses [`Transports`]; tests connect in memory.
 #[async_trait]
 pub(crate) trait Connector: Send + Sync {
-    /// Connect, initialize and list tools. Errors are readable strings (they become lifecycle
-    /// events and the model-visible reason every later call to this server fails with).
+    /// Connect, initialize and list tools. A failure becomes a lifecycle event and the reason
+    /// every later call to this server fails with.
     async fn connect(
         &self,
         config: &ServerConfig,
         client: RouterClient,
-    ) -> Result<Connection, String>;
+    ) -> Result<Connection, ConnectError>;
 }
 
 /// The real transports: a stdio child process or streamable HTTP, as configured; HTTP servers
@@ -261,28 +263,8 @@ impl Connector for Transports {
         &self,
         config: &ServerConfig,
         client: RouterClient,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, ConnectError> {
         connect(config, client, self.tokens.as_ref()).await
-    }
-}
-
-/// Why a handshake produced no connection.
-enum HandshakeError {
-    /// The server could not even be started (a stdio command that does not run, a bad header):
-    /// trying another lifecycle would not help.
-    Launch(String),
-    /// The server was reached but the handshake failed.
-    Handshake(String),
-    /// The server wants a sign-in the router does not have (or could not refresh): another
-    /// lifecycle would meet the same refusal.
-    SignIn(String),
-}
-
-impl HandshakeError {
-    fn into_message(self) -> String {
-        match self {
-            Self::Launch(message) | Self::Handshake(message) | Self::SignIn(message) => message,
-        }
     }
 }
 
@@ -295,30 +277,31 @@ async fn connect(
     config: &ServerConfig,
     client: RouterClient,
     tokens: Option<&TokenStore>,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let (service, child) = match config.protocol {
         ProtocolChoice::Legacy => {
-            handshake(config, client, ClientLifecycleMode::Initialize, tokens)
-                .await
-                .map_err(HandshakeError::into_message)?
+            handshake(config, client, ClientLifecycleMode::Initialize, tokens).await?
         }
-        ProtocolChoice::Modern => handshake(config, client, modern_lifecycle(), tokens)
-            .await
-            .map_err(HandshakeError::into_message)?,
+        ProtocolChoice::Modern => handshake(config, client, modern_lifecycle(), tokens).await?,
         ProtocolChoice::Auto => {
             let probe_budget = config.startup_timeout / 2;
             let probe = handshake(config, client.clone(), auto_lifecycle(), tokens);
             let reason = match tokio::time::timeout(probe_budget, probe).await {
                 Ok(Ok(opened)) => return finish(config, opened.0, opened.1).await,
-                Ok(Err(HandshakeError::Launch(message) | HandshakeError::SignIn(message))) => {
-                    return Err(message);
+                Ok(Err(e @ (HandshakeError::Launch(_) | HandshakeError::SignIn(_)))) => {
+                    return Err(e.into());
                 }
                 Ok(Err(HandshakeError::Handshake(message))) => message,
                 Err(_) => format!("no answer to server/discover within {probe_budget:?}"),
             };
             tracing::info!(server = %config.name, %reason, "server/discover probe failed; connecting again with initialize (2025-11-25)");
             handshake(config, client, ClientLifecycleMode::Initialize, tokens).await.map_err(
-                |e| format!("{} (server/discover was tried first: {reason})", e.into_message()),
+                |e| match ConnectError::from(e) {
+                    ConnectError::Failed(message) => ConnectError::Failed(format!(
+                        "{message} (server/discover was tried first: {reason})"
+                    )),
+                    sign_in => sign_in,
+                },
             )?
         }
     };
@@ -361,7 +344,9 @@ async fn handshake(
         Ok(_) => Ok(()),
         Err(HandshakeError::Launch(m)) => Err(("launch_failed".to_string(), m.clone())),
         Err(HandshakeError::Handshake(m)) => Err(("handshake_failed".to_string(), m.clone())),
-        Err(HandshakeError::SignIn(m)) => Err(("sign_in_required".to_string(), m.clone())),
+        Err(HandshakeError::SignIn(s)) => {
+            Err(("sign_in_required".to_string(), s.advice(&config.name)))
+        }
     });
     result
 }
@@ -417,9 +402,15 @@ async fn open(
                     .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
                 return Ok((service, None));
             };
-            let auth = crate::oauth::authorizer(&config.name, url, oauth, tokens)
-                .await
-                .map_err(HandshakeError::SignIn)?;
+            let auth =
+                crate::oauth::authorizer(&config.name, url, oauth, tokens).await.map_err(|e| {
+                    match e {
+                        crate::oauth::AuthError::SignIn { sign_in, .. } => {
+                            HandshakeError::SignIn(sign_in)
+                        }
+                        other => HandshakeError::Launch(other.to_string()),
+                    }
+                })?;
             let http = AuthClient::new(reqwest::Client::default(), auth);
             let transport = StreamableHttpClientTransport::with_client(http, transport_config);
             let transport = Traced::new(transport, client.telemetry.clone());
@@ -432,56 +423,12 @@ async fn open(
     }
 }
 
-/// A failed HTTP handshake: a 401 (or a sign-in that could not be refreshed) is a sign-in
-/// failure with the login hint; anything else is a handshake failure.
-fn http_handshake_error(
-    client: &RouterClient,
-    error: &rmcp::service::ClientInitializeError,
-) -> HandshakeError {
-    let server = client.server.as_str();
-    if let Some(challenge) = error.auth_challenge() {
-        if let Ok(mut last) = client.challenge.lock() {
-            *last = Some(challenge.to_string());
-        }
-        if !error.is_authorization_required() {
-            // A 403 `insufficient_scope` already at the handshake.
-            return HandshakeError::SignIn(format!(
-                "needs more permissions: run `mcp-router login {server}` to sign in again"
-            ));
-        }
-    }
-    if error.is_authorization_required() {
-        return HandshakeError::SignIn(crate::oauth::login_hint(server));
-    }
-    if let rmcp::service::ClientInitializeError::TransportError { error: sent, .. } = error
-        && let Some(auth) = auth_error_in(sent.error.as_ref())
-    {
-        return HandshakeError::SignIn(crate::oauth::describe_auth_error(server, auth));
-    }
-    HandshakeError::Handshake(initialize_failed(error))
-}
-
-/// The OAuth error (a refresh that failed, a credential store that could not be read) behind
-/// a transport error, if that is what it was.
-fn auth_error_in<'a>(
-    error: &'a (dyn std::error::Error + Send + Sync + 'static),
-) -> Option<&'a rmcp::transport::AuthError> {
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = current {
-        if let Some(auth) = e.downcast_ref::<rmcp::transport::AuthError>() {
-            return Some(auth);
-        }
-        current = e.source();
-    }
-    None
-}
-
 /// After `initialize`: rmcp's cache off, the server's facts read, its tools listed (filtered).
 pub(crate) async fn finish(
     config: &ServerConfig,
     service: RunningService<RoleClient, RouterClient>,
     child: Option<ChildGroup>,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     // rmcp's cache may serve stale lists on error; the router must see every answer fresh.
     service.set_response_cache_config(ClientCacheConfig::disabled()).await;
     let info = service.peer_info().ok_or("server sent no initialize or discover result")?;
@@ -496,7 +443,11 @@ pub(crate) async fn finish(
     let subscription =
         if modern { crate::watch::open_listen(&service, &capabilities).await } else { None };
     let tools = if capabilities.tools.is_some() {
-        list_tools(&service).await?.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
+        let tools = list_tools(&service).await.map_err(|e| match e {
+            McpError::SignInRequired { sign_in, .. } => ConnectError::SignIn(sign_in),
+            other => ConnectError::Failed(format!("tools/list failed: {other}")),
+        })?;
+        tools.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
     } else {
         Vec::new()
     };
@@ -514,53 +465,35 @@ pub(crate) async fn finish(
     })
 }
 
-/// Every page of `tools/list` (at most `MAX_TOOL_PAGES`, stopping at a repeated cursor).
+/// Every page of `tools/list`, by the one cursor loop's rules. A list cut by the page cap or a
+/// cursor cycle keeps what was gathered and says so in the log; a failed request fails it.
 pub(crate) async fn list_tools(
     service: &RunningService<RoleClient, RouterClient>,
-) -> Result<Vec<Tool>, String> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut seen = HashSet::new();
-    for _ in 0..MAX_TOOL_PAGES {
-        let mut params =
-            cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let mut span = service.service().telemetry.start("tools/list", None, None);
-        if !span.span().is_disabled() {
-            span.tag(&mut params.get_or_insert_with(Default::default).meta);
-        }
-        let page = service.list_tools(params).instrument(span.span()).await;
-        span.finish_with(&page, |_| false);
-        let page = page.map_err(|e| {
-            let server = service.service().server.as_str();
-            if e.auth_challenge().is_some() || e.is_authorization_required() {
-                service_error(server, e).to_string()
-            } else {
-                format!("tools/list failed: {e}")
+) -> Result<Vec<Tool>, McpError> {
+    let server = service.service().server.as_str();
+    let follow = Follow { server, max_pages: DEFAULT_MAX_PAGES };
+    let followed = follow
+        .run(Vec::new(), None, |cursor| async move {
+            let mut params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let mut span = service.service().telemetry.start("tools/list", None, None);
+            if !span.span().is_disabled() {
+                span.tag(&mut params.get_or_insert_with(Default::default).meta);
             }
-        })?;
-        tools.extend(page.tools);
-        match page.next_cursor {
-            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
-            _ => return Ok(tools),
+            let page = service.list_tools(params).instrument(span.span()).await;
+            span.finish_with(&page, |_| false);
+            let page = page.map_err(|e| service_error(server, e))?;
+            Ok(Paged { items: page.tools, next_cursor: page.next_cursor, ttl_ms: None })
+        })
+        .await;
+    match followed.stop {
+        None => {}
+        Some(ListingStop::Failed(e) | ListingStop::Unreachable(e)) => return Err(e),
+        Some(cut) => {
+            let message = cut.message("tools/list");
+            tracing::warn!(%server, %message, tools = followed.items.len(), "tool list cut");
         }
     }
-    Ok(tools)
-}
-
-/// A readable reason: the transport's own error chain, without rmcp's internal type names.
-pub(crate) fn initialize_failed(error: &rmcp::service::ClientInitializeError) -> String {
-    match error {
-        rmcp::service::ClientInitializeError::TransportError { error, context } => {
-            let mut reason = error.error.to_string();
-            let mut source = std::error::Error::source(error.error.as_ref());
-            while let Some(inner) = source {
-                reason = format!("{reason}: {inner}");
-                source = inner.source();
-            }
-            format!("initialize failed ({context}): {reason}")
-        }
-        other => format!("initialize failed: {other}"),
-    }
+    Ok(followed.items)
 }
 
 fn headers(
@@ -581,71 +514,3 @@ fn headers(
 
 /// Shared handle type used by the manager.
 pub(crate) type SharedConnection = Arc<Connection>;
-
-/// An rmcp request error as the model reads it.
-pub(crate) fn service_error(server: &str, error: rmcp::ServiceError) -> McpError {
-    if error.is_authorization_required() {
-        return McpError::Transport {
-            server: server.to_string(),
-            error: crate::oauth::login_hint(server),
-        };
-    }
-    if let Some(challenge) = error.auth_challenge() {
-        // A 403 `insufficient_scope`: signed in, but with too little.
-        let scope = challenge
-            .split("scope=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .map(|scope| format!(" (it asks for scope \"{scope}\")"))
-            .unwrap_or_default();
-        return McpError::Transport {
-            server: server.to_string(),
-            error: format!(
-                "needs more permissions{scope}: run `mcp-router login {server}` to sign in again"
-            ),
-        };
-    }
-    if let rmcp::ServiceError::TransportSend(sent) = &error
-        && let Some(auth) = auth_error_in(sent.error.as_ref())
-    {
-        return McpError::Transport {
-            server: server.to_string(),
-            error: crate::oauth::describe_auth_error(server, auth),
-        };
-    }
-    match error {
-        rmcp::ServiceError::McpError(data) => {
-            // Some servers (server-everything) already start their message with our prefix.
-            let prefix = format!("MCP error {}: ", data.code.0);
-            let message = data.message.strip_prefix(prefix.as_str()).unwrap_or(&data.message);
-            McpError::Server { code: data.code.0, message: message.to_string(), data: data.data }
-        }
-        // An answer rmcp could not read as a result of this request: the server's fault, the
-        // connection is fine.
-        rmcp::ServiceError::UnexpectedResponse => McpError::Protocol {
-            server: server.to_string(),
-            error: "sent an answer that is not a result of this request".to_string(),
-        },
-        rmcp::ServiceError::TransportClosed => McpError::Transport {
-            server: server.to_string(),
-            error: "the connection is closed".to_string(),
-        },
-        other => McpError::Transport { server: server.to_string(), error: other.to_string() },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_server_message_that_repeats_the_prefix_is_not_doubled() {
-        let data =
-            rmcp::model::ErrorData::invalid_params("MCP error -32602: Resource x not found", None);
-        let error = service_error("s", rmcp::ServiceError::McpError(data));
-        assert_eq!(error.to_string(), "MCP error -32602: Resource x not found");
-        let plain = rmcp::model::ErrorData::resource_not_found("Resource not found: x", None);
-        let error = service_error("s", rmcp::ServiceError::McpError(plain));
-        assert_eq!(error.to_string(), "MCP error -32002: Resource not found: x");
-    }
-}

@@ -9,6 +9,7 @@ mod cache;
 mod catalog;
 mod client;
 mod config;
+mod errors;
 mod host;
 mod input;
 mod lifecycle;
@@ -21,6 +22,7 @@ mod stdio;
 mod telemetry;
 #[cfg(test)]
 mod tests;
+mod token_store;
 mod toolcache;
 mod watch;
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use mcp_backend::McpError;
+use mcp_backend::{McpError, SignIn};
 use router_protocol::{
     EventMsg, EventSender, McpServerFailedEvent, McpServerReadyEvent, McpServerRestartingEvent,
     McpServerStartingEvent, ServerCapabilitySummary,
@@ -18,7 +18,7 @@ use router_protocol::{
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::client::{Connection, Connector, RouterClient, SharedConnection};
+use crate::client::{ConnectError, Connection, Connector, RouterClient, SharedConnection};
 use crate::config::{ServerConfig, Startup, TransportConfig};
 use crate::host::HostHandler;
 use crate::manager::ManagerOptions;
@@ -35,13 +35,22 @@ pub(crate) enum ServerState {
         conn: SharedConnection,
         since: Instant,
     },
-    /// `credentials`: for a failure for want of sign-in, the fingerprint of the stored
-    /// credentials then (see `TokenStore::fingerprint`).
+    /// `signed_out`: a failure for want of sign-in (then `error` is its advice).
     Failed {
         error: Arc<str>,
         retry_at: Instant,
-        credentials: Option<u64>,
+        signed_out: Option<SignedOut>,
     },
+}
+
+/// A server failed for want of sign-in.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SignedOut {
+    /// What it needs.
+    pub(crate) sign_in: SignIn,
+    /// The fingerprint of the stored credentials then (see `TokenStore::fingerprint`): a new
+    /// sign-in changes it, and the next use starts the server at once.
+    pub(crate) credentials: u64,
 }
 
 pub(crate) struct ManagedServer {
@@ -134,11 +143,11 @@ impl Servers {
             let observed = match &settled {
                 ServerState::Ready { conn, .. } if conn.is_usable() => Observed::Usable,
                 ServerState::Ready { since, .. } => Observed::Closed { since: *since },
-                ServerState::Failed { error, credentials: Some(then), .. } => {
+                ServerState::Failed { error, signed_out: Some(out), .. } => {
                     let now = self.fingerprint(&managed.config);
-                    Observed::SignedOut { error, signed_in_since: now != *then }
+                    Observed::SignedOut { error, signed_in_since: now != out.credentials }
                 }
-                ServerState::Failed { error, retry_at, credentials: None } => {
+                ServerState::Failed { error, retry_at, signed_out: None } => {
                     Observed::Failed { error, retry_at: *retry_at }
                 }
                 ServerState::Starting => continue,
@@ -154,12 +163,22 @@ impl Servers {
                         return Ok(conn);
                     }
                 }
-                Step::Refuse(error) => return Err(not_started(error)),
+                Step::Refuse(error) => {
+                    return Err(match settled {
+                        ServerState::Failed { signed_out: Some(out), .. } => {
+                            McpError::SignInRequired {
+                                server: server.to_string(),
+                                sign_in: out.sign_in,
+                            }
+                        }
+                        _ => not_started(error),
+                    });
+                }
                 Step::GiveUp(error) => {
                     managed.state.send_replace(ServerState::Failed {
                         error: error.clone().into(),
                         retry_at: Instant::now(),
-                        credentials: None,
+                        signed_out: None,
                     });
                     return Err(not_started(error));
                 }
@@ -197,17 +216,18 @@ impl Servers {
     /// A ready server's requests are refused for want of sign-in (its token expired and could
     /// not be refreshed, or was revoked): it is marked failed with the login hint, and
     /// `mcp_server_failed` says so, once per connection.
-    pub(crate) fn signed_out(&self, server: &str, conn: &SharedConnection, error: &str) {
+    pub(crate) fn signed_out(&self, server: &str, conn: &SharedConnection, sign_in: &SignIn) {
         let Some(managed) = self.servers.get(server) else { return };
-        let credentials = Some(self.fingerprint(&managed.config));
+        let credentials = self.fingerprint(&managed.config);
+        let error = sign_in.advice(server);
         let replaced = managed.state.send_if_modified(|state| {
             let current =
                 matches!(state, ServerState::Ready { conn: c, .. } if Arc::ptr_eq(c, conn));
             if current {
                 *state = ServerState::Failed {
-                    error: error.into(),
+                    error: error.as_str().into(),
                     retry_at: Instant::now(),
-                    credentials,
+                    signed_out: Some(SignedOut { sign_in: sign_in.clone(), credentials }),
                 };
             }
             current
@@ -217,7 +237,7 @@ impl Servers {
             self.events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
                 server: server.to_string(),
                 elapsed: Duration::ZERO,
-                error: error.to_string(),
+                error,
             }));
         }
     }
@@ -386,7 +406,7 @@ impl StartServer {
         let connect = connector.connect(&config, client);
         let result = match tokio::time::timeout(config.startup_timeout, connect).await {
             Ok(result) => result,
-            Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout)),
+            Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout).into()),
         };
         let elapsed = started.elapsed();
         match result {
@@ -413,7 +433,8 @@ impl StartServer {
                     );
                 }
             }
-            Err(error) => {
+            Err(failure) => {
+                let error = failure.message(&config.name);
                 tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
                 events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
                     server: config.name.clone(),
@@ -421,13 +442,17 @@ impl StartServer {
                     error: error.clone(),
                 }));
                 let retry_at = Instant::now() + failure_backoff.min(restart::MAX_BACKOFF);
-                let credentials = error
-                    .contains(&crate::oauth::login_hint(&config.name))
-                    .then(|| fingerprint(tokens.as_ref(), &config));
+                let signed_out = match failure {
+                    ConnectError::SignIn(sign_in) => Some(SignedOut {
+                        sign_in,
+                        credentials: fingerprint(tokens.as_ref(), &config),
+                    }),
+                    ConnectError::Failed(_) => None,
+                };
                 state.send_replace(ServerState::Failed {
                     error: error.into(),
                     retry_at,
-                    credentials,
+                    signed_out,
                 });
                 // Its tools were listed from the catalog while it started: they are gone now.
                 if let Some(served) = catalog.take_served() {

@@ -121,9 +121,9 @@ impl McpConnectionManager {
     ) -> ServerListing {
         let max_pages = self.servers.options.max_list_pages;
         let timeout = self.servers.servers[server].config.tool_timeout;
-        let follow = Follow { kind, server, max_pages };
+        let follow = Follow { server, max_pages };
         follow
-            .run(from, |cursor| async move {
+            .listing(kind, from, |cursor| async move {
                 let page = tokio::time::timeout(timeout, fetch_page(conn.clone(), kind, cursor));
                 match page.await {
                     Ok(Ok(page)) => Ok(page),

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use futures::future::join_all;
 use mcp_backend::{
     Aggregate, KeptListings, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse,
-    SharedListing, find_listed_tool, resolve_tool_name,
+    SharedListing, SignIn, find_listed_tool, resolve_tool_name,
 };
 use rmcp::model::CallToolResponse;
 use rmcp::model::{
@@ -68,7 +68,7 @@ pub struct ManagerOptions {
 impl Default for ManagerOptions {
     fn default() -> Self {
         Self {
-            max_list_pages: 1_000,
+            max_list_pages: mcp_backend::DEFAULT_MAX_PAGES,
             shutdown_grace: Duration::from_secs(2),
             max_restarts: 5,
             restart_backoff: Duration::from_millis(500),
@@ -85,6 +85,7 @@ impl Default for ManagerOptions {
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServerStatus {
     /// `initialize` has not finished yet.
     Starting,
@@ -92,6 +93,9 @@ pub enum ServerStatus {
     Ready,
     /// Could not be started, or its connection closed; the reason.
     Failed(String),
+    /// Refused for want of sign-in: a new sign-in (`oauth::Login`) lets the next use start
+    /// it without a restart.
+    SignInRequired(SignIn),
     /// A lazy server not started yet (its first use starts it).
     NotStarted,
 }
@@ -162,6 +166,9 @@ impl McpConnectionManager {
                 ServerStatus::Failed("the connection closed".to_string())
             }
             ServerState::Ready { .. } => ServerStatus::Ready,
+            ServerState::Failed { signed_out: Some(out), .. } => {
+                ServerStatus::SignInRequired(out.sign_in.clone())
+            }
             ServerState::Failed { error, .. } => ServerStatus::Failed(error.to_string()),
         })
     }
@@ -452,13 +459,18 @@ impl McpConnectionManager {
         {
             *last = Some(challenge.to_string());
         }
-        let signed_out = e.is_authorization_required();
         let error = service_error(server, e);
-        if signed_out {
-            self.servers.signed_out(server, conn, &crate::oauth::login_hint(server));
-            conn.mark_dead();
-        } else if matches!(error, McpError::Transport { .. }) {
-            conn.mark_dead();
+        match &error {
+            // Refused: signed out until someone signs in again.
+            McpError::SignInRequired { sign_in: sign_in @ SignIn::Required, .. } => {
+                self.servers.signed_out(server, conn, sign_in);
+                conn.mark_dead();
+            }
+            // Signed in with too little: the connection is fine, a step-up sign-in helps.
+            McpError::SignInRequired { sign_in: SignIn::MoreScope { .. }, .. } => {}
+            // A refresh that could not be made, a broken connection: the next use restarts.
+            McpError::SignInRequired { .. } | McpError::Transport { .. } => conn.mark_dead(),
+            _ => {}
         }
         error
     }

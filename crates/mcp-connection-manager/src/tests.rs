@@ -16,7 +16,7 @@ use rmcp::{RoleServer, ServiceExt};
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 use serde_json::json;
 
-use crate::client::{Connection, Connector, RouterClient, finish, initialize_failed};
+use crate::client::{ConnectError, Connection, Connector, RouterClient, finish, initialize_failed};
 use crate::config::ServerConfig;
 use crate::host::DefaultHost;
 use crate::manager::{ManagerOptions, McpConnectionManager, ServerStatus};
@@ -49,10 +49,10 @@ impl Connector for InMemory {
         &self,
         config: &ServerConfig,
         client: RouterClient,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, ConnectError> {
         let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
         if n <= self.fail_starts {
-            return Err(format!("start {n} failed"));
+            return Err(format!("start {n} failed").into());
         }
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         let server =

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
 use mcp_connection_manager::{
     HostHandler, ManagerOptions, McpConnectionManager, McpError, QualifiedTool, ServerConfig,
+    ServerStatus,
 };
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject};
 use router_protocol::EventSender;
@@ -171,10 +172,6 @@ async fn headless_login(
     login.finish(&location).await.map_err(anyhow::Error::msg)
 }
 
-fn needs_sign_in(error: &str) -> bool {
-    error.contains("mcp-router login conformance")
-}
-
 pub(crate) async fn run(url: String) -> anyhow::Result<i32> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
@@ -200,10 +197,17 @@ async fn run_with(
     let mut manager = start(url, oauth, store);
     manager.wait_until_started().await;
     // A server that wants sign-in: sign in, then connect again.
-    while let Some(mcp_connection_manager::ServerStatus::Failed(error)) =
-        manager.status("conformance")
-    {
-        if !needs_sign_in(&error) || sign_ins == MAX_SIGN_INS {
+    loop {
+        let error = match manager.status("conformance") {
+            Some(ServerStatus::SignInRequired(sign_in)) if sign_ins < MAX_SIGN_INS => {
+                eprintln!("conformance client ({scenario}): {}", sign_in.advice("conformance"));
+                None
+            }
+            Some(ServerStatus::SignInRequired(sign_in)) => Some(sign_in.advice("conformance")),
+            Some(ServerStatus::Failed(error)) => Some(error),
+            _ => break,
+        };
+        if let Some(error) = error {
             eprintln!("conformance client ({scenario}): {error}");
             manager.shutdown().await;
             return Ok(1);
@@ -228,7 +232,7 @@ async fn run_with(
                 Err(error @ McpError::Server { .. }) => eprintln!("{tool}: {error}"),
                 // Step-up: sign in again for what the server's challenge asks, then retry,
                 // a bounded number of times.
-                Err(error) if needs_sign_in(&error.to_string()) && sign_ins < MAX_SIGN_INS => {
+                Err(error @ McpError::SignInRequired { .. }) if sign_ins < MAX_SIGN_INS => {
                     eprintln!("{tool}: {error}");
                     sign_ins += 1;
                     let challenge = manager.auth_challenge("conformance");

@@ -153,8 +153,9 @@ impl McpBackend for FakeBackend {
         }
         self.server(server)?;
         let generation = self.generation(server);
-        let follow = Follow { kind, server, max_pages: 1_000 };
-        let listing = Arc::new(follow.run(from.clone(), |c| self.list(server, kind, c)).await);
+        let follow = Follow { server, max_pages: mcp_backend::DEFAULT_MAX_PAGES };
+        let listing = follow.listing(kind, from.clone(), |c| self.list(server, kind, c)).await;
+        let listing = Arc::new(listing);
         if from.is_none() {
             self.kept.put(&listing, generation);
         }

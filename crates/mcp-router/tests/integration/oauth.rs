@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use mcp_backend::SignIn;
 use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
-use mcp_connection_manager::{ManagerOptions, ServerConfig};
+use mcp_connection_manager::{ManagerOptions, McpError, ServerConfig, ServerStatus};
 use router_protocol::EventMsg;
 use serde_json::Value;
 use tool_router::ToolOutput;
@@ -325,6 +326,38 @@ async fn expiry_refreshes_silently_and_a_revoked_sign_in_recovers_after_login() 
     let (ok, message) = text(h.call("list_mcp_resources", LIST_REMOTE).await);
     assert!(ok, "after a new login: {message}");
     assert_eq!(remote.stats()["rejected"].as_u64(), Some(rejected), "no refresh retried in a loop");
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refusal_met_by_an_all_server_list_is_a_sign_in_in_errors_and_in_the_status() {
+    let remote = Protected::start(3600);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = TokenStore::at(dir.path().join("credentials.json"));
+    library_login(&remote, &store).await;
+    let mut h = harness(&remote, &store);
+    let all = h.payload("list_mcp_resources", "{}").await;
+    assert_eq!(all.get("errors"), None, "{all}");
+    assert_eq!(h.manager.status("remote"), Some(ServerStatus::Ready));
+
+    // The sign-in is revoked; the next all-server list is refused by the server (401).
+    remote.admin("revoke");
+    h.drain();
+    let all = h.payload("list_mcp_resources", "{}").await;
+    let errors = all["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{all}");
+    assert_eq!(errors[0]["server"], "remote");
+    let error = errors[0]["error"].as_str().expect("error");
+    assert!(error.contains("needs sign-in: run `mcp-router login remote`"), "{error}");
+    assert!(all["resources"].as_array().expect("items").iter().any(|r| r["server"] == "local"));
+    // Recorded as a sign-in, typed: the status says so, a call gets the typed error.
+    assert_eq!(h.manager.status("remote"), Some(ServerStatus::SignInRequired(SignIn::Required)));
+    assert_eq!(failures(&h.drain()), ["needs sign-in: run `mcp-router login remote`"]);
+    let refused = h.manager.list("remote", mcp_connection_manager::ListKind::Resources, None).await;
+    assert_eq!(
+        refused,
+        Err(McpError::SignInRequired { server: "remote".into(), sign_in: SignIn::Required })
+    );
     h.manager.shutdown().await;
 }
 

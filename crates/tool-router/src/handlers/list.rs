@@ -440,7 +440,7 @@ impl McpListHandler {
         let stopped = match &listing.error {
             Some(stop) => match stop.request_error() {
                 Some(e) => return Err(self.list_failure(server, e.clone(), continuing)),
-                None => Some(stop.message(self.kind)),
+                None => Some(stop.message(self.kind.method())),
             },
             None => None,
         };

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::handlers::list::LIST_MCP_RESOURCES;
 use crate::invocation::ToolOutput;
-use crate::test_support::{FakeBackend, FakeServer, dispatch, resource};
+use crate::test_support::{FakeBackend, FakeServer, resource};
 
 /// Server `a` with 50 resources in pages of 10.
 fn backend() -> Arc<FakeBackend> {
