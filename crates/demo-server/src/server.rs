@@ -210,6 +210,7 @@ impl ServerHandler for DemoServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.record("resources/subscribe");
         self.resources.attach_peer(context.peer);
         self.resources.subscribe(&request.uri)
     }

@@ -3,18 +3,10 @@
 use async_trait::async_trait;
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 
+use router_protocol::ResourceChange;
+
 use crate::error::McpError;
 
-/// A resource the model read that the server says changed since (`resources/updated`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ResourceChange {
-    /// The configured server name.
-    pub server: String,
-    /// The resource's URI.
-    pub uri: String,
-    /// When the router heard of the change (RFC 3339, UTC, milliseconds).
-    pub detected_at: String,
-}
 use crate::listing::{Aggregate, ListKind, Page, Reuse, SharedListing};
 use crate::qualify::QualifiedTool;
 

@@ -173,18 +173,6 @@ impl McpConnectionManager {
         })
     }
 
-    /// The rmcp peer of a ready server: for a request the router does not make, and for
-    /// measuring the router against bare rmcp on the very same connection. `None` unless the
-    /// server is ready. Requests sent through it bypass the router (no events, no cache, no
-    /// restart on failure).
-    pub fn peer(&self, server: &str) -> Option<rmcp::service::Peer<rmcp::RoleClient>> {
-        let managed = self.servers.servers.get(server)?;
-        match &*managed.state.borrow() {
-            ServerState::Ready { conn, .. } => Some(conn.service.peer().clone()),
-            _ => None,
-        }
-    }
-
     /// Whether the server declared the `completions` capability, once it is no longer starting
     /// (false if unknown, failed or not ready). Only looks.
     pub async fn supports_completions(&self, server: &str) -> bool {
@@ -263,11 +251,11 @@ impl McpConnectionManager {
 
     /// Resources read through this manager that changed since they were last read, each once
     /// (taking them clears them), in server-name order.
-    pub fn take_resource_changes(&self) -> Vec<mcp_backend::ResourceChange> {
+    pub fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {
         let mut changes = Vec::new();
         for (server, managed) in &self.servers.servers {
             for (uri, detected_at) in managed.watched.take() {
-                changes.push(mcp_backend::ResourceChange {
+                changes.push(router_protocol::ResourceChange {
                     server: server.clone(),
                     uri,
                     detected_at,
@@ -429,6 +417,18 @@ impl McpConnectionManager {
     /// [`crate::oauth::Login::start`] so the new sign-in asks for them.
     pub fn auth_challenge(&self, server: &str) -> Option<String> {
         self.servers.servers.get(server)?.challenge.lock().ok()?.clone()
+    }
+
+    /// The rmcp peer of a ready server, for the benchmarks' measurements on the very same
+    /// connection (the `bench` feature). `None` unless the server is ready. Requests sent
+    /// through it bypass the router (no events, no cache, no restart on failure).
+    #[cfg(feature = "bench")]
+    pub fn peer(&self, server: &str) -> Option<rmcp::service::Peer<rmcp::RoleClient>> {
+        let managed = self.servers.servers.get(server)?;
+        match &*managed.state.borrow() {
+            ServerState::Ready { conn, .. } => Some(conn.service.peer().clone()),
+            _ => None,
+        }
     }
 
     /// Process ids of the stdio servers that are ready (for diagnostics and tests).
@@ -600,7 +600,7 @@ impl McpBackend for McpConnectionManager {
     async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
         McpConnectionManager::resolve_tool(self, qualified_name).await
     }
-    fn take_resource_changes(&self) -> Vec<mcp_backend::ResourceChange> {
+    fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {
         McpConnectionManager::take_resource_changes(self)
     }
 }

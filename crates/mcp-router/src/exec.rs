@@ -17,8 +17,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use router_protocol::{EventReceiver, EventSender, event_channel};
-use serde::{Deserialize, Serialize};
+use router_protocol::{EventReceiver, EventSender, ExecInput, ExecOutput, event_channel};
+use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -26,37 +26,6 @@ use tokio::task::JoinSet;
 use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
 
 use crate::setup;
-
-/// One line of input. Other fields (e.g. `"type": "function_call"` of a Responses API item) are
-/// ignored.
-#[derive(Deserialize)]
-struct InputLine {
-    call_id: String,
-    name: String,
-    #[serde(default)]
-    arguments: Option<Value>,
-}
-
-/// One line of output that is not an event.
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum OutputLine {
-    FunctionCallOutput { call_id: String, output: ToolOutput },
-    Tools { format: &'static str, tools: Vec<Value> },
-    Notices { changed: Vec<tool_router::ResourceChange>, text: Option<String> },
-    Error { message: String },
-}
-
-/// A request line that is not a call.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Request {
-    ListTools {
-        #[serde(default)]
-        format: Option<String>,
-    },
-    TakeNotices,
-}
 
 pub(crate) async fn run(config: Option<&Path>, live: bool) -> anyhow::Result<i32> {
     let config = setup::config(config)?;
@@ -73,7 +42,7 @@ pub(crate) async fn run(config: Option<&Path>, live: bool) -> anyhow::Result<i32
     };
     let (events, event_rx) = event_channel();
     let running = Arc::new(setup::start(config, events.clone())?);
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<OutputLine>();
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<ExecOutput>();
     let to_view = view.as_ref().and_then(|v| v.sender());
     let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view));
     let session = Session { running: running.clone(), events: events.clone(), out: out_tx };
@@ -115,7 +84,7 @@ pub(crate) async fn run(config: Option<&Path>, live: bool) -> anyhow::Result<i32
 struct Session {
     running: Arc<setup::Running>,
     events: EventSender,
-    out: mpsc::UnboundedSender<OutputLine>,
+    out: mpsc::UnboundedSender<ExecOutput>,
 }
 
 impl Session {
@@ -127,13 +96,19 @@ impl Session {
         if line.trim().is_empty() {
             return;
         }
-        if is_request(&line) {
-            return self.request(&line, calls);
+        match ExecInput::parse(&line) {
+            Ok(ExecInput::Call(call)) => match to_call(call) {
+                Ok(call) => self.call(call, calls),
+                Err(message) => self.error(message),
+            },
+            Ok(ExecInput::ListTools { format }) => self.list_tools(format.as_deref(), calls),
+            Ok(ExecInput::TakeNotices) => self.take_notices(),
+            Err(message) => self.error(message),
         }
-        let call = match parse_line(&line) {
-            Ok(call) => call,
-            Err(message) => return self.error(message),
-        };
+    }
+
+    /// A call, on its own task.
+    fn call(&self, call: ToolCall, calls: &mut JoinSet<()>) {
         let running = self.running.clone();
         let ctx = CallContext::new(self.events.clone());
         let out = self.out.clone();
@@ -157,31 +132,25 @@ impl Session {
                     .dispatch_to_output(&ctx, call)
                     .await
                     .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
-                let _ = out.send(OutputLine::FunctionCallOutput { call_id, output });
+                let _ = out.send(ExecOutput::FunctionCallOutput { call_id, output });
             },
             span,
         ));
     }
 
+    /// `take_notices`: the pending notices, at once.
+    fn take_notices(&self) {
+        let notice = self.running.router.take_resource_notice();
+        let (changed, text) = match notice {
+            Some(n) => (n.changed, Some(n.text)),
+            None => (Vec::new(), None),
+        };
+        let _ = self.out.send(ExecOutput::Notices { changed, text });
+    }
+
     /// `list_tools`: the specs as they are now, on their own task like a call.
-    fn request(&self, line: &str, calls: &mut JoinSet<()>) {
-        let request: Request = match serde_json::from_str(line) {
-            Ok(request) => request,
-            Err(e) => return self.error(format!("invalid request line: {e}")),
-        };
-        let format = match request {
-            Request::ListTools { format } => format,
-            Request::TakeNotices => {
-                let notice = self.running.router.take_resource_notice();
-                let (changed, text) = match notice {
-                    Some(n) => (n.changed, Some(n.text)),
-                    None => (Vec::new(), None),
-                };
-                let _ = self.out.send(OutputLine::Notices { changed, text });
-                return;
-            }
-        };
-        let (name, format) = match format.as_deref() {
+    fn list_tools(&self, format: Option<&str>, calls: &mut JoinSet<()>) {
+        let (name, format) = match format {
             None | Some("openai") => ("openai", tool_router::ToolFormat::OpenAi),
             Some("anthropic") => ("anthropic", tool_router::ToolFormat::Anthropic),
             Some(other) => {
@@ -195,26 +164,18 @@ impl Session {
         calls.spawn(async move {
             let specs = running.router.specs().await;
             let tools = specs.iter().map(|spec| spec.to_format(format)).collect();
-            let _ = out.send(OutputLine::Tools { format: name, tools });
+            let _ = out.send(ExecOutput::Tools { format: name, tools });
         });
     }
 
     fn error(&self, message: String) {
-        let _ = self.out.send(OutputLine::Error { message });
+        let _ = self.out.send(ExecOutput::Error { message });
     }
 }
 
-/// Whether a line is a request (`"type": "list_tools"` or `"take_notices"`) rather than a
-/// call.
-fn is_request(line: &str) -> bool {
-    serde_json::from_str::<Value>(line)
-        .is_ok_and(|v| v["type"] == "list_tools" || v["type"] == "take_notices")
-}
-
-fn parse_line(line: &str) -> Result<ToolCall, String> {
-    let input: InputLine =
-        serde_json::from_str(line).map_err(|e| format!("invalid input line: {e}"))?;
-    let arguments = match input.arguments {
+/// A call line as the router takes it: `arguments` as JSON text, an object, or nothing.
+fn to_call(call: router_protocol::ExecCall) -> Result<ToolCall, String> {
+    let arguments = match call.arguments {
         None | Some(Value::Null) => ToolArguments::default(),
         Some(Value::String(text)) => ToolArguments::Text(text),
         // Already parsed: handed on as JSON, not printed and parsed again.
@@ -225,7 +186,7 @@ fn parse_line(line: &str) -> Result<ToolCall, String> {
             ));
         }
     };
-    Ok(ToolCall { call_id: input.call_id, name: input.name, arguments })
+    Ok(ToolCall { call_id: call.call_id, name: call.name, arguments })
 }
 
 /// The only writer of stdout. Before an output line it drains queued events, so a call's end
@@ -234,7 +195,7 @@ fn parse_line(line: &str) -> Result<ToolCall, String> {
 /// event and the output share it), never copied in between.
 async fn write_lines(
     mut events: EventReceiver,
-    mut outputs: mpsc::UnboundedReceiver<OutputLine>,
+    mut outputs: mpsc::UnboundedReceiver<ExecOutput>,
     view: Option<std::sync::mpsc::Sender<router_protocol::EventMsg>>,
 ) {
     let mut stdout = tokio::io::stdout();
@@ -295,6 +256,13 @@ fn push_line<T: Serialize>(buffer: &mut Vec<u8>, value: &T) {
 mod tests {
     use super::*;
 
+    fn parse_line(line: &str) -> Result<ToolCall, String> {
+        match ExecInput::parse(line)? {
+            ExecInput::Call(call) => to_call(call),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn arguments_may_be_text_object_or_absent() {
         let call = parse_line(r#"{"call_id":"1","name":"x","arguments":"{\"a\":1}"}"#).expect("ok");
@@ -303,23 +271,9 @@ mod tests {
         assert_eq!(call.arguments, ToolArguments::Json(serde_json::json!({"a": 1})));
         let call = parse_line(r#"{"type":"function_call","call_id":"1","name":"x"}"#).expect("ok");
         assert_eq!(call.arguments, ToolArguments::Text(String::new()));
-    }
-
-    #[test]
-    fn malformed_lines_say_why() {
-        for (line, expected) in [
-            ("not json", "invalid input line: expected ident at line 1 column 2"),
-            (r#"{"name":"x"}"#, "invalid input line: missing field `call_id` at line 1 column 12"),
-            (
-                r#"{"call_id":"1","name":"x","arguments":[1]}"#,
-                "invalid input line: `arguments` must be a JSON string or object, got [1]",
-            ),
-            (
-                r#"{"call_id":1,"name":"x"}"#,
-                "invalid input line: invalid type: integer `1`, expected a string at line 1 column 12",
-            ),
-        ] {
-            assert_eq!(parse_line(line).err().as_deref(), Some(expected), "{line}");
-        }
+        assert_eq!(
+            parse_line(r#"{"call_id":"1","name":"x","arguments":[1]}"#).err().as_deref(),
+            Some("invalid input line: `arguments` must be a JSON string or object, got [1]")
+        );
     }
 }

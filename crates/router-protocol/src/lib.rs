@@ -5,6 +5,8 @@
 //! change to what a UI sees is a change here (and to its snapshot tests).
 
 mod events;
+mod exec;
+mod output;
 mod shared;
 mod sink;
 
@@ -14,5 +16,7 @@ pub use events::{
     McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolsChangedEvent,
     ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
+pub use exec::{ExecCall, ExecInput, ExecOutput};
+pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, event_channel};

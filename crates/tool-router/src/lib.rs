@@ -32,7 +32,8 @@ pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
 };
-pub use mcp_backend::{McpBackend, ResourceChange};
+pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
+pub use router_protocol::ResourceChange;
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};

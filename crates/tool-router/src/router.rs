@@ -422,14 +422,14 @@ mod tests {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ResourceNotice {
     /// What changed, in server-name order.
-    pub changed: Vec<mcp_backend::ResourceChange>,
+    pub changed: Vec<router_protocol::ResourceChange>,
     /// For the model, e.g. `The MCP resource demo://notes/welcome (server docs) that you read
     /// has changed since; read it again for its current content.`
     pub text: String,
 }
 
 impl ResourceNotice {
-    fn new(changed: Vec<mcp_backend::ResourceChange>) -> Self {
+    fn new(changed: Vec<router_protocol::ResourceChange>) -> Self {
         let names: Vec<String> =
             changed.iter().map(|c| format!("{} (server {})", c.uri, c.server)).collect();
         let text = match names.as_slice() {
@@ -451,7 +451,7 @@ mod notice_tests {
 
     #[test]
     fn the_notice_text_names_every_change() {
-        let change = |server: &str, uri: &str| mcp_backend::ResourceChange {
+        let change = |server: &str, uri: &str| router_protocol::ResourceChange {
             server: server.into(),
             uri: uri.into(),
             detected_at: "2026-11-23T21:00:00.000Z".into(),

@@ -8,14 +8,13 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use mcp_backend::{
     Aggregate, Follow, Items, KeptListings, ListKind, ListingStop, McpBackend, McpError, Page,
-    QualifiedTool, ResourceChange, Reuse, ServerListing, SharedListing, qualified_tool_name,
-    resolve_tool_name,
+    QualifiedTool, Reuse, ServerListing, SharedListing, qualified_tool_name, resolve_tool_name,
 };
 use rmcp::model::{
     CallToolResult, CompletionInfo, ContentBlock, JsonObject, ReadResourceResult, Resource,
     ResourceContents, Tool,
 };
-use router_protocol::{EventMsg, EventReceiver, event_channel};
+use router_protocol::{EventMsg, EventReceiver, ResourceChange, event_channel};
 
 use crate::content::ContentPolicy;
 use crate::invocation::{CallContext, FunctionCallError, ToolCall, ToolOutput};

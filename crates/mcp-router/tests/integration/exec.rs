@@ -693,12 +693,25 @@ fn a_tool_added_while_exec_runs_reaches_the_specs_and_can_be_called() {
 #[test]
 fn exec_hands_out_change_notices_once() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = one_server_config(&dir, "");
+    let log = dir.path().join("requests.log");
+    let config = write_config(
+        &dir,
+        "config.toml",
+        &format!(
+            "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\", \"--request-log\", \"{}\"]\n",
+            log.display()
+        ),
+    );
     let mut session = ExecSession::start(&config);
     let uri = "demo://notes/welcome";
     session.send(&call("read", "read_mcp_resource", json!({"server": "docs", "uri": uri})));
     content(&session.output("read"));
-    std::thread::sleep(Duration::from_millis(300));
+    // The read is watched in the background: wait until the server has the subscription.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains("resources/subscribe") {
+        assert!(std::time::Instant::now() < deadline, "the read resource was never watched");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     session.send(&call("touch", "mcp__docs__touch", json!({"uri": uri})));
     let updated = session.line("mcp_resource_updated", |v| v["type"] == "mcp_resource_updated");
     assert_eq!(updated, json!({"type": "mcp_resource_updated", "server": "docs", "uri": uri}));

@@ -410,11 +410,6 @@ async fn an_http_server_that_is_down_fails_alone() {
     h.manager.shutdown().await;
 }
 
-#[test]
-fn demo_binary_path_is_real() {
-    assert!(std::path::Path::new(DEMO).exists());
-}
-
 fn restarts(events: &[EventMsg]) -> Vec<(String, u32)> {
     events
         .iter()

@@ -111,9 +111,9 @@ impl ToolHandler for McpCompletionHandler {
                 total: info.total,
                 has_more: info.has_more,
             };
-            produced(&payload, one_server(info.values.len()))
+            produced(self.backend.as_ref(), &payload, one_server(info.values.len()))
         };
-        run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work).await.0
+        run(ctx, &invocation.call_id, event_invocation, work).await.0
     }
 }
 

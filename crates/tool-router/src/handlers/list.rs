@@ -298,7 +298,7 @@ impl McpListHandler {
                 });
             }
         }
-        produced(&payload, aggregate_summary(listings))
+        produced(self.backend.as_ref(), &payload, aggregate_summary(listings))
     }
 
     async fn one_server(
@@ -413,7 +413,7 @@ impl McpListHandler {
                 Continuation { page: page_cursor, offset: *next, ..Default::default() }.encode(),
             ),
         });
-        produced(&payload, one_server(items.len()))
+        produced(self.backend.as_ref(), &payload, one_server(items.len()))
     }
 
     /// A filtered or sorted list of one server, or a continuation over a kept listing: the
@@ -492,7 +492,7 @@ impl McpListHandler {
             servers: 1,
             failed_servers: payload.errors.clone(),
         };
-        produced(&payload, summary)
+        produced(self.backend.as_ref(), &payload, summary)
     }
 }
 
@@ -538,6 +538,6 @@ impl ToolHandler for McpListHandler {
                 Some(server) => self.one_server(server, cursor, request).await,
             }
         };
-        run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work).await.0
+        run(ctx, &invocation.call_id, event_invocation, work).await.0
     }
 }

@@ -23,7 +23,7 @@ use mcp_backend::{McpBackend, McpError};
 use rmcp::model::CallToolResult;
 use router_protocol::{
     CallResult, EventMsg, McpInvocation, McpToolCallBeginEvent, McpToolCallEndEvent,
-    ResourceCallSummary, ServerFailure, SharedText,
+    ResourceCallSummary, ResourceChange, ServerFailure, SharedText,
 };
 use serde::Serialize;
 
@@ -96,18 +96,8 @@ pub(crate) async fn run(
     ctx: &CallContext,
     call_id: &str,
     invocation: McpInvocation,
-    backend: &dyn McpBackend,
     work: impl Future<Output = Result<Produced, Failed>>,
 ) -> (Result<ToolOutput, FunctionCallError>, Duration) {
-    // Resources read earlier that changed since ride along with the next resource-tool output.
-    let work = async {
-        let mut produced = work.await?;
-        let changes = backend.take_resource_changes();
-        if !changes.is_empty() {
-            produced.content = with_changes(&produced.content, changes).into();
-        }
-        Ok::<Produced, Failed>(produced)
-    };
     let (outcome, duration) = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
         Ok(p) => (Ok(CallResult::Text(p.content.clone())), Some(p.summary.clone())),
         Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
@@ -124,24 +114,30 @@ pub(crate) async fn run(
     (output, duration)
 }
 
-/// Serialize the model's payload; `summary` goes to the end event either way.
-/// The payload with an additive `"changed": [{server, uri, detected_at}]` when there are
-/// changes to report (Codex's shapes are otherwise untouched).
-fn with_changes(content: &str, changes: Vec<mcp_backend::ResourceChange>) -> String {
-    match serde_json::from_str::<serde_json::Value>(content) {
-        Ok(serde_json::Value::Object(mut payload)) => {
-            payload.insert("changed".into(), serde_json::to_value(changes).unwrap_or_default());
-            serde_json::Value::Object(payload).to_string()
-        }
-        _ => content.to_string(),
-    }
+/// A payload with an additive `"changed": [{server, uri, detected_at}]` after its own keys
+/// (Codex's shapes are otherwise untouched).
+#[derive(Serialize)]
+struct WithChanges<'a, P: Serialize> {
+    #[serde(flatten)]
+    payload: &'a P,
+    changed: &'a [ResourceChange],
 }
 
+/// Serialize the model's payload; `summary` goes to the end event either way. Resources read
+/// earlier that changed since ride along with it (taken from the backend, each reported
+/// once).
 pub(crate) fn produced(
+    backend: &dyn McpBackend,
     payload: &impl Serialize,
     summary: ResourceCallSummary,
 ) -> Result<Produced, Failed> {
-    match serde_json::to_string(payload) {
+    let changes = backend.take_resource_changes();
+    let text = if changes.is_empty() {
+        serde_json::to_string(payload)
+    } else {
+        serde_json::to_string(&WithChanges { payload, changed: &changes })
+    };
+    match text {
         Ok(content) => Ok(Produced { content: content.into(), items: None, summary }),
         Err(e) => Err(Failed {
             error: respond(format!("failed to serialize MCP resource response: {e}")),

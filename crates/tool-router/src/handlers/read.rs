@@ -158,7 +158,8 @@ impl McpReadHandler {
             contents: &shaped.contents,
             paging: shaped.paging.as_ref(),
         };
-        let mut produced = produced(&payload, one_server(shaped.contents.len()))?;
+        let mut produced =
+            produced(self.backend.as_ref(), &payload, one_server(shaped.contents.len()))?;
         if !shaped.images.is_empty() {
             let mut items = vec![ContentItem::InputText { text: produced.content.to_string() }];
             items.extend(shaped.images);
@@ -191,9 +192,7 @@ impl ToolHandler for McpReadHandler {
         );
         let work = self.read(&request);
         let (outcome, duration) =
-            run(ctx, &invocation.call_id, event_invocation, self.backend.as_ref(), work)
-                .instrument(span.clone())
-                .await;
+            run(ctx, &invocation.call_id, event_invocation, work).instrument(span.clone()).await;
         span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
         span.record("duration_ms", duration.as_secs_f64() * 1000.0);
         span.in_scope(|| match &outcome {
