@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_backend::McpBackend as _;
 use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
 use router_protocol::EventSender;
 use tool_router::ToolRouter;

@@ -5,6 +5,7 @@
 //!
 //! Only this crate talks to rmcp transports and processes.
 
+mod backend;
 mod cache;
 mod catalog;
 mod client;
@@ -32,8 +33,4 @@ pub use config::{
 };
 pub use host::{DefaultHost, HostCapabilities, HostHandler};
 pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
-pub use mcp_backend::{
-    Aggregate, Items, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse, ServerListing,
-    SharedListing,
-};
 pub use toolcache::{CachedCatalog, ToolCache};

@@ -373,92 +373,77 @@ struct StartServer {
 
 impl StartServer {
     async fn run(self) {
-        let Self {
-            config,
-            state,
-            events,
-            host,
-            connector,
-            failure_backoff,
-            response_cache,
-            watched,
-            tokens,
-            challenge,
-            list_generation,
-            catalog,
-        } = self;
-        events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
-            server: config.name.clone(),
-            transport: transport_name(&config.transport).to_string(),
+        self.events.send(EventMsg::McpServerStarting(McpServerStartingEvent {
+            server: self.config.name.clone(),
+            transport: transport_name(&self.config.transport).to_string(),
         }));
         let started = Instant::now();
         let client = RouterClient {
-            server: config.name.clone(),
-            events: events.clone(),
-            host,
+            server: self.config.name.clone(),
+            events: self.events.clone(),
+            host: self.host.clone(),
             cache: Default::default(),
             changes: Default::default(),
-            watched,
-            challenge,
-            list_generation: list_generation.clone(),
-            telemetry: crate::telemetry::Telemetry::new(&config),
+            watched: self.watched.clone(),
+            challenge: self.challenge.clone(),
+            list_generation: self.list_generation.clone(),
+            telemetry: crate::telemetry::Telemetry::new(&self.config),
         };
-        let connect = connector.connect(&config, client);
-        let result = match tokio::time::timeout(config.startup_timeout, connect).await {
+        let connect = self.connector.connect(&self.config, client);
+        let timeout = self.config.startup_timeout;
+        let result = match tokio::time::timeout(timeout, connect).await {
             Ok(result) => result,
-            Err(_) => Err(format!("startup timed out after {:?}", config.startup_timeout).into()),
+            Err(_) => Err(format!("startup timed out after {timeout:?}").into()),
         };
-        let elapsed = started.elapsed();
         match result {
-            Ok(conn) => {
-                if response_cache && conn.modern {
-                    conn.cache().enable();
-                }
-                tracing::info!(server = %config.name, ?elapsed, tools = conn.tools().len(), "MCP server ready");
-                events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
-                let conn = Arc::new(conn);
-                // A new connection: whatever was listed before may be out of date.
-                list_generation.fetch_add(1, Ordering::SeqCst);
-                crate::watch::spawn(&conn, config.clone());
-                let live = CachedCatalog::of(&conn);
-                state.send_replace(ServerState::Ready { conn, since: Instant::now() });
-                // Tools listed from the catalog while it started: say so if the live list
-                // differs (after the switch, so the specs asked for next are the live ones).
-                if let Some(served) = catalog.live(live.clone()) {
-                    crate::watch::announce_tools_change(
-                        &events,
-                        &config.name,
-                        &served.tools,
-                        &live.tools,
-                    );
-                }
-            }
-            Err(failure) => {
-                let error = failure.message(&config.name);
-                tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
-                events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
-                    server: config.name.clone(),
-                    elapsed,
-                    error: error.clone(),
-                }));
-                let retry_at = Instant::now() + failure_backoff.min(restart::MAX_BACKOFF);
-                let signed_out = match failure {
-                    ConnectError::SignIn(sign_in) => Some(SignedOut {
-                        sign_in,
-                        credentials: fingerprint(tokens.as_ref(), &config),
-                    }),
-                    ConnectError::Failed(_) => None,
-                };
-                state.send_replace(ServerState::Failed {
-                    error: error.into(),
-                    retry_at,
-                    signed_out,
-                });
-                // Its tools were listed from the catalog while it started: they are gone now.
-                if let Some(served) = catalog.take_served() {
-                    crate::watch::announce_tools_change(&events, &config.name, &served.tools, &[]);
-                }
-            }
+            Ok(conn) => self.ready(conn, started.elapsed()),
+            Err(failure) => self.failed(&failure, started.elapsed()),
+        }
+    }
+
+    /// Publish the new connection.
+    fn ready(self, conn: Connection, elapsed: Duration) {
+        let Self { config, state, events, response_cache, list_generation, catalog, .. } = self;
+        if response_cache && conn.modern {
+            conn.cache().enable();
+        }
+        tracing::info!(server = %config.name, ?elapsed, tools = conn.tools().len(), "MCP server ready");
+        events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
+        let conn = Arc::new(conn);
+        // A new connection: whatever was listed before may be out of date.
+        list_generation.fetch_add(1, Ordering::SeqCst);
+        crate::watch::spawn(&conn, config.clone());
+        let live = CachedCatalog::of(&conn);
+        state.send_replace(ServerState::Ready { conn, since: Instant::now() });
+        // Tools listed from the catalog while it started: say so if the live list differs
+        // (after the switch, so the specs asked for next are the live ones).
+        if let Some(served) = catalog.live(live.clone()) {
+            crate::watch::announce_tools_change(&events, &config.name, &served.tools, &live.tools);
+        }
+    }
+
+    /// Publish the failure; a sign-in failure remembers the credentials it saw.
+    fn failed(self, failure: &ConnectError, elapsed: Duration) {
+        let Self { config, state, events, failure_backoff, tokens, catalog, .. } = self;
+        let error = failure.message(&config.name);
+        tracing::warn!(server = %config.name, ?elapsed, %error, "MCP server failed to start");
+        events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
+            server: config.name.clone(),
+            elapsed,
+            error: error.clone(),
+        }));
+        let retry_at = Instant::now() + failure_backoff.min(restart::MAX_BACKOFF);
+        let signed_out = match failure {
+            ConnectError::SignIn(sign_in) => Some(SignedOut {
+                sign_in: sign_in.clone(),
+                credentials: fingerprint(tokens.as_ref(), &config),
+            }),
+            ConnectError::Failed(_) => None,
+        };
+        state.send_replace(ServerState::Failed { error: error.into(), retry_at, signed_out });
+        // Its tools were listed from the catalog while it started: they are gone now.
+        if let Some(served) = catalog.take_served() {
+            crate::watch::announce_tools_change(&events, &config.name, &served.tools, &[]);
         }
     }
 }

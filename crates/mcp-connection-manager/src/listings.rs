@@ -21,7 +21,7 @@ use crate::manager::McpConnectionManager;
 
 impl McpConnectionManager {
     /// One page of `resources/list` or `resources/templates/list` from one server.
-    pub async fn list(
+    pub(crate) async fn page(
         &self,
         server: &str,
         kind: ListKind,
@@ -33,7 +33,7 @@ impl McpConnectionManager {
     /// One server's list from the page `from` names to the end (see
     /// [`mcp_backend::McpBackend::listing`]): a fresh kept listing that has that page answers
     /// at once; a complete listing from the first page is kept.
-    pub async fn listing(
+    pub(crate) async fn listing_from(
         &self,
         server: &str,
         kind: ListKind,
@@ -58,7 +58,7 @@ impl McpConnectionManager {
     }
 
     /// `server`'s fresh kept listing of `kind`. Only looks.
-    pub fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
+    pub(crate) fn kept(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
         self.kept.get(server, kind, self.generation(server).ok()?)
     }
 
@@ -67,7 +67,11 @@ impl McpConnectionManager {
     /// answer with its error. With [`Reuse::Kept`], the kept listings answer when every server
     /// of the last complete all-server listing has a fresh one. Fails only once the manager
     /// is shut down.
-    pub async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
+    pub(crate) async fn every_listing(
+        &self,
+        kind: ListKind,
+        reuse: Reuse,
+    ) -> Result<Aggregate, McpError> {
         if reuse == Reuse::Kept
             && let Some(kept) = self.all_kept(kind)
         {
@@ -107,7 +111,7 @@ impl McpConnectionManager {
     /// Every server of the last complete all-server listing, from its fresh kept listing.
     fn all_kept(&self, kind: ListKind) -> Option<Aggregate> {
         let servers = self.kept.last_all(kind)?;
-        servers.iter().map(|server| self.kept_listing(server, kind)).collect()
+        servers.iter().map(|server| self.kept(server, kind)).collect()
     }
 
     /// `server`'s pages from `from` to the end, each request bounded by the tool timeout and

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use demo_server::{DemoOptions, DemoServer};
-use mcp_backend::{ListKind, McpError};
+use mcp_backend::{ListKind, McpBackend, McpError};
 use rmcp::model::JsonObject;
 use rmcp::service::RunningService;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -177,7 +177,7 @@ async fn queries_that_only_look_never_restart() {
     let _ = echo(&manager).await.expect_err("the server is gone");
     manager.wait_until_started().await;
     let _ = manager.list_tools().await;
-    let _ = manager.any_supports_completions().await;
+    let _ = manager.supports_completions().await;
     let _ = manager.resolve_tool("mcp__demo__echo").await;
     assert!(matches!(manager.status("demo"), Some(ServerStatus::Failed(_))));
     assert_eq!(connector.starts(), 1);

@@ -11,10 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use mcp_backend::{McpBackend, McpError, QualifiedTool};
 use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
 use mcp_connection_manager::{
-    HostHandler, ManagerOptions, McpConnectionManager, McpError, QualifiedTool, ServerConfig,
-    ServerStatus,
+    HostHandler, ManagerOptions, McpConnectionManager, ServerConfig, ServerStatus,
 };
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject};
 use router_protocol::EventSender;

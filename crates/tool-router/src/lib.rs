@@ -34,6 +34,5 @@ pub use invocation::{
 };
 pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
-pub use router_protocol::ResourceChange;
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use mcp_connection_manager::{ListKind, McpConnectionManager, ServerConfig, TransportConfig};
+use mcp_backend::{ListKind, McpBackend};
+use mcp_connection_manager::{McpConnectionManager, ServerConfig, TransportConfig};
 use rmcp::model::{Resource, Role};
 use serde_json::{Value, json};
 use tool_router::{CallContext, RouterSettings, ToolCall, ToolOutput, ToolRouter};
@@ -29,7 +30,7 @@ async fn everything(manager: &McpConnectionManager, server: &str) -> Vec<Resourc
     let mut cursor = None;
     loop {
         let page = manager.list(server, ListKind::Resources, cursor).await.expect("page");
-        if let mcp_connection_manager::Items::Resources(items) = page.items {
+        if let mcp_backend::Items::Resources(items) = page.items {
             all.extend(items);
         }
         match page.next_cursor {

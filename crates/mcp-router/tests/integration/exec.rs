@@ -706,9 +706,16 @@ fn exec_hands_out_change_notices_once() {
     let uri = "demo://notes/welcome";
     session.send(&call("read", "read_mcp_resource", json!({"server": "docs", "uri": uri})));
     content(&session.output("read"));
-    // The read is watched in the background: wait until the server has the subscription.
+    // The read is watched in the background: wait until the server watches it (a
+    // `resources/subscribe`, or a listen stream naming it in 2026-07-28).
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&log).unwrap_or_default().contains("resources/subscribe") {
+    let watched = |log: &str| {
+        log.lines().any(|l| {
+            l == "resources/subscribe"
+                || l.starts_with("subscriptions/listen ") && l.split(' ').any(|u| u == uri)
+        })
+    };
+    while !watched(&std::fs::read_to_string(&log).unwrap_or_default()) {
         assert!(std::time::Instant::now() < deadline, "the read resource was never watched");
         std::thread::sleep(Duration::from_millis(10));
     }

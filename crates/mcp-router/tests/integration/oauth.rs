@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcp_backend::SignIn;
+use mcp_backend::{ListKind, McpBackend, McpError, SignIn};
 use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
-use mcp_connection_manager::{ManagerOptions, McpError, ServerConfig, ServerStatus};
+use mcp_connection_manager::{ManagerOptions, ServerConfig, ServerStatus};
 use router_protocol::EventMsg;
 use serde_json::Value;
 use tool_router::ToolOutput;
@@ -353,7 +353,7 @@ async fn a_refusal_met_by_an_all_server_list_is_a_sign_in_in_errors_and_in_the_s
     // Recorded as a sign-in, typed: the status says so, a call gets the typed error.
     assert_eq!(h.manager.status("remote"), Some(ServerStatus::SignInRequired(SignIn::Required)));
     assert_eq!(failures(&h.drain()), ["needs sign-in: run `mcp-router login remote`"]);
-    let refused = h.manager.list("remote", mcp_connection_manager::ListKind::Resources, None).await;
+    let refused = h.manager.list("remote", ListKind::Resources, None).await;
     assert_eq!(
         refused,
         Err(McpError::SignInRequired { server: "remote".into(), sign_in: SignIn::Required })

@@ -1,0 +1,239 @@
+//! The manager as the router's [`McpBackend`]: the one API for what handlers ask of MCP —
+//! lists, reads, tool calls, completion, the tool set and the resource changes. Every request
+//! goes through the manager's `request`/`exchange` (timeouts, the `failed()` step).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::future::join_all;
+use mcp_backend::{
+    Aggregate, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse, SharedListing,
+    find_listed_tool, resolve_tool_name,
+};
+use rmcp::model::{
+    ArgumentInfo, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompletionInfo, JsonObject, ReadResourceRequestParams, ReadResourceResult, Reference,
+};
+use tracing::Instrument as _;
+
+use crate::input::{Retry, Round};
+use crate::lifecycle::ServerState;
+use crate::manager::McpConnectionManager;
+
+#[async_trait]
+impl McpBackend for McpConnectionManager {
+    async fn list(
+        &self,
+        server: &str,
+        kind: ListKind,
+        cursor: Option<String>,
+    ) -> Result<Page, McpError> {
+        self.page(server, kind, cursor).await
+    }
+
+    async fn listing(
+        &self,
+        server: &str,
+        kind: ListKind,
+        from: Option<String>,
+    ) -> Result<SharedListing, McpError> {
+        self.listing_from(server, kind, from).await
+    }
+
+    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
+        self.kept(server, kind)
+    }
+
+    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
+        self.every_listing(kind, reuse).await
+    }
+
+    /// `resources/read` on one server. An `input_required` answer (2026-07-28) is answered
+    /// through the host and retried (see `input`).
+    async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
+        let params = ReadResourceRequestParams::new(uri);
+        let result = self
+            .exchange(server, "resources/read", |conn, retry| {
+                // Only the first round may be answered from, or kept in, the cache: later rounds
+                // depend on the inputs given.
+                let first = retry == Retry::default();
+                let mut params = params.clone();
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
+                async move {
+                    if first && let Some(cached) = conn.cache().read(&params.uri) {
+                        return Ok(Ok(Round::Complete(cached)));
+                    }
+                    let uri = params.uri.clone();
+                    let mut params = params;
+                    let mut span = conn.telemetry().start("resources/read", None, Some(&uri));
+                    span.tag(&mut params.meta);
+                    let answer =
+                        conn.service.read_resource_once(params).instrument(span.span()).await;
+                    span.finish_with(&answer, |_| false);
+                    let answer = answer.map(Round::try_from);
+                    if first && let Ok(Ok(Round::Complete(result))) = &answer {
+                        conn.cache().put_read(&uri, result);
+                    }
+                    answer
+                }
+            })
+            .await;
+        if result.is_ok() {
+            self.watch_read(server, uri);
+        }
+        result
+    }
+
+    /// Resources read through this manager that changed since they were last read, each once
+    /// (taking them clears them), in server-name order.
+    fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {
+        let mut changes = Vec::new();
+        for (server, managed) in &self.servers.servers {
+            for (uri, detected_at) in managed.watched.take() {
+                changes.push(router_protocol::ResourceChange {
+                    server: server.clone(),
+                    uri,
+                    detected_at,
+                });
+            }
+        }
+        changes
+    }
+
+    /// `tools/call` on one server, by the tool's original name. An `input_required` answer
+    /// (2026-07-28) is answered through the host and retried (see `input`).
+    async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        self.exchange(server, "tools/call", |conn, retry| {
+            let mut params = params.clone();
+            params.input_responses = retry.input_responses;
+            params.request_state = retry.request_state;
+            async move {
+                let mut span = conn.telemetry().start("tools/call", Some(&params.name), None);
+                span.tag(&mut params.meta);
+                let answer = conn.service.call_tool_once(params).instrument(span.span()).await;
+                span.finish_with(&answer, |answer| {
+                    matches!(answer, CallToolResponse::Complete(r) if r.is_error == Some(true))
+                });
+                answer.map(Round::try_from)
+            }
+        })
+        .await
+    }
+
+    /// `completion/complete` for an argument of a resource template on one server.
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        let params = CompleteRequestParams::new(
+            Reference::for_resource(template),
+            ArgumentInfo::new(argument, value),
+        );
+        self.request(server, "completion/complete", |conn| async move {
+            let mut params = params;
+            let mut span = conn.telemetry().start("completion/complete", None, None);
+            span.tag(&mut params.meta);
+            let answer = conn.service.complete(params).instrument(span.span()).await;
+            span.finish_with(&answer, |_| false);
+            answer.map(|r| r.completion)
+        })
+        .await
+    }
+
+    /// Whether any server declares the `completions` capability (after startups settle). Only
+    /// looks.
+    async fn supports_completions(&self) -> bool {
+        let checks = self.servers.servers.keys().map(|name| self.server_supports_completions(name));
+        join_all(checks).await.into_iter().any(|yes| yes)
+    }
+
+    /// Every model-visible MCP tool. Sorted by server name, each server's order kept; a
+    /// qualified name already taken is skipped with a warning. A server still starting, or a
+    /// lazy one not started, is listed from its tool catalog (see [`crate::ToolCache`]) without
+    /// waiting; when it becomes ready with a different list, `mcp_tools_changed` says so. A
+    /// starting server with no catalog is waited for, and a lazy one with none is started to
+    /// learn its tools. Never restarts a server.
+    async fn list_tools(&self) -> Vec<QualifiedTool> {
+        let servers = &self.servers.servers;
+        let unknown = servers.iter().filter_map(|(name, managed)| {
+            let state = managed.state.borrow().clone();
+            let lazy = matches!(state, ServerState::Lazy);
+            let waiting = lazy || matches!(state, ServerState::Starting);
+            (waiting && managed.catalog.get().is_none()).then_some((name, lazy))
+        });
+        join_all(unknown.map(|(name, lazy)| async move {
+            if lazy {
+                let _ = self.servers.connection(name).await;
+            } else {
+                let _ = self.servers.settled(name).await;
+            }
+        }))
+        .await;
+        let mut from_catalog = false;
+        let mut lists = Vec::new();
+        for (name, managed) in servers {
+            let tools = match &*managed.state.borrow() {
+                ServerState::Ready { conn, .. } => conn.tools(),
+                ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
+                    Some(catalog) => {
+                        managed.catalog.mark_served();
+                        from_catalog = true;
+                        Arc::new(catalog.tools.clone())
+                    }
+                    None => continue,
+                },
+                ServerState::Failed { .. } => continue,
+            };
+            lists.push((name, tools));
+        }
+        if !from_catalog {
+            return self.qualified_tools().as_ref().clone();
+        }
+        crate::catalog::qualify_lists(&lists)
+    }
+
+    /// The server and original tool name behind a qualified name, by
+    /// [`mcp_backend::resolve_tool_name`]'s rule with the servers' tool filters. Answers from
+    /// the servers that are ready; only when that fails does it wait for the ones still
+    /// starting. Only looks.
+    async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
+        if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
+            return Some(found);
+        }
+        // A tool of a server still starting (or lazy) that its catalog lists: the call will
+        // wait for (or start) that server alone.
+        for (name, managed) in &self.servers.servers {
+            let not_ready =
+                matches!(&*managed.state.borrow(), ServerState::Starting | ServerState::Lazy);
+            if not_ready
+                && let Some(catalog) = managed.catalog.get()
+                && let Some(tool) = catalog
+                    .tools
+                    .iter()
+                    .find(|t| mcp_backend::qualified_tool_name(name, &t.name) == qualified)
+            {
+                return Some((name.clone(), tool.name.to_string()));
+            }
+        }
+        self.wait_until_started().await;
+        let servers = &self.servers.servers;
+        let allowed = |server: &str, tool: &str| {
+            servers.get(server).is_some_and(|m| m.config.tool_allowed(tool))
+        };
+        let names = servers.keys().map(String::as_str);
+        resolve_tool_name(qualified, &self.qualified_tools(), names, allowed)
+    }
+}
