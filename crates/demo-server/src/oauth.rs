@@ -161,34 +161,14 @@ impl AuthServer {
         let path = request.uri().path().to_string();
         let base = &self.base;
         match (request.method().as_str(), path.as_str()) {
-            ("GET", p) if p.starts_with("/.well-known/oauth-protected-resource") => Ok(respond(
-                StatusCode::OK,
-                json!({
-                    "resource": format!("{base}/mcp"),
-                    "authorization_servers": [base],
-                    "scopes_supported": ["mcp"],
-                    "bearer_methods_supported": ["header"],
-                }),
-            )),
+            ("GET", p) if p.starts_with("/.well-known/oauth-protected-resource") => {
+                Ok(respond(StatusCode::OK, protected_resource(base)))
+            }
             ("GET", p)
                 if p.starts_with("/.well-known/oauth-authorization-server")
                     || p.starts_with("/.well-known/openid-configuration") =>
             {
-                Ok(respond(
-                    StatusCode::OK,
-                    json!({
-                        "issuer": base,
-                        "authorization_endpoint": format!("{base}/authorize"),
-                        "token_endpoint": format!("{base}/token"),
-                        "registration_endpoint": format!("{base}/register"),
-                        "response_types_supported": ["code"],
-                        "grant_types_supported": ["authorization_code", "refresh_token"],
-                        "code_challenge_methods_supported": ["S256"],
-                        "token_endpoint_auth_methods_supported": ["none"],
-                        "scopes_supported": ["mcp", "offline_access"],
-                        "authorization_response_iss_parameter_supported": true,
-                    }),
-                ))
+                Ok(respond(StatusCode::OK, authorization_server(base)))
             }
             ("POST", "/register") => {
                 let body = collect(request).await;
@@ -207,36 +187,37 @@ impl AuthServer {
                 let body = collect(request).await;
                 Ok(self.exchange(&form(&body)))
             }
-            ("POST", "/admin/expire") => {
-                let mut state = self.state();
-                let now = Instant::now();
-                state.access.values_mut().for_each(|expiry| *expiry = now);
-                Ok(respond(StatusCode::OK, json!({})))
-            }
-            ("POST", "/admin/revoke") => {
-                let mut state = self.state();
-                state.access.clear();
-                state.refresh.clear();
-                Ok(respond(StatusCode::OK, json!({})))
-            }
-            ("POST", "/admin/down") | ("POST", "/admin/up") => {
-                self.state().down = path == "/admin/down";
-                Ok(respond(StatusCode::OK, json!({})))
-            }
-            ("GET", "/admin/stats") => {
-                let state = self.state();
-                Ok(respond(
-                    StatusCode::OK,
-                    json!({
-                        "authorization_codes": state.authorization_codes,
-                        "refreshes": state.refreshes,
-                        "rejected": state.rejected,
-                    }),
-                ))
-            }
+            (method, p) if p.starts_with("/admin/") => Ok(self.admin(method, p)),
             _ if self.authorized(&request) => Err(request),
             _ => Ok(self.challenge()),
         }
+    }
+
+    /// The test controls: expire or revoke every token, take the token endpoint down or up,
+    /// and the counts.
+    fn admin(&self, method: &str, path: &str) -> Response<Body> {
+        let mut state = self.state();
+        match (method, path) {
+            ("POST", "/admin/expire") => {
+                let now = Instant::now();
+                state.access.values_mut().for_each(|expiry| *expiry = now);
+            }
+            ("POST", "/admin/revoke") => {
+                state.access.clear();
+                state.refresh.clear();
+            }
+            ("POST", "/admin/down") | ("POST", "/admin/up") => state.down = path == "/admin/down",
+            ("GET", "/admin/stats") => {
+                let stats = json!({
+                    "authorization_codes": state.authorization_codes,
+                    "refreshes": state.refreshes,
+                    "rejected": state.rejected,
+                });
+                return respond(StatusCode::OK, stats);
+            }
+            _ => return respond(StatusCode::NOT_FOUND, json!({"error": "no such control"})),
+        }
+        respond(StatusCode::OK, json!({}))
     }
 
     /// Approve at once: redirect back with a code bound to the PKCE challenge.
@@ -336,4 +317,30 @@ impl AuthServer {
 
 async fn collect(request: Request<hyper::body::Incoming>) -> Bytes {
     request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default()
+}
+
+/// The protected-resource metadata (RFC 9728) of the endpoint at `base`.
+fn protected_resource(base: &str) -> Value {
+    json!({
+        "resource": format!("{base}/mcp"),
+        "authorization_servers": [base],
+        "scopes_supported": ["mcp"],
+        "bearer_methods_supported": ["header"],
+    })
+}
+
+/// The authorization-server metadata (RFC 8414) of the in-process server at `base`.
+fn authorization_server(base: &str) -> Value {
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "scopes_supported": ["mcp", "offline_access"],
+        "authorization_response_iss_parameter_supported": true,
+    })
 }

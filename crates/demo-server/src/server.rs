@@ -242,7 +242,7 @@ impl ServerHandler for DemoServer {
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
         // One line per stream, with the resources it watches.
         let watched = context.sink().accepted().resource_subscriptions.clone().unwrap_or_default();
-        self.record(&format!("subscriptions/listen {}", watched.join(" ")).trim_end().to_string());
+        self.record(format!("subscriptions/listen {}", watched.join(" ")).trim_end());
         self.resources.listen(context).await
     }
 

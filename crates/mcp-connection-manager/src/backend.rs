@@ -16,9 +16,9 @@ use rmcp::model::{
 };
 use tracing::Instrument as _;
 
-use crate::input::{Retry, Round};
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
+use mcp_connection::input::{Retry, Round};
 
 #[async_trait]
 impl McpBackend for McpConnectionManager {

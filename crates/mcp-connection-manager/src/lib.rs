@@ -1,36 +1,24 @@
-//! Runs many MCP servers (stdio child processes and streamable HTTP) on rmcp, and answers for
-//! them: single-server requests bounded by timeouts, all-server lists aggregated and sorted by
-//! server name, MCP tools under qualified names. Implements `mcp_backend::McpBackend`, the
-//! tool router's interface to MCP.
-//!
-//! Only this crate talks to rmcp transports and processes.
+//! Runs many MCP servers and answers for them: starts them concurrently, restarts the ones
+//! that died (a pure decision, `restart`), bounds every request by timeouts, keeps complete
+//! listings, aggregates all-server lists sorted by server name, and qualifies every server's
+//! tools. Implements `mcp_backend::McpBackend`, the tool router's interface to MCP. One
+//! server's connection is the `mcp-connection` crate's.
 
 mod backend;
-mod cache;
 mod catalog;
-mod client;
-mod config;
-mod errors;
-mod host;
-mod input;
 mod lifecycle;
 mod listings;
 mod manager;
-pub mod oauth;
-mod procs;
 mod restart;
-mod stdio;
-mod telemetry;
 #[cfg(test)]
 mod tests;
-mod token_store;
 mod toolcache;
-mod watch;
 
-pub use config::{
+pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+pub use mcp_connection::config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, Startup,
     TransportConfig, is_valid_server_name,
 };
-pub use host::{DefaultHost, HostCapabilities, HostHandler};
-pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+pub use mcp_connection::host::{DefaultHost, HostCapabilities, HostHandler};
+pub use mcp_connection::oauth;
 pub use toolcache::{CachedCatalog, ToolCache};

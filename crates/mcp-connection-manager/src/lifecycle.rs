@@ -18,12 +18,12 @@ use router_protocol::{
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::client::{ConnectError, Connection, Connector, RouterClient, SharedConnection};
-use crate::config::{ServerConfig, Startup, TransportConfig};
-use crate::host::HostHandler;
 use crate::manager::ManagerOptions;
 use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
 use crate::toolcache::{CachedCatalog, CatalogSlot};
+use mcp_connection::client::{ConnectError, Connection, Connector, RouterClient, SharedConnection};
+use mcp_connection::config::{ServerConfig, Startup, TransportConfig};
+use mcp_connection::host::HostHandler;
 
 /// Where a server is.
 #[derive(Clone)]
@@ -59,7 +59,7 @@ pub(crate) struct ManagedServer {
     /// Restarts so far (reset after a stable run).
     restarts: AtomicU32,
     /// The resources the model read from this server, watched across restarts.
-    pub(crate) watched: Arc<crate::watch::Watched>,
+    pub(crate) watched: Arc<mcp_connection::watch::Watched>,
     /// The last `WWW-Authenticate` challenge a request to it met (a 401 or a 403
     /// `insufficient_scope`), for a sign-in that asks for what the server wants.
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
@@ -111,7 +111,8 @@ impl Servers {
             let lazy = config.startup == Startup::Lazy;
             let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
             let (state, _) = watch::channel(initial);
-            let watched = Arc::new(crate::watch::Watched::new(this.options.max_watched_resources));
+            let watched =
+                Arc::new(mcp_connection::watch::Watched::new(this.options.max_watched_resources));
             let catalog = Arc::new(CatalogSlot::load(this.options.tool_cache.clone(), &config));
             let managed = ManagedServer {
                 config,
@@ -363,9 +364,9 @@ struct StartServer {
     failure_backoff: Duration,
     /// `ManagerOptions::response_cache`.
     response_cache: bool,
-    watched: Arc<crate::watch::Watched>,
+    watched: Arc<mcp_connection::watch::Watched>,
     /// Where sign-in credentials are kept (`ManagerOptions::token_store`).
-    tokens: Option<crate::oauth::TokenStore>,
+    tokens: Option<mcp_connection::oauth::TokenStore>,
     challenge: Arc<Mutex<Option<String>>>,
     list_generation: Arc<std::sync::atomic::AtomicU64>,
     catalog: Arc<CatalogSlot>,
@@ -387,7 +388,7 @@ impl StartServer {
             watched: self.watched.clone(),
             challenge: self.challenge.clone(),
             list_generation: self.list_generation.clone(),
-            telemetry: crate::telemetry::Telemetry::new(&self.config),
+            telemetry: mcp_connection::telemetry::Telemetry::new(&self.config),
         };
         let connect = self.connector.connect(&self.config, client);
         let timeout = self.config.startup_timeout;
@@ -412,13 +413,18 @@ impl StartServer {
         let conn = Arc::new(conn);
         // A new connection: whatever was listed before may be out of date.
         list_generation.fetch_add(1, Ordering::SeqCst);
-        crate::watch::spawn(&conn, config.clone());
+        mcp_connection::watch::spawn(&conn, config.clone());
         let live = CachedCatalog::of(&conn);
         state.send_replace(ServerState::Ready { conn, since: Instant::now() });
         // Tools listed from the catalog while it started: say so if the live list differs
         // (after the switch, so the specs asked for next are the live ones).
         if let Some(served) = catalog.live(live.clone()) {
-            crate::watch::announce_tools_change(&events, &config.name, &served.tools, &live.tools);
+            mcp_connection::watch::announce_tools_change(
+                &events,
+                &config.name,
+                &served.tools,
+                &live.tools,
+            );
         }
     }
 
@@ -443,12 +449,12 @@ impl StartServer {
         state.send_replace(ServerState::Failed { error: error.into(), retry_at, signed_out });
         // Its tools were listed from the catalog while it started: they are gone now.
         if let Some(served) = catalog.take_served() {
-            crate::watch::announce_tools_change(&events, &config.name, &served.tools, &[]);
+            mcp_connection::watch::announce_tools_change(&events, &config.name, &served.tools, &[]);
         }
     }
 }
 
-fn fingerprint(tokens: Option<&crate::oauth::TokenStore>, config: &ServerConfig) -> u64 {
+fn fingerprint(tokens: Option<&mcp_connection::oauth::TokenStore>, config: &ServerConfig) -> u64 {
     match (&config.transport, tokens) {
         (TransportConfig::StreamableHttp { url, .. }, Some(tokens)) => tokens.fingerprint(url),
         _ => 0,

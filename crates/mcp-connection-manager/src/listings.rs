@@ -15,9 +15,9 @@ use rmcp::model::PaginatedRequestParams;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
-use crate::client::SharedConnection;
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
+use mcp_connection::client::SharedConnection;
 
 impl McpConnectionManager {
     /// One page of `resources/list` or `resources/templates/list` from one server.

@@ -1,8 +1,9 @@
-//! The connection manager's public face: starts every enabled server concurrently, bounds every
-//! request by the server's tool timeout, aggregates all-server lists (each server paged to the
-//! end, sorted by server name, failures reported), and implements the router's [`McpBackend`].
-//! The lifecycle lives in `lifecycle`, the restart decision in `restart`, the tool catalog in
-//! `catalog`, paging in `paging`.
+//! The connection manager's public face: starts every enabled server concurrently, answers the
+//! look-only queries, and holds the one path every request takes (`request`/`exchange`: the
+//! tool timeout, and the `failed()` step that marks a broken connection dead and records a
+//! refused sign-in). The requests themselves are its `McpBackend` implementation (`backend`);
+//! lists live in `listings`, the lifecycle in `lifecycle`, the restart decision in `restart`,
+//! the qualified tool set in `catalog`.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -13,11 +14,11 @@ use mcp_backend::{KeptListings, McpError, QualifiedTool, SignIn};
 use router_protocol::EventSender;
 
 use crate::catalog::ToolCatalog;
-use crate::client::{Connector, SharedConnection, Transports, service_error};
-use crate::config::ServerConfig;
-use crate::host::{DefaultHost, HostHandler};
-use crate::input::{Exchange, ExchangeError, Final, Retry, Round};
 use crate::lifecycle::{ServerState, Servers};
+use mcp_connection::client::{Connector, SharedConnection, Transports, service_error};
+use mcp_connection::config::ServerConfig;
+use mcp_connection::host::{DefaultHost, HostHandler};
+use mcp_connection::input::{Exchange, ExchangeError, Final, Retry, Round};
 
 /// Tunables that are not per server.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,9 +41,9 @@ pub struct ManagerOptions {
     /// Most resources watched per server (those the model read; the least recently read is
     /// dropped first); 0 watches nothing.
     pub max_watched_resources: usize,
-    /// Where OAuth credentials are kept ([`crate::oauth::TokenStore::default_location`] when
+    /// Where OAuth credentials are kept ([`mcp_connection::oauth::TokenStore::default_location`] when
     /// `None`; without any, HTTP servers are reached without sign-in).
-    pub token_store: Option<crate::oauth::TokenStore>,
+    pub token_store: Option<mcp_connection::oauth::TokenStore>,
     /// Where each server's last tool list is kept, so tools are listed at once while servers
     /// start (see [`crate::ToolCache`]); `None` keeps none and waits for every server.
     pub tool_cache: Option<crate::ToolCache>,
@@ -96,8 +97,8 @@ pub enum ServerStatus {
 /// is started again by the next request that needs it, after a doubling back-off, at most
 /// `max_restarts` times; then it stays failed and says so. Each restart is announced with
 /// `mcp_server_restarting` and bounded by the startup timeout. Queries that only look
-/// (`status`, `list_tools`, `supports_completions`, `wait_until_started`) never start or
-/// restart a server. After [`McpConnectionManager::shutdown`] every request fails with
+/// (`status`, `list_tools`, `supports_completions`, `wait_until_started`) never restart a
+/// server; `list_tools` starts a lazy server that has no tool catalog, to learn its tools. After [`McpConnectionManager::shutdown`] every request fails with
 /// [`McpError::ShutDown`].
 pub struct McpConnectionManager {
     pub(crate) servers: Servers,
@@ -124,7 +125,7 @@ impl McpConnectionManager {
     ) -> Self {
         let mut options = options;
         options.token_store =
-            options.token_store.take().or_else(crate::oauth::TokenStore::default_location);
+            options.token_store.take().or_else(mcp_connection::oauth::TokenStore::default_location);
         let tokens = options.token_store.clone();
         Self::start_with_connector(configs, events, options, host, Arc::new(Transports { tokens }))
     }
@@ -195,7 +196,7 @@ impl McpConnectionManager {
             ServerState::Ready { conn, .. } => conn.clone(),
             _ => return,
         };
-        crate::watch::follow(&conn, touch, uri, managed.config.tool_timeout);
+        mcp_connection::watch::follow(&conn, touch, uri, managed.config.tool_timeout);
     }
 
     /// End every server and return once each has exited: HTTP sessions closed, stdio servers
@@ -211,7 +212,7 @@ impl McpConnectionManager {
 
     /// The last `WWW-Authenticate` challenge a request to `server` met (a 401, or a 403
     /// `insufficient_scope` naming the scopes it wants): pass it to
-    /// [`crate::oauth::Login::start`] so the new sign-in asks for them.
+    /// [`mcp_connection::oauth::Login::start`] so the new sign-in asks for them.
     pub fn auth_challenge(&self, server: &str) -> Option<String> {
         self.servers.servers.get(server)?.challenge.lock().ok()?.clone()
     }

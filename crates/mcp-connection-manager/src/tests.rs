@@ -16,10 +16,12 @@ use rmcp::{RoleServer, ServiceExt};
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 use serde_json::json;
 
-use crate::client::{ConnectError, Connection, Connector, RouterClient, finish, initialize_failed};
-use crate::config::ServerConfig;
-use crate::host::DefaultHost;
 use crate::manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+use mcp_connection::client::{
+    ConnectError, Connection, Connector, RouterClient, finish, initialize_failed,
+};
+use mcp_connection::config::ServerConfig;
+use mcp_connection::host::DefaultHost;
 
 /// Connects to a demo server task over a duplex pipe. The first `fail_starts` starts fail.
 #[derive(Default)]

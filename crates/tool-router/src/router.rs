@@ -137,8 +137,10 @@ impl ToolRouter {
         Ok(())
     }
 
-    /// Every tool spec, sorted by name (stable prompts). MCP tools are listed once every server
-    /// has finished starting; listing only looks (it never starts or restarts a server).
+    /// Every tool spec, sorted by name (stable prompts). MCP tools come from the backend's
+    /// `list_tools`: servers with a tool catalog are listed from it at once, a starting server
+    /// without one is waited for, and a lazy server without one is started to learn its tools;
+    /// no server is restarted.
     pub async fn specs(&self) -> Vec<ToolSpec> {
         let mut specs = Vec::new();
         for registered in self.handlers.values() {

@@ -27,7 +27,15 @@ const LONG_FILES: &[(&str, &str)] = &[
 ];
 
 /// Functions allowed over [`MAX_FN_LINES`]: (path, function name, why).
-const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[];
+const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+    // The demo server's tool definitions: one literal per tool, a table rather than logic.
+    ("crates/demo-server/src/tools.rs", "tools", "a table of tool definitions"),
+    // Benchmark rows: setup, the baseline and the measurement read top to bottom, so what a
+    // ratio compares is visible in one place. The binary is not library code.
+    ("crates/bench/src/workloads.rs", "scale", "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "p3_scale", "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "p7_updates", "one benchmark row, baseline beside it"),
+];
 
 /// Dependencies declared only for a feature they turn on, never named in code: (crate
 /// directory, dependency, why).
@@ -241,6 +249,11 @@ fn library_files_and_functions_stay_small() {
     for (path, _) in LONG_FILES {
         let source = sources.iter().find(|s| s.path == *path).expect("an allowed file exists");
         assert!(library_lines(source) > MAX_FILE_LINES, "{path} is no longer long: unlist it");
+    }
+    for (path, name, _) in LONG_FUNCTIONS {
+        let source = sources.iter().find(|s| s.path == *path).expect("an allowed file exists");
+        let lines = functions(source).into_iter().find(|(f, _)| f == name).map(|(_, n)| n);
+        assert!(lines > Some(MAX_FN_LINES), "{path}: fn {name} is no longer long: unlist it");
     }
 }
 

@@ -554,7 +554,8 @@ mod tests {
             mcp_backend::PageStart { index: 5, cursor: Some("p2".into()) },
         ];
         let p2 = Some("p2".to_string());
-        let cases: [(&[mcp_backend::PageStart], Option<&String>, usize, Option<usize>); 7] = [
+        type Case<'a> = (&'a [mcp_backend::PageStart], Option<&'a String>, usize, Option<usize>);
+        let cases: [Case<'_>; 7] = [
             (&starts, None, 0, Some(0)),
             (&starts, None, 5, Some(5)),
             (&starts, None, 6, None),

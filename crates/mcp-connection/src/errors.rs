@@ -8,7 +8,7 @@ use crate::client::RouterClient;
 
 /// Why a server could not be connected.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ConnectError {
+pub enum ConnectError {
     /// It needs a sign-in: a new one lets the next use start it at once.
     SignIn(SignIn),
     /// Anything else, as a readable reason.
@@ -17,7 +17,7 @@ pub(crate) enum ConnectError {
 
 impl ConnectError {
     /// The reason, as events and later calls report it.
-    pub(crate) fn message(&self, server: &str) -> String {
+    pub fn message(&self, server: &str) -> String {
         match self {
             Self::SignIn(sign_in) => sign_in.advice(server),
             Self::Failed(message) => message.clone(),
@@ -102,7 +102,7 @@ fn auth_error_in<'a>(
 }
 
 /// A readable reason: the transport's own error chain, without rmcp's internal type names.
-pub(crate) fn initialize_failed(error: &rmcp::service::ClientInitializeError) -> String {
+pub fn initialize_failed(error: &rmcp::service::ClientInitializeError) -> String {
     match error {
         rmcp::service::ClientInitializeError::TransportError { error, context } => {
             let mut reason = error.error.to_string();
@@ -118,7 +118,7 @@ pub(crate) fn initialize_failed(error: &rmcp::service::ClientInitializeError) ->
 }
 
 /// An rmcp request error as the model reads it.
-pub(crate) fn service_error(server: &str, error: rmcp::ServiceError) -> McpError {
+pub fn service_error(server: &str, error: rmcp::ServiceError) -> McpError {
     let sign_in = |sign_in| McpError::SignInRequired { server: server.to_string(), sign_in };
     if error.is_authorization_required() {
         return sign_in(SignIn::Required);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_backend::{DEFAULT_MAX_PAGES, Follow, ListingStop, McpError, Paged};
 
-pub(crate) use crate::errors::{ConnectError, initialize_failed, service_error};
+pub use crate::errors::{ConnectError, initialize_failed, service_error};
 use crate::errors::{HandshakeError, http_handshake_error};
 use rmcp::ErrorData;
 // The deprecated sampling and roots types (see `RouterClient`).
@@ -51,23 +51,26 @@ pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// The client side of every connection: says who we are and which protocol we speak, and
 /// passes server-to-client requests to the host (announcing each with an event).
 #[derive(Clone)]
-pub(crate) struct RouterClient {
-    pub(crate) server: String,
-    pub(crate) events: EventSender,
-    pub(crate) host: Arc<dyn HostHandler>,
+pub struct RouterClient {
+    /// The configured server name.
+    pub server: String,
+    /// Where lifecycle, request and change events go.
+    pub events: EventSender,
+    /// Who answers the server's elicitation, sampling and roots requests.
+    pub host: Arc<dyn HostHandler>,
     /// This connection's answers kept under the server's cache hints (see `cache`).
-    pub(crate) cache: Arc<ResponseCache>,
+    pub cache: Arc<ResponseCache>,
     /// What the notification handlers tell this connection's watcher (see `watch`).
-    pub(crate) changes: Arc<Changes>,
+    pub changes: Arc<Changes>,
     /// The server's watched resources (shared by all its connections, see `watch`).
-    pub(crate) watched: Arc<crate::watch::Watched>,
+    pub watched: Arc<crate::watch::Watched>,
     /// Where the last `WWW-Authenticate` challenge the server sent is kept (shared by all its
     /// connections; see `McpConnectionManager::auth_challenge`).
-    pub(crate) challenge: Arc<std::sync::Mutex<Option<String>>>,
+    pub challenge: Arc<std::sync::Mutex<Option<String>>>,
     /// The server's listing generation (shared by all its connections).
-    pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
+    pub list_generation: Arc<std::sync::atomic::AtomicU64>,
     /// This connection's request spans (see `telemetry`).
-    pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
+    pub telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 impl RouterClient {
@@ -161,8 +164,9 @@ impl ClientHandler for RouterClient {
 }
 
 /// A live, initialized connection.
-pub(crate) struct Connection {
-    pub(crate) service: RunningService<RoleClient, RouterClient>,
+pub struct Connection {
+    /// The rmcp service: requests go through it.
+    pub service: RunningService<RoleClient, RouterClient>,
     /// Tools after the enabled/disabled filters, in the server's order; replaced when the
     /// server says its list changed (see `watch`).
     tools: std::sync::RwLock<Arc<Vec<Tool>>>,
@@ -171,13 +175,16 @@ pub(crate) struct Connection {
     /// The `subscriptions/listen` stream opened at connect (2026-07-28), until the watcher
     /// takes it.
     pub(crate) subscription: std::sync::Mutex<Option<rmcp::service::Subscription>>,
-    pub(crate) capabilities: ServerCapabilities,
-    pub(crate) server_info: String,
-    pub(crate) protocol_version: String,
+    /// What the server declared.
+    pub capabilities: ServerCapabilities,
+    /// `name version` of the server, as it introduced itself.
+    pub server_info: String,
+    /// The negotiated protocol revision.
+    pub protocol_version: String,
     /// Negotiated 2026-07-28 or later (per-request metadata, input rounds, cache hints).
-    pub(crate) modern: bool,
+    pub modern: bool,
     /// The process group of a stdio server; `None` for HTTP.
-    pub(crate) child: Option<ChildGroup>,
+    pub child: Option<ChildGroup>,
     /// Set when a request failed in the transport: the next use restarts the server rather
     /// than waiting for rmcp to notice the closed connection.
     pub(crate) dead: std::sync::atomic::AtomicBool,
@@ -191,17 +198,17 @@ impl Drop for Connection {
 
 impl Connection {
     /// Whether requests can still go through this connection.
-    pub(crate) fn is_usable(&self) -> bool {
+    pub fn is_usable(&self) -> bool {
         !self.dead.load(std::sync::atomic::Ordering::SeqCst) && !self.service.is_closed()
     }
 
     /// This connection's response cache.
-    pub(crate) fn cache(&self) -> &ResponseCache {
+    pub fn cache(&self) -> &ResponseCache {
         &self.service.service().cache
     }
 
     /// This connection's request spans.
-    pub(crate) fn telemetry(&self) -> &Arc<crate::telemetry::Telemetry> {
+    pub fn telemetry(&self) -> &Arc<crate::telemetry::Telemetry> {
         &self.service.service().telemetry
     }
 
@@ -211,12 +218,12 @@ impl Connection {
     }
 
     /// The server's tools now (after the config's filters).
-    pub(crate) fn tools(&self) -> Arc<Vec<Tool>> {
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
         self.tools.read().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// How often the tool list was replaced.
-    pub(crate) fn tools_version(&self) -> u64 {
+    pub fn tools_version(&self) -> u64 {
         self.tools_version.load(std::sync::atomic::Ordering::SeqCst)
     }
 
@@ -227,11 +234,13 @@ impl Connection {
         self.tools_version.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
-    pub(crate) fn mark_dead(&self) {
+    /// A request failed in the transport: the next use restarts the server.
+    pub fn mark_dead(&self) {
         self.dead.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    pub(crate) async fn close(&self, grace: std::time::Duration) {
+    /// End the session; a stdio server's group gets SIGTERM, then SIGKILL after `grace`.
+    pub async fn close(&self, grace: std::time::Duration) {
         self.service.cancellation_token().cancel();
         if let Some(child) = &self.child {
             child.terminate(grace).await;
@@ -241,7 +250,7 @@ impl Connection {
 
 /// Opens connections. The manager uses [`Transports`]; tests connect in memory.
 #[async_trait]
-pub(crate) trait Connector: Send + Sync {
+pub trait Connector: Send + Sync {
     /// Connect, initialize and list tools. A failure becomes a lifecycle event and the reason
     /// every later call to this server fails with.
     async fn connect(
@@ -253,8 +262,9 @@ pub(crate) trait Connector: Send + Sync {
 
 /// The real transports: a stdio child process or streamable HTTP, as configured; HTTP servers
 /// sign in with the credentials in `tokens`.
-pub(crate) struct Transports {
-    pub(crate) tokens: Option<TokenStore>,
+pub struct Transports {
+    /// Where HTTP servers' sign-in credentials are kept; `None` reaches them without sign-in.
+    pub tokens: Option<TokenStore>,
 }
 
 #[async_trait]
@@ -424,7 +434,7 @@ async fn open(
 }
 
 /// After `initialize`: rmcp's cache off, the server's facts read, its tools listed (filtered).
-pub(crate) async fn finish(
+pub async fn finish(
     config: &ServerConfig,
     service: RunningService<RoleClient, RouterClient>,
     child: Option<ChildGroup>,
@@ -513,4 +523,4 @@ fn headers(
 }
 
 /// Shared handle type used by the manager.
-pub(crate) type SharedConnection = Arc<Connection>;
+pub type SharedConnection = Arc<Connection>;

@@ -35,7 +35,7 @@ const RELISTEN_DELAY: Duration = Duration::from_millis(500);
 
 /// What the notification handlers tell the watcher of one connection.
 #[derive(Default)]
-pub(crate) struct Changes {
+pub struct Changes {
     /// The watched set grew or shrank: the listen stream is opened again with it.
     relisten: Notify,
     /// Tool-list notifications so far (to see when a burst has stopped).
@@ -52,7 +52,7 @@ impl Changes {
     }
 
     /// The connection is gone: the watcher ends.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.wake.notify_one();
         self.relisten.notify_one();
@@ -99,7 +99,7 @@ impl RouterClient {
 
 /// Start watching a connection that just became ready. Both tasks hold the connection weakly
 /// and end with it.
-pub(crate) fn spawn(conn: &Arc<Connection>, config: ServerConfig) {
+pub fn spawn(conn: &Arc<Connection>, config: ServerConfig) {
     // A (re)started legacy server is asked again for every resource the model watches.
     let watched = conn.client().watched.uris();
     if !conn.modern && can_subscribe(conn) && !watched.is_empty() {
@@ -120,7 +120,7 @@ pub(crate) fn spawn(conn: &Arc<Connection>, config: ServerConfig) {
 /// After the model read `uri`: follow it on the server — legacy `resources/subscribe` (and
 /// `unsubscribe` of the resource dropped from the set), or a listen stream opened again with
 /// the new set (2026-07-28). Servers that cannot subscribe cost nothing.
-pub(crate) fn follow(conn: &Arc<Connection>, touch: Touch, uri: &str, timeout: Duration) {
+pub fn follow(conn: &Arc<Connection>, touch: Touch, uri: &str, timeout: Duration) {
     if conn.modern {
         conn.client().changes.watched_changed();
         return;
@@ -233,7 +233,7 @@ fn replace_tools(conn: &Connection, tools: Vec<Tool>) {
 
 /// `mcp_tools_changed` for a tool list that went from `old` to `new`: the qualified names
 /// added and removed.
-pub(crate) fn announce_tools_change(
+pub fn announce_tools_change(
     events: &router_protocol::EventSender,
     server: &str,
     old: &[Tool],
@@ -344,7 +344,7 @@ fn wanted(capabilities: &rmcp::model::ServerCapabilities) -> Option<Subscription
 /// One server's watched resources — those the model read, at most `cap`, the least recently
 /// read dropped first — and the changes heard for them. Lives with the server, not the
 /// connection, so watching survives restarts.
-pub(crate) struct Watched {
+pub struct Watched {
     cap: usize,
     state: std::sync::Mutex<WatchedState>,
 }
@@ -358,21 +358,21 @@ struct WatchedState {
 }
 
 /// What reading a URI changed in the watched set.
-pub(crate) struct Touch {
+pub struct Touch {
     /// It was not watched before.
-    pub(crate) new: bool,
+    pub new: bool,
     /// The least recently read URI dropped to stay within the cap.
-    pub(crate) evicted: Option<String>,
+    pub evicted: Option<String>,
 }
 
 impl Watched {
     /// `cap` 0 watches nothing.
-    pub(crate) fn new(cap: usize) -> Self {
+    pub fn new(cap: usize) -> Self {
         Self { cap, state: Default::default() }
     }
 
     /// The model read `uri` (successfully): watch it, forget a pending change of it.
-    pub(crate) fn read(&self, uri: &str) -> Option<Touch> {
+    pub fn read(&self, uri: &str) -> Option<Touch> {
         if self.cap == 0 {
             return None;
         }
@@ -408,7 +408,7 @@ impl Watched {
     }
 
     /// The changes heard since they were last taken (each once).
-    pub(crate) fn take(&self) -> Vec<(String, String)> {
+    pub fn take(&self) -> Vec<(String, String)> {
         self.state
             .lock()
             .map(|mut s| std::mem::take(&mut s.pending).into_iter().collect())

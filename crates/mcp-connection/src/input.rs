@@ -23,13 +23,16 @@ use tokio::time::Instant;
 use crate::client::RouterClient;
 
 /// One answer of a request that may ask for input.
-pub(crate) enum Round<T> {
+pub enum Round<T> {
+    /// The final result.
     Complete(T),
+    /// The server asks for input before it answers.
     InputRequired(InputRequiredResult),
 }
 
 /// What a final result says about its kind (`resultType`, absent = complete).
-pub(crate) trait Final {
+pub trait Final {
+    /// The result's `resultType`, if it has one.
     fn result_type(&self) -> Option<&ResultType>;
 }
 
@@ -73,13 +76,15 @@ impl TryFrom<ReadResourceResponse> for Round<ReadResourceResult> {
 
 /// Where a request's retries come from: the inputs of the previous round.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct Retry {
-    pub(crate) input_responses: Option<InputResponses>,
-    pub(crate) request_state: Option<String>,
+pub struct Retry {
+    /// The answers to the previous round's input requests.
+    pub input_responses: Option<InputResponses>,
+    /// The previous round's `requestState`, sent back as it was.
+    pub request_state: Option<String>,
 }
 
 /// Why an exchange ended without a result.
-pub(crate) enum ExchangeError {
+pub enum ExchangeError {
     /// The server (or the transport) failed a round.
     Service(rmcp::ServiceError),
     /// The budget ran out.
@@ -89,17 +94,21 @@ pub(crate) enum ExchangeError {
 }
 
 /// One request's input-required exchange with one server.
-pub(crate) struct Exchange<'a> {
-    pub(crate) client: &'a RouterClient,
-    pub(crate) method: &'static str,
-    pub(crate) max_rounds: usize,
-    pub(crate) timeout: Duration,
+pub struct Exchange<'a> {
+    /// The connection's client side, which answers input requests through the host.
+    pub client: &'a RouterClient,
+    /// The request's method, for errors and events.
+    pub method: &'static str,
+    /// Most `input_required` answers before the request is abandoned.
+    pub max_rounds: usize,
+    /// The whole exchange's time, elicitation excluded.
+    pub timeout: Duration,
 }
 
 impl Exchange<'_> {
     /// Sends the request (`send` builds it from the previous round's inputs) until it
     /// completes.
-    pub(crate) async fn run<T, F, Fut>(&self, mut send: F) -> Result<T, ExchangeError>
+    pub async fn run<T, F, Fut>(&self, mut send: F) -> Result<T, ExchangeError>
     where
         T: Final,
         F: FnMut(Retry) -> Fut,
@@ -238,7 +247,7 @@ mod tests {
             watched: Arc::new(crate::watch::Watched::new(0)),
             challenge: Default::default(),
             list_generation: Default::default(),
-            telemetry: crate::telemetry::Telemetry::new(&crate::ServerConfig::stdio(
+            telemetry: crate::telemetry::Telemetry::new(&crate::config::ServerConfig::stdio(
                 "s",
                 "true",
                 Vec::new(),

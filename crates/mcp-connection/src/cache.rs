@@ -44,14 +44,14 @@ struct Entry {
 
 /// One connection's cached answers.
 #[derive(Default)]
-pub(crate) struct ResponseCache {
+pub struct ResponseCache {
     enabled: std::sync::atomic::AtomicBool,
     entries: Mutex<HashMap<Key, Entry>>,
 }
 
 impl ResponseCache {
     /// Start caching (the connection negotiated 2026-07-28 and caching is on).
-    pub(crate) fn enable(&self) {
+    pub fn enable(&self) {
         self.enabled.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
@@ -82,14 +82,16 @@ impl ResponseCache {
     }
 
     /// A cached page of `kind` at `cursor`.
-    pub(crate) fn page(&self, kind: ListKind, cursor: &Option<String>) -> Option<Page> {
+    pub fn page(&self, kind: ListKind, cursor: &Option<String>) -> Option<Page> {
         match self.get(&Key::List(kind, cursor.clone()))? {
             Value::Page(page) => Some(page),
             Value::Read(_) => None,
         }
     }
 
-    pub(crate) fn put_page(
+    /// Keep a list page under its cache hint (`ttl_ms`), if caching is on and the hint is
+    /// positive.
+    pub fn put_page(
         &self,
         kind: ListKind,
         cursor: Option<String>,
@@ -100,14 +102,15 @@ impl ResponseCache {
     }
 
     /// A cached read of `uri`.
-    pub(crate) fn read(&self, uri: &str) -> Option<ReadResourceResult> {
+    pub fn read(&self, uri: &str) -> Option<ReadResourceResult> {
         match self.get(&Key::Read(uri.to_string()))? {
             Value::Read(result) => Some(result),
             Value::Page(_) => None,
         }
     }
 
-    pub(crate) fn put_read(&self, uri: &str, result: &ReadResourceResult) {
+    /// Keep a read result under its cache hint, if caching is on and the hint is positive.
+    pub fn put_read(&self, uri: &str, result: &ReadResourceResult) {
         let ttl = result.ttl_ms;
         self.put(Key::Read(uri.to_string()), Value::Read(result.clone()), ttl);
     }

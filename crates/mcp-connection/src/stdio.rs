@@ -180,7 +180,7 @@ fn resolve(
 }
 
 /// Owns a server's process group: [`ChildGroup::terminate`] ends it politely, drop ends it hard.
-pub(crate) struct ChildGroup {
+pub struct ChildGroup {
     pgid: libc::pid_t,
     child: Mutex<Option<Child>>,
     done: AtomicBool,
@@ -217,7 +217,7 @@ impl ChildGroup {
     }
 
     /// The process id of the group leader (the spawned command).
-    pub(crate) fn pid(&self) -> u32 {
+    pub fn pid(&self) -> u32 {
         self.pgid as u32
     }
 

@@ -48,7 +48,7 @@ const SPAN_KEY: &str = "io.github.mcp-router/span";
 
 /// What a connection's request spans say of the server, and the spans waiting for their
 /// JSON-RPC id.
-pub(crate) struct Telemetry {
+pub struct Telemetry {
     server: String,
     transport: &'static str,
     protocol_name: Option<&'static str>,
@@ -61,7 +61,8 @@ pub(crate) struct Telemetry {
 }
 
 impl Telemetry {
-    pub(crate) fn new(config: &ServerConfig) -> Arc<Self> {
+    /// The spans of one connection to the server `config` describes.
+    pub fn new(config: &ServerConfig) -> Arc<Self> {
         let (transport, protocol_name, address, port) = match &config.transport {
             TransportConfig::Stdio { .. } => ("pipe", None, config.name.clone(), None),
             TransportConfig::StreamableHttp { url, .. } => {
@@ -96,7 +97,7 @@ impl Telemetry {
 
     /// Starts the span of one `method` request; `tool` is the tool of a `tools/call`, `uri`
     /// the resource of a read or subscription.
-    pub(crate) fn start(
+    pub fn start(
         self: &Arc<Self>,
         method: &'static str,
         tool: Option<&str>,
@@ -176,7 +177,7 @@ impl Telemetry {
 
 /// One request's span: tag the request's `_meta` with [`RequestSpan::tag`], run the request in
 /// [`RequestSpan::span`], end with [`RequestSpan::finish`] (or drop it: `cancelled`).
-pub(crate) struct RequestSpan {
+pub struct RequestSpan {
     span: Span,
     telemetry: Arc<Telemetry>,
     method: &'static str,
@@ -188,7 +189,7 @@ pub(crate) struct RequestSpan {
 
 impl RequestSpan {
     /// The span to run the request in.
-    pub(crate) fn span(&self) -> Span {
+    pub fn span(&self) -> Span {
         self.span.clone()
     }
 
@@ -199,7 +200,7 @@ impl RequestSpan {
 
     /// Puts the correlation key (taken out again by [`Traced`]) and, with the `otel` feature,
     /// the trace context into the request's `_meta`. Does nothing when the span is not recorded.
-    pub(crate) fn tag(&mut self, meta: &mut Option<RequestMetaObject>) {
+    pub fn tag(&mut self, meta: &mut Option<RequestMetaObject>) {
         if self.span.is_disabled() {
             return;
         }
@@ -225,13 +226,13 @@ impl RequestSpan {
 
     /// Ends the span with the request's outcome: `Err` carries the `error.type` and a readable
     /// description.
-    pub(crate) fn finish(mut self, outcome: Result<(), (String, String)>) {
+    pub fn finish(mut self, outcome: Result<(), (String, String)>) {
         self.end(outcome);
     }
 
     /// Ends the span from rmcp's answer; `tool_error` tells whether an answer that arrived is
     /// a tool result with `isError`.
-    pub(crate) fn finish_with<T>(
+    pub fn finish_with<T>(
         self,
         result: &Result<T, ServiceError>,
         tool_error: impl FnOnce(&T) -> bool,

@@ -9,7 +9,7 @@ use std::time::Duration;
 /// A process, identified by pid and start time (so a reused pid is not mistaken for it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Process {
-    pub(crate) pid: libc::pid_t,
+    pub pid: libc::pid_t,
     start_time: u64,
 }
 

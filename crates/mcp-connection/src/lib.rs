@@ -1,0 +1,20 @@
+//! One MCP server's connection on rmcp, and everything that lives as long as it: the transport
+//! (a stdio child in its own process group, or streamable HTTP with OAuth sign-in), the
+//! handshake of the era the config chooses, the first tool listing, input-required rounds, the
+//! response cache, subscriptions and change notices, request spans. The connection manager
+//! runs many of these; nothing here knows about more than one server.
+//!
+//! Only this crate talks to rmcp transports and spawns server processes.
+
+pub mod cache;
+pub mod client;
+pub mod config;
+pub mod errors;
+pub mod host;
+pub mod input;
+pub mod oauth;
+mod procs;
+pub mod stdio;
+pub mod telemetry;
+mod token_store;
+pub mod watch;
