@@ -61,15 +61,17 @@ impl DemoServer {
     }
 
     /// Append `method` to the request log, if one is configured (a failure to write is logged,
-    /// never fatal).
+    /// never fatal). The line is one `write` on an append-only file, so lines of concurrent
+    /// requests never interleave.
     fn record(&self, method: &str) {
         let Some(path) = &self.options.request_log else { return };
         use std::io::Write as _;
+        let line = format!("{method}\n");
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .and_then(|mut file| writeln!(file, "{method}"));
+            .and_then(|mut file| file.write_all(line.as_bytes()));
         if let Err(error) = written {
             tracing::warn!(path = %path.display(), %error, "cannot write the request log");
         }

@@ -66,12 +66,6 @@ impl ConfigFormat {
     }
 }
 
-/// Read and validate a config file (format chosen by extension). Servers come back sorted by
-/// name.
-pub fn load_config(path: &Path) -> Result<Vec<ServerConfig>, ConfigError> {
-    load_config_file(path).map(|c| c.servers)
-}
-
 /// Read and validate a config file: servers and router settings.
 pub fn load_config_file(path: &Path) -> Result<ConfigFile, ConfigError> {
     let text = std::fs::read_to_string(path)
