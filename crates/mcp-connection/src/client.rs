@@ -12,17 +12,7 @@ use mcp_backend::{DEFAULT_MAX_PAGES, Follow, ListingStop, McpError, Paged};
 
 pub use crate::errors::{ConnectError, initialize_failed, service_error};
 use crate::errors::{HandshakeError, http_handshake_error};
-use rmcp::ErrorData;
-// The deprecated sampling and roots types (see `RouterClient`).
-use rmcp::model::ResourceUpdatedNotificationParam;
-#[allow(deprecated)]
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
-    Implementation, ListRootsResult, PaginatedRequestParams, ProtocolVersion, RootsCapabilities,
-    SamplingCapability, ServerCapabilities, Tool,
-};
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::model::{PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool};
 
 use crate::cache::ResponseCache;
 use crate::watch::Changes;
@@ -35,7 +25,7 @@ use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
 use crate::oauth::TokenStore;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
+use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
 use crate::config::{ProtocolChoice, ServerConfig, TransportConfig};
 use crate::stdio::{self, ChildGroup, Launch};
@@ -86,80 +76,6 @@ impl RouterClient {
             params: serde_json::to_value(params).unwrap_or_default(),
             response: response.map(|r| serde_json::to_value(r).unwrap_or_default()),
         }));
-    }
-}
-
-// Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
-// 2025-11-25, which the router still speaks with legacy servers.
-#[allow(deprecated)]
-impl ClientHandler for RouterClient {
-    fn get_info(&self) -> ClientConfig {
-        let declared = self.host.capabilities();
-        let mut capabilities = ClientCapabilities::default();
-        if declared.elicitation {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
-        }
-        if declared.roots {
-            capabilities.roots = Some(RootsCapabilities::default());
-        }
-        if declared.sampling {
-            capabilities.sampling = Some(SamplingCapability::default());
-        }
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.resources_list_changed();
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.resource_updated(&params.uri);
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.tools_list_changed();
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let result = self.host.elicit(&self.server, request.clone()).await;
-        self.announce("elicitation/create", &request, Ok(&result));
-        Ok(result)
-    }
-
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        let result = self.host.create_message(&self.server, params.clone()).await;
-        self.announce(
-            "sampling/createMessage",
-            &params,
-            result.as_ref().map_err(|e| e.message.to_string()),
-        );
-        result
-    }
-
-    async fn list_roots(
-        &self,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, ErrorData> {
-        let result = self.host.list_roots(&self.server).await;
-        self.announce("roots/list", &serde_json::Value::Null, Ok(&result));
-        Ok(result)
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod client;
+mod client_handler;
 pub mod config;
 pub mod errors;
 pub mod host;

@@ -4,7 +4,7 @@
 //!
 //! Sizes count library code: the `src/` of every crate, without test modules (`#[cfg(test)]`
 //! items and the files they pull in). An exception is an entry in an allow-list below, with
-//! its reason; the aim stays ≲ 500 lines a file and ≲ 60 a function.
+//! its reason; the aim for functions stays ≲ 60 lines.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned as _;
 use syn::visit::Visit;
 
-/// Most non-test lines of a library file.
-const MAX_FILE_LINES: usize = 600;
+/// Most non-test lines of a library file (the issue asked for 600 at most; every file but the
+/// allowed ones is within 500 now, so 500 it is).
+const MAX_FILE_LINES: usize = 500;
 /// Most lines of a library function (signature to closing brace).
 const MAX_FN_LINES: usize = 80;
 

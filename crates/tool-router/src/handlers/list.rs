@@ -10,16 +10,17 @@ use async_trait::async_trait;
 use mcp_backend::{ListKind, McpBackend, McpError, Reuse, ServerListing, SharedListing};
 use rmcp::model::{Resource, ResourceTemplate};
 use router_protocol::{McpInvocation, ResourceCallSummary, ServerFailure};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args_with_default, respond};
-use crate::handlers::list_payload::{Incomplete, Kind, Payload, WithServer};
+use crate::handlers::list_payload::{
+    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures,
+};
 use crate::handlers::list_shape::{
-    Continuation, Filter, SearchMemo, fit, for_assistant, json_len, locate, model_view, position,
-    share, sort_by_priority,
+    Continuation, Filter, ListArgs, Request, SearchMemo, fit, for_assistant, json_len, locate,
+    model_view, position, request, share, sort_by_priority,
 };
 use crate::handlers::{
     Failed, Produced, backend_failure, one_server, produced, run, shut_down, single_failure,
@@ -42,74 +43,6 @@ pub(crate) struct McpListHandler {
     every_audience: bool,
     /// Search indexes of the backend's kept listings.
     search: SearchMemo,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ListArgs {
-    #[serde(default)]
-    server: Option<String>,
-    #[serde(default)]
-    cursor: Option<String>,
-    #[serde(default)]
-    query: Option<String>,
-    #[serde(default, rename = "mimeType")]
-    mime_type: Option<String>,
-    #[serde(default)]
-    limit: Option<Value>,
-    #[serde(default)]
-    sort: Option<String>,
-}
-
-/// The servers whose listing failed or stopped, with why.
-fn failures(listings: &[SharedListing]) -> Vec<ServerFailure> {
-    listings
-        .iter()
-        .filter_map(|l| {
-            let error = l.listing.error_message()?;
-            Some(ServerFailure { server: l.listing.server.clone(), error })
-        })
-        .collect()
-}
-
-/// The end event's summary of an all-server list: pages counts the pages fetched for it (a
-/// kept listing cost none).
-fn aggregate_summary(listings: &[SharedListing]) -> ResourceCallSummary {
-    ResourceCallSummary {
-        items: listings.iter().map(|l| l.listing.items.len()).sum(),
-        pages: listings.iter().filter(|l| l.kept_at.is_none()).map(|l| l.listing.pages).sum(),
-        servers: listings.len(),
-        failed_servers: failures(listings),
-    }
-}
-
-/// The filters and limit of a call, checked.
-struct Request {
-    filter: Filter,
-    limit: usize,
-}
-
-fn request(args: &mut ListArgs) -> Result<Request, FunctionCallError> {
-    let limit = match args.limit.take() {
-        None | Some(Value::Null) => usize::MAX,
-        Some(value) => value
-            .as_u64()
-            .filter(|n| *n >= 1)
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| respond(format!("limit must be a positive integer, got {value}")))?,
-    };
-    let by_priority = match normalize_optional_string(args.sort.take()).as_deref() {
-        None => false,
-        Some("priority") => true,
-        Some(other) => {
-            return Err(respond(format!("sort must be \"priority\" (or absent), got \"{other}\"")));
-        }
-    };
-    let filter = Filter {
-        query: normalize_optional_string(args.query.take()),
-        mime_type: normalize_optional_string(args.mime_type.take()),
-        by_priority,
-    };
-    Ok(Request { filter, limit })
 }
 
 impl McpListHandler {

@@ -4,9 +4,9 @@
 
 use std::borrow::Cow;
 
-use mcp_backend::Items;
+use mcp_backend::{Items, SharedListing};
 use rmcp::model::{Resource, ResourceTemplate};
-use router_protocol::ServerFailure;
+use router_protocol::{ResourceCallSummary, ServerFailure};
 use serde::Serialize;
 
 use crate::handlers::list_shape::Listed;
@@ -113,5 +113,27 @@ impl<'a, T: Kind> Payload<'a, T> {
             matched: None,
             listed_at: None,
         }
+    }
+}
+
+/// The servers whose listing failed or stopped, with why.
+pub(crate) fn failures(listings: &[SharedListing]) -> Vec<ServerFailure> {
+    listings
+        .iter()
+        .filter_map(|l| {
+            let error = l.listing.error_message()?;
+            Some(ServerFailure { server: l.listing.server.clone(), error })
+        })
+        .collect()
+}
+
+/// The end event's summary of an all-server list: pages counts the pages fetched for it (a
+/// kept listing cost none).
+pub(crate) fn aggregate_summary(listings: &[SharedListing]) -> ResourceCallSummary {
+    ResourceCallSummary {
+        items: listings.iter().map(|l| l.listing.items.len()).sum(),
+        pages: listings.iter().filter(|l| l.kept_at.is_none()).map(|l| l.listing.pages).sum(),
+        servers: listings.len(),
+        failed_servers: failures(listings),
     }
 }

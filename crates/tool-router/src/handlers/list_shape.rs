@@ -23,6 +23,10 @@ use base64::Engine as _;
 use mcp_backend::{PageStart, ServerListing};
 use rmcp::model::{Annotations, Icon, Resource, ResourceTemplate, Role};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::handlers::args::{normalize_optional_string, respond};
+use crate::invocation::FunctionCallError;
 
 /// How continuations of ours start.
 pub(crate) const CURSOR_PREFIX: &str = "mcp-router:";
@@ -411,6 +415,53 @@ impl SearchMemo {
         entries.push((Arc::downgrade(listing), index.clone()));
         Some(index)
     }
+}
+
+/// The list tools' arguments, as the model sends them.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ListArgs {
+    #[serde(default)]
+    pub(crate) server: Option<String>,
+    #[serde(default)]
+    pub(crate) cursor: Option<String>,
+    #[serde(default)]
+    pub(crate) query: Option<String>,
+    #[serde(default, rename = "mimeType")]
+    pub(crate) mime_type: Option<String>,
+    #[serde(default)]
+    pub(crate) limit: Option<Value>,
+    #[serde(default)]
+    pub(crate) sort: Option<String>,
+}
+
+/// The filters and limit of a call, checked.
+pub(crate) struct Request {
+    pub(crate) filter: Filter,
+    pub(crate) limit: usize,
+}
+
+pub(crate) fn request(args: &mut ListArgs) -> Result<Request, FunctionCallError> {
+    let limit = match args.limit.take() {
+        None | Some(Value::Null) => usize::MAX,
+        Some(value) => value
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| respond(format!("limit must be a positive integer, got {value}")))?,
+    };
+    let by_priority = match normalize_optional_string(args.sort.take()).as_deref() {
+        None => false,
+        Some("priority") => true,
+        Some(other) => {
+            return Err(respond(format!("sort must be \"priority\" (or absent), got \"{other}\"")));
+        }
+    };
+    let filter = Filter {
+        query: normalize_optional_string(args.query.take()),
+        mime_type: normalize_optional_string(args.mime_type.take()),
+        by_priority,
+    };
+    Ok(Request { filter, limit })
 }
 
 #[cfg(test)]
