@@ -14,6 +14,7 @@ use crate::query::{self, QueryResult};
 
 /// Why an import or a query failed. The text is model-visible.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DataSourceError {
     /// The CSV could not be imported.
     #[error("CSV import failed: {0}")]

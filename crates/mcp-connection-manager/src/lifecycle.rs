@@ -444,7 +444,7 @@ impl StartServer {
                 sign_in: sign_in.clone(),
                 credentials: fingerprint(tokens.as_ref(), &config),
             }),
-            ConnectError::Failed(_) => None,
+            _ => None,
         };
         state.send_replace(ServerState::Failed { error: error.into(), retry_at, signed_out });
         // Its tools were listed from the catalog while it started: they are gone now.

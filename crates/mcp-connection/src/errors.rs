@@ -8,6 +8,7 @@ use crate::client::RouterClient;
 
 /// Why a server could not be connected.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ConnectError {
     /// It needs a sign-in: a new one lets the next use start it at once.
     SignIn(SignIn),

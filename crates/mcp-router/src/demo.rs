@@ -296,6 +296,8 @@ pub(crate) fn describe(event: &EventMsg) -> String {
                 e.duration.as_secs_f64() * 1000.0
             )
         }
+        // An event kind added after this transcript was written: its JSON.
+        other => serde_json::to_string(other).unwrap_or_default(),
     }
 }
 

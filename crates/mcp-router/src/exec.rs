@@ -103,6 +103,7 @@ impl Session {
             },
             Ok(ExecInput::ListTools { format }) => self.list_tools(format.as_deref(), calls),
             Ok(ExecInput::TakeNotices) => self.take_notices(),
+            Ok(_) => self.error("invalid input line: a request this loop does not take".into()),
             Err(message) => self.error(message),
         }
     }

@@ -26,6 +26,7 @@ const MAX_COMPLETIONS: usize = 100;
 
 /// Why a handler produced no content.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResourceError {
     /// Nothing there (e.g. a template whose variables name nothing). -32002.
     #[error("not found: {0}")]
@@ -43,6 +44,7 @@ pub enum ResourceError {
 
 /// A registration the registry refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistrationError {
     /// `name` is required (MCP: every resource has a name).
     #[error("resource `{0}`: a name is required")]

@@ -11,6 +11,7 @@ use crate::shared::CallResult;
 /// `{"type": "mcp_tool_call_begin", "call_id": "…", "invocation": {…}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EventMsg {
     /// A tool call is about to contact MCP.
     McpToolCallBegin(McpToolCallBeginEvent),

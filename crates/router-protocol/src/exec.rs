@@ -17,6 +17,7 @@ use crate::output::{ResourceChange, ToolOutput};
 
 /// One input line, decoded.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ExecInput {
     /// A tool call.
     Call(ExecCall),
@@ -94,6 +95,7 @@ impl<'de> Visitor<'de> for InputVisitor {
 /// One output line that is not an event.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ExecOutput {
     /// A call's one output.
     FunctionCallOutput {

@@ -53,6 +53,7 @@ impl ToolOutput {
 /// A structured item of a function output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContentItem {
     /// Text.
     InputText {

@@ -29,6 +29,7 @@ pub struct SetupError(String);
 
 /// A registration the router refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistrationError {
     /// Two handlers for one name.
     #[error("a tool named `{0}` is already registered")]

@@ -41,6 +41,7 @@ pub struct UriTemplate {
 
 /// Why a template could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExpandError {
     /// A value that RFC 6570 cannot expand (nested arrays or objects, a prefix modifier on a
     /// composite value).
