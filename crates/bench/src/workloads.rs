@@ -244,15 +244,17 @@ pub(crate) async fn p2_fan_out(quick: bool) -> anyhow::Result<Vec<Row>> {
 }
 
 /// A backend that hands over prepared listings (the scale test measures aggregation and
-/// serialization, not transport), and keeps the last one as the manager keeps listings.
+/// serialization, not transport), and keeps them as the manager does (`KeptListings`, the
+/// default window, a cap that holds them all).
 struct Prepared {
     listings: Mutex<Vec<Vec<ServerListing>>>,
-    kept: Mutex<Aggregate>,
+    kept: mcp_backend::KeptListings,
 }
 
 impl Prepared {
     fn new(listings: Vec<Vec<ServerListing>>) -> Self {
-        Self { listings: Mutex::new(listings), kept: Mutex::default() }
+        let kept = mcp_backend::KeptListings::new(Duration::from_secs(30), 1 << 30);
+        Self { listings: Mutex::new(listings), kept }
     }
 }
 
@@ -274,24 +276,25 @@ impl McpBackend for Prepared {
         self.kept_listing(server, kind).ok_or_else(unsupported)
     }
     fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
-        let kept = self.kept.lock().ok()?;
-        kept.iter().find(|l| l.listing.server == server && l.listing.items.kind() == kind).cloned()
+        self.kept.get(server, kind, 0)
     }
     async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
         if kind == ListKind::Templates {
             return Ok(Vec::new());
         }
-        let mut kept = self.kept.lock().map_err(|_| unsupported())?;
-        if reuse == Reuse::Kept && !kept.is_empty() {
-            return Ok(kept.clone());
+        if reuse == Reuse::Kept
+            && let Some(servers) = self.kept.last_all(kind)
+            && let Some(kept) = servers.iter().map(|s| self.kept_listing(s, kind)).collect()
+        {
+            return Ok(kept);
         }
         let fresh = self.listings.lock().ok().and_then(|mut l| l.pop()).unwrap_or_default();
         let fresh: Aggregate = fresh.into_iter().map(SharedListing::fresh).collect();
-        let now = Some(std::time::SystemTime::now());
-        *kept = fresh
-            .iter()
-            .map(|l| SharedListing { listing: l.listing.clone(), kept_at: now })
-            .collect();
+        for shared in &fresh {
+            self.kept.put(&shared.listing, 0);
+        }
+        let servers = fresh.iter().map(|l| l.listing.server.clone()).collect();
+        self.kept.set_last_all(kind, Some(servers));
         Ok(fresh)
     }
     async fn read_resource(&self, _: &str, _: &str) -> Result<ReadResourceResult, McpError> {
@@ -433,12 +436,15 @@ pub(crate) async fn p3_scale(quick: bool) -> anyhow::Result<Vec<Row>> {
         baseline_times.push(started.elapsed());
         json_len = text.len();
     }
-    let backend = Arc::new(Prepared::new((0..reps).map(|_| data.clone()).collect()));
+    // A backend per repetition (the first list of each: nothing kept yet); all stay alive to
+    // the end, so no repetition pays for freeing another's listings.
+    let backends: Vec<Arc<Prepared>> =
+        (0..reps).map(|_| Arc::new(Prepared::new(vec![data.clone()]))).collect();
     drop(data);
     let mut router_times = Vec::new();
     let (mut router_peak, mut largest) = (0, 0);
     let mut router = None;
-    for _ in 0..reps {
+    for backend in &backends {
         // A new router each time: the first list of each (no kept listings yet).
         let fresh = ToolRouter::with_mcp(backend.clone());
         let (elapsed, peak, len) = measured_list(&fresh, "{}").await?;
