@@ -222,6 +222,7 @@ impl ServerHandler for DemoServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.record("resources/unsubscribe");
         self.resources.unsubscribe(&request.uri);
         Ok(())
     }

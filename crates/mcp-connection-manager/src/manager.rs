@@ -188,10 +188,8 @@ impl McpConnectionManager {
     /// The model read `uri`: watch it (see `watch`), and forget a pending change of it.
     pub(crate) fn watch_read(&self, server: &str, uri: &str) {
         let Some(managed) = self.servers.servers.get(server) else { return };
+        // Only a URI that joined the watched set costs a request (see `Watched`'s policy).
         let Some(touch) = managed.watched.read(uri) else { return };
-        if !touch.new && touch.evicted.is_none() {
-            return;
-        }
         let conn = match &*managed.state.borrow() {
             ServerState::Ready { conn, .. } => conn.clone(),
             _ => return,

@@ -33,15 +33,32 @@ const MAX_DEBOUNCE: Duration = Duration::from_secs(1);
 /// Wait before opening a listen stream again after it ended.
 const RELISTEN_DELAY: Duration = Duration::from_millis(500);
 
+/// Most `resources/subscribe` exchanges in flight per connection.
+const SUBSCRIBING: usize = 4;
+
 /// What the notification handlers tell the watcher of one connection.
-#[derive(Default)]
 pub struct Changes {
     /// The watched set grew or shrank: the listen stream is opened again with it.
     relisten: Notify,
+    /// Subscription requests in flight (legacy `resources/subscribe`), at most
+    /// [`SUBSCRIBING`].
+    subscribing: tokio::sync::Semaphore,
     /// Tool-list notifications so far (to see when a burst has stopped).
     tools_notes: std::sync::atomic::AtomicU64,
     closed: AtomicBool,
     wake: Notify,
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Self {
+            relisten: Notify::new(),
+            subscribing: tokio::sync::Semaphore::new(SUBSCRIBING),
+            tools_notes: Default::default(),
+            closed: Default::default(),
+            wake: Notify::new(),
+        }
+    }
 }
 
 impl Changes {
@@ -106,6 +123,7 @@ pub fn spawn(conn: &Arc<Connection>, config: ServerConfig) {
         tokio::spawn(subscribe_all(
             conn.service.peer().clone(),
             conn.telemetry().clone(),
+            conn.client().changes.clone(),
             watched,
             None,
             config.tool_timeout,
@@ -128,11 +146,11 @@ pub fn follow(conn: &Arc<Connection>, touch: Touch, uri: &str, timeout: Duration
     if !can_subscribe(conn) {
         return;
     }
-    let subscribe = touch.new.then(|| uri.to_string()).into_iter().collect();
     tokio::spawn(subscribe_all(
         conn.service.peer().clone(),
         conn.telemetry().clone(),
-        subscribe,
+        conn.client().changes.clone(),
+        vec![uri.to_string()],
         touch.evicted,
         timeout,
     ));
@@ -147,12 +165,16 @@ fn can_subscribe(conn: &Connection) -> bool {
 async fn subscribe_all(
     peer: rmcp::Peer<rmcp::RoleClient>,
     telemetry: Arc<crate::telemetry::Telemetry>,
+    changes: Arc<Changes>,
     uris: Vec<String>,
     evicted: Option<String>,
     timeout: Duration,
 ) {
     use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
     use tracing::Instrument as _;
+    // A burst of first reads does not flood the server (nor queue the reads behind it): a few
+    // subscription requests at a time per connection.
+    let Ok(_permit) = changes.subscribing.acquire().await else { return };
     for uri in uris {
         let mut span = telemetry.start("resources/subscribe", None, Some(&uri));
         let mut params = SubscribeRequestParams::new(&uri);
@@ -341,27 +363,34 @@ fn wanted(capabilities: &rmcp::model::ServerCapabilities) -> Option<Subscription
     (filter != SubscriptionFilter::default()).then_some(filter)
 }
 
-/// One server's watched resources — those the model read, at most `cap`, the least recently
-/// read dropped first — and the changes heard for them. Lives with the server, not the
-/// connection, so watching survives restarts.
+/// One server's watched resources — those the model read, at most `cap` — and the changes
+/// heard for them. Lives with the server, not the connection, so watching survives restarts.
+///
+/// The policy: while there is room, every URI the model reads is watched. A full set stays
+/// stable: a URI read for the first time takes the place of the least recently read one only if
+/// that one was not read for [`IDLE`]; otherwise it is not watched. A working set larger than
+/// the cap, all of it in use, therefore costs nothing per read (the old LRU rule subscribed and
+/// unsubscribed on every read, and the reads queued behind those requests); when the model
+/// moves on, the URIs it left take turns with the new ones, one swap per read at most.
 pub struct Watched {
     cap: usize,
     state: std::sync::Mutex<WatchedState>,
 }
 
+/// How long a watched URI must go unread before a new one may take its place in a full set.
+pub const IDLE: Duration = Duration::from_secs(60);
+
 #[derive(Default)]
 struct WatchedState {
-    /// Least recently read first.
-    order: std::collections::VecDeque<String>,
+    /// Least recently read first, with when it was last read.
+    order: std::collections::VecDeque<(String, std::time::Instant)>,
     /// URI → when its change was heard.
     pending: std::collections::BTreeMap<String, String>,
 }
 
-/// What reading a URI changed in the watched set.
+/// A URI read for the first time joined the watched set.
 pub struct Touch {
-    /// It was not watched before.
-    pub new: bool,
-    /// The least recently read URI dropped to stay within the cap.
+    /// The idle URI it took the place of, if the set was full.
     pub evicted: Option<String>,
 }
 
@@ -371,33 +400,54 @@ impl Watched {
         Self { cap, state: Default::default() }
     }
 
-    /// The model read `uri` (successfully): watch it, forget a pending change of it.
+    /// The model read `uri` (successfully): watch it if the policy lets it, forget a pending
+    /// change of it. `None` when nothing changed in the set (no request to send).
     pub fn read(&self, uri: &str) -> Option<Touch> {
+        self.read_at(uri, std::time::Instant::now())
+    }
+
+    fn read_at(&self, uri: &str, now: std::time::Instant) -> Option<Touch> {
         if self.cap == 0 {
             return None;
         }
         let mut state = self.state.lock().ok()?;
         state.pending.remove(uri);
-        let before = state.order.len();
-        state.order.retain(|u| u != uri);
-        let new = state.order.len() == before;
-        state.order.push_back(uri.to_string());
-        let evicted = if state.order.len() > self.cap { state.order.pop_front() } else { None };
+        if let Some(at) = state.order.iter().position(|(u, _)| u == uri) {
+            // Read again: it moves to the back, nothing to tell the server.
+            let entry = state.order.remove(at)?;
+            state.order.push_back((entry.0, now));
+            return None;
+        }
+        let evicted = if state.order.len() < self.cap {
+            None
+        } else {
+            let idle =
+                state.order.front().is_some_and(|(_, read)| now.duration_since(*read) >= IDLE);
+            if !idle {
+                // Full of URIs in use: this one is not watched.
+                return None;
+            }
+            state.order.pop_front().map(|(gone, _)| gone)
+        };
         if let Some(gone) = &evicted {
             state.pending.remove(gone);
         }
-        Some(Touch { new, evicted })
+        state.order.push_back((uri.to_string(), now));
+        Some(Touch { evicted })
     }
 
     /// The watched URIs, least recently read first.
     pub(crate) fn uris(&self) -> Vec<String> {
-        self.state.lock().map(|s| s.order.iter().cloned().collect()).unwrap_or_default()
+        self.state
+            .lock()
+            .map(|s| s.order.iter().map(|(u, _)| u.clone()).collect())
+            .unwrap_or_default()
     }
 
     /// The server says `uri` changed: remembered (once) if it is watched.
     pub(crate) fn updated(&self, uri: &str) -> bool {
         let Ok(mut state) = self.state.lock() else { return false };
-        if !state.order.iter().any(|u| u == uri) {
+        if !state.order.iter().any(|(u, _)| u == uri) {
             return false;
         }
         // A change already waiting keeps its first time (and costs no allocation).
@@ -434,15 +484,36 @@ mod tests {
     }
 
     #[test]
-    fn the_watched_set_is_bounded_and_changes_are_reported_once() {
+    fn a_full_watched_set_stays_stable_until_its_oldest_goes_idle() {
         let watched = Watched::new(2);
-        assert!(watched.read("a").expect("on").new);
-        assert!(!watched.read("a").expect("on").new, "read again");
+        let t0 = std::time::Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
+        // (uri read, at second, what the read changes: None = no request, Some(evicted)).
+        let steps: [(&str, u64, Option<Option<&str>>); 9] = [
+            ("a", 0, Some(None)),       // room: watched
+            ("a", 1, None),             // read again: nothing to send
+            ("b", 2, Some(None)),       // room: watched
+            ("c", 3, None),             // full, `a` read 2 s ago: `c` is not watched
+            ("d", 4, None),             // the same: no churn however many new URIs come
+            ("a", 5, None),             // `a` stays watched and moves to the back
+            ("e", 62, Some(Some("b"))), // `b` unread for 60 s: `e` takes its place
+            ("c", 63, None),            // `a` was read at 5 s but only 58 s ago… not idle yet
+            ("c", 66, Some(Some("a"))), // …now it is
+        ];
+        for (uri, second, expected) in steps {
+            let touch = watched.read_at(uri, at(second));
+            let got = touch.map(|t| t.evicted);
+            assert_eq!(got.as_ref().map(|e| e.as_deref()), expected, "{uri} at {second} s");
+        }
+        assert_eq!(watched.uris(), ["e", "c"]);
+    }
+
+    #[test]
+    fn changes_are_remembered_for_watched_uris_and_reported_once() {
+        let watched = Watched::new(2);
         watched.read("b");
-        let touch = watched.read("c").expect("on");
-        assert_eq!(touch.evicted.as_deref(), Some("a"), "least recently read goes first");
-        assert_eq!(watched.uris(), ["b", "c"]);
-        assert!(!watched.updated("a"), "no longer watched");
+        watched.read("c");
+        assert!(!watched.updated("a"), "not watched");
         assert!(watched.updated("b"));
         assert!(watched.updated("b"));
         assert_eq!(watched.take().len(), 1, "a change is reported once");

@@ -143,6 +143,45 @@ async fn touch_until_told(h: &Harness, server: &str, uri: &str) {
     }
 }
 
+#[tokio::test]
+async fn a_working_set_larger_than_the_cap_leaves_the_watched_set_stable() {
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("requests.log");
+        let mut config = pinned(demo("d", 100), protocol);
+        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+            args.extend(["--request-log".to_string(), log.display().to_string()]);
+        }
+        let options = mcp_connection_manager::ManagerOptions {
+            max_watched_resources: 3,
+            ..Default::default()
+        };
+        let h = Harness::start_with(vec![config], options);
+        let uri = |n: usize| format!("demo://sized/{n}");
+        // Ten resources read twice each, with room to watch three.
+        for _ in 0..2 {
+            for n in 1..=10 {
+                let read = format!(r#"{{"server":"d","uri":"{}"}}"#, uri(n));
+                h.payload("read_mcp_resource", &read).await;
+            }
+        }
+        // The first three read stay watched (the server tells them); the rest are not watched,
+        // and nothing was unsubscribed (the old rule swapped one in and one out per read).
+        for n in 1..=3 {
+            touch_until_told(&h, "d", &uri(n)).await;
+        }
+        for n in 4..=10 {
+            let told = text(h.call("mcp__d__touch", &format!(r#"{{"uri":"{}"}}"#, uri(n))).await);
+            assert!(told.starts_with("told 0 "), "{protocol:?} {}: {told}", uri(n));
+        }
+        assert_eq!(logged(&log, "resources/unsubscribe"), 0, "{protocol:?}");
+        if protocol == ProtocolChoice::Legacy {
+            assert_eq!(logged(&log, "resources/subscribe"), 3, "one request per watched URI");
+        }
+        h.manager.shutdown().await;
+    }
+}
+
 async fn changed(h: &Harness, server: &str) -> serde_json::Value {
     let payload = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;
     payload.get("changed").cloned().unwrap_or_default()
