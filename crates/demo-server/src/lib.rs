@@ -89,6 +89,8 @@ impl fmt::Debug for DemoOptions {
 pub enum Fault {
     /// `resources/list` pages point at each other: `a` → `b` → `a` → …
     CursorCycle,
+    /// `resources/list` answers its first page with a cursor and never answers the next one.
+    HangingPages,
     /// stdio: `server/discover` requests are swallowed, never answered (a server that ignores
     /// methods it does not know instead of answering -32601).
     IgnoreDiscover,

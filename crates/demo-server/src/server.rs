@@ -1,5 +1,5 @@
 //! The server handler for one connection: resources from a shared registry, the demo's tools,
-//! and the `cursor-cycle` fault.
+//! and the `cursor-cycle` and `hanging-pages` faults.
 
 use std::sync::Arc;
 
@@ -184,6 +184,15 @@ impl ServerHandler for DemoServer {
             let mut page = self.resources.list_resources(None)?;
             page.resources.truncate(1);
             page.next_cursor = Some(next.to_string());
+            return Ok(page);
+        }
+        if self.options.fault == Some(Fault::HangingPages) {
+            if request.as_ref().and_then(|r| r.cursor.as_deref()).is_some() {
+                return std::future::pending().await;
+            }
+            let mut page = self.resources.list_resources(None)?;
+            page.resources.truncate(1);
+            page.next_cursor = Some("hang".to_string());
             return Ok(page);
         }
         self.resources.list_resources(request.as_ref())

@@ -188,6 +188,28 @@ async fn a_cursor_cycle_stops_the_listing_and_keeps_the_items() {
     .await;
 }
 
+#[tokio::test]
+async fn a_page_that_never_comes_times_out_and_keeps_the_pages_before_it() {
+    let mut hanging = faulty("hanging", SECOND);
+    if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut hanging.transport {
+        args.extend(["--fault".to_string(), "hanging-pages".to_string()]);
+    }
+    let expect = &[
+        "\"server\":\"hanging\"",
+        "timed out awaiting resources/list after 1s (MCP server 'hanging')",
+        "\"server\":\"ok\"",
+    ];
+    run(Case {
+        fault: hanging,
+        tool: "list_mcp_resources",
+        arguments: "{}",
+        limit: 3 * SECOND,
+        expect,
+        success: true,
+    })
+    .await;
+}
+
 /// A loopback HTTP server that answers 500, or closes every connection without answering.
 struct BadHttp(Child, String);
 
