@@ -182,6 +182,42 @@ async fn a_working_set_larger_than_the_cap_leaves_the_watched_set_stable() {
     }
 }
 
+#[tokio::test]
+async fn a_read_costs_one_request_and_watching_it_one_more_once() {
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("requests.log");
+        let mut config = pinned(demo("d", 100), protocol);
+        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+            args.extend(["--request-log".to_string(), log.display().to_string()]);
+        }
+        let h = Harness::start(vec![config]);
+        h.manager.wait_until_started().await;
+        let uri = "demo://notes/welcome";
+        let read = format!(r#"{{"server":"d","uri":"{uri}"}}"#);
+        for _ in 0..50 {
+            h.payload("read_mcp_resource", &read).await;
+        }
+        touch_until_told(&h, "d", uri).await;
+        let requests = std::fs::read_to_string(&log).unwrap_or_default();
+        let count = |method: &str| requests.lines().filter(|l| *l == method).count();
+        let listens = requests.lines().filter(|l| l.starts_with("subscriptions/listen")).count();
+        // Every read reaches the server once (2025-11-25 has no cache hints; the demo server
+        // sends none in 2026-07-28), and nothing else is asked per read.
+        assert_eq!(count("resources/read"), 50, "{protocol:?}: {requests}");
+        assert_eq!(count("resources/list") + count("resources/templates/list"), 0, "{protocol:?}");
+        assert_eq!(count("tools/list"), 1, "{protocol:?}: the startup listing only");
+        assert_eq!(count("resources/unsubscribe"), 0, "{protocol:?}");
+        match protocol {
+            // One subscription for the watched URI, whatever the number of reads.
+            ProtocolChoice::Legacy => assert_eq!(count("resources/subscribe"), 1, "{requests}"),
+            // The stream opened at start and again with the URI in it: not once per read.
+            _ => assert!((2..=3).contains(&listens), "{requests}"),
+        }
+        h.manager.shutdown().await;
+    }
+}
+
 async fn changed(h: &Harness, server: &str) -> serde_json::Value {
     let payload = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;
     payload.get("changed").cloned().unwrap_or_default()
