@@ -20,11 +20,10 @@ use crate::handlers::list_payload::{
 };
 use crate::handlers::list_shape::{
     Continuation, Filter, ListArgs, Request, SearchMemo, fit, for_assistant, json_len, locate,
-    model_view, position, request, share, sort_by_priority, to_json_within,
+    model_view, position, request, share, sort_by_priority,
 };
 use crate::handlers::{
-    Failed, Produced, backend_failure, one_server, produced, produced_serialized, run, shut_down,
-    single_failure,
+    Failed, Produced, backend_failure, one_server, produced, run, shut_down, single_failure,
 };
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::spec::ToolSpec;
@@ -200,13 +199,6 @@ impl McpListHandler {
             }
         }
         let room = self.budget.saturating_sub(json_len(&envelope));
-        let summary = aggregate_summary(listings);
-        if one_pass()
-            && let Some((payload, text)) =
-                everything_within::<T>(listings, &candidates, &envelope, room, request.limit)
-        {
-            return produced_serialized(self.backend.as_ref(), &payload, text, summary);
-        }
         let sizes: Vec<Vec<usize>> = listings
             .iter()
             .zip(&candidates)
@@ -239,7 +231,7 @@ impl McpListHandler {
                 });
             }
         }
-        produced(self.backend.as_ref(), &payload, summary)
+        produced(self.backend.as_ref(), &payload, aggregate_summary(listings))
     }
 
     async fn one_server(
@@ -435,58 +427,6 @@ impl McpListHandler {
         };
         produced(self.backend.as_ref(), &payload, summary)
     }
-}
-
-/// The all-server payload with every candidate, serialized in one pass, when the sized path
-/// would show them all: the items' bytes plus a separator each fit in `room` and there are at
-/// most `limit`. The serialization stops as soon as it passes that bound, so a list that does
-/// not fit costs at most about a budget's worth of work here before the sized path runs; one
-/// that fits is measured and written once instead of twice. The result is byte for byte the
-/// sized path's (the same payload, nothing cut, no `incomplete`).
-fn everything_within<'a, T: Kind>(
-    listings: &'a [SharedListing],
-    candidates: &[Vec<usize>],
-    envelope: &Payload<'_, T>,
-    room: usize,
-    limit: usize,
-) -> Option<(Payload<'a, T>, String)> {
-    let n: usize = candidates.iter().map(Vec::len).sum();
-    if n == 0 || n > limit {
-        return None;
-    }
-    let mut payload = Payload::<T>::new(None);
-    payload.errors = envelope.errors.clone();
-    payload.listed_at = envelope.listed_at.clone();
-    payload.matched = envelope.matched.map(|_| n);
-    let empty = json_len(&payload);
-    // With n items the payload is `empty` + their bytes + (n - 1) commas; all are shown by the
-    // sized path iff their bytes + n ≤ room, that is iff the payload is ≤ room + empty - 1.
-    let bound = (room + empty).checked_sub(1)?;
-    for (s, shared) in listings.iter().enumerate() {
-        let listing = &shared.listing;
-        let items = T::slice(&listing.items);
-        payload.items.extend(
-            candidates[s].iter().map(|i| WithServer {
-                server: listing.server.as_str(),
-                item: model_view(&items[*i]),
-            }),
-        );
-    }
-    let text = to_json_within(&payload, bound)?;
-    Some((payload, text))
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Tests turn the one-pass path off to compare it with the sized path.
-    pub(crate) static ONE_PASS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-}
-
-fn one_pass() -> bool {
-    #[cfg(test)]
-    return ONE_PASS.with(std::cell::Cell::get);
-    #[cfg(not(test))]
-    true
 }
 
 /// The longest continuation a listing could get, for reserving its room in the budget.

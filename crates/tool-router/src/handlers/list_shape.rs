@@ -257,29 +257,6 @@ pub(crate) fn json_len(value: &impl Serialize) -> usize {
     count.0
 }
 
-/// `value` as JSON if it takes at most `limit` bytes; the work stops once it would pass it.
-pub(crate) fn to_json_within(value: &impl Serialize, limit: usize) -> Option<String> {
-    struct Bounded {
-        buf: Vec<u8>,
-        limit: usize,
-    }
-    impl Write for Bounded {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            if self.buf.len() + bytes.len() > self.limit {
-                return Err(std::io::Error::other("over the limit"));
-            }
-            self.buf.extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut out = Bounded { buf: Vec::new(), limit };
-    serde_json::to_writer(&mut out, value).ok()?;
-    String::from_utf8(out.buf).ok()
-}
-
 /// How many items of one sequence to show: as many as fit in `budget` bytes (each item costs
 /// its size plus a separator) and at most `limit`.
 pub(crate) fn fit(sizes: &[usize], budget: usize, limit: usize) -> usize {

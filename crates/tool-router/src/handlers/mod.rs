@@ -137,28 +137,6 @@ pub(crate) fn produced(
     } else {
         serde_json::to_string(&WithChanges { payload, changed: &changes })
     };
-    serialized(text, summary)
-}
-
-/// [`produced`] for a payload already serialized as `text`: used as it is unless changes ride
-/// along (then the payload is serialized again with them).
-pub(crate) fn produced_serialized(
-    backend: &dyn McpBackend,
-    payload: &impl Serialize,
-    text: String,
-    summary: ResourceCallSummary,
-) -> Result<Produced, Failed> {
-    let changes = backend.take_resource_changes();
-    if changes.is_empty() {
-        return Ok(Produced { content: text.into(), items: None, summary });
-    }
-    serialized(serde_json::to_string(&WithChanges { payload, changed: &changes }), summary)
-}
-
-fn serialized(
-    text: serde_json::Result<String>,
-    summary: ResourceCallSummary,
-) -> Result<Produced, Failed> {
     match text {
         Ok(content) => Ok(Produced { content: content.into(), items: None, summary }),
         Err(e) => Err(Failed {
