@@ -252,8 +252,10 @@ struct Prepared {
 }
 
 impl Prepared {
-    fn new(listings: Vec<Vec<ServerListing>>) -> Self {
-        let kept = mcp_backend::KeptListings::new(Duration::from_secs(30), 1 << 30);
+    /// Listings handed out in turn, kept for `window` (zero keeps none, as
+    /// `list_cache_sec = 0` does).
+    fn new(listings: Vec<Vec<ServerListing>>, window: Duration) -> Self {
+        let kept = mcp_backend::KeptListings::new(window, 1 << 30);
         Self { listings: Mutex::new(listings), kept }
     }
 }
@@ -438,8 +440,9 @@ pub(crate) async fn p3_scale(quick: bool) -> anyhow::Result<Vec<Row>> {
     }
     // A backend per repetition (the first list of each: nothing kept yet); all stay alive to
     // the end, so no repetition pays for freeing another's listings.
-    let backends: Vec<Arc<Prepared>> =
-        (0..reps).map(|_| Arc::new(Prepared::new(vec![data.clone()]))).collect();
+    let backends: Vec<Arc<Prepared>> = (0..reps)
+        .map(|_| Arc::new(Prepared::new(vec![data.clone()], Duration::from_secs(30))))
+        .collect();
     drop(data);
     let mut router_times = Vec::new();
     let (mut router_peak, mut largest) = (0, 0);
@@ -505,7 +508,7 @@ pub(crate) async fn p8_event_payload(quick: bool) -> anyhow::Result<Row> {
     let reps = if quick { 4 } else { 10 };
     let data = listings(64, 2_000);
     let calls = 2 * (reps + 1);
-    let backend = Arc::new(Prepared::new(vec![data; calls]));
+    let backend = Arc::new(Prepared::new(vec![data; calls], Duration::ZERO));
     let settings = tool_router::RouterSettings { list_budget_bytes: 1 << 30, ..Default::default() };
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;
     let (listened, consumer) = draining();
@@ -732,7 +735,7 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
             Items::Templates(items) => json_size(items),
         })
         .sum();
-    let backend = Arc::new(Prepared::new(vec![data]));
+    let backend = Arc::new(Prepared::new(vec![data], Duration::from_secs(30)));
     // The backend keeps the whole catalog, so the query after it is served from it.
     let settings = tool_router::RouterSettings { data_sources: false, ..Default::default() };
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;

@@ -59,6 +59,25 @@ impl FakeBackend {
         })
     }
 
+    /// `server`'s list from the page `from` names, asked page by page (kept when from the
+    /// first page), as the manager does: an all-server list asks afresh too.
+    async fn fresh(
+        &self,
+        server: &str,
+        kind: ListKind,
+        from: Option<String>,
+    ) -> Result<SharedListing, McpError> {
+        self.server(server)?;
+        let generation = self.generation(server);
+        let follow = Follow { server, max_pages: mcp_backend::DEFAULT_MAX_PAGES };
+        let listing = follow.listing(kind, from.clone(), |c| self.list(server, kind, c)).await;
+        let listing = Arc::new(listing);
+        if from.is_none() {
+            self.kept.put(&listing, generation);
+        }
+        Ok(SharedListing { listing, kept_at: None })
+    }
+
     /// `server` says its lists changed: what was kept of them is stale.
     pub(crate) fn lists_changed(&self, server: &str) {
         *self.generations.lock().expect("generations").entry(server.to_string()).or_default() += 1;
@@ -150,15 +169,7 @@ impl McpBackend for FakeBackend {
         {
             return Ok(kept);
         }
-        self.server(server)?;
-        let generation = self.generation(server);
-        let follow = Follow { server, max_pages: mcp_backend::DEFAULT_MAX_PAGES };
-        let listing = follow.listing(kind, from.clone(), |c| self.list(server, kind, c)).await;
-        let listing = Arc::new(listing);
-        if from.is_none() {
-            self.kept.put(&listing, generation);
-        }
-        Ok(SharedListing { listing, kept_at: None })
+        self.fresh(server, kind, from).await
     }
     fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
         self.kept.get(server, kind, self.generation(server))
@@ -179,7 +190,7 @@ impl McpBackend for FakeBackend {
                     listing.error = Some(ListingStop::Unreachable(e));
                     SharedListing::fresh(listing)
                 }
-                Ok(_) => self.listing(name, kind, None).await?,
+                Ok(_) => self.fresh(name, kind, None).await?,
             };
             all.push(shared);
         }
