@@ -367,24 +367,6 @@ struct Payload<'a> {
     resources: Vec<WithServer<'a>>,
 }
 
-/// P3: 64 servers × 2,000 resources aggregated into the model payload vs serde_json alone; and
-/// Bytes a value serializes to, without building the text.
-fn json_size(value: &impl Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 /// One `list_mcp_resources` call through `router`: its time, peak extra memory and payload
 /// length.
 async fn measured_list(
@@ -731,8 +713,8 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
     let json_len: usize = data
         .iter()
         .map(|l| match &l.items {
-            Items::Resources(items) => json_size(items),
-            Items::Templates(items) => json_size(items),
+            Items::Resources(items) => mcp_backend::json_len(items),
+            Items::Templates(items) => mcp_backend::json_len(items),
         })
         .sum();
     let backend = Arc::new(Prepared::new(vec![data], Duration::from_secs(30)));

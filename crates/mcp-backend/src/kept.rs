@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::json_len;
 use crate::listing::{Items, ListKind, ServerListing, SharedListing};
 
 /// The kept listings of both kinds.
@@ -120,23 +121,6 @@ impl KeptListings {
     pub fn last_all(&self, kind: ListKind) -> Option<Vec<String>> {
         self.last_all.lock().ok()?.get(&kind).cloned()
     }
-}
-
-/// Bytes of `value` as compact JSON, counted without building the text.
-fn json_len(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 #[cfg(test)]

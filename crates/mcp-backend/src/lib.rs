@@ -28,6 +28,24 @@ pub use qualify::{
     resolve_tool_name, unlisted_tool,
 };
 
+/// Bytes of `value` as compact JSON, counted without building the text (what a listing costs
+/// to keep, what an item costs in a payload).
+pub fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// `time` as RFC 3339 UTC with milliseconds (`2026-11-23T21:40:00.123Z`), the form of every
 /// timestamp the router shows a model.
 pub fn rfc3339(time: std::time::SystemTime) -> String {

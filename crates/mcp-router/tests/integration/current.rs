@@ -3,7 +3,7 @@
 //! and dispatch follow, and `mcp_tools_changed` says what changed; a burst of notifications
 //! costs one re-read.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_connection_manager::{ProtocolChoice, ServerConfig};
@@ -82,6 +82,16 @@ async fn a_changed_tool_list_is_read_again_over_http_in_both_eras() {
     }
 }
 
+/// The demo server `d` speaking `protocol`, logging the requests it gets to a file in `dir`.
+fn logged_demo(dir: &tempfile::TempDir, protocol: ProtocolChoice) -> (ServerConfig, PathBuf) {
+    let log = dir.path().join("requests.log");
+    let mut config = pinned(demo("d", 100), protocol);
+    if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
+        args.extend(["--request-log".to_string(), log.display().to_string()]);
+    }
+    (config, log)
+}
+
 fn logged(log: &Path, method: &str) -> usize {
     std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| *l == method).count()
 }
@@ -90,11 +100,7 @@ fn logged(log: &Path, method: &str) -> usize {
 async fn a_burst_of_notifications_costs_one_re_read() {
     for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let log = dir.path().join("requests.log");
-        let mut config = pinned(demo("d", 100), protocol);
-        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
-            args.extend(["--request-log".to_string(), log.display().to_string()]);
-        }
+        let (config, log) = logged_demo(&dir, protocol);
         let mut h = Harness::start(vec![config]);
         h.manager.wait_until_started().await;
         assert_eq!(logged(&log, "tools/list"), 1, "{protocol:?}");
@@ -147,11 +153,7 @@ async fn touch_until_told(h: &Harness, server: &str, uri: &str) {
 async fn a_working_set_larger_than_the_cap_leaves_the_watched_set_stable() {
     for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let log = dir.path().join("requests.log");
-        let mut config = pinned(demo("d", 100), protocol);
-        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
-            args.extend(["--request-log".to_string(), log.display().to_string()]);
-        }
+        let (config, log) = logged_demo(&dir, protocol);
         let options = mcp_connection_manager::ManagerOptions {
             max_watched_resources: 3,
             ..Default::default()
@@ -186,11 +188,7 @@ async fn a_working_set_larger_than_the_cap_leaves_the_watched_set_stable() {
 async fn a_read_costs_one_request_and_watching_it_one_more_once() {
     for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let log = dir.path().join("requests.log");
-        let mut config = pinned(demo("d", 100), protocol);
-        if let mcp_connection_manager::TransportConfig::Stdio { args, .. } = &mut config.transport {
-            args.extend(["--request-log".to_string(), log.display().to_string()]);
-        }
+        let (config, log) = logged_demo(&dir, protocol);
         let h = Harness::start(vec![config]);
         h.manager.wait_until_started().await;
         let uri = "demo://notes/welcome";

@@ -16,7 +16,6 @@
 //! cursor is passed on untouched.
 
 use std::borrow::Cow;
-use std::io::Write;
 use std::sync::{Arc, Mutex, Weak};
 
 use base64::Engine as _;
@@ -240,22 +239,7 @@ impl Continuation {
     }
 }
 
-/// Bytes `value` serializes to, without building the text.
-pub(crate) fn json_len(value: &impl Serialize) -> usize {
-    struct Count(usize);
-    impl Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
+pub(crate) use mcp_backend::json_len;
 
 /// How many items of one sequence to show: as many as fit in `budget` bytes (each item costs
 /// its size plus a separator) and at most `limit`.
