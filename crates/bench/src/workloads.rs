@@ -285,8 +285,7 @@ impl McpBackend for Prepared {
             return Ok(Vec::new());
         }
         if reuse == Reuse::Kept
-            && let Some(servers) = self.kept.last_all(kind)
-            && let Some(kept) = servers.iter().map(|s| self.kept_listing(s, kind)).collect()
+            && let Some(kept) = self.kept.all_kept(kind, |_| Some(0))
         {
             return Ok(kept);
         }

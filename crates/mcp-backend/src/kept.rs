@@ -121,6 +121,18 @@ impl KeptListings {
     pub fn last_all(&self, kind: ListKind) -> Option<Vec<String>> {
         self.last_all.lock().ok()?.get(&kind).cloned()
     }
+
+    /// Every server of the last complete all-server listing of `kind`, each from its fresh
+    /// kept listing (`generation` gives a server's current listing generation); `None` when
+    /// there was none or one of them is no longer kept.
+    pub fn all_kept(
+        &self,
+        kind: ListKind,
+        generation: impl Fn(&str) -> Option<u64>,
+    ) -> Option<Vec<SharedListing>> {
+        let servers = self.last_all(kind)?;
+        servers.iter().map(|server| self.get(server, kind, generation(server)?)).collect()
+    }
 }
 
 #[cfg(test)]
@@ -193,5 +205,15 @@ mod tests {
         assert_eq!(kept.last_all(ListKind::Templates), None);
         kept.set_last_all(ListKind::Resources, None);
         assert_eq!(kept.last_all(ListKind::Resources), None);
+
+        // Answered from the kept listings only while every one of them is still fresh.
+        let kept = KeptListings::new(Duration::from_secs(60), 1 << 20);
+        kept.put(&listing("a", 1, None), 0);
+        kept.put(&listing("b", 1, None), 0);
+        kept.set_last_all(ListKind::Resources, Some(vec!["a".into(), "b".into()]));
+        let all = kept.all_kept(ListKind::Resources, |_| Some(0)).expect("both kept");
+        assert_eq!(all.len(), 2);
+        assert!(kept.all_kept(ListKind::Resources, |s| Some(u64::from(s == "b"))).is_none());
+        assert!(kept.all_kept(ListKind::Templates, |_| Some(0)).is_none());
     }
 }

@@ -73,7 +73,7 @@ impl McpConnectionManager {
         reuse: Reuse,
     ) -> Result<Aggregate, McpError> {
         if reuse == Reuse::Kept
-            && let Some(kept) = self.all_kept(kind)
+            && let Some(kept) = self.kept.all_kept(kind, |server| self.generation(server).ok())
         {
             return Ok(kept);
         }
@@ -106,12 +106,6 @@ impl McpConnectionManager {
         let servers = complete.then(|| listings.iter().map(|l| l.listing.server.clone()).collect());
         self.kept.set_last_all(kind, servers);
         Ok(listings)
-    }
-
-    /// Every server of the last complete all-server listing, from its fresh kept listing.
-    fn all_kept(&self, kind: ListKind) -> Option<Aggregate> {
-        let servers = self.kept.last_all(kind)?;
-        servers.iter().map(|server| self.kept(server, kind)).collect()
     }
 
     /// `server`'s pages from `from` to the end, each request bounded by the tool timeout and

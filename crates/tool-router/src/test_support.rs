@@ -177,8 +177,7 @@ impl McpBackend for FakeBackend {
     async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
         self.live()?;
         if reuse == Reuse::Kept
-            && let Some(servers) = self.kept.last_all(kind)
-            && let Some(kept) = servers.iter().map(|s| self.kept_listing(s, kind)).collect()
+            && let Some(kept) = self.kept.all_kept(kind, |server| Some(self.generation(server)))
         {
             return Ok(kept);
         }
