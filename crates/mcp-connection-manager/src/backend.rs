@@ -142,13 +142,15 @@ impl McpBackend for McpConnectionManager {
             Reference::for_resource(template),
             ArgumentInfo::new(argument, value),
         );
-        self.request(server, "completion/complete", |conn| async move {
-            let mut params = params;
-            let mut span = conn.telemetry().start("completion/complete", None, None);
-            span.tag(&mut params.meta);
-            let answer = conn.service.complete(params).instrument(span.span()).await;
-            span.finish_with(&answer, |_| false);
-            answer.map(|r| r.completion)
+        self.request(server, "completion/complete", |conn| {
+            let mut params = params.clone();
+            async move {
+                let mut span = conn.telemetry().start("completion/complete", None, None);
+                span.tag(&mut params.meta);
+                let answer = conn.service.complete(params).instrument(span.span()).await;
+                span.finish_with(&answer, |_| false);
+                answer.map(|r| r.completion)
+            }
         })
         .await
     }

@@ -316,7 +316,7 @@ impl Servers {
         }
     }
 
-    fn managed(&self, server: &str) -> Result<&ManagedServer, McpError> {
+    pub(crate) fn managed(&self, server: &str) -> Result<&ManagedServer, McpError> {
         self.check_live()?;
         self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))
     }
@@ -389,6 +389,13 @@ impl StartServer {
             challenge: self.challenge.clone(),
             list_generation: self.list_generation.clone(),
             telemetry: mcp_connection::telemetry::Telemetry::new(&self.config),
+            address: match &self.config.transport {
+                TransportConfig::StreamableHttp { url, .. } => {
+                    mcp_connection::client::address_of(url)
+                }
+                TransportConfig::Stdio { .. } => None,
+            },
+            closed: Default::default(),
         };
         let connect = self.connector.connect(&self.config, client);
         let timeout = self.config.startup_timeout;

@@ -27,7 +27,7 @@ impl McpConnectionManager {
         kind: ListKind,
         cursor: Option<String>,
     ) -> Result<Page, McpError> {
-        self.request(server, kind.method(), |conn| fetch_page(conn, kind, cursor)).await
+        self.request(server, kind.method(), |conn| fetch_page(conn, kind, cursor.clone())).await
     }
 
     /// One server's list from the page `from` names to the end (see

@@ -15,7 +15,7 @@ use router_protocol::EventSender;
 
 use crate::catalog::ToolCatalog;
 use crate::lifecycle::{ServerState, Servers};
-use mcp_connection::client::{Connector, SharedConnection, Transports, service_error};
+use mcp_connection::client::{Connector, SharedConnection, Transports};
 use mcp_connection::config::ServerConfig;
 use mcp_connection::host::{DefaultHost, HostHandler};
 use mcp_connection::input::{Exchange, ExchangeError, Final, Retry, Round};
@@ -255,7 +255,7 @@ impl McpConnectionManager {
         {
             *last = Some(challenge.to_string());
         }
-        let error = service_error(server, e);
+        let error = conn.failure(e);
         match &error {
             // Refused: signed out until someone signs in again.
             McpError::SignInRequired { sign_in: sign_in @ SignIn::Required, .. } => {
@@ -283,6 +283,10 @@ impl McpConnectionManager {
         Ok(managed.list_generation.load(std::sync::atomic::Ordering::SeqCst))
     }
 
+    /// One request, bounded by the tool timeout. A request that failed because the connection
+    /// broke is sent once more on a new connection (the server restarted by the restart rules)
+    /// when that cannot repeat an effect: it never reached the server, or it is not a
+    /// `tools/call` (see [`resend`]).
     pub(crate) async fn request<T, F, Fut>(
         &self,
         server: &str,
@@ -290,20 +294,39 @@ impl McpConnectionManager {
         f: F,
     ) -> Result<T, McpError>
     where
-        F: FnOnce(SharedConnection) -> Fut,
+        F: Fn(SharedConnection) -> Fut,
         Fut: Future<Output = Result<T, rmcp::ServiceError>>,
     {
-        let conn = self.servers.connection(server).await?;
-        let timeout = self.servers.servers[server].config.tool_timeout;
-        // Dropping the request future on timeout makes rmcp send notifications/cancelled.
-        match tokio::time::timeout(timeout, f(conn.clone())).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(self.failed(server, &conn, e)),
-            Err(_) => Err(McpError::Timeout { server: server.to_string(), method, timeout }),
+        let timeout = self.managed_timeout(server)?;
+        let mut resent = false;
+        loop {
+            let conn = self.servers.connection(server).await?;
+            // Dropping the request future on timeout makes rmcp send notifications/cancelled.
+            let e = match tokio::time::timeout(timeout, f(conn.clone())).await {
+                Ok(Ok(result)) => return Ok(result),
+                Ok(Err(e)) => e,
+                Err(_) => {
+                    return Err(McpError::Timeout { server: server.to_string(), method, timeout });
+                }
+            };
+            let again = !resent && resend(method, &e);
+            let error = self.failed(server, &conn, e);
+            if !(again && matches!(error, McpError::Transport { .. })) {
+                return Err(error);
+            }
+            tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
+            resent = true;
         }
     }
+
+    fn managed_timeout(&self, server: &str) -> Result<std::time::Duration, McpError> {
+        let managed = self.servers.managed(server)?;
+        Ok(managed.config.tool_timeout)
+    }
+
     /// A request that may answer `input_required`: the whole exchange with its retries, bounded
-    /// by the tool timeout (elicitation time excluded).
+    /// by the tool timeout (elicitation time excluded). Sent again on a broken connection as
+    /// [`Self::request`] is.
     pub(crate) async fn exchange<T, F, Fut>(
         &self,
         server: &str,
@@ -315,25 +338,42 @@ impl McpConnectionManager {
         F: FnMut(SharedConnection, Retry) -> Fut,
         Fut: Future<Output = Result<Result<Round<T>, String>, rmcp::ServiceError>>,
     {
-        let conn = self.servers.connection(server).await?;
-        let timeout = self.servers.servers[server].config.tool_timeout;
-        let exchange = Exchange {
-            client: conn.service.service(),
-            method,
-            max_rounds: self.servers.options.max_input_rounds,
-            timeout,
-        };
-        match exchange.run(|retry| send(conn.clone(), retry)).await {
-            Ok(result) => Ok(result),
-            Err(ExchangeError::TimedOut) => {
-                Err(McpError::Timeout { server: server.to_string(), method, timeout })
+        let timeout = self.managed_timeout(server)?;
+        let mut resent = false;
+        loop {
+            let conn = self.servers.connection(server).await?;
+            let exchange = Exchange {
+                client: conn.service.service(),
+                method,
+                max_rounds: self.servers.options.max_input_rounds,
+                timeout,
+            };
+            let e = match exchange.run(|retry| send(conn.clone(), retry)).await {
+                Ok(result) => return Ok(result),
+                Err(ExchangeError::TimedOut) => {
+                    return Err(McpError::Timeout { server: server.to_string(), method, timeout });
+                }
+                Err(ExchangeError::Protocol(error)) => {
+                    return Err(McpError::Protocol { server: server.to_string(), error });
+                }
+                Err(ExchangeError::Service(e)) => e,
+            };
+            let again = !resent && resend(method, &e);
+            let error = self.failed(server, &conn, e);
+            if !(again && matches!(error, McpError::Transport { .. })) {
+                return Err(error);
             }
-            Err(ExchangeError::Protocol(error)) => {
-                Err(McpError::Protocol { server: server.to_string(), error })
-            }
-            Err(ExchangeError::Service(e)) => Err(self.failed(server, &conn, e)),
+            tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
+            resent = true;
         }
     }
+}
+
+/// Whether a request that failed in the transport may be sent once more on a new connection:
+/// always when it never reached the server; otherwise only when it is not a `tools/call` (a
+/// tool may have had effects; reads, lists and completions have none).
+fn resend(method: &str, error: &rmcp::ServiceError) -> bool {
+    method != "tools/call" || mcp_connection::client::never_sent(error)
 }
 
 impl Drop for McpConnectionManager {

@@ -65,7 +65,7 @@ impl Connector for InMemory {
         let service = client
             .serve(AsyncRwTransport::new_client(read, write))
             .await
-            .map_err(|e| initialize_failed(&e))?;
+            .map_err(|e| initialize_failed(&e, None))?;
         let server = server.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
         self.servers.lock().expect("lock").push(server);
         finish(config, service, None).await

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_backend::{DEFAULT_MAX_PAGES, Follow, ListingStop, McpError, Paged};
 
-pub use crate::errors::{ConnectError, initialize_failed, service_error};
+pub use crate::errors::{
+    ConnectError, address_of, describe, initialize_failed, never_sent, service_error,
+};
 use crate::errors::{HandshakeError, http_handshake_error};
 use rmcp::model::{PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool};
 
@@ -61,6 +63,12 @@ pub struct RouterClient {
     pub list_generation: Arc<std::sync::atomic::AtomicU64>,
     /// This connection's request spans (see `telemetry`).
     pub telemetry: Arc<crate::telemetry::Telemetry>,
+    /// `host:port` of an HTTP server (see [`crate::errors::address_of`]), named by failures.
+    pub address: Option<String>,
+    /// Set when the transport's incoming stream ends — a stdio server exited or closed its
+    /// output, an HTTP transport gave up — so the next request restarts the server instead of
+    /// failing on the dead connection.
+    pub closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl RouterClient {
@@ -113,9 +121,27 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    /// Whether requests can still go through this connection.
+    /// Whether requests can still go through this connection: not marked dead by a failed
+    /// request, not closed by the server (its process exited, its stream ended), not cancelled.
     pub fn is_usable(&self) -> bool {
-        !self.dead.load(std::sync::atomic::Ordering::SeqCst) && !self.service.is_closed()
+        use std::sync::atomic::Ordering::SeqCst;
+        !self.dead.load(SeqCst)
+            && !self.client().closed.load(SeqCst)
+            && !self.service.is_closed()
+            && !self.service.peer().is_transport_closed()
+    }
+
+    /// A failed request as the model reads it: the cause in words, the HTTP server's address,
+    /// a stdio server's exit status when it exited.
+    pub fn failure(&self, error: rmcp::ServiceError) -> McpError {
+        let client = self.client();
+        let error = service_error(&client.server, client.address.as_deref(), error);
+        match (error, self.child.as_ref().and_then(ChildGroup::exit_status)) {
+            (McpError::Transport { server, .. }, Some(status)) => {
+                McpError::Transport { server, error: format!("the server exited ({status})") }
+            }
+            (error, _) => error,
+        }
     }
 
     /// This connection's response cache.
@@ -223,6 +249,10 @@ async fn connect(
             tracing::info!(server = %config.name, %reason, "server/discover probe failed; connecting again with initialize (2025-11-25)");
             handshake(config, client, ClientLifecycleMode::Initialize, tokens).await.map_err(
                 |e| match ConnectError::from(e) {
+                    // The same cause twice (a closed port) is said once.
+                    ConnectError::Failed(message) if same_cause(&message, &reason) => {
+                        ConnectError::Failed(message)
+                    }
                     ConnectError::Failed(message) => ConnectError::Failed(format!(
                         "{message} (server/discover was tried first: {reason})"
                     )),
@@ -232,6 +262,12 @@ async fn connect(
         }
     };
     finish(config, service, child).await
+}
+
+/// Whether two handshake failures have the same cause (what follows their `(context): `).
+fn same_cause(a: &str, b: &str) -> bool {
+    let cause = |m: &str| m.rsplit_once("): ").map_or(m, |(_, c)| c).to_string();
+    cause(a) == cause(b)
 }
 
 fn modern_lifecycle() -> ClientLifecycleMode {
@@ -295,12 +331,12 @@ async fn open(
             .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
-            let transport = Traced::new(transport, client.telemetry.clone());
+            let transport = Traced::new(transport, client.telemetry.clone(), client.closed.clone());
             // On failure `spawned` is dropped here, which kills the process group.
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|e| HandshakeError::Handshake(initialize_failed(&e)))?;
+                .map_err(|e| HandshakeError::Handshake(initialize_failed(&e, None)))?;
             Ok((service, Some(spawned.group)))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {
@@ -321,7 +357,8 @@ async fn open(
             let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
             let Some(tokens) = tokens else {
                 let transport = StreamableHttpClientTransport::from_config(transport_config);
-                let transport = Traced::new(transport, client.telemetry.clone());
+                let transport =
+                    Traced::new(transport, client.telemetry.clone(), client.closed.clone());
                 let service = client
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
@@ -339,7 +376,7 @@ async fn open(
                 })?;
             let http = AuthClient::new(reqwest::Client::default(), auth);
             let transport = StreamableHttpClientTransport::with_client(http, transport_config);
-            let transport = Traced::new(transport, client.telemetry.clone());
+            let transport = Traced::new(transport, client.telemetry.clone(), client.closed.clone());
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
@@ -407,7 +444,8 @@ pub(crate) async fn list_tools(
             }
             let page = service.list_tools(params).instrument(span.span()).await;
             span.finish_with(&page, |_| false);
-            let page = page.map_err(|e| service_error(server, e))?;
+            let address = service.service().address.as_deref();
+            let page = page.map_err(|e| service_error(server, address, e))?;
             Ok(Paged { items: page.tools, next_cursor: page.next_cursor, ttl_ms: None })
         })
         .await;

@@ -252,6 +252,8 @@ mod tests {
                 "true",
                 Vec::new(),
             )),
+            address: None,
+            closed: Default::default(),
         }
     }
 

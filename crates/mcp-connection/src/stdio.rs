@@ -216,6 +216,22 @@ impl ChildGroup {
         self.done.store(true, Ordering::SeqCst);
     }
 
+    /// How the server ended, once it has: `status 1`, `killed by signal 9` (the guard exits
+    /// with the server's status, a shell's 128 + n for a signal). `None` while it runs.
+    pub fn exit_status(&self) -> Option<String> {
+        use std::os::unix::process::ExitStatusExt as _;
+        let mut child = self.child.lock().ok()?;
+        let status = child.as_mut()?.try_wait().ok()??;
+        Some(match (status.code(), status.signal()) {
+            (Some(code), _) if code > 128 && code < 160 => {
+                format!("killed by signal {}", code - 128)
+            }
+            (Some(code), _) => format!("status {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "status unknown".to_string(),
+        })
+    }
+
     /// The process id of the group leader (the spawned command).
     pub fn pid(&self) -> u32 {
         self.pgid as u32
@@ -277,6 +293,27 @@ mod tests {
             let left = procs::wait_exited(&family, Duration::from_secs(3)).await;
             assert!(left.is_empty(), "orphaned server processes: {left:?}");
             spawned.group.done.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// How a server ended, as failures name it.
+    #[tokio::test]
+    async fn the_exit_status_says_how_the_server_ended() {
+        for (script, said) in [("exit 3", "status 3"), ("kill -9 $$", "killed by signal 9")] {
+            let env = BTreeMap::new();
+            let args = ["-c".to_string(), script.to_string()];
+            let launch =
+                Launch { server: "ends", command: "sh", args: &args, env: &env, cwd: None };
+            let spawned = spawn(launch).expect("spawn");
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let status = loop {
+                if let Some(status) = spawned.group.exit_status() {
+                    break status;
+                }
+                assert!(std::time::Instant::now() < deadline, "{script}: still running");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            };
+            assert_eq!(status, said, "{script}");
         }
     }
 }

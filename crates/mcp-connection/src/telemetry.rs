@@ -320,14 +320,21 @@ fn trace_context(span: &Span) -> Option<(String, Option<String>)> {
 
 /// A client transport that records the JSON-RPC id of each tagged request on its span, and
 /// takes the tag out before the request is written.
+/// It also notes the end of the incoming stream in the connection's `closed` flag, so a dead
+/// connection is known before the next request is sent on it.
 pub(crate) struct Traced<T> {
     inner: T,
     telemetry: Arc<Telemetry>,
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<T> Traced<T> {
-    pub(crate) fn new(inner: T, telemetry: Arc<Telemetry>) -> Self {
-        Self { inner, telemetry }
+    pub(crate) fn new(
+        inner: T,
+        telemetry: Arc<Telemetry>,
+        closed: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
+        Self { inner, telemetry, closed }
     }
 }
 
@@ -350,7 +357,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inner.receive()
+        let closed = self.closed.clone();
+        let next = self.inner.receive();
+        async move {
+            let message = next.await;
+            if message.is_none() {
+                closed.store(true, Ordering::SeqCst);
+            }
+            message
+        }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
@@ -469,7 +484,7 @@ mod tests {
         let (recorder, _guard) = recording();
         let telemetry = Telemetry::new(&ServerConfig::stdio("demo", "true", Vec::new()));
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let mut transport = Traced::new(Sink(sent.clone()), telemetry.clone());
+        let mut transport = Traced::new(Sink(sent.clone()), telemetry.clone(), Arc::default());
 
         let mut span = telemetry.start("resources/read", None, Some("demo://a"));
         let mut params = ReadResourceRequestParams::new("demo://a");

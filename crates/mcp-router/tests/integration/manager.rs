@@ -444,6 +444,87 @@ async fn a_crashed_stdio_server_is_restarted_on_next_use() {
     h.manager.shutdown().await;
 }
 
+/// The echo tool's text, or a panic with what came instead.
+fn echoed(output: &ToolOutput) -> String {
+    let ToolOutput::Mcp { result: Ok(result) } = output else { panic!("{output:?}") };
+    serde_json::to_value(&result.content).expect("json")[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Wait (at most 10 s) until the manager no longer calls `server` ready.
+async fn until_not_ready(h: &Harness, server: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h.manager.status(server) == Some(ServerStatus::Ready) {
+        assert!(Instant::now() < deadline, "{server} still called ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stdio_server_killed_while_idle_is_restarted_by_the_next_call_which_succeeds() {
+    let mut h = Harness::start(vec![demo("d", 100)]);
+    assert_eq!(echoed(&h.call("mcp__d__echo", r#"{"text":"one"}"#).await), "Echo: one");
+    // The server itself (not the guard at the head of its group) is killed, as a user would.
+    let guard = h.manager.child_pids()[0].1;
+    let server = live_processes(|_, _, fields| fields.get(1) == Some(&guard.to_string().as_str()));
+    assert_eq!(server.len(), 1, "the guard runs one server");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &server[0].to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    // Its exit is noticed when it happens, before any call.
+    until_not_ready(&h, "d").await;
+    let Some(ServerStatus::Failed(why)) = h.manager.status("d") else { panic!() };
+    assert_eq!(why, "the connection closed");
+    h.drain();
+    let after = h.call("mcp__d__echo", r#"{"text":"two"}"#).await;
+    assert_eq!(echoed(&after), "Echo: two");
+    assert_eq!(restarts(&h.drain()), [("d".to_string(), 1)]);
+    assert_ne!(h.manager.child_pids()[0].1, guard);
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_http_server_killed_and_back_between_calls_answers_the_next_call() {
+    let web = HttpServer::demo(100);
+    let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let options = mcp_connection_manager::ManagerOptions {
+        restart_backoff: Duration::ZERO,
+        ..Default::default()
+    };
+    let h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
+    assert_eq!(echoed(&h.call("mcp__web__echo", r#"{"text":"one"}"#).await), "Echo: one");
+    drop(web);
+    let _back = HttpServer::demo_at(&addr, 100);
+    let after = h.call("mcp__web__echo", r#"{"text":"two"}"#).await;
+    assert_eq!(echoed(&after), "Echo: two");
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_to_an_http_server_that_is_gone_says_connection_refused_in_words() {
+    let web = HttpServer::demo(100);
+    let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let options = mcp_connection_manager::ManagerOptions {
+        restart_backoff: Duration::ZERO,
+        ..Default::default()
+    };
+    let h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
+    assert_eq!(echoed(&h.call("mcp__web__echo", r#"{"text":"one"}"#).await), "Echo: one");
+    drop(web);
+    let output = h.call("mcp__web__echo", r#"{"text":"two"}"#).await;
+    let ToolOutput::Mcp { result: Err(error) } = &output else { panic!("{output:?}") };
+    // The request never reached a server, so it was sent again after a restart, which met
+    // the closed port.
+    assert!(error.contains(&format!("connection refused by {addr}")), "{error}");
+    assert!(!error.contains("::") && !error.contains('<'), "{error}");
+    assert!(error.len() < 200, "{error}");
+    h.manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn restarts_stop_at_the_limit_and_say_so() {
     let options = mcp_connection_manager::ManagerOptions {
@@ -475,10 +556,10 @@ async fn restarts_stop_at_the_limit_and_say_so() {
 async fn an_http_server_that_came_back_is_reconnected() {
     let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
-    let options = mcp_connection_manager::ManagerOptions {
-        restart_backoff: Duration::ZERO,
-        ..Default::default()
-    };
+    // A back-off, so the failed request does not spend every restart while the server is down.
+    let backoff = Duration::from_millis(100);
+    let options =
+        mcp_connection_manager::ManagerOptions { restart_backoff: backoff, ..Default::default() };
     let mut h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
     h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
     drop(web);
@@ -486,6 +567,8 @@ async fn an_http_server_that_came_back_is_reconnected() {
         h.call("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
     assert!(!down.is_success(), "{down:?}");
     let _back = HttpServer::demo_at(&addr, 100);
+    // The first restart failed: the next may try once its back-off (twice the base) is over.
+    tokio::time::sleep(backoff * 2).await;
     let again =
         h.payload("read_mcp_resource", r#"{"server":"web","uri":"demo://notes/welcome"}"#).await;
     assert_eq!(again["uri"], "demo://notes/welcome");
