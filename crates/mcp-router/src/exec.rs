@@ -3,8 +3,10 @@
 //! stdin, one call per line: `{"call_id": "…", "name": "…", "arguments": "<JSON text>"}`
 //! (`arguments` may also be a JSON object, or absent). stdout, one JSON object per line: every
 //! event (see `router_protocol::EventMsg`) and, per call, exactly one
-//! `{"type": "function_call_output", "call_id": "…", "output": <ToolOutput>}`. A malformed line
-//! gets `{"type": "error", "message": "…"}`. Calls run concurrently; a call's end event is
+//! `{"type": "function_call_output", "call_id": "…", "output": <ToolOutput>}`. A line that
+//! cannot be taken gets `{"type": "error", "message": "…", "line": N, "call_id": "…"}` (`call_id`
+//! when one can be read) — and when it carries a call id, that call still gets its one output, a
+//! failure saying why: a host waiting for it never waits forever. Calls run concurrently; a call's end event is
 //! always written before its output. At end of input the loop waits for calls in flight, shuts
 //! the servers down and exits 0; on SIGTERM or SIGINT it shuts the servers down and exits 143/130.
 //!
@@ -17,7 +19,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use router_protocol::{EventReceiver, EventSender, ExecInput, ExecOutput, event_channel};
+use router_protocol::{EventReceiver, EventSender, ExecInput, ExecOutput, Rejected, event_channel};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -50,13 +52,17 @@ pub(crate) async fn run(config: Option<&Path>, live: bool) -> anyhow::Result<i32
     // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
     let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut number = 0u64;
     let exit_code = loop {
         tokio::select! {
             line = lines.next_segment() => match line {
-                Ok(Some(bytes)) => session.take_line(bytes, &mut calls),
+                Ok(Some(bytes)) => {
+                    number += 1;
+                    session.take_line(number, bytes, &mut calls);
+                }
                 Ok(None) => break 0,
                 Err(e) => {
-                    session.error(format!("cannot read stdin: {e}"));
+                    session.error(Rejected { message: format!("cannot read stdin: {e}"), call_id: None }, None);
                     break 0;
                 }
             },
@@ -88,23 +94,32 @@ struct Session {
 }
 
 impl Session {
-    /// One input line: a call runs on its own task; anything else gets an error line.
-    fn take_line(&self, bytes: Vec<u8>, calls: &mut JoinSet<()>) {
-        let Ok(line) = String::from_utf8(bytes) else {
-            return self.error("invalid input line: not valid UTF-8".into());
+    /// Input line `number`: a call runs on its own task; a request is answered; a line that
+    /// cannot be taken gets an error line, and its call (if an id can be read) a failed output.
+    fn take_line(&self, number: u64, bytes: Vec<u8>, calls: &mut JoinSet<()>) {
+        let line = match String::from_utf8(bytes) {
+            Ok(line) => line,
+            Err(e) => {
+                let lossy = String::from_utf8_lossy(e.as_bytes());
+                let call_id = router_protocol::call_id_of(&lossy);
+                let message = "invalid input line: not valid UTF-8".to_string();
+                return self.error(Rejected { message, call_id }, Some(number));
+            }
         };
         if line.trim().is_empty() {
             return;
         }
         match ExecInput::parse(&line) {
-            Ok(ExecInput::Call(call)) => match to_call(call) {
-                Ok(call) => self.call(call, calls),
-                Err(message) => self.error(message),
-            },
-            Ok(ExecInput::ListTools { format }) => self.list_tools(format.as_deref(), calls),
+            Ok(ExecInput::Call(call)) => self.call(to_call(call), calls),
+            Ok(ExecInput::ListTools { format }) => {
+                self.list_tools(number, format.as_deref(), calls)
+            }
             Ok(ExecInput::TakeNotices) => self.take_notices(),
-            Ok(_) => self.error("invalid input line: a request this loop does not take".into()),
-            Err(message) => self.error(message),
+            Ok(_) => {
+                let message = "invalid input line: a request this loop does not take".to_string();
+                self.error(Rejected { message, call_id: None }, Some(number))
+            }
+            Err(rejected) => self.error(rejected, Some(number)),
         }
     }
 
@@ -150,14 +165,15 @@ impl Session {
     }
 
     /// `list_tools`: the specs as they are now, on their own task like a call.
-    fn list_tools(&self, format: Option<&str>, calls: &mut JoinSet<()>) {
+    fn list_tools(&self, number: u64, format: Option<&str>, calls: &mut JoinSet<()>) {
         let (name, format) = match format {
             None | Some("openai") => ("openai", tool_router::ToolFormat::OpenAi),
             Some("anthropic") => ("anthropic", tool_router::ToolFormat::Anthropic),
             Some(other) => {
-                return self.error(format!(
+                let message = format!(
                     "invalid request line: `format` must be \"openai\" or \"anthropic\", got {other:?}"
-                ));
+                );
+                return self.error(Rejected { message, call_id: None }, Some(number));
             }
         };
         let running = self.running.clone();
@@ -169,25 +185,33 @@ impl Session {
         });
     }
 
-    fn error(&self, message: String) {
-        let _ = self.out.send(ExecOutput::Error { message });
+    /// The error line; then, when the line carried a call id, that call's one output.
+    fn error(&self, rejected: Rejected, line: Option<u64>) {
+        let Rejected { message, call_id } = rejected;
+        let output = call_id.clone().map(|call_id| ExecOutput::FunctionCallOutput {
+            call_id,
+            output: ToolOutput::failure(match line {
+                Some(n) => format!("{message} (input line {n})"),
+                None => message.clone(),
+            }),
+        });
+        let _ = self.out.send(ExecOutput::Error { message, call_id, line });
+        if let Some(output) = output {
+            let _ = self.out.send(output);
+        }
     }
 }
 
-/// A call line as the router takes it: `arguments` as JSON text, an object, or nothing.
-fn to_call(call: router_protocol::ExecCall) -> Result<ToolCall, String> {
+/// A call line as the router takes it: `arguments` as JSON text, an object, or nothing (the
+/// line's parse refused anything else).
+fn to_call(call: router_protocol::ExecCall) -> ToolCall {
     let arguments = match call.arguments {
-        None | Some(Value::Null) => ToolArguments::default(),
         Some(Value::String(text)) => ToolArguments::Text(text),
         // Already parsed: handed on as JSON, not printed and parsed again.
         Some(object @ Value::Object(_)) => ToolArguments::Json(object),
-        Some(other) => {
-            return Err(format!(
-                "invalid input line: `arguments` must be a JSON string or object, got {other}"
-            ));
-        }
+        _ => ToolArguments::default(),
     };
-    Ok(ToolCall { call_id: call.call_id, name: call.name, arguments })
+    ToolCall { call_id: call.call_id, name: call.name, arguments }
 }
 
 /// The only writer of stdout. Before an output line it drains queued events, so a call's end
@@ -258,8 +282,8 @@ mod tests {
     use super::*;
 
     fn parse_line(line: &str) -> Result<ToolCall, String> {
-        match ExecInput::parse(line)? {
-            ExecInput::Call(call) => to_call(call),
+        match ExecInput::parse(line).map_err(|r| r.message)? {
+            ExecInput::Call(call) => Ok(to_call(call)),
             other => panic!("{other:?}"),
         }
     }

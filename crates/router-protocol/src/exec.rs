@@ -42,11 +42,74 @@ pub struct ExecCall {
     pub arguments: Option<Value>,
 }
 
+/// A line that could not be taken: why, and the call id it carries when one can be read (then
+/// the call still gets its one output, a failure with `message`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// `invalid input line: …`, with serde's words and position where it was JSON's fault.
+    pub message: String,
+    /// The line's `call_id` (a string, or an integer written as text), when it could be read.
+    pub call_id: Option<String>,
+}
+
 impl ExecInput {
-    /// Decode one line (in one pass over its text). The error is the line's error message:
-    /// `invalid input line: …` with serde's words and position.
-    pub fn parse(line: &str) -> Result<Self, String> {
-        serde_json::from_str(line).map_err(|e| format!("invalid input line: {e}"))
+    /// Decode one line (in one pass over its text). A call's `arguments` must be JSON text, an
+    /// object, `null` or absent. A line that cannot be taken says why, with the call id it
+    /// carries when that can be read before whatever is wrong (see [`call_id_of`]).
+    pub fn parse(line: &str) -> Result<Self, Rejected> {
+        let rejected = |message: String| Rejected { message, call_id: call_id_of(line) };
+        match serde_json::from_str(line) {
+            Ok(ExecInput::Call(ExecCall { arguments: Some(other), call_id, .. }))
+                if !matches!(other, Value::String(_) | Value::Object(_)) =>
+            {
+                Err(Rejected {
+                    message: format!(
+                        "invalid input line: `arguments` must be a JSON string or object, got {other}"
+                    ),
+                    call_id: Some(call_id),
+                })
+            }
+            Ok(input) => Ok(input),
+            Err(e) => Err(rejected(format!("invalid input line: {e}"))),
+        }
+    }
+}
+
+/// The call id of a line, read as far as the line can be read: the first top-level `call_id`
+/// whose value is a string or an integer (as text) and is complete before anything goes wrong.
+pub fn call_id_of(line: &str) -> Option<String> {
+    use serde::de::Deserializer as _;
+    let mut found = None;
+    let mut deserializer = serde_json::Deserializer::from_str(line);
+    let _ = (&mut deserializer).deserialize_map(CallIdSeeker(&mut found));
+    found
+}
+
+/// Reads keys until `call_id`, keeps its value if it is an id, and stops.
+struct CallIdSeeker<'a>(&'a mut Option<String>);
+
+impl<'de> Visitor<'de> for CallIdSeeker<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key != "call_id" {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            *self.0 = match map.next_value::<Value>()? {
+                Value::String(id) => Some(id),
+                Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+                _ => None,
+            };
+            // The first `call_id` decides; the rest of the line does not matter.
+            return Err(de::Error::custom("found"));
+        }
+        Ok(())
     }
 }
 
@@ -71,7 +134,11 @@ impl<'de> Visitor<'de> for InputVisitor {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match key.as_ref() {
                 "type" => kind = map.next_value()?,
-                "call_id" => call_id = Some(map.next_value::<String>()?),
+                // The first `call_id` is the call's (as `call_id_of` reads it).
+                "call_id" => {
+                    let id = map.next_value::<String>()?;
+                    call_id.get_or_insert(id);
+                }
                 "name" => name = Some(map.next_value::<String>()?),
                 "arguments" => arguments = map.next_value::<Option<Value>>()?,
                 "format" => format = map.next_value::<Option<String>>()?,
@@ -122,6 +189,13 @@ pub enum ExecOutput {
     Error {
         /// Why.
         message: String,
+        /// The line's call id, when one could be read (that call also gets its output).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The input line it is about (1 for the first line); absent for an error that is not
+        /// about a line.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line: Option<u64>,
     },
 }
 
@@ -168,7 +242,8 @@ mod tests {
                 "invalid input line: invalid type: sequence, expected a call or request object at line 1 column 0",
             ),
         ] {
-            assert_eq!(ExecInput::parse(line).err().as_deref(), Some(expected), "{line}");
+            let rejected = ExecInput::parse(line).expect_err(line);
+            assert_eq!(rejected.message, expected, "{line}");
         }
     }
 
@@ -176,8 +251,12 @@ mod tests {
     fn output_lines_keep_their_shapes() {
         let line = |o: &ExecOutput| serde_json::to_string(o).expect("json");
         assert_eq!(
-            line(&ExecOutput::Error { message: "m".into() }),
-            r#"{"type":"error","message":"m"}"#
+            line(&ExecOutput::Error { message: "m".into(), call_id: None, line: Some(3) }),
+            r#"{"type":"error","message":"m","line":3}"#
+        );
+        assert_eq!(
+            line(&ExecOutput::Error { message: "m".into(), call_id: Some("c".into()), line: None }),
+            r#"{"type":"error","message":"m","call_id":"c"}"#
         );
         assert_eq!(
             line(&ExecOutput::Notices { changed: Vec::new(), text: None }),
@@ -190,5 +269,135 @@ mod tests {
             }),
             r#"{"type":"function_call_output","call_id":"c","output":{"type":"function","content":"no","success":false}}"#
         );
+    }
+
+    #[test]
+    fn a_rejected_line_keeps_the_call_id_it_carries() {
+        let cases: [(&str, Option<&str>); 9] = [
+            (r#"{"call_id":"n1","name":"mcp__notes__echo","arguments":42}"#, Some("n1")),
+            (r#"{"call_id":"n2","arguments":{}}"#, Some("n2")),
+            (r#"{"call_id":"n3","name":"x","arguments":{"#, Some("n3")),
+            (r#"{"name":"x","arguments":{"#, None),
+            (r#"{"name":"x","arguments":{,"call_id":"late"}"#, None),
+            (r#"{"call_id":7,"name":"x"}"#, Some("7")),
+            (r#"{"call_id":{"a":1},"name":"x"}"#, None),
+            (r#"{"call_id":"n4","call_id":"n5"}"#, Some("n4")),
+            ("[1]", None),
+        ];
+        for (line, id) in cases {
+            let rejected = ExecInput::parse(line).expect_err(line);
+            assert_eq!(rejected.call_id.as_deref(), id, "{line}: {}", rejected.message);
+        }
+        let rejected = ExecInput::parse(cases[0].0).expect_err("rejected");
+        assert_eq!(
+            rejected.message,
+            "invalid input line: `arguments` must be a JSON string or object, got 42"
+        );
+    }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A JSON value of any kind, small.
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                (-1e6f64..1e6).prop_map(Value::from),
+                "[a-z\"\\\\ {}é\u{1F600}]{0,8}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(2, 8, 3, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                    prop::collection::vec(("[a-z_]{1,6}", inner), 0..3)
+                        .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+                ]
+            })
+        }
+
+        /// A plausible line: an object of the keys a host writes (some repeated, any order,
+        /// values of any kind), maybe cut short at some byte.
+        fn line() -> impl Strategy<Value = (Vec<(String, Value)>, Option<usize>)> {
+            let key = prop_oneof![
+                Just("call_id"),
+                Just("name"),
+                Just("arguments"),
+                Just("type"),
+                Just("format"),
+                Just("extra"),
+            ];
+            let id = prop_oneof![
+                "[a-z0-9\"-]{0,6}".prop_map(Value::from),
+                any::<u32>().prop_map(Value::from),
+                value(),
+            ];
+            let field = (
+                key,
+                value(),
+                id,
+                prop_oneof![
+                    Just(None),
+                    Just(Some("function_call")),
+                    Just(Some("list_tools")),
+                    Just(Some("take_notices")),
+                ],
+            )
+                .prop_map(|(key, value, id, kind)| {
+                    let value = match key {
+                        "call_id" => id,
+                        "type" => kind.map_or(value, Value::from),
+                        _ => value,
+                    };
+                    (key.to_string(), value)
+                });
+            (prop::collection::vec(field, 0..6), prop::option::of(0usize..200))
+        }
+
+        proptest! {
+            /// Exactly one answer per readable call id: a call with that id, or a rejection
+            /// that names it. Requests (`list_tools`, `take_notices`) are not calls.
+            #[test]
+            fn every_readable_call_id_is_answered((fields, cut) in line()) {
+                let mut text = String::from("{");
+                let mut id_end = None;
+                let mut id = None;
+                for (i, (key, value)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    text.push_str(&serde_json::to_string(key).expect("key"));
+                    text.push(':');
+                    text.push_str(&serde_json::to_string(value).expect("value"));
+                    if key == "call_id" && id_end.is_none() {
+                        id_end = Some(text.len());
+                        id = match value {
+                            Value::String(s) => Some(s.clone()),
+                            Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+                            _ => None,
+                        };
+                    }
+                }
+                text.push('}');
+                let cut = cut.filter(|c| *c < text.len() && text.is_char_boundary(*c));
+                if let Some(cut) = cut {
+                    text.truncate(cut);
+                }
+                let readable = match (id_end, cut) {
+                    (Some(end), Some(cut)) => cut >= end,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                let expected = if readable { id } else { None };
+                match ExecInput::parse(&text) {
+                    Ok(ExecInput::Call(call)) => {
+                        prop_assert_eq!(Some(call.call_id), expected, "{}", text);
+                    }
+                    Ok(_) => prop_assert!(cut.is_none(), "a cut line taken as a request: {}", text),
+                    Err(rejected) => prop_assert_eq!(rejected.call_id, expected, "{}", text),
+                }
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@ pub use events::{
     McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolsChangedEvent,
     ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
-pub use exec::{ExecCall, ExecInput, ExecOutput};
+pub use exec::{ExecCall, ExecInput, ExecOutput, Rejected, call_id_of};
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, event_channel};

@@ -246,6 +246,64 @@ fn acceptance_through_exec() {
 }
 
 #[test]
+fn every_line_with_a_call_id_gets_exactly_one_output_and_errors_name_their_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = two_server_config(&dir);
+    let mut child = exec_command(&config).spawn().expect("spawn mcp-router exec");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let lines: [&[u8]; 7] = [
+        br#"{"call_id":"n1","name":"mcp__notes__echo","arguments":42}"#,
+        br#"{"call_id":"n2","arguments":{}}"#,
+        br#"{"call_id":"n3","name":"mcp__notes__echo","arguments":{"text":"#,
+        b"{\"call_id\":\"n4\",\"name\":\"mcp__notes__echo\",\"arguments\":\"\xff\"}",
+        br#"not json at all"#,
+        br#"{"call_id":9,"name":"mcp__notes__echo"}"#,
+        br#"{"call_id":"ok","name":"mcp__notes__echo","arguments":{"text":"hi"}}"#,
+    ];
+    for line in lines {
+        stdin.write_all(line).expect("write");
+        stdin.write_all(b"\n").expect("write");
+    }
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait");
+    let lines: Vec<Value> = String::from_utf8(output.stdout)
+        .expect("utf8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let outs = outputs(&lines);
+    let mut ids: Vec<&str> = outs.keys().map(String::as_str).collect();
+    ids.sort();
+    assert_eq!(ids, ["9", "n1", "n2", "n3", "n4", "ok"], "{lines:#?}");
+    assert_eq!(outs["ok"]["result"]["Ok"]["content"][0]["text"], "Echo: hi");
+    let n1 = outs["n1"]["content"].as_str().expect("content");
+    assert_eq!(
+        n1,
+        "invalid input line: `arguments` must be a JSON string or object, got 42 (input line 1)"
+    );
+    for id in ["n1", "n2", "n3", "n4", "9"] {
+        assert_eq!(outs[id]["success"], false, "{id}");
+    }
+    let errors: Vec<(Option<&str>, u64)> = lines
+        .iter()
+        .filter(|l| l["type"] == "error")
+        .map(|l| (l["call_id"].as_str(), l["line"].as_u64().expect("line number")))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (Some("n1"), 1),
+            (Some("n2"), 2),
+            (Some("n3"), 3),
+            (Some("n4"), 4),
+            (None, 5),
+            (Some("9"), 6)
+        ]
+    );
+    assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
 fn a_missing_command_shows_in_errors_and_events() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = write_config(
