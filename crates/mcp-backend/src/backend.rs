@@ -74,6 +74,12 @@ pub trait McpBackend: Send + Sync {
     ///
     /// [`resolve_tool_name`]: crate::resolve_tool_name
     async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)>;
+    /// Why a qualified name that resolves to nothing is not callable, when the backend knows a
+    /// better reason than "unsupported": e.g. the tool is filtered out by the configuration.
+    /// Only looks.
+    fn unavailable_tool(&self, _qualified_name: &str) -> Option<String> {
+        None
+    }
 
     /// Resources read through this backend that changed since they were last read, each
     /// reported once: taking them clears them. A backend that does not watch resources has

@@ -211,6 +211,18 @@ impl McpBackend for McpConnectionManager {
     /// [`mcp_backend::resolve_tool_name`]'s rule with the servers' tool filters. Answers from
     /// the servers that are ready; only when that fails does it wait for the ones still
     /// starting. Only looks.
+    /// A tool the configuration filters out (`enabled_tools` / `disabled_tools`) says so.
+    fn unavailable_tool(&self, qualified: &str) -> Option<String> {
+        let servers = self.servers.servers.keys().map(String::as_str);
+        let (server, tool) = mcp_backend::unlisted_tool(qualified, servers, |_, _| true)?;
+        let config = &self.servers.servers.get(&server)?.config;
+        (!config.tool_allowed(&tool)).then(|| {
+            format!(
+                "tool `{tool}` of MCP server '{server}' is disabled by configuration (enabled_tools / disabled_tools)"
+            )
+        })
+    }
+
     async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
         if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
             return Some(found);

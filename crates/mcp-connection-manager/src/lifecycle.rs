@@ -128,7 +128,38 @@ impl Servers {
             }
             this.servers.insert(managed.config.name.clone(), managed);
         }
+        for (name, why) in this.options.unusable.clone() {
+            this.unusable(name, why);
+        }
         this
+    }
+
+    /// A server whose config entry cannot be used: failed for good (never started), so calls
+    /// and all-server lists say why.
+    fn unusable(&mut self, name: String, why: String) {
+        if self.servers.contains_key(&name) {
+            return;
+        }
+        let error = format!("its config entry cannot be used: {why}");
+        self.events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
+            server: name.clone(),
+            elapsed: Duration::ZERO,
+            error: error.clone(),
+        }));
+        let never = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        let failed = ServerState::Failed { error: error.into(), retry_at: never, signed_out: None };
+        let config = ServerConfig::stdio(&name, "", Vec::new());
+        let managed = ManagedServer {
+            state: watch::channel(failed).0,
+            restarts: AtomicU32::new(0),
+            watched: Arc::new(mcp_connection::watch::Watched::new(0)),
+            challenge: Arc::default(),
+            list_generation: Arc::default(),
+            // No tools from a cache kept under this name for another entry.
+            catalog: Arc::new(CatalogSlot::load(None, &config)),
+            config,
+        };
+        self.servers.insert(name, managed);
     }
 
     /// The server's connection once it is no longer starting; a dead or failed server is

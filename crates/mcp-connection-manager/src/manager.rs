@@ -5,6 +5,7 @@
 //! lists live in `listings`, the lifecycle in `lifecycle`, the restart decision in `restart`,
 //! the qualified tool set in `catalog`.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,6 +55,10 @@ pub struct ManagerOptions {
     /// `list_cache_bytes`: most bytes (as JSON) of listings kept, per list kind (default
     /// 64 MiB).
     pub list_cache_bytes: usize,
+    /// Servers named in the config whose entries cannot be used (name → why): never started;
+    /// `mcp_server_failed` says why at start, and so does every call to one and every
+    /// all-server list (in `errors`).
+    pub unusable: BTreeMap<String, String>,
 }
 
 impl Default for ManagerOptions {
@@ -70,6 +75,7 @@ impl Default for ManagerOptions {
             tool_cache: None,
             list_cache: Duration::from_secs(30),
             list_cache_bytes: 64 * 1024 * 1024,
+            unusable: BTreeMap::new(),
         }
     }
 }

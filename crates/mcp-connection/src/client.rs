@@ -410,6 +410,7 @@ pub async fn finish(
             McpError::SignInRequired { sign_in, .. } => ConnectError::SignIn(sign_in),
             other => ConnectError::Failed(format!("tools/list failed: {other}")),
         })?;
+        warn_unknown_filters(config, &tools);
         tools.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
     } else {
         Vec::new()
@@ -426,6 +427,21 @@ pub async fn finish(
         child,
         dead: Default::default(),
     })
+}
+
+/// `enabled_tools` / `disabled_tools` entries that name no tool of the server (a typo, or a
+/// tool the server dropped) are worth a warning: they filter nothing.
+fn warn_unknown_filters(config: &ServerConfig, tools: &[Tool]) {
+    let has = |name: &str| tools.iter().any(|t| t.name == name);
+    let lists = [
+        ("enabled_tools", config.enabled_tools.as_deref().unwrap_or_default()),
+        ("disabled_tools", &config.disabled_tools[..]),
+    ];
+    for (key, names) in lists {
+        for name in names.iter().filter(|n| !has(n)) {
+            tracing::warn!(server = %config.name, key, tool = %name, "the server has no tool of that name");
+        }
+    }
 }
 
 /// Every page of `tools/list`, by the one cursor loop's rules. A list cut by the page cap or a

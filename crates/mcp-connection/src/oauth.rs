@@ -272,9 +272,26 @@ fn challenge_scopes(challenge: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The `WWW-Authenticate` value of the server's 401 to an unauthenticated `initialize`, if it
-/// answers so.
-async fn probe_challenge(url: &str) -> Option<String> {
+/// Whether a server asks for authorization, as an unauthenticated `initialize` finds out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Authorization {
+    /// It answered 401 (with this `WWW-Authenticate` challenge, if it sent one), or it
+    /// publishes protected-resource metadata (RFC 9728) and did not answer.
+    Required {
+        /// The challenge, for a sign-in that asks for what the server wants.
+        challenge: Option<String>,
+    },
+    /// It answered without authorization: there is nothing to sign in to.
+    NotRequired,
+    /// It could not be told (why, in words): the server did not answer as MCP servers do.
+    Unknown(String),
+}
+
+/// Ask the server at `url` whether it wants authorization: one unauthenticated `initialize`
+/// (its session, if it opened one, is ended again), then its protected-resource metadata.
+pub async fn authorization(url: &str) -> Authorization {
+    let address = crate::errors::address_of(url);
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": 0,
@@ -286,19 +303,71 @@ async fn probe_challenge(url: &str) -> Option<String> {
         },
     });
     let client =
-        reqwest::Client::builder().timeout(std::time::Duration::from_secs(10)).build().ok()?;
-    let response = client
+        match reqwest::Client::builder().timeout(std::time::Duration::from_secs(10)).build() {
+            Ok(client) => client,
+            Err(e) => return Authorization::Unknown(e.to_string()),
+        };
+    let sent = client
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
         .body(body.to_string())
         .send()
-        .await
-        .ok()?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return None;
+        .await;
+    let response = match sent {
+        Ok(response) => response,
+        Err(e) => return Authorization::Unknown(crate::errors::describe(&e, address.as_deref())),
+    };
+    let status = response.status();
+    if status == reqwest::StatusCode::UNAUTHORIZED {
+        let challenge = response.headers().get("www-authenticate");
+        let challenge = challenge.and_then(|c| c.to_str().ok()).map(str::to_string);
+        return Authorization::Required { challenge };
     }
-    response.headers().get("www-authenticate")?.to_str().ok().map(str::to_string)
+    if status.is_success() {
+        if let Some(session) = response.headers().get("mcp-session-id").cloned() {
+            let _ = client.delete(url).header("mcp-session-id", session).send().await;
+        }
+        return Authorization::NotRequired;
+    }
+    if publishes_resource_metadata(&client, url).await {
+        return Authorization::Required { challenge: None };
+    }
+    let from = address.map(|a| format!(" from {a}")).unwrap_or_default();
+    Authorization::Unknown(format!("it answered `initialize` with HTTP {status}{from}"))
+}
+
+/// Whether protected-resource metadata (RFC 9728) is published for `url`: at the well-known
+/// path with the URL's path appended, or at the origin's.
+async fn publishes_resource_metadata(client: &reqwest::Client, url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else { return false };
+    let origin = parsed.origin().ascii_serialization();
+    let path = parsed.path().trim_end_matches('/');
+    let candidates = [
+        format!("{origin}/.well-known/oauth-protected-resource{path}"),
+        format!("{origin}/.well-known/oauth-protected-resource"),
+    ];
+    for candidate in candidates {
+        let Ok(response) = client.get(&candidate).send().await else { continue };
+        if !response.status().is_success() {
+            continue;
+        }
+        let Ok(body) = response.bytes().await else { continue };
+        let metadata = serde_json::from_slice::<serde_json::Value>(&body);
+        if metadata.is_ok_and(|m| m.get("authorization_servers").is_some()) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The `WWW-Authenticate` value of the server's 401 to an unauthenticated `initialize`, if it
+/// answers so.
+async fn probe_challenge(url: &str) -> Option<String> {
+    match authorization(url).await {
+        Authorization::Required { challenge } => challenge,
+        _ => None,
+    }
 }
 
 fn login_error(server: &str, error: &RmcpAuthError) -> AuthError {

@@ -1,11 +1,12 @@
 //! `mcp-router login`, `logout` and `auth status`: OAuth sign-in for HTTP servers, on the
 //! library's `oauth` module. Nothing here prints a token.
 
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use mcp_connection_manager::oauth::{Login, OAuthConfig, SignInStatus, TokenStore};
+use mcp_connection_manager::oauth::{
+    self, Authorization, Login, OAuthConfig, SignInStatus, TokenStore,
+};
 use mcp_connection_manager::{ServerConfig, TransportConfig};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
@@ -18,7 +19,10 @@ fn store() -> anyhow::Result<TokenStore> {
 }
 
 /// The HTTP server `name` of the config: its URL and OAuth settings.
-fn http_server(config: Option<&Path>, name: &str) -> anyhow::Result<(String, OAuthConfig)> {
+fn http_server(
+    config: &crate::setup::ConfigArg,
+    name: &str,
+) -> anyhow::Result<(String, OAuthConfig)> {
     let servers = crate::setup::config(config)?.servers;
     let server = servers.iter().find(|s| s.name == name).with_context(|| {
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
@@ -39,12 +43,27 @@ fn http_server(config: Option<&Path>, name: &str) -> anyhow::Result<(String, OAu
 
 /// `mcp-router login NAME`.
 pub(crate) async fn login(
-    config: Option<&Path>,
+    config: &crate::setup::ConfigArg,
     name: &str,
     no_browser: bool,
 ) -> anyhow::Result<i32> {
     let (url, oauth) = http_server(config, name)?;
     let store = store()?;
+    // Only a server that asks for authorization gets a sign-in.
+    match oauth::authorization(&url).await {
+        Authorization::NotRequired => {
+            println!(
+                "`{name}` does not ask for sign-in (it answered without authorization); nothing to do."
+            );
+            return Ok(0);
+        }
+        Authorization::Unknown(why) => {
+            eprintln!(
+                "mcp-router: could not tell whether `{name}` asks for sign-in ({why}); trying to sign in"
+            );
+        }
+        _ => {}
+    }
     let listener = if no_browser {
         None
     } else {
@@ -148,7 +167,7 @@ fn response(status: u16, text: &str) -> String {
 }
 
 /// `mcp-router logout NAME`.
-pub(crate) fn logout(config: Option<&Path>, name: &str) -> anyhow::Result<i32> {
+pub(crate) fn logout(config: &crate::setup::ConfigArg, name: &str) -> anyhow::Result<i32> {
     let (url, _) = http_server(config, name)?;
     if store()?.remove(&url).map_err(anyhow::Error::msg)? {
         println!("Signed out of `{name}`.");
@@ -158,8 +177,9 @@ pub(crate) fn logout(config: Option<&Path>, name: &str) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `mcp-router auth status`: every HTTP server of the config, signed in or not.
-pub(crate) fn status(config: Option<&Path>) -> anyhow::Result<i32> {
+/// `mcp-router auth status`: every HTTP server of the config: `no sign-in needed`, `signed in`,
+/// `expired` or `not signed in` (a server without stored credentials is asked).
+pub(crate) async fn status(config: &crate::setup::ConfigArg) -> anyhow::Result<i32> {
     let servers: Vec<ServerConfig> = crate::setup::config(config)?.servers;
     let store = store()?;
     let mut any = false;
@@ -173,8 +193,18 @@ pub(crate) fn status(config: Option<&Path>) -> anyhow::Result<i32> {
             "static bearer token".to_string()
         } else {
             match store.status(url).map_err(anyhow::Error::msg)? {
+                Some(status) if expired(&status) => format!(
+                    "expired: sign in again with `mcp-router login {}` ({})",
+                    server.name,
+                    describe(&status)
+                ),
                 Some(status) => format!("signed in: {}", describe(&status)),
-                None => "not signed in".to_string(),
+                None => match oauth::authorization(url).await {
+                    Authorization::NotRequired => "no sign-in needed".to_string(),
+                    Authorization::Required { .. } => "not signed in".to_string(),
+                    Authorization::Unknown(why) => format!("not signed in (could not ask: {why})"),
+                    _ => "not signed in".to_string(),
+                },
             }
         };
         println!("{}\t{url}\t{state}", server.name);
@@ -184,6 +214,15 @@ pub(crate) fn status(config: Option<&Path>) -> anyhow::Result<i32> {
     }
     println!("credentials: {}", store.path().display());
     Ok(0)
+}
+
+/// An access token past its expiry that cannot be refreshed: only a new sign-in helps.
+fn expired(status: &SignInStatus) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    !status.refreshable && status.expires_at.is_some_and(|at| at <= now)
 }
 
 /// Scopes, expiry, issuer — never a token.

@@ -79,7 +79,7 @@ const DEMO_LIST_BUDGET: usize = 6 * 1024;
 /// The bundled demo servers plus `catalog`, a big generated catalog, under the demo's small
 /// list budget.
 fn demo_config() -> anyhow::Result<router_config::ConfigFile> {
-    let mut config = setup::config(None)?;
+    let mut config = setup::config(&setup::ConfigArg::default())?;
     config
         .servers
         .push(setup::demo_server("catalog", &["--page-size", "500", "--generated", "2000"])?);

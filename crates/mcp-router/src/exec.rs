@@ -16,7 +16,6 @@
 //! `{"type": "take_notices"}` takes the pending "resources you read changed" notices:
 //! `{"type": "notices", "changed": [{server, uri, detected_at}, …], "text": "…" | null}`.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use router_protocol::{EventReceiver, EventSender, ExecInput, ExecOutput, Rejected, event_channel};
@@ -29,7 +28,7 @@ use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
 
 use crate::setup;
 
-pub(crate) async fn run(config: Option<&Path>, live: bool) -> anyhow::Result<i32> {
+pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow::Result<i32> {
     let config = setup::config(config)?;
     let view = if live {
         match crate::live::LiveView::open("mcp-router exec --live") {

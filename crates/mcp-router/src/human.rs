@@ -1,7 +1,8 @@
 //! The commands for a person: the same router calls as a model makes, printed readably
-//! (or raw with `--json`). Exit code 1 when the call failed.
-
-use std::path::Path;
+//! (or raw with `--json`). Exit codes: 0 done, 1 the call failed (or the config could not be
+//! used), 2 bad command-line usage, 3 an all-server list answered but some server failed (it
+//! is named in `errors` / on stderr). A command about one server (`--server S`, `read`, `call
+//! mcp__S__…`) starts only that server.
 
 use router_protocol::EventSender;
 use serde_json::{Value, json};
@@ -13,7 +14,7 @@ use crate::setup;
 /// `mcp_connection_manager::ToolCache`) is listed from it and not started; `refresh` starts
 /// every server and lists what each offers now (saving it for next time).
 pub(crate) async fn tools(
-    config: Option<&Path>,
+    config: &crate::setup::ConfigArg,
     format: ToolFormat,
     refresh: bool,
 ) -> anyhow::Result<i32> {
@@ -40,14 +41,14 @@ pub(crate) async fn tools(
 }
 
 pub(crate) async fn list(
-    config: Option<&Path>,
+    config: &crate::setup::ConfigArg,
     tool: &str,
     server: Option<String>,
     cursor: Option<String>,
     raw: bool,
 ) -> anyhow::Result<i32> {
     let arguments = json!({"server": server, "cursor": cursor});
-    let output = one_call(config, tool, arguments.to_string()).await?;
+    let output = one_call(config, tool, arguments.to_string(), server.as_deref()).await?;
     let items_key =
         if tool == tool_router::LIST_MCP_RESOURCES { "resources" } else { "resourceTemplates" };
     print_output(&output, raw, |payload| {
@@ -74,14 +75,34 @@ pub(crate) async fn list(
     })
 }
 
+/// What to read: a URI, or a template with its parameters (`k=v`).
+pub(crate) enum Target {
+    Uri(String),
+    Template { template: String, params: Vec<String> },
+}
+
 pub(crate) async fn read(
-    config: Option<&Path>,
+    config: &crate::setup::ConfigArg,
     server: String,
-    uri: String,
+    target: Target,
     raw: bool,
 ) -> anyhow::Result<i32> {
-    let arguments = json!({"server": server, "uri": uri}).to_string();
-    let output = one_call(config, tool_router::READ_MCP_RESOURCE, arguments).await?;
+    let arguments = match target {
+        Target::Uri(uri) => json!({"server": server, "uri": uri}),
+        Target::Template { template, params } => {
+            let mut parameters = serde_json::Map::new();
+            for param in params {
+                let Some((key, value)) = param.split_once('=') else {
+                    anyhow::bail!("--param {param:?}: write it as NAME=VALUE");
+                };
+                parameters.insert(key.to_string(), Value::from(value));
+            }
+            json!({"server": server, "template": template, "parameters": parameters})
+        }
+    };
+    let output =
+        one_call(config, tool_router::READ_MCP_RESOURCE, arguments.to_string(), Some(&server))
+            .await?;
     print_output(&output, raw, |payload| {
         for content in payload["contents"].as_array().into_iter().flatten() {
             match (content.get("text"), content.get("blob")) {
@@ -98,12 +119,12 @@ pub(crate) async fn read(
 }
 
 pub(crate) async fn call(
-    config: Option<&Path>,
+    config: &crate::setup::ConfigArg,
     name: String,
     arguments: String,
     raw: bool,
 ) -> anyhow::Result<i32> {
-    let output = one_call(config, &name, arguments).await?;
+    let output = one_call(config, &name, arguments, None).await?;
     if raw {
         println!("{}", serde_json::to_string(&output)?);
     } else {
@@ -117,18 +138,36 @@ pub(crate) async fn call(
                 }
             }
             ToolOutput::Mcp { result: Err(message) } => eprintln!("{message}"),
+            ToolOutput::Function { content, .. } if !output.is_success() => eprintln!("{content}"),
             ToolOutput::Function { content, .. } => println!("{content}"),
         }
     }
     Ok(if output.is_success() { 0 } else { 1 })
 }
 
+/// One call, with only the server it is about started: `only`, or the server an MCP tool's
+/// qualified name names (the longest configured name that fits `mcp__S__`); every server for
+/// an all-server list.
 async fn one_call(
-    config: Option<&Path>,
+    config: &crate::setup::ConfigArg,
     name: &str,
     arguments: String,
+    only: Option<&str>,
 ) -> anyhow::Result<ToolOutput> {
-    let running = setup::start(setup::config(config)?, EventSender::discard())?;
+    let mut config = setup::config(config)?;
+    let named = config
+        .servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(config.unusable.iter().map(|u| u.name.as_str()))
+        .filter(|server| name.starts_with(&format!("mcp__{server}__")))
+        .max_by_key(|server| server.len())
+        .map(str::to_string);
+    if let Some(server) = only.map(str::to_string).or(named) {
+        config.servers.retain(|s| s.name == server);
+        config.unusable.retain(|u| u.name == server);
+    }
+    let running = setup::start(config, EventSender::discard())?;
     let ctx = CallContext::new(EventSender::discard());
     let call = ToolCall {
         call_id: "cli".to_string(),
@@ -153,10 +192,13 @@ fn print_output(
         eprintln!("{content}");
         return Ok(1);
     }
-    match serde_json::from_str::<Value>(content) {
+    let payload = serde_json::from_str::<Value>(content);
+    let partial =
+        payload.as_ref().is_ok_and(|p| p["errors"].as_array().is_some_and(|e| !e.is_empty()));
+    match payload {
         Ok(payload) if !raw => readable(&payload),
         // Raw output, or a text answer such as a CSV import summary.
         _ => println!("{content}"),
     }
-    Ok(0)
+    Ok(if partial { 3 } else { 0 })
 }

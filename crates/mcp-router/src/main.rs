@@ -22,6 +22,7 @@ mod setup;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use setup::ConfigArg;
 
 #[derive(Parser)]
 #[command(name = "mcp-router", version, about = "Route a model's tool calls to MCP servers")]
@@ -76,8 +77,14 @@ enum Command {
         #[arg(long)]
         server: String,
         /// The resource URI.
+        #[arg(long, required_unless_present = "template", conflicts_with = "template")]
+        uri: Option<String>,
+        /// A resource template (as listed by `list-templates`) to expand with `--param`.
         #[arg(long)]
-        uri: String,
+        template: Option<String>,
+        /// A template parameter, `NAME=VALUE` (repeatable).
+        #[arg(long = "param", requires = "template")]
+        params: Vec<String>,
         /// Print the raw payload the model would get.
         #[arg(long)]
         json: bool,
@@ -136,13 +143,6 @@ enum AuthCommand {
 }
 
 #[derive(clap::Args)]
-struct ConfigArg {
-    /// Codex `config.toml` or `mcp.json`; the bundled demo servers when absent.
-    #[arg(long)]
-    config: Option<PathBuf>,
-}
-
-#[derive(clap::Args)]
 struct ListArgs {
     #[command(flatten)]
     config: ConfigArg,
@@ -163,7 +163,17 @@ enum Format {
     Anthropic,
 }
 
-fn main() -> anyhow::Result<()> {
+/// A user error prints one clear line (`mcp-router: …`, with its causes) and exits 1, whatever
+/// `RUST_BACKTRACE` says; `RUST_LOG` keeps the detail in the log.
+fn main() {
+    let code = main_with_code().unwrap_or_else(|e| {
+        eprintln!("mcp-router: {e:#}");
+        1
+    });
+    std::process::exit(code);
+}
+
+fn main_with_code() -> anyhow::Result<i32> {
     // A reader that goes away (`| head`) ends the program quietly, as for other CLI tools.
     #[allow(unsafe_code)]
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
@@ -185,19 +195,34 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
+    // Without RUST_LOG: warnings, less rmcp's worker, whose "fatal" lines at shutdown (a
+    // cancelled credential-store task) are expected; its real failures reach the caller as
+    // request errors anyway.
     let log_filter = || {
-        tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"))
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off")
+        })
+    };
+    // Colour only on a terminal, and never with NO_COLOR set.
+    let ansi = {
+        use std::io::IsTerminal as _;
+        std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
     };
     #[cfg(not(feature = "otel"))]
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(log_filter()).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_env_filter(log_filter())
+        .init();
     #[cfg(feature = "otel")]
     let exporters = {
         use tracing_subscriber::Layer as _;
         use tracing_subscriber::layer::SubscriberExt as _;
         use tracing_subscriber::util::SubscriberInitExt as _;
-        let log =
-            tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(log_filter());
+        let log = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(ansi)
+            .with_filter(log_filter());
         match otel::layers()? {
             Some((layers, exporters)) => {
                 tracing_subscriber::registry().with(log).with(layers).init();
@@ -210,7 +235,7 @@ fn main() -> anyhow::Result<()> {
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let code = runtime.block_on(run(cli))?;
+    let result = runtime.block_on(run(cli));
     // Not a plain drop: that would wait forever for a blocking read of stdin still in flight.
     // Servers are already shut down; any left are killed by their guards as tasks are dropped.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
@@ -218,25 +243,25 @@ fn main() -> anyhow::Result<()> {
     if let Some(exporters) = exporters {
         exporters.shutdown();
     }
-    std::process::exit(code);
+    result
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Demo { live: false } => demo::run().await,
         Command::Demo { live: true } => demo::run_live().await,
-        Command::Exec { config, live } => exec::run(config.config.as_deref(), live).await,
+        Command::Exec { config, live } => exec::run(&config, live).await,
         Command::Watch { file } => live::watch(file.as_deref()),
         Command::Tools { config, format, refresh } => {
             let format = match format {
                 Format::Openai => tool_router::ToolFormat::OpenAi,
                 Format::Anthropic => tool_router::ToolFormat::Anthropic,
             };
-            human::tools(config.config.as_deref(), format, refresh).await
+            human::tools(&config, format, refresh).await
         }
         Command::ListResources(args) => {
             human::list(
-                args.config.config.as_deref(),
+                &args.config,
                 tool_router::LIST_MCP_RESOURCES,
                 args.server,
                 args.cursor,
@@ -246,7 +271,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::ListTemplates(args) => {
             human::list(
-                args.config.config.as_deref(),
+                &args.config,
                 tool_router::LIST_MCP_RESOURCE_TEMPLATES,
                 args.server,
                 args.cursor,
@@ -254,20 +279,23 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             )
             .await
         }
-        Command::Read { config, server, uri, json } => {
-            human::read(config.config.as_deref(), server, uri, json).await
+        Command::Read { config, server, uri, template, params, json } => {
+            let target = match (uri, template) {
+                (Some(uri), _) => human::Target::Uri(uri),
+                (None, Some(template)) => human::Target::Template { template, params },
+                (None, None) => anyhow::bail!("give --uri or --template"),
+            };
+            human::read(&config, server, target, json).await
         }
         Command::Call { config, name, arguments, json } => {
-            human::call(config.config.as_deref(), name, arguments, json).await
+            human::call(&config, name, arguments, json).await
         }
         Command::ConformanceClient { url } => conformance::run(url).await,
         Command::Login { config, name, no_browser } => {
-            auth::login(config.config.as_deref(), &name, no_browser).await
+            auth::login(&config, &name, no_browser).await
         }
-        Command::Logout { config, name } => auth::logout(config.config.as_deref(), &name),
-        Command::Auth { command: AuthCommand::Status(config) } => {
-            auth::status(config.config.as_deref())
-        }
+        Command::Logout { config, name } => auth::logout(&config, &name),
+        Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
         Command::ServeDemo(args) => {
             let faults = std::sync::Arc::new(process_faults::ThisProcess);
             demo_server::serve(&args, Some(faults), |addr| {

@@ -1,11 +1,11 @@
 //! Building a running router from a config file (or the bundled demo servers).
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig, ToolCache};
-use router_config::{ConfigFile, load_config_file};
+use router_config::{ConfigFile, Strictness, load_config_file_with};
 use router_protocol::EventSender;
 use tool_router::{RouterSettings, ToolRouter};
 
@@ -32,20 +32,45 @@ pub(crate) fn demo_server(name: &str, args: &[&str]) -> anyhow::Result<ServerCon
     Ok(ServerConfig::stdio(name, exe.to_string_lossy().to_string(), all))
 }
 
-/// The config file's servers and settings, or the bundled demo with default settings.
-pub(crate) fn config(path: Option<&Path>) -> anyhow::Result<ConfigFile> {
-    match path {
-        Some(path) => Ok(load_config_file(path)?),
-        None => Ok(ConfigFile {
+/// Where the servers come from: `--config` (and `--strict`).
+#[derive(clap::Args, Default)]
+pub(crate) struct ConfigArg {
+    /// Codex `config.toml` or `mcp.json`; the bundled demo servers when absent.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Refuse the whole file when a server entry cannot be used (by default that server is
+    /// left out with a warning and the others run).
+    #[arg(long)]
+    pub(crate) strict: bool,
+}
+
+/// The config file's servers and settings, or the bundled demo with default settings. Server
+/// entries that cannot be used are named on stderr (and left out) unless `--strict`.
+pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
+    let Some(path) = arg.config.as_deref() else {
+        return Ok(ConfigFile {
             servers: demo_servers()?,
             settings: RouterSettings::default(),
             manager: ManagerOptions::default(),
             tool_cache: true,
-        }),
+            unusable: Vec::new(),
+        });
+    };
+    let strictness = if arg.strict { Strictness::Strict } else { Strictness::Lenient };
+    let config = load_config_file_with(path, strictness)?;
+    for unusable in &config.unusable {
+        eprintln!(
+            "mcp-router: warning: {}; server `{}` is left out, the others run (--strict refuses the file)",
+            unusable.error, unusable.name
+        );
     }
+    Ok(config)
 }
 
 pub(crate) fn start(mut config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+    for unusable in &config.unusable {
+        config.manager.unusable.insert(unusable.name.clone(), unusable.error.clone());
+    }
     if config.tool_cache && config.manager.tool_cache.is_none() {
         config.manager.tool_cache = ToolCache::default_location();
     }

@@ -4,7 +4,11 @@
 //!
 //! Both formats go through one walker over `serde_json::Value`, so every error names the file,
 //! the server and the key in the same words. Unknown keys are tolerated with a warning: configs
-//! are shared with other agents that know keys we do not.
+//! are shared with other agents that know keys we do not. For the same reason a server entry
+//! that cannot be used (a wrong type, a transport we do not speak, an invalid name) is left out
+//! and named in [`ConfigFile::unusable`] while the rest run; the router's own section and the
+//! file's syntax still fail the whole file. [`Strictness::Strict`] fails the file for a bad
+//! entry too.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,6 +37,28 @@ pub struct ConfigFile {
     /// `tool_cache` (default true): keep each server's tool list in the user's cache directory
     /// so tools are listed at once while servers start (see `mcp_connection_manager::ToolCache`).
     pub tool_cache: bool,
+    /// Server entries that could not be used, left out (never with [`Strictness::Strict`]):
+    /// each server's name and why, naming the file and the key.
+    pub unusable: Vec<UnusableServer>,
+}
+
+/// A server entry left out of the config, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnusableServer {
+    /// The entry's name, as written.
+    pub name: String,
+    /// Why, naming the file, the server and the key (a [`ConfigError`]'s message).
+    pub error: String,
+}
+
+/// What a server entry that cannot be used does to the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Strictness {
+    /// It is left out (and named in [`ConfigFile::unusable`]); the other servers run.
+    #[default]
+    Lenient,
+    /// The whole file is refused.
+    Strict,
 }
 
 /// A configuration file that could not be used. The message names the file, the server and the
@@ -69,27 +95,48 @@ impl ConfigFormat {
     }
 }
 
-/// Read and validate a config file: servers and router settings.
+/// Read and validate a config file: servers and router settings; a server entry that cannot
+/// be used is left out (see [`Strictness`]).
 pub fn load_config_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(path, format!("cannot read file: {e}")))?;
-    parse_config_file(&text, ConfigFormat::from_path(path), path)
+    load_config_file_with(path, Strictness::Lenient)
 }
 
-/// Validate config text; `path` is only used in error messages.
+/// [`load_config_file`], with a choice of what a bad server entry does.
+pub fn load_config_file_with(
+    path: &Path,
+    strictness: Strictness,
+) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(path, format!("cannot read file: {e}")))?;
+    parse_config_file_with(&text, ConfigFormat::from_path(path), path, strictness)
+}
+
+/// Validate config text strictly (a bad server entry fails it); `path` is only used in error
+/// messages.
 pub fn parse_config(
     text: &str,
     format: ConfigFormat,
     path: &Path,
 ) -> Result<Vec<ServerConfig>, ConfigError> {
-    parse_config_file(text, format, path).map(|c| c.servers)
+    parse_config_file_with(text, format, path, Strictness::Strict).map(|c| c.servers)
 }
 
-/// Validate config text (servers and settings); `path` is only used in error messages.
+/// Validate config text (servers and settings), strictly; `path` is only used in error
+/// messages.
 pub fn parse_config_file(
     text: &str,
     format: ConfigFormat,
     path: &Path,
+) -> Result<ConfigFile, ConfigError> {
+    parse_config_file_with(text, format, path, Strictness::Strict)
+}
+
+/// Validate config text (servers and settings) with a choice of what a bad server entry does.
+pub fn parse_config_file_with(
+    text: &str,
+    format: ConfigFormat,
+    path: &Path,
+    strictness: Strictness,
 ) -> Result<ConfigFile, ConfigError> {
     let root: Value = match format {
         ConfigFormat::CodexToml => {
@@ -112,9 +159,18 @@ pub fn parse_config_file(
         return Err(ConfigError::new(path, format!("`{section}` must be a table of servers")));
     };
     let mut out = Vec::with_capacity(servers.len());
+    let mut unusable = Vec::new();
     for (name, value) in servers {
         let server = ServerWalker { path, name, format };
-        out.push(server.parse(value)?);
+        match server.parse(value) {
+            Ok(config) => out.push(config),
+            Err(e) if strictness == Strictness::Lenient => {
+                // Said once by whoever uses the file (the CLI on stderr, the manager in an event).
+                tracing::debug!(server = %name, error = %e, "server entry left out");
+                unusable.push(UnusableServer { name: name.clone(), error: e.to_string() });
+            }
+            Err(e) => return Err(e),
+        }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     let settings_key = match format {
@@ -125,7 +181,7 @@ pub fn parse_config_file(
         None => (RouterSettings::default(), ManagerOptions::default(), true),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
-    Ok(ConfigFile { servers: out, settings, manager, tool_cache })
+    Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
 }
 
 fn parse_settings(
@@ -764,5 +820,49 @@ mod tests {
             let message = result.expect_err(expected);
             assert!(message.starts_with(expected), "{message:?} should start with {expected:?}");
         }
+    }
+
+    #[test]
+    fn a_bad_server_entry_is_left_out_unless_strict() {
+        let text = "[mcp_servers.good]\ncommand = \"x\"\n[mcp_servers.bad]\ncommand = \"x\"\nargs = \"-v\"\n[mcp_servers.\"no good\"]\ncommand = \"x\"\n";
+        let path = Path::new("c.toml");
+        let lenient =
+            parse_config_file_with(text, ConfigFormat::CodexToml, path, Strictness::Lenient)
+                .expect("lenient");
+        assert_eq!(lenient.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["good"]);
+        let unusable: Vec<(&str, &str)> =
+            lenient.unusable.iter().map(|u| (u.name.as_str(), u.error.as_str())).collect();
+        assert_eq!(
+            unusable,
+            [
+                (
+                    "bad",
+                    "c.toml: server `bad`: key `args`: expected an array of strings, found a string"
+                ),
+                (
+                    "no good",
+                    "c.toml: server `no good`: invalid name: use only letters, digits, `_` and `-`"
+                ),
+            ]
+        );
+        let strict =
+            parse_config_file_with(text, ConfigFormat::CodexToml, path, Strictness::Strict);
+        assert!(strict.is_err());
+        // The router's own section and the syntax still fail the file.
+        let settings =
+            "[mcp_servers.good]\ncommand = \"x\"\n[mcp_router]\nread_budget_bytes = \"big\"\n";
+        assert!(
+            parse_config_file_with(settings, ConfigFormat::CodexToml, path, Strictness::Lenient)
+                .is_err()
+        );
+        assert!(
+            parse_config_file_with(
+                "[mcp_servers",
+                ConfigFormat::CodexToml,
+                path,
+                Strictness::Lenient
+            )
+            .is_err()
+        );
     }
 }

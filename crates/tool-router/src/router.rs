@@ -239,6 +239,12 @@ impl ToolRouter {
         {
             return Ok(Route::Mcp { route, server, tool });
         }
+        if let Some(route) = &self.mcp
+            && looks_qualified(name)
+            && let Some(why) = route.backend.unavailable_tool(name)
+        {
+            return Err(FunctionCallError::RespondToModel(why));
+        }
         Err(FunctionCallError::RespondToModel(format!("unsupported call: {name}")))
     }
 }

@@ -128,16 +128,152 @@ fn conveniences_read_list_and_call() {
 }
 
 #[test]
-fn a_bad_config_gets_one_clear_error() {
+fn a_bad_server_entry_fails_alone_and_strict_fails_the_file() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config =
-        write_config(&dir, "bad.toml", "[mcp_servers.docs]\ncommand = \"x\"\nargs = \"--oops\"\n");
-    let (_, stderr, code) = run(&["exec", "--config", config.to_str().expect("utf8")]);
+    let text = format!(
+        "[mcp_servers.docs]\ncommand = \"{DEMO}\"\n\n[mcp_servers.broken]\ncommand = \"x\"\nargs = \"--oops\"\n"
+    );
+    let config = write_config(&dir, "bad.toml", &text);
+    let config = config.to_str().expect("utf8");
+    let why = format!(
+        "{config}: server `broken`: key `args`: expected an array of strings, found a string"
+    );
+    let (_, stderr, code) = run(&["exec", "--strict", "--config", config]);
     assert_ne!(code, 0);
+    assert!(stderr.contains(&why), "{stderr}");
+    // Without --strict: named on stderr, left out, and the good server runs.
+    let (stdout, stderr, code) = run(&["list-resources", "--json", "--config", config]);
+    assert!(
+        stderr.contains(&format!("mcp-router: warning: {why}; server `broken` is left out")),
+        "{stderr}"
+    );
+    assert_eq!(code, 3, "partial: {stdout}");
+    let payload: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert!(payload["resources"].as_array().is_some_and(|r| !r.is_empty()), "{payload}");
+    let errors = payload["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{payload}");
+    assert_eq!(errors[0]["server"], "broken");
+    let error = errors[0]["error"].as_str().expect("error");
+    assert!(error.contains(&format!("its config entry cannot be used: {why}")), "{error}");
+}
+
+#[test]
+fn an_mcp_json_shared_with_other_clients_runs_what_it_can() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = serde_json::json!({"mcpServers": {
+        "docs": {"command": DEMO},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "bad name!": {"command": DEMO},
+    }});
+    let config = write_config(&dir, "mcp.json", &text.to_string());
+    let config = config.to_str().expect("utf8");
+    let (stdout, stderr, code) =
+        run(&["call", "--config", config, "mcp__docs__echo", r#"{"text":"hi"}"#]);
+    assert_eq!((stdout.as_str(), code), ("Echo: hi\n", 0), "{stderr}");
+    assert!(
+        stderr.contains("server `legacy`: key `type`: the legacy SSE transport is not supported"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("server `bad name!`: invalid name"), "{stderr}");
+}
+
+fn run_at_home(home: &std::path::Path, args: &[&str]) -> (String, String, i32) {
+    let out = crate::support::router_command()
+        .env("MCP_ROUTER_HOME", home)
+        .args(args)
+        .output()
+        .expect("run mcp-router");
+    (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn sign_in_only_where_the_server_asks_for_it() {
+    let open = crate::support::HttpServer::demo(100);
+    let mut command = std::process::Command::new(DEMO);
+    command
+        .args(["--http", "127.0.0.1:0", "--name", "sec", "--oauth"])
+        .stdout(std::process::Stdio::piped());
+    let guarded = crate::support::HttpServer::spawn(command, "listening on ", str::to_string);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "[mcp_servers.open]\nurl = \"{}\"\n[mcp_servers.guarded]\nurl = \"{}\"\n",
+        open.url, guarded.url
+    );
+    let config = write_config(&dir, "c.toml", &text);
+    let config = config.to_str().expect("utf8");
+    let (stdout, stderr, code) = run_at_home(dir.path(), &["login", "--config", config, "open"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "`open` does not ask for sign-in (it answered without authorization); nothing to do.\n"
+    );
+    let (stdout, _, code) = run_at_home(dir.path(), &["auth", "status", "--config", config]);
+    assert_eq!(code, 0);
+    let states: Vec<&str> = stdout.lines().filter_map(|l| l.split('\t').nth(2)).collect();
+    assert_eq!(states, ["not signed in", "no sign-in needed"], "{stdout}");
+}
+
+#[test]
+fn one_shot_commands_start_only_the_server_they_name_and_say_why_a_tool_is_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // `missing` would fail loudly if it were started.
+    let text = format!(
+        "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nenabled_tools = [\"echo\", \"nosuch\"]\n[mcp_servers.missing]\ncommand = \"/no/such/mcp-server\"\n"
+    );
+    let config = write_config(&dir, "c.toml", &text);
+    let config = config.to_str().expect("utf8");
+    let (stdout, stderr, code) =
+        run(&["read", "--config", config, "--server", "docs", "--uri", "demo://notes/welcome"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("Welcome!"), "{stdout}");
+    assert!(!stderr.contains("missing"), "only docs is started: {stderr}");
+    assert!(stderr.contains("the server has no tool of that name"), "{stderr}");
+    assert!(stderr.contains("tool=nosuch"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "no colour codes into a pipe: {stderr:?}");
+    let (_, stderr, code) =
+        run(&["call", "--config", config, "mcp__docs__add", r#"{"a":1,"b":2}"#]);
+    assert_eq!(code, 1);
+    assert!(!stderr.contains("missing"), "{stderr}");
     assert!(
         stderr.contains(
-            "bad.toml: server `docs`: key `args`: expected an array of strings, found a string"
+            "tool `add` of MCP server 'docs' is disabled by configuration (enabled_tools / disabled_tools)"
         ),
         "{stderr}"
+    );
+    let (stdout, stderr, code) = run(&[
+        "read",
+        "--config",
+        config,
+        "--server",
+        "docs",
+        "--template",
+        "demo://notes/{id}",
+        "--param",
+        "id=welcome",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("Welcome!"), "{stdout}");
+    // An all-server list with a failed server answers, says so, and exits 3.
+    let (stdout, stderr, code) = run(&["list-resources", "--config", config]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(stderr.contains("server missing failed: "), "{stderr}");
+}
+
+#[test]
+fn a_user_error_is_one_line_whatever_rust_backtrace_says() {
+    let out = crate::support::router_command()
+        .env("RUST_BACKTRACE", "1")
+        .args(["exec", "--config", "/no/such/config.toml"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr,
+        "mcp-router: /no/such/config.toml: cannot read file: No such file or directory (os error 2)\n"
     );
 }
