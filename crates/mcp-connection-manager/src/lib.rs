@@ -21,4 +21,4 @@ pub use mcp_connection::config::{
 };
 pub use mcp_connection::host::{DefaultHost, HostCapabilities, HostHandler};
 pub use mcp_connection::oauth;
-pub use toolcache::{CachedCatalog, ToolCache};
+pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};

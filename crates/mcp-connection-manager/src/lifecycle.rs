@@ -484,6 +484,7 @@ impl StartServer {
             }),
             _ => None,
         };
+        catalog.failed(&error);
         state.send_replace(ServerState::Failed { error: error.into(), retry_at, signed_out });
         // Its tools were listed from the catalog while it started: they are gone now.
         if let Some(served) = catalog.take_served() {

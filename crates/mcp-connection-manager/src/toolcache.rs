@@ -44,12 +44,28 @@ impl CachedCatalog {
     }
 }
 
+/// A start of the server that failed after its catalog was saved: the catalog may be out of
+/// date (the server may be gone for good, or offer other tools when it is back).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogFailure {
+    /// When (RFC 3339 UTC).
+    pub at: String,
+    /// Why, as the failed start said.
+    pub error: String,
+    /// When the catalog itself was saved (RFC 3339 UTC).
+    #[serde(skip)]
+    pub saved_at: String,
+}
+
 #[derive(Serialize, Deserialize)]
 struct File {
     format: u32,
     server: String,
     key: String,
     saved_at: String,
+    /// The last failed start since `saved_at`; a ready start clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failed: Option<CatalogFailure>,
     #[serde(flatten)]
     catalog: CachedCatalog,
 }
@@ -83,10 +99,32 @@ impl ToolCache {
 
     /// The catalog saved for `config`, if there is a readable one of this format.
     pub fn load(&self, config: &ServerConfig) -> Option<CachedCatalog> {
+        self.file(config).map(|f| f.catalog)
+    }
+
+    /// The server's last failed start since its catalog was saved, if there was one: its
+    /// catalog may be out of date.
+    pub fn last_failure(&self, config: &ServerConfig) -> Option<CatalogFailure> {
+        let file = self.file(config)?;
+        file.failed.map(|f| CatalogFailure { saved_at: file.saved_at, ..f })
+    }
+
+    /// Note a failed start in the server's catalog file (nothing when it has none).
+    pub(crate) fn record_failure(&self, config: &ServerConfig, error: &str) {
+        let Some(mut file) = self.file(config) else { return };
+        let at = mcp_backend::rfc3339(std::time::SystemTime::now());
+        file.failed =
+            Some(CatalogFailure { at, error: error.to_string(), saved_at: String::new() });
+        if let Err(e) = self.write(config, &file) {
+            tracing::warn!(dir = %self.dir.display(), server = %config.name, error = %e, "cannot note the failure in the tool catalog");
+        }
+    }
+
+    fn file(&self, config: &ServerConfig) -> Option<File> {
         let path = self.path(config);
         let text = std::fs::read(&path).ok()?;
         match serde_json::from_slice::<File>(&text) {
-            Ok(file) if file.format == FORMAT && file.key == key(config) => Some(file.catalog),
+            Ok(file) if file.format == FORMAT && file.key == key(config) => Some(file),
             Ok(_) => None,
             Err(e) => {
                 tracing::warn!(file = %path.display(), error = %e, "ignoring an unreadable tool catalog");
@@ -105,17 +143,22 @@ impl ToolCache {
     }
 
     fn try_save(&self, config: &ServerConfig, catalog: &CachedCatalog) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
         let file = File {
             format: FORMAT,
             server: config.name.clone(),
             key: key(config),
             saved_at: mcp_backend::rfc3339(std::time::SystemTime::now()),
+            failed: None,
             catalog: catalog.clone(),
         };
+        self.write(config, &file)
+    }
+
+    fn write(&self, config: &ServerConfig, file: &File) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
         let path = self.path(config);
         let temp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&temp, serde_json::to_vec(&file)?)?;
+        std::fs::write(&temp, serde_json::to_vec(file)?)?;
         std::fs::rename(&temp, &path).inspect_err(|_| {
             let _ = std::fs::remove_file(&temp);
         })
@@ -201,16 +244,28 @@ impl CatalogSlot {
     pub(crate) fn live(&self, catalog: CachedCatalog) -> Option<std::sync::Arc<CachedCatalog>> {
         let served = self.served.swap(false, std::sync::atomic::Ordering::SeqCst);
         let previous = self.get();
-        if previous.as_deref() == Some(&catalog) {
+        let noted = self.cache.as_ref().is_some_and(|c| c.last_failure(&self.config).is_some());
+        if previous.as_deref() == Some(&catalog) && !noted {
             return None;
         }
         if let Some(cache) = &self.cache {
             cache.save(&self.config, &catalog);
         }
+        if previous.as_deref() == Some(&catalog) {
+            // Saved again only to clear the noted failure.
+            return None;
+        }
         if let Ok(mut current) = self.current.lock() {
             *current = Some(std::sync::Arc::new(catalog));
         }
         previous.filter(|_| served)
+    }
+
+    /// A start failed: its catalog file says so (see [`ToolCache::last_failure`]).
+    pub(crate) fn failed(&self, error: &str) {
+        if let Some(cache) = &self.cache {
+            cache.record_failure(&self.config, error);
+        }
     }
 }
 

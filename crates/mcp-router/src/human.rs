@@ -27,6 +27,13 @@ pub(crate) async fn tools(
             if cache.load(server).is_some() {
                 server.startup = mcp_connection_manager::Startup::Lazy;
             }
+            // Listed from a catalog older than the server's last failed start: say so.
+            if let Some(failure) = cache.last_failure(server) {
+                eprintln!(
+                    "mcp-router: note: server `{}` failed to start at {} ({}); its tools are listed from the catalog saved at {} (`--refresh` starts it and checks)",
+                    server.name, failure.at, failure.error, failure.saved_at
+                );
+            }
         }
     }
     let running = setup::start(config, EventSender::discard())?;

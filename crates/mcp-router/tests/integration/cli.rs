@@ -277,3 +277,39 @@ fn a_user_error_is_one_line_whatever_rust_backtrace_says() {
         "mcp-router: /no/such/config.toml: cannot read file: No such file or directory (os error 2)\n"
     );
 }
+
+#[test]
+fn tools_listed_from_a_catalog_older_than_a_failed_start_say_so_until_refreshed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let web = crate::support::HttpServer::demo(100);
+    let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    let config =
+        write_config(&dir, "c.toml", &format!("[mcp_servers.web]\nurl = \"{}\"\n", web.url));
+    let config = config.to_str().expect("utf8");
+    let cache = dir.path().join("cache");
+    let run_cached = |args: &[&str]| {
+        let out = crate::support::router_command()
+            .env("MCP_ROUTER_CACHE_DIR", &cache)
+            .args(args)
+            .output()
+            .expect("run mcp-router");
+        (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (listed, _) = run_cached(&["tools", "--config", config]);
+    assert!(listed.contains("mcp__web__echo"), "{listed}");
+    drop(web);
+    // A start that fails is noted in the catalog.
+    run_cached(&["call", "--config", config, "mcp__web__echo", r#"{"text":"x"}"#]);
+    let (listed, stderr) = run_cached(&["tools", "--config", config]);
+    assert!(listed.contains("mcp__web__echo"), "still listed from the catalog: {listed}");
+    assert!(stderr.contains("note: server `web` failed to start at "), "{stderr}");
+    assert!(stderr.contains(&format!("connection refused by {addr}")), "{stderr}");
+    // Back, and refreshed: the note is gone.
+    let _back = crate::support::HttpServer::demo_at(&addr, 100);
+    run_cached(&["tools", "--refresh", "--config", config]);
+    let (_, stderr) = run_cached(&["tools", "--config", config]);
+    assert!(!stderr.contains("failed to start"), "{stderr}");
+}
