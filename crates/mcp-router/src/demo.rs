@@ -1,5 +1,5 @@
 //! `mcp-router demo`: starts the two bundled demo servers and a third with a big generated
-//! catalog as child processes and runs a short scripted tool loop through the router, printing
+//! catalog (three in all) as child processes and runs a short scripted tool loop through the router, printing
 //! each call, its events and its output.
 
 use router_protocol::{EventMsg, EventReceiver, event_channel};
@@ -66,11 +66,18 @@ const SCRIPT: &[(&str, &str, &str)] = &[
         r#"{"server":"catalog","query":"invoice","limit":3}"#,
     ),
     (
-        "Continue the search with its cursor (the filters travel in it)",
+        "Continue the search with its cursor (the filters and the limit travel in it)",
         "list_mcp_resources",
         r#"{"server":"catalog","cursor":"{cursor}"}"#,
     ),
 ];
+
+/// The change steps after the script: a server adds a tool, which is then called; a resource
+/// the model read changes, and the next output says so.
+const ADD_TOOL: (&str, &str) = ("mcp__notes__add_tool", r#"{"name":"greet"}"#);
+const NEW_TOOL: (&str, &str) = ("mcp__notes__greet", r#"{"to":"you"}"#);
+const TOUCH: (&str, &str) = ("mcp__docs__touch", r#"{"uri":"demo://notes/welcome"}"#);
+const AFTER_TOUCH: (&str, &str) = ("list_mcp_resources", r#"{"server":"notes"}"#);
 
 /// The list budget of the demo, small so that the first list shows how a catalog that does
 /// not fit is cut and continued.
@@ -91,7 +98,7 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     let (events, mut rx) = event_channel();
     let running = setup::start(demo_config()?, events.clone())?;
     println!(
-        "mcp-router demo: three demo MCP servers as child processes: `docs` (pages of 2), `notes`, and `catalog` (2,000 generated resources); list payloads limited to {} KiB.\n",
+        "mcp-router demo: three demo MCP servers as child processes: `docs` (pages of 2), `notes`, and `catalog` (2,000 generated resources; every 7th, 286 in all, is annotated for the user only and so hidden from the model, as `show_user_audience = false` does: the lists skip those numbers); list payloads limited to {} KiB.\n",
         DEMO_LIST_BUDGET / 1024
     );
     running.manager.wait_until_started().await;
@@ -135,7 +142,7 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
     if let Some(to_view) = view.sender() {
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                let _ = to_view.send(event);
+                let _ = to_view.send(event.into());
             }
         });
     }
@@ -144,9 +151,9 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
     let pause = std::time::Duration::from_millis(400);
     let slow = ("Wait for a slow tool", "mcp__docs__sleep", r#"{"ms":1500}"#);
     let mut cursor = String::new();
-    for (i, (_, name, arguments)) in
-        SCRIPT.iter().take(5).chain([&slow]).chain(SCRIPT.iter().skip(5)).enumerate()
-    {
+    let changes = [ADD_TOOL, NEW_TOOL, TOUCH, AFTER_TOUCH].map(|(n, a)| ("", n, a));
+    let steps = SCRIPT.iter().take(5).chain([&slow]).chain(SCRIPT.iter().skip(5)).chain(&changes);
+    for (i, (_, name, arguments)) in steps.enumerate() {
         if view.closed() {
             break;
         }
@@ -155,12 +162,21 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
             name: name.to_string(),
             arguments: arguments.replace("{cursor}", &cursor).into(),
         };
+        let (call_id, name) = (call.call_id.clone(), call.name.clone());
         let output = running.router.dispatch_to_output(&ctx, call).await?;
         if let Some(next) = next_cursor(&output) {
             cursor = next;
         }
+        // Calls no event announces (function tools, calls refused before a server) appear by
+        // their output.
+        let ok = output.is_success();
+        let text = if ok { String::new() } else { crate::live::output_text(&output) };
+        view.send(crate::live::ViewItem::Output { call_id, name: Some(name), ok, text });
         tokio::time::sleep(pause).await;
     }
+    view.send(crate::live::ViewItem::Notice(
+        "the demo has finished: every step ran (press q to quit)".to_string(),
+    ));
     tokio::task::spawn_blocking(move || view.wait_for_quit()).await?;
     running.manager.shutdown().await;
     Ok(0)
@@ -211,15 +227,13 @@ async fn tool_list_change(
     println!(
         "\n── {step}. A server adds a tool: the router reads its list again, the specs follow"
     );
-    let add = ("mcp__notes__add_tool", r#"{"name":"greet"}"#);
     let changed: fn(&EventMsg) -> bool = |e| matches!(e, EventMsg::McpToolsChanged(_));
-    change_call(running, ctx, rx, format!("call-{step}a"), add, Some(changed)).await?;
+    change_call(running, ctx, rx, format!("call-{step}a"), ADD_TOOL, Some(changed)).await?;
     let specs = running.router.specs().await;
     let notes: Vec<&str> =
         specs.iter().map(|s| s.name.as_str()).filter(|n| n.starts_with("mcp__notes__")).collect();
     println!("   specs   {}", notes.join(" "));
-    let greet = ("mcp__notes__greet", r#"{"to":"you"}"#);
-    change_call(running, ctx, rx, format!("call-{step}b"), greet, None).await
+    change_call(running, ctx, rx, format!("call-{step}b"), NEW_TOOL, None).await
 }
 
 /// A resource the model read (step 4) changes: the event at once, the notice in the next
@@ -233,11 +247,9 @@ async fn resource_change(
     println!(
         "\n── {step}. A resource the model read changes: an event now, a notice in the next output"
     );
-    let touch = ("mcp__docs__touch", r#"{"uri":"demo://notes/welcome"}"#);
     let updated: fn(&EventMsg) -> bool = |e| matches!(e, EventMsg::McpResourceUpdated(_));
-    change_call(running, ctx, rx, format!("call-{step}a"), touch, Some(updated)).await?;
-    let list = ("list_mcp_resources", r#"{"server":"notes"}"#);
-    change_call(running, ctx, rx, format!("call-{step}b"), list, None).await
+    change_call(running, ctx, rx, format!("call-{step}a"), TOUCH, Some(updated)).await?;
+    change_call(running, ctx, rx, format!("call-{step}b"), AFTER_TOUCH, None).await
 }
 
 fn print_events(rx: &mut EventReceiver) {
@@ -288,7 +300,12 @@ pub(crate) fn describe(event: &EventMsg) -> String {
             let summary = e
                 .summary
                 .as_ref()
-                .map(|s| format!(" ({} items, {} pages, {} servers)", s.items, s.pages, s.servers))
+                .map(|s| {
+                    format!(
+                        " ({} items shown, {} pages fetched, {} servers)",
+                        s.items, s.pages, s.servers
+                    )
+                })
                 .unwrap_or_default();
             format!(
                 "mcp_tool_call_end    {} {:.3} ms {outcome}{summary}",

@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
 
+use crate::live::ViewItem;
 use crate::setup;
 
 pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow::Result<i32> {
@@ -43,7 +44,7 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
     };
     let (events, event_rx) = event_channel();
     let running = Arc::new(setup::start(config, events.clone())?);
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<ExecOutput>();
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Outgoing>();
     let to_view = view.as_ref().and_then(|v| v.sender());
     let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view));
     let session = Session { running: running.clone(), events: events.clone(), out: out_tx };
@@ -89,7 +90,7 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
 struct Session {
     running: Arc<setup::Running>,
     events: EventSender,
-    out: mpsc::UnboundedSender<ExecOutput>,
+    out: mpsc::UnboundedSender<Outgoing>,
 }
 
 impl Session {
@@ -140,6 +141,7 @@ impl Session {
         calls.spawn(tracing::Instrument::instrument(
             async move {
                 let call_id = call.call_id.clone();
+                let name = call.name.clone();
                 // `dispatch_to_output` already turned model-visible errors into outputs; a fatal
                 // error (the servers are shut down) still gets this call's one output line.
                 let output = running
@@ -147,7 +149,8 @@ impl Session {
                     .dispatch_to_output(&ctx, call)
                     .await
                     .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
-                let _ = out.send(ExecOutput::FunctionCallOutput { call_id, output });
+                let line = ExecOutput::FunctionCallOutput { call_id, output };
+                let _ = out.send(Outgoing { line, name: Some(name) });
             },
             span,
         ));
@@ -160,7 +163,7 @@ impl Session {
             Some(n) => (n.changed, Some(n.text)),
             None => (Vec::new(), None),
         };
-        let _ = self.out.send(ExecOutput::Notices { changed, text });
+        let _ = self.out.send(ExecOutput::Notices { changed, text }.into());
     }
 
     /// `list_tools`: the specs as they are now, on their own task like a call.
@@ -180,7 +183,7 @@ impl Session {
         calls.spawn(async move {
             let specs = running.router.specs().await;
             let tools = specs.iter().map(|spec| spec.to_format(format)).collect();
-            let _ = out.send(ExecOutput::Tools { format: name, tools });
+            let _ = out.send(ExecOutput::Tools { format: name, tools }.into());
         });
     }
 
@@ -194,9 +197,45 @@ impl Session {
                 None => message.clone(),
             }),
         });
-        let _ = self.out.send(ExecOutput::Error { message, call_id, line });
+        let _ = self.out.send(ExecOutput::Error { message, call_id, line }.into());
         if let Some(output) = output {
-            let _ = self.out.send(output);
+            let _ = self.out.send(output.into());
+        }
+    }
+}
+
+/// An output line for stdout, with the tool its call named (for the live view).
+struct Outgoing {
+    line: ExecOutput,
+    name: Option<String>,
+}
+
+impl From<ExecOutput> for Outgoing {
+    fn from(line: ExecOutput) -> Self {
+        Self { line, name: None }
+    }
+}
+
+impl Outgoing {
+    /// What the live view makes of it: outputs and error lines (answers to requests are not
+    /// shown).
+    fn view_item(&self) -> Option<ViewItem> {
+        match &self.line {
+            ExecOutput::FunctionCallOutput { call_id, output } => {
+                let ok = output.is_success();
+                Some(ViewItem::Output {
+                    call_id: call_id.clone(),
+                    name: self.name.clone(),
+                    ok,
+                    text: if ok { String::new() } else { crate::live::output_text(output) },
+                })
+            }
+            ExecOutput::Error { message, call_id, line } => Some(ViewItem::Error {
+                message: message.clone(),
+                line: *line,
+                call_id: call_id.clone(),
+            }),
+            _ => None,
         }
     }
 }
@@ -219,8 +258,8 @@ fn to_call(call: router_protocol::ExecCall) -> ToolCall {
 /// event and the output share it), never copied in between.
 async fn write_lines(
     mut events: EventReceiver,
-    mut outputs: mpsc::UnboundedReceiver<ExecOutput>,
-    view: Option<std::sync::mpsc::Sender<router_protocol::EventMsg>>,
+    mut outputs: mpsc::UnboundedReceiver<Outgoing>,
+    view: Option<std::sync::mpsc::Sender<ViewItem>>,
 ) {
     let mut stdout = tokio::io::stdout();
     let mut events_open = true;
@@ -228,7 +267,7 @@ async fn write_lines(
     // The live view gets each event too (a clone shares the payloads; never blocks).
     let to_view = |event: &router_protocol::EventMsg| {
         if let Some(view) = &view {
-            let _ = view.send(event.clone());
+            let _ = view.send(ViewItem::Event(event.clone()));
         }
     };
     loop {
@@ -245,7 +284,13 @@ async fn write_lines(
                     to_view(&event);
                 }
                 match output {
-                    Some(output) => { push_line(&mut buffer, &output); false }
+                    Some(output) => {
+                        push_line(&mut buffer, &output.line);
+                        if let (Some(view), Some(item)) = (&view, output.view_item()) {
+                            let _ = view.send(item);
+                        }
+                        false
+                    }
                     None => true,
                 }
             }

@@ -18,7 +18,7 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
-use router_protocol::EventMsg;
+use router_protocol::{EventMsg, ToolOutput};
 
 /// Most finished calls kept (the oldest are dropped first).
 const MAX_CALLS: usize = 500;
@@ -53,6 +53,39 @@ struct Finished {
     bytes: usize,
     truncated: bool,
     summary: String,
+    /// The whole error text of a failed call (up to [`MAX_DETAIL`]), for the detail pane.
+    detail: Option<String>,
+}
+
+/// Most characters of a failed call's text kept for the detail pane.
+const MAX_DETAIL: usize = 4096;
+
+/// What the view takes: the router's events, and what exec writes besides them.
+#[derive(Debug, Clone)]
+pub(crate) enum ViewItem {
+    Event(EventMsg),
+    /// A call's output: a call that no event announced (rejected before reaching a server)
+    /// appears by it; a failed one's whole text goes to its detail.
+    Output {
+        call_id: String,
+        name: Option<String>,
+        ok: bool,
+        text: String,
+    },
+    /// An exec error line (`line`: the input line it is about).
+    Error {
+        message: String,
+        line: Option<u64>,
+        call_id: Option<String>,
+    },
+    /// A line for the notices panel (e.g. "the demo has finished").
+    Notice(String),
+}
+
+impl From<EventMsg> for ViewItem {
+    fn from(event: EventMsg) -> Self {
+        Self::Event(event)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -63,6 +96,8 @@ struct CallRow {
     arguments: String,
     began: Instant,
     finished: Option<Finished>,
+    /// Known only by its output (no begin/end event announced it).
+    by_output: bool,
 }
 
 /// What the view shows, folded from events.
@@ -71,8 +106,8 @@ pub(crate) struct LiveState {
     servers: BTreeMap<String, ServerRow>,
     calls: VecDeque<CallRow>,
     notices: VecDeque<String>,
-    /// While paused, events wait here and the screen stands still.
-    paused: Option<Vec<EventMsg>>,
+    /// While paused, items wait here and the screen stands still.
+    paused: Option<Vec<ViewItem>>,
     /// Index into `calls` of the selected call.
     selected: Option<usize>,
     /// Events seen.
@@ -95,12 +130,77 @@ impl LiveState {
         }
     }
 
-    /// Take one event (queued while paused), received at `now`.
-    pub(crate) fn push(&mut self, event: EventMsg, now: Instant) {
+    /// Take one item (queued while paused), received at `now`.
+    pub(crate) fn push(&mut self, item: impl Into<ViewItem>, now: Instant) {
+        let item = item.into();
         match &mut self.paused {
-            Some(queue) => queue.push(event),
-            None => self.apply(&event, now),
+            Some(queue) => queue.push(item),
+            None => self.take(item, now),
         }
+    }
+
+    fn take(&mut self, item: ViewItem, now: Instant) {
+        match item {
+            ViewItem::Event(event) => self.apply(&event, now),
+            ViewItem::Output { call_id, name, ok, text } => {
+                self.output(call_id, name, ok, text, now)
+            }
+            ViewItem::Error { message, line, call_id } => {
+                let line = line.map(|n| format!(" (input line {n})")).unwrap_or_default();
+                let call = call_id.map(|c| format!(" [{c}]")).unwrap_or_default();
+                self.notice(format!("error{call}{line}: {message}"));
+            }
+            ViewItem::Notice(text) => self.notice(text),
+        }
+    }
+
+    /// A call's output: a failed call keeps its whole text; a call no event announced joins
+    /// the calls as rejected.
+    fn output(
+        &mut self,
+        call_id: String,
+        name: Option<String>,
+        ok: bool,
+        text: String,
+        now: Instant,
+    ) {
+        let detail = (!ok).then(|| cut(&text, MAX_DETAIL));
+        if let Some(call) = self.calls.iter_mut().rev().find(|c| c.call_id == call_id) {
+            if let (Some(finished), Some(detail)) = (&mut call.finished, detail) {
+                finished.detail.get_or_insert(detail);
+            }
+            return;
+        }
+        self.add_call(CallRow {
+            call_id,
+            server: "—".to_string(),
+            tool: name.unwrap_or_else(|| "(no tool)".to_string()),
+            arguments: String::new(),
+            began: now,
+            by_output: true,
+            finished: Some(Finished {
+                duration: Duration::ZERO,
+                ok,
+                items: None,
+                pages: None,
+                bytes: text.len(),
+                truncated: false,
+                summary: if ok {
+                    "ok".to_string()
+                } else {
+                    format!("rejected: {}", first_line(&text))
+                },
+                detail,
+            }),
+        });
+    }
+
+    fn add_call(&mut self, row: CallRow) {
+        if self.calls.len() == MAX_CALLS {
+            self.calls.pop_front();
+            self.selected = self.selected.and_then(|s| s.checked_sub(1));
+        }
+        self.calls.push_back(row);
     }
 
     /// The stream has ended.
@@ -154,11 +254,7 @@ impl LiveState {
                 row.last_error = Some(e.reason.clone());
             }
             EventMsg::McpToolCallBegin(e) => {
-                if self.calls.len() == MAX_CALLS {
-                    self.calls.pop_front();
-                    self.selected = self.selected.and_then(|s| s.checked_sub(1));
-                }
-                self.calls.push_back(CallRow {
+                self.add_call(CallRow {
                     call_id: e.call_id.clone(),
                     server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
                     tool: e.invocation.tool.clone(),
@@ -170,6 +266,7 @@ impl LiveState {
                         .unwrap_or_else(|| "null".into()),
                     began: now,
                     finished: None,
+                    by_output: false,
                 });
             }
             EventMsg::McpToolCallEnd(e) => {
@@ -178,16 +275,27 @@ impl LiveState {
                     .calls
                     .iter_mut()
                     .rev()
-                    .find(|c| c.call_id == e.call_id && c.finished.is_none())
+                    .find(|c| c.call_id == e.call_id && (c.finished.is_none() || c.by_output))
                 {
+                    // A row its output made first (the output overtook the event) becomes
+                    // the call's.
+                    Some(call) if call.by_output => {
+                        call.server = e.invocation.server.clone().unwrap_or_else(|| "(all)".into());
+                        call.tool = e.invocation.tool.clone();
+                        call.by_output = false;
+                        let detail = call.finished.take().and_then(|f| f.detail);
+                        call.finished =
+                            Some(Finished { detail: finished.detail.or(detail), ..finished });
+                    }
                     Some(call) => call.finished = Some(finished),
-                    None => self.calls.push_back(CallRow {
+                    None => self.add_call(CallRow {
                         call_id: e.call_id.clone(),
                         server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
                         tool: e.invocation.tool.clone(),
                         arguments: String::new(),
                         began: now,
                         finished: Some(finished),
+                        by_output: false,
                     }),
                 }
             }
@@ -202,8 +310,8 @@ impl LiveState {
             KeyCode::Char('c') if modifiers.contains(KeyModifiers::CONTROL) => return true,
             KeyCode::Char('p') | KeyCode::Char(' ') => match self.paused.take() {
                 Some(queued) => {
-                    for event in queued {
-                        self.apply(&event, now);
+                    for item in queued {
+                        self.take(item, now);
                     }
                 }
                 None => self.paused = Some(Vec::new()),
@@ -233,7 +341,7 @@ impl LiveState {
             Constraint::Length(1),
             Constraint::Length(servers_height),
             Constraint::Min(5),
-            Constraint::Length(5),
+            Constraint::Length(8),
             Constraint::Length(5),
             Constraint::Length(1),
         ])
@@ -279,8 +387,15 @@ impl LiveState {
         );
     }
 
+    /// The server column's width and each name as shown, for both tables alike.
+    fn names(&self) -> (u16, BTreeMap<String, String>) {
+        let servers = self.servers.keys().map(String::as_str);
+        shown_names(servers.chain(self.calls.iter().map(|c| c.server.as_str())))
+    }
+
     fn servers_table(&self) -> Table<'_> {
-        let rows = self.servers.iter().map(|(name, s)| {
+        let (width, names) = self.names();
+        let rows = self.servers.iter().map(move |(name, s)| {
             let (phase, color) = match s.phase {
                 ServerPhase::Starting => ("starting", Color::Yellow),
                 ServerPhase::Ready => ("ready", Color::Green),
@@ -288,7 +403,7 @@ impl LiveState {
                 ServerPhase::Restarting => ("restarting", Color::Yellow),
             };
             Row::new(vec![
-                Cell::from(name.as_str()),
+                Cell::from(names.get(name).cloned().unwrap_or_default()),
                 Cell::from(s.transport.as_str()),
                 Cell::from(phase).style(Style::new().fg(color)),
                 Cell::from(s.protocol.as_str()),
@@ -301,7 +416,7 @@ impl LiveState {
         Table::new(
             rows,
             [
-                Constraint::Length(12),
+                Constraint::Length(width),
                 Constraint::Length(15),
                 Constraint::Length(10),
                 Constraint::Length(10),
@@ -334,32 +449,35 @@ impl LiveState {
             _ => self.calls.len(),
         };
         let start = end.saturating_sub(room);
-        let rows = self.calls.iter().enumerate().skip(start).take(end - start).map(|(i, c)| {
-            let (elapsed, outcome, style) = match &c.finished {
-                None => (
-                    format!("{:.1} s …", now.saturating_duration_since(c.began).as_secs_f64()),
-                    "in flight".to_string(),
-                    Style::new().fg(Color::Yellow),
-                ),
-                Some(f) => (
-                    format!("{:.1} ms", f.duration.as_secs_f64() * 1000.0),
-                    f.summary.clone(),
-                    if f.ok { Style::new() } else { Style::new().fg(Color::Red) },
-                ),
-            };
-            let style = if Some(i) == self.selected {
-                style.add_modifier(Modifier::REVERSED)
-            } else {
-                style
-            };
-            Row::new(vec![c.call_id.clone(), c.server.clone(), c.tool.clone(), elapsed, outcome])
-                .style(style)
-        });
+        let (width, names) = self.names();
+        let rows =
+            self.calls.iter().enumerate().skip(start).take(end - start).map(move |(i, c)| {
+                let (elapsed, outcome, style) = match &c.finished {
+                    None => (
+                        format!("{:.1} s …", now.saturating_duration_since(c.began).as_secs_f64()),
+                        "in flight".to_string(),
+                        Style::new().fg(Color::Yellow),
+                    ),
+                    Some(f) => (
+                        format!("{:.1} ms", f.duration.as_secs_f64() * 1000.0),
+                        f.summary.clone(),
+                        if f.ok { Style::new() } else { Style::new().fg(Color::Red) },
+                    ),
+                };
+                let style = if Some(i) == self.selected {
+                    style.add_modifier(Modifier::REVERSED)
+                } else {
+                    style
+                };
+                let server = names.get(&c.server).cloned().unwrap_or_else(|| c.server.clone());
+                Row::new(vec![c.call_id.clone(), server, c.tool.clone(), elapsed, outcome])
+                    .style(style)
+            });
         Table::new(
             rows,
             [
                 Constraint::Length(12),
-                Constraint::Length(10),
+                Constraint::Length(width),
                 Constraint::Length(30),
                 Constraint::Length(12),
                 Constraint::Min(20),
@@ -397,12 +515,18 @@ impl LiveState {
                         Span::raw(format!("{} {} {}: {state}", c.call_id, c.server, c.tool)),
                     ]),
                     Line::raw(format!("arguments {}", c.arguments)),
-                    Line::raw(c.finished.as_ref().map(|f| f.summary.clone()).unwrap_or_default()),
+                    // A failure's whole text (wrapped), otherwise the summary.
+                    Line::raw(
+                        c.finished
+                            .as_ref()
+                            .map(|f| f.detail.clone().unwrap_or_else(|| f.summary.clone()))
+                            .unwrap_or_default(),
+                    ),
                 ]
             }
         };
         Paragraph::new(text)
-            .wrap(Wrap { trim: true })
+            .wrap(Wrap { trim: false })
             .block(Block::new().borders(Borders::ALL).title(" selected call "))
     }
 }
@@ -433,6 +557,11 @@ fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
         }
         Err(message) => (false, 0, false, format!("error: {}", first_line(message))),
     };
+    let detail = match &e.result {
+        Err(message) => Some(cut(message, MAX_DETAIL)),
+        Ok(result) if !ok => Some(cut(&result.text(), MAX_DETAIL)),
+        Ok(_) => None,
+    };
     Finished {
         duration: e.duration,
         ok,
@@ -441,8 +570,48 @@ fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
         bytes,
         truncated,
         summary,
+        detail,
     }
 }
+
+/// `text`, at most `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// Server names as the tables show them: whole when the longest fits in [`NAME_WIDTH`],
+/// otherwise elided in the middle (`everyt…p_http`), and whole again if eliding would make
+/// two names look alike. Returns the column width and the shown names.
+fn shown_names<'a>(names: impl Iterator<Item = &'a str>) -> (u16, BTreeMap<String, String>) {
+    let names: Vec<&str> = names.collect();
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max(6);
+    let elide = |name: &str| -> String {
+        let chars: Vec<char> = name.chars().collect();
+        if chars.len() <= NAME_WIDTH {
+            return name.to_string();
+        }
+        let head = (NAME_WIDTH - 1) / 2;
+        let tail = NAME_WIDTH - 1 - head;
+        let mut shown: String = chars[..head].iter().collect();
+        shown.push('…');
+        shown.extend(&chars[chars.len() - tail..]);
+        shown
+    };
+    let elided: BTreeMap<String, String> =
+        names.iter().map(|n| (n.to_string(), elide(n))).collect();
+    let distinct: std::collections::BTreeSet<&String> = elided.values().collect();
+    if distinct.len() == elided.len() {
+        (longest.min(NAME_WIDTH) as u16, elided)
+    } else {
+        (longest as u16, names.iter().map(|n| (n.to_string(), n.to_string())).collect())
+    }
+}
+
+/// Widest a server name is shown before it is elided.
+const NAME_WIDTH: usize = 24;
 
 fn first_line(text: &str) -> &str {
     let line = text.lines().next().unwrap_or("");
@@ -493,7 +662,15 @@ pub(crate) fn watch(file: Option<&std::path::Path>) -> anyhow::Result<i32> {
                 describe(&event)
             }
             Err(_) => match serde_json::from_str::<serde_json::Value>(&line) {
-                Ok(other) => other_line(&other),
+                Ok(other) => {
+                    if let Some(view) = &view {
+                        if let Some(item) = view_item(&other) {
+                            view.send(item);
+                        }
+                        continue;
+                    }
+                    other_line(&other)
+                }
                 Err(e) => format!("line {}: not JSON ({e})", n + 1),
             },
         };
@@ -505,6 +682,39 @@ pub(crate) fn watch(file: Option<&std::path::Path>) -> anyhow::Result<i32> {
         view.wait_for_quit();
     }
     Ok(0)
+}
+
+/// An exec line that is not an event, for the view: an output or an error line.
+fn view_item(value: &serde_json::Value) -> Option<ViewItem> {
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    match value["type"].as_str()? {
+        "function_call_output" => {
+            let output: ToolOutput = serde_json::from_value(value["output"].clone()).ok()?;
+            Some(ViewItem::Output {
+                call_id: text(&value["call_id"])?,
+                name: None,
+                ok: output.is_success(),
+                text: output_text(&output),
+            })
+        }
+        "error" => Some(ViewItem::Error {
+            message: text(&value["message"]).unwrap_or_default(),
+            line: value["line"].as_u64(),
+            call_id: text(&value["call_id"]),
+        }),
+        _ => None,
+    }
+}
+
+/// What a failed output says (its text), for the detail pane.
+pub(crate) fn output_text(output: &ToolOutput) -> String {
+    match output {
+        ToolOutput::Function { content, .. } => content.to_string(),
+        ToolOutput::Mcp { result: Err(message) } => message.clone(),
+        ToolOutput::Mcp { result: Ok(result) } => {
+            serde_json::to_string(&result.content).unwrap_or_default()
+        }
+    }
 }
 
 /// A readable line for an exec line that is not an event.
@@ -532,7 +742,7 @@ fn other_line(value: &serde_json::Value) -> String {
 
 /// The view on the controlling terminal, on its own thread.
 pub(crate) struct LiveView {
-    events: Option<mpsc::Sender<EventMsg>>,
+    events: Option<mpsc::Sender<ViewItem>>,
     thread: Option<std::thread::JoinHandle<()>>,
     quit: mpsc::Receiver<()>,
 }
@@ -560,15 +770,15 @@ impl LiveView {
         Ok(Self { events: Some(tx), thread: Some(thread), quit })
     }
 
-    /// Queue an event for the view (never blocks).
-    pub(crate) fn send(&self, event: EventMsg) {
+    /// Queue an item for the view (never blocks).
+    pub(crate) fn send(&self, item: impl Into<ViewItem>) {
         if let Some(tx) = &self.events {
-            let _ = tx.send(event);
+            let _ = tx.send(item.into());
         }
     }
 
     /// A sender to feed the view from another task.
-    pub(crate) fn sender(&self) -> Option<mpsc::Sender<EventMsg>> {
+    pub(crate) fn sender(&self) -> Option<mpsc::Sender<ViewItem>> {
         self.events.clone()
     }
 
@@ -615,7 +825,7 @@ impl Drop for TerminalGuard {
 
 fn run_view(
     tty: std::fs::File,
-    events: mpsc::Receiver<EventMsg>,
+    events: mpsc::Receiver<ViewItem>,
     title: &str,
 ) -> std::io::Result<()> {
     let mut out = tty.try_clone()?;
@@ -805,5 +1015,72 @@ mod tests {
         assert!(state.key(KeyCode::Char('q'), KeyModifiers::NONE, now));
         assert!(state.key(KeyCode::Char('c'), KeyModifiers::CONTROL, now));
         assert!(!state.key(KeyCode::Char('x'), KeyModifiers::NONE, now));
+    }
+
+    /// Names that share a prefix stay told apart in both tables; a long failure is shown
+    /// whole in the detail; calls rejected before any event, and exec's error lines, appear.
+    #[test]
+    fn long_names_rejected_calls_and_whole_errors() {
+        let now = Instant::now();
+        let mut state = LiveState::new("t");
+        for server in [
+            "everything",
+            "everything_http",
+            "a_very_long_server_name_for_the_team_one",
+            "a_very_long_server_name_for_the_team_two",
+        ] {
+            state.push(
+                EventMsg::McpServerStarting(McpServerStartingEvent {
+                    server: server.into(),
+                    transport: "stdio".into(),
+                }),
+                now,
+            );
+        }
+        state.push(begin("c1", "everything_http", "mcp__everything_http__echo"), now);
+        let long = format!(
+            "tool call error: connection to MCP server 'everything_http' failed: {}",
+            "x".repeat(300)
+        );
+        state.push(
+            end("c1", "everything_http", "mcp__everything_http__echo", 5, Err(long.clone())),
+            now,
+        );
+        state.push(
+            ViewItem::Output {
+                call_id: "c2".into(),
+                name: Some("no_such_tool".into()),
+                ok: false,
+                text: "unsupported call: no_such_tool".into(),
+            },
+            now,
+        );
+        state.push(
+            ViewItem::Error {
+                message: "invalid input line: expected value".into(),
+                line: Some(7),
+                call_id: None,
+            },
+            now,
+        );
+        let screen = render(&state, now, 160, 40);
+        assert!(screen.contains("│everything_http "), "{screen}");
+        assert!(screen.contains("│everything "), "{screen}");
+        assert!(screen.contains("c1           everything_http "), "{screen}");
+        // Elided in the middle, still two different names.
+        assert!(screen.contains("a_very_long…the_team_one"), "{screen}");
+        assert!(screen.contains("a_very_long…the_team_two"), "{screen}");
+        assert!(screen.contains("c2           —"), "{screen}");
+        assert!(screen.contains("rejected: unsupported call: no_such_tool"), "{screen}");
+        assert!(
+            screen.contains("error (input line 7): invalid input line: expected value"),
+            "{screen}"
+        );
+        state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        let screen = render(&state, now, 160, 40);
+        let shown: String =
+            screen.lines().map(|l| l.trim_matches('│')).collect::<Vec<_>>().concat();
+        assert!(shown.contains(&"x".repeat(300)), "the whole error: {screen}");
     }
 }

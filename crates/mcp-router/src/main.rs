@@ -1,6 +1,6 @@
 //! `mcp-router`: the command-line face of the tool router.
 //!
-//! - `demo`: two bundled demo servers and a scripted tool loop, printed as a transcript.
+//! - `demo`: three bundled demo servers and a scripted tool loop, printed as a transcript.
 //! - `exec`: a JSON-lines tool loop for agents in any language (see README); `--live` adds the
 //!   live view on the terminal.
 //! - `watch`: an exec stream in the live view (or as readable lines).
@@ -33,7 +33,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start two bundled demo servers and run a short scripted tool loop (no config needed).
+    /// Start three bundled demo servers and run a short scripted tool loop (no config needed).
     Demo {
         /// Show the live view (servers, calls in flight, durations) instead of the transcript.
         #[arg(long)]

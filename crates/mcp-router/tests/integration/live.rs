@@ -87,6 +87,13 @@ fn demo_live_shows_servers_and_calls_and_quits_cleanly() {
         screen.lines().any(|l| l.contains("read_mcp_resource") && l.contains(" ms ")),
         "{screen}"
     );
+    // Every step runs, the change steps too, and the view says when the demo is over.
+    let screen = tmux.wait_for("the end of the demo", |s| s.contains("the demo has finished"));
+    for step in ["add_tool", "greet", "touch", "query_mcp_data"] {
+        assert!(screen.contains(&format!(" {step} ")), "{step} missing:\n{screen}");
+    }
+    // The call refused before it reached a server is there too.
+    assert!(screen.contains("rejected: server must be provided"), "{screen}");
     // Select a call: its arguments show.
     tmux.keys("Up");
     tmux.wait_for("the selected call's arguments", |s| s.contains("arguments {"));
@@ -235,7 +242,7 @@ fn readable(lines: &str, path: &Path) {
         );
     }
     let end = lines.lines().find(|l| l.starts_with("mcp_tool_call_end    2 ")).expect("end of 2");
-    assert!(end.contains(" ms ok (1 items, 1 pages, 1 servers)"), "{end}");
+    assert!(end.contains(" ms ok (1 items shown, 1 pages fetched, 1 servers)"), "{end}");
 }
 
 #[test]

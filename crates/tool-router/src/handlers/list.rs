@@ -19,8 +19,8 @@ use crate::handlers::list_payload::{
     Incomplete, Kind, Payload, WithServer, aggregate_summary, failures,
 };
 use crate::handlers::list_shape::{
-    Continuation, Filter, ListArgs, Request, SearchMemo, fit, for_assistant, json_len, locate,
-    model_view, position, request, share, sort_by_priority,
+    Continuation, Filter, ListArgs, Request, SearchMemo, carried, fit, for_assistant, json_len,
+    locate, model_view, position, request, share, sort_by_priority,
 };
 use crate::handlers::{
     Failed, Produced, backend_failure, one_server, produced, run, shut_down, single_failure,
@@ -165,14 +165,16 @@ impl McpListHandler {
         let filter = &request.filter;
         let candidates: Vec<Vec<usize>> =
             listings.iter().map(|l| self.candidates::<T>(l, filter)).collect();
+        let limit = carried(request.limit);
         let continuation = |s: usize, next: usize| -> Continuation {
             if filter.by_priority {
-                return Continuation { page: None, offset: next, filter: filter.clone() };
+                let filter = filter.clone();
+                return Continuation { page: None, offset: next, filter, limit };
             }
             let listing = &listings[s].listing;
             let index = candidates[s].get(next).copied().unwrap_or(T::slice(&listing.items).len());
             let (page, offset) = position(&listing.page_starts, index);
-            Continuation { page, offset, filter: filter.clone() }
+            Continuation { page, offset, filter: filter.clone(), limit }
         };
         // When every listing was kept, the oldest one's time.
         let listed_at = listings
@@ -189,7 +191,7 @@ impl McpListHandler {
         envelope.listed_at = listed_at.clone();
         for (s, shared) in listings.iter().enumerate() {
             if !candidates[s].is_empty() {
-                let worst = worst_continuation(&shared.listing, filter);
+                let worst = worst_continuation(&shared.listing, request);
                 envelope.incomplete.push(Incomplete {
                     server: shared.listing.server.clone(),
                     shown: usize::MAX,
@@ -231,7 +233,7 @@ impl McpListHandler {
                 });
             }
         }
-        produced(self.backend.as_ref(), &payload, aggregate_summary(listings))
+        produced(self.backend.as_ref(), &payload, aggregate_summary(listings, payload.items.len()))
     }
 
     async fn one_server(
@@ -255,7 +257,12 @@ impl McpListHandler {
             Some(Some(Err(message))) => return Err(invalid(message)),
             _ => (None, request.filter.clone()),
         };
-        let request = Request { filter, limit: request.limit };
+        // An explicit limit wins; otherwise the one the cursor carries.
+        let limit = match (request.limit, start.as_ref().and_then(|s| s.limit)) {
+            (usize::MAX, Some(carried)) => carried,
+            (limit, _) => limit,
+        };
+        let request = Request { filter, limit };
         match self.kind {
             ListKind::Resources => {
                 self.one_server_of::<Resource>(server, cursor, start, request).await
@@ -321,8 +328,13 @@ impl McpListHandler {
         let visible: Vec<usize> = (offset..items.len())
             .filter(|i| for_assistant(&items[*i], self.every_audience))
             .collect();
-        let longest =
-            Continuation { page: page_cursor.clone(), offset: usize::MAX, ..Default::default() };
+        let carried = carried(limit);
+        let longest = Continuation {
+            page: page_cursor.clone(),
+            offset: usize::MAX,
+            limit: carried,
+            ..Default::default()
+        };
         let mut envelope = Payload::<T>::new(Some(server));
         let worst = [next_cursor.clone().unwrap_or_default(), longest.encode()]
             .into_iter()
@@ -343,10 +355,16 @@ impl McpListHandler {
             // Everything of the page fits: the server's own cursor, as Codex passes it on.
             None => next_cursor.clone(),
             Some(next) => Some(
-                Continuation { page: page_cursor, offset: *next, ..Default::default() }.encode(),
+                Continuation {
+                    page: page_cursor,
+                    offset: *next,
+                    limit: carried,
+                    ..Default::default()
+                }
+                .encode(),
             ),
         });
-        produced(self.backend.as_ref(), &payload, one_server(items.len()))
+        produced(self.backend.as_ref(), &payload, one_server(payload.items.len()))
     }
 
     /// A filtered or sorted list of one server, or a continuation over a kept listing: the
@@ -389,7 +407,7 @@ impl McpListHandler {
         let window = &chosen[sorted_skip..];
         let listed_at = shared.kept_at.map(mcp_backend::rfc3339);
         let mut envelope = Payload::<T>::new(Some(server));
-        envelope.next_cursor = Some(Some(worst_continuation(listing, filter).encode()));
+        envelope.next_cursor = Some(Some(worst_continuation(listing, &request).encode()));
         envelope.matched = filter.selects().then_some(usize::MAX);
         envelope.listed_at = listed_at.clone();
         if let Some(error) = &stopped {
@@ -414,13 +432,14 @@ impl McpListHandler {
             } else {
                 position(&listing.page_starts, *next)
             };
-            Continuation { page, offset, filter: filter.clone() }.encode()
+            Continuation { page, offset, filter: filter.clone(), limit: carried(request.limit) }
+                .encode()
         }));
         payload.matched = filter.selects().then_some(matched);
         payload.errors = envelope.errors;
         payload.listed_at = listed_at;
         let summary = ResourceCallSummary {
-            items: all.len() - first,
+            items: payload.items.len(),
             pages: if shared.kept_at.is_some() { 0 } else { listing.pages },
             servers: 1,
             failed_servers: payload.errors.clone(),
@@ -430,10 +449,11 @@ impl McpListHandler {
 }
 
 /// The longest continuation a listing could get, for reserving its room in the budget.
-fn worst_continuation(listing: &ServerListing, filter: &Filter) -> Continuation {
+fn worst_continuation(listing: &ServerListing, request: &Request) -> Continuation {
     let longest =
         listing.page_starts.iter().filter_map(|p| p.cursor.clone()).max_by_key(String::len);
-    Continuation { page: longest, offset: usize::MAX, filter: filter.clone() }
+    let filter = request.filter.clone();
+    Continuation { page: longest, offset: usize::MAX, filter, limit: carried(request.limit) }
 }
 
 fn stale_cursor() -> String {

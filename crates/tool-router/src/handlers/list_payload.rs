@@ -129,9 +129,10 @@ pub(crate) fn failures(listings: &[SharedListing]) -> Vec<ServerFailure> {
 
 /// The end event's summary of an all-server list: pages counts the pages fetched for it (a
 /// kept listing cost none).
-pub(crate) fn aggregate_summary(listings: &[SharedListing]) -> ResourceCallSummary {
+/// `shown`: the items the payload gives the model (what `items` counts, whatever was listed).
+pub(crate) fn aggregate_summary(listings: &[SharedListing], shown: usize) -> ResourceCallSummary {
     ResourceCallSummary {
-        items: listings.iter().map(|l| l.listing.items.len()).sum(),
+        items: shown,
         pages: listings.iter().filter(|l| l.kept_at.is_none()).map(|l| l.listing.pages).sum(),
         servers: listings.len(),
         failed_servers: failures(listings),

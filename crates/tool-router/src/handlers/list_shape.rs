@@ -217,6 +217,15 @@ pub(crate) struct Continuation {
     pub(crate) offset: usize,
     #[serde(flatten)]
     pub(crate) filter: Filter,
+    /// The `limit` of the call that got it, travelling with it (a continuation's own `limit`
+    /// replaces it).
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) limit: Option<usize>,
+}
+
+/// A request's limit as a continuation carries it: `None` when there was none.
+pub(crate) fn carried(limit: usize) -> Option<usize> {
+    (limit != usize::MAX).then_some(limit)
 }
 
 impl Continuation {
@@ -563,6 +572,7 @@ mod tests {
             page: Some("server-cursor/with+odd=chars".into()),
             offset: 17,
             filter: Filter { query: Some("inv".into()), mime_type: None, by_priority: true },
+            limit: Some(3),
         };
         let encoded = c.encode();
         assert!(encoded.starts_with(CURSOR_PREFIX));
