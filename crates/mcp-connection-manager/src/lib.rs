@@ -10,6 +10,7 @@ mod lifecycle;
 mod listings;
 mod manager;
 mod restart;
+mod start;
 #[cfg(test)]
 mod tests;
 mod toolcache;

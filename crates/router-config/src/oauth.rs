@@ -4,7 +4,8 @@
 use mcp_connection_manager::oauth::OAuthConfig;
 use serde_json::{Map, Value};
 
-use crate::{ConfigError, ServerWalker, kind};
+use crate::ConfigError;
+use crate::servers::{ServerWalker, kind};
 
 /// The OAuth keys of a server entry (both formats); HTTP servers only.
 pub(crate) const OAUTH_KEYS: &[&str] =

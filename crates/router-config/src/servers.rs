@@ -1,0 +1,307 @@
+//! One server entry of either format, walked key by key: its transport, its timeouts and tool
+//! filters, `startup` and `protocol`; every error names the file, the server and the key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp_connection_manager::{
+    ProtocolChoice, ServerConfig, Startup, TransportConfig, is_valid_server_name,
+};
+use serde_json::{Map, Value};
+
+use crate::oauth::OAUTH_KEYS;
+use crate::{ConfigError, ConfigFormat};
+
+/// Validates one server entry; carries what every error message names.
+pub(crate) struct ServerWalker<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) name: &'a str,
+    pub(crate) format: ConfigFormat,
+}
+
+const CODEX_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "bearer_token_env_var",
+    "http_headers",
+    "enabled",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+    "protocol",
+    "startup",
+    "auth",
+    "scopes",
+    "oauth_resource",
+    "client_credentials",
+    "oauth",
+];
+const MCP_JSON_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "type",
+    "disabled",
+    "protocol",
+    "startup",
+    "auth",
+    "scopes",
+    "oauth_resource",
+    "client_credentials",
+    "oauth",
+];
+
+impl ServerWalker<'_> {
+    pub(crate) fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
+        ConfigError::new(self.path, format!("server `{}`: key `{key}`: {message}", self.name))
+    }
+
+    pub(crate) fn parse(&self, value: &Value) -> Result<ServerConfig, ConfigError> {
+        if !is_valid_server_name(self.name) {
+            return Err(ConfigError::new(
+                self.path,
+                format!(
+                    "server `{}`: invalid name: use only letters, digits, `_` and `-`",
+                    self.name
+                ),
+            ));
+        }
+        let Value::Object(table) = value else {
+            return Err(ConfigError::new(
+                self.path,
+                format!("server `{}`: must be a table", self.name),
+            ));
+        };
+        let known = match self.format {
+            ConfigFormat::CodexToml => CODEX_KEYS,
+            ConfigFormat::McpJson => MCP_JSON_KEYS,
+        };
+        for key in table.keys().filter(|k| !known.contains(&k.as_str())) {
+            tracing::warn!(file = %self.path.display(), server = self.name, key, "unknown config key ignored");
+        }
+        let transport = self.transport(table)?;
+        let mut config = ServerConfig::with_transport(self.name, transport);
+        match self.format {
+            ConfigFormat::CodexToml => {
+                config.enabled = self.bool(table, "enabled")?.unwrap_or(true);
+                if let Some(t) = self.seconds(table, "startup_timeout_sec", 1.0)? {
+                    config.startup_timeout = t;
+                } else if let Some(t) = self.seconds(table, "startup_timeout_ms", 0.001)? {
+                    config.startup_timeout = t;
+                }
+                if let Some(t) = self.seconds(table, "tool_timeout_sec", 1.0)? {
+                    config.tool_timeout = t;
+                }
+                config.enabled_tools = self.strings(table, "enabled_tools")?;
+                config.disabled_tools = self.strings(table, "disabled_tools")?.unwrap_or_default();
+            }
+            ConfigFormat::McpJson => {
+                config.enabled = !self.bool(table, "disabled")?.unwrap_or(false);
+            }
+        }
+        if let Some(value) = self.string(table, "startup")? {
+            config.startup = Startup::parse(&value).ok_or_else(|| {
+                self.err("startup", format!("expected \"eager\" or \"lazy\", found \"{value}\""))
+            })?;
+        }
+        if let Some(value) = self.string(table, "protocol")? {
+            config.protocol = ProtocolChoice::parse(&value).ok_or_else(|| {
+                self.err(
+                    "protocol",
+                    format!(
+                        "expected \"auto\", \"2026-07-28\" or \"2025-11-25\", found \"{value}\""
+                    ),
+                )
+            })?;
+        }
+        Ok(config)
+    }
+
+    pub(crate) fn transport(
+        &self,
+        table: &Map<String, Value>,
+    ) -> Result<TransportConfig, ConfigError> {
+        let command = self.string(table, "command")?;
+        let url = self.string(table, "url")?;
+        let headers_key = match self.format {
+            ConfigFormat::CodexToml => "http_headers",
+            ConfigFormat::McpJson => "headers",
+        };
+        match (command, url) {
+            (Some(_), Some(_)) => Err(self.err("url", "set either `command` or `url`, not both")),
+            (None, None) => {
+                Err(self.err("command", "missing: set `command` (stdio) or `url` (HTTP)"))
+            }
+            (Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Err(self.err("command", "must not be empty"));
+                }
+                for key in ["url", "bearer_token_env_var", headers_key].iter().chain(OAUTH_KEYS) {
+                    if table.contains_key(*key) {
+                        return Err(self.err(key, "only applies to `url` servers"));
+                    }
+                }
+                Ok(TransportConfig::Stdio {
+                    command,
+                    args: self.strings(table, "args")?.unwrap_or_default(),
+                    env: self.string_map(table, "env")?,
+                    cwd: self.string(table, "cwd")?.map(PathBuf::from),
+                })
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(self.err("url", "must start with http:// or https://"));
+                }
+                for key in ["args", "env", "cwd"] {
+                    if table.contains_key(key) {
+                        return Err(self.err(key, "only applies to `command` servers"));
+                    }
+                }
+                if self.format == ConfigFormat::McpJson
+                    && let Some(kind) = self.string(table, "type")?
+                    && kind == "sse"
+                {
+                    return Err(self.err(
+                        "type",
+                        "the legacy SSE transport is not supported; use streamable HTTP",
+                    ));
+                }
+                let bearer_token_env_var = self.string(table, "bearer_token_env_var")?;
+                let oauth = self.oauth(table)?;
+                if bearer_token_env_var.is_some()
+                    && let Some(key) = OAUTH_KEYS.iter().find(|k| table.contains_key(**k))
+                {
+                    return Err(self.err(
+                        key,
+                        "cannot be combined with `bearer_token_env_var`: use a static token or OAuth, not both",
+                    ));
+                }
+                Ok(TransportConfig::StreamableHttp {
+                    url,
+                    bearer_token_env_var,
+                    http_headers: self.string_map(table, headers_key)?,
+                    oauth,
+                })
+            }
+        }
+    }
+
+    pub(crate) fn string(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.err(key, format!("expected a string, found {}", kind(other)))),
+        }
+    }
+
+    pub(crate) fn bool(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<bool>, ConfigError> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => {
+                Err(self.err(key, format!("expected true or false, found {}", kind(other))))
+            }
+        }
+    }
+
+    pub(crate) fn seconds(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+        unit_secs: f64,
+    ) -> Result<Option<Duration>, ConfigError> {
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
+        let Some(n) = value.as_f64() else {
+            return Err(self.err(key, format!("expected a number, found {}", kind(value))));
+        };
+        let secs = n * unit_secs;
+        if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+            return Err(
+                self.err(key, format!("must be a positive number of at most one day, found {n}"))
+            );
+        }
+        Ok(Some(Duration::from_secs_f64(secs)))
+    }
+
+    pub(crate) fn strings(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(value) = table.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = value else {
+            return Err(
+                self.err(key, format!("expected an array of strings, found {}", kind(value)))
+            );
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(self.err(
+                    key,
+                    format!("expected an array of strings, found an item that is {}", kind(other)),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    pub(crate) fn string_map(
+        &self,
+        table: &Map<String, Value>,
+        key: &str,
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
+        let Some(value) = table.get(key) else {
+            return Ok(BTreeMap::new());
+        };
+        let Value::Object(map) = value else {
+            return Err(
+                self.err(key, format!("expected a table of strings, found {}", kind(value)))
+            );
+        };
+        map.iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                // Never echo the value: it may be a secret.
+                other => {
+                    Err(self
+                        .err(key, format!("entry `{k}`: expected a string, found {}", kind(other))))
+                }
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+    }
+}
