@@ -1,9 +1,10 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|e2e|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 
 mod alloc;
+mod e2e;
 mod fuzz;
 mod server;
 mod workloads;
@@ -46,61 +47,68 @@ fn main() -> anyhow::Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
     let which: Vec<&str> =
         args.iter().map(String::as_str).filter(|a| !a.starts_with("--")).collect();
-    let all = which.is_empty() || which.contains(&"all");
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let mut rows = Vec::new();
-    let wanted = |name: &str| all || which.contains(&name);
-    runtime.block_on(async {
-        if wanted("p1") {
-            // On a runtime worker, as an agent runs each call on a task (`exec` does): from
-            // the thread blocking on the runtime every event would wake the consumer across
-            // threads, which costs 30 µs a call on this VM and is not the router's doing.
-            rows.extend(tokio::spawn(workloads::p1_dispatch(quick)).await??);
-        }
-        // Workloads that start many processes run before the ones that fill this process's
-        // memory: a server is started by fork (its pre-exec step sets the parent-death signal),
-        // whose cost grows with the parent's mapped memory, which glibc keeps after P3/P8/P10.
-        if wanted("p2") {
-            rows.extend(workloads::p2_fan_out(quick).await?);
-        }
-        if wanted("p4") {
-            rows.extend(workloads::p4_throughput(quick).await?);
-        }
-        if wanted("p5") {
-            rows.extend(workloads::p5_startup(quick).await?);
-        }
-        if wanted("p6") {
-            rows.push(workloads::p6_events(quick).await?);
-        }
-        if wanted("p7") {
-            rows.extend(workloads::p7_updates(quick).await?);
-        }
-        if wanted("p9") {
-            rows.extend(workloads::p9_first_specs(quick).await?);
-        }
-        if wanted("scale") {
-            rows.extend(workloads::scale(quick).await?);
-        }
-        if wanted("p3") {
-            rows.extend(workloads::p3_scale(quick).await?);
-        }
-        if wanted("p8") {
-            rows.push(workloads::p8_event_payload(quick).await?);
-        }
-        if wanted("p10") {
-            rows.extend(workloads::p10_million(quick).await?);
-        }
-        if which.contains(&"layers") {
-            rows.extend(workloads::p1_layers().await?);
-        }
-        if wanted("csv") {
-            rows.push(workloads::csv_import(quick)?);
-        }
-        anyhow::Ok(())
-    })?;
+    let rows = runtime.block_on(workloads(&which, quick))?;
     print_table(&rows);
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(())
+}
+
+/// The workloads `which` names (all when empty or `all`), in an order that keeps them fair.
+async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
+    let all = which.is_empty() || which.contains(&"all");
+    let wanted = |name: &str| all || which.contains(&name);
+    let mut rows = Vec::new();
+    if wanted("p1") {
+        // On a runtime worker, as an agent runs each call on a task (`exec` does): from
+        // the thread blocking on the runtime every event would wake the consumer across
+        // threads, which costs 30 µs a call on this VM and is not the router's doing.
+        rows.extend(tokio::spawn(workloads::p1_dispatch(quick)).await??);
+    }
+    if wanted("e2e") {
+        // On a runtime worker, as P1 (and an agent's calls) are.
+        rows.extend(tokio::spawn(e2e::rows_all(quick)).await??);
+    }
+    // Workloads that start many processes run before the ones that fill this process's
+    // memory: a server is started by fork (its pre-exec step sets the parent-death signal),
+    // whose cost grows with the parent's mapped memory, which glibc keeps after P3/P8/P10.
+    if wanted("p2") {
+        rows.extend(workloads::p2_fan_out(quick).await?);
+    }
+    if wanted("p4") {
+        rows.extend(workloads::p4_throughput(quick).await?);
+    }
+    if wanted("p5") {
+        rows.extend(workloads::p5_startup(quick).await?);
+    }
+    if wanted("p6") {
+        rows.push(workloads::p6_events(quick).await?);
+    }
+    if wanted("p7") {
+        rows.extend(workloads::p7_updates(quick).await?);
+    }
+    if wanted("p9") {
+        rows.extend(workloads::p9_first_specs(quick).await?);
+    }
+    if wanted("scale") {
+        rows.extend(workloads::scale(quick).await?);
+    }
+    if wanted("p3") {
+        rows.extend(workloads::p3_scale(quick).await?);
+    }
+    if wanted("p8") {
+        rows.push(workloads::p8_event_payload(quick).await?);
+    }
+    if wanted("p10") {
+        rows.extend(workloads::p10_million(quick).await?);
+    }
+    if which.contains(&"layers") {
+        rows.extend(workloads::p1_layers().await?);
+    }
+    if wanted("csv") {
+        rows.push(workloads::csv_import(quick)?);
+    }
+    Ok(rows)
 }
 
 fn print_table(rows: &[Row]) {

@@ -22,12 +22,12 @@ use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
 use crate::Row;
 use crate::server::Options;
 
-fn bench_server(name: &str, options: &Options) -> anyhow::Result<ServerConfig> {
+pub(crate) fn bench_server(name: &str, options: &Options) -> anyhow::Result<ServerConfig> {
     let exe = std::env::current_exe()?.to_string_lossy().to_string();
     Ok(ServerConfig::stdio(name, exe, options.args()))
 }
 
-fn read_options(payload_bytes: usize) -> Options {
+pub(crate) fn read_options(payload_bytes: usize) -> Options {
     Options {
         resources: 10,
         page_size: 100,
@@ -39,12 +39,12 @@ fn read_options(payload_bytes: usize) -> Options {
     }
 }
 
-struct Routed {
-    manager: Arc<McpConnectionManager>,
-    router: Arc<ToolRouter>,
+pub(crate) struct Routed {
+    pub(crate) manager: Arc<McpConnectionManager>,
+    pub(crate) router: Arc<ToolRouter>,
 }
 
-async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
+pub(crate) async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
     let manager = Arc::new(McpConnectionManager::start(servers, events, ManagerOptions::default()));
     manager.wait_until_started().await;
     let router = Arc::new(ToolRouter::with_mcp(manager.clone()));
@@ -52,12 +52,12 @@ async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
 }
 
 /// A bare rmcp client on its own child process of the same bench server.
-struct Bare {
-    client: RunningService<RoleClient, ClientConfig>,
+pub(crate) struct Bare {
+    pub(crate) client: RunningService<RoleClient, ClientConfig>,
     _child: tokio::process::Child,
 }
 
-async fn bare(options: &Options) -> anyhow::Result<Bare> {
+pub(crate) async fn bare(options: &Options) -> anyhow::Result<Bare> {
     let mut child = tokio::process::Command::new(std::env::current_exe()?)
         .args(options.args())
         .stdin(std::process::Stdio::piped())
@@ -74,12 +74,15 @@ async fn bare(options: &Options) -> anyhow::Result<Bare> {
     Ok(Bare { client, _child: child })
 }
 
-async fn bare_read(client: &rmcp::service::Peer<RoleClient>, uri: &str) -> anyhow::Result<usize> {
+pub(crate) async fn bare_read(
+    client: &rmcp::service::Peer<RoleClient>,
+    uri: &str,
+) -> anyhow::Result<usize> {
     let result = client.read_resource(ReadResourceRequestParams::new(uri)).await?;
     Ok(serde_json::to_string(&result)?.len())
 }
 
-fn read_call(server: &str, uri: &str) -> ToolCall {
+pub(crate) fn read_call(server: &str, uri: &str) -> ToolCall {
     let arguments = serde_json::json!({"server": server, "uri": uri}).to_string();
     ToolCall {
         call_id: "bench".into(),
@@ -90,7 +93,7 @@ fn read_call(server: &str, uri: &str) -> ToolCall {
 
 /// One read through the router. The call arrives as the model sends it (arguments already JSON
 /// text), so building it is not part of the router's cost.
-async fn router_read(
+pub(crate) async fn router_read(
     router: &ToolRouter,
     ctx: &CallContext,
     call: &ToolCall,
@@ -100,12 +103,12 @@ async fn router_read(
     Ok(())
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
-fn show(d: Duration) -> String {
+pub(crate) fn show(d: Duration) -> String {
     if d < Duration::from_millis(1) {
         format!("{:.1} µs", d.as_secs_f64() * 1e6)
     } else {
@@ -113,13 +116,13 @@ fn show(d: Duration) -> String {
     }
 }
 
-fn ratio(a: Duration, b: Duration) -> f64 {
+pub(crate) fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64().max(1e-12)
 }
 
 /// A context whose events a consumer task drains, as an embedding agent's UI does. Abort the
 /// handle when done.
-fn draining() -> (CallContext, tokio::task::JoinHandle<()>) {
+pub(crate) fn draining() -> (CallContext, tokio::task::JoinHandle<()>) {
     let (events, mut rx) = event_channel();
     let consumer = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     (CallContext::new(events), consumer)

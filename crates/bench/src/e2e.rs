@@ -1,0 +1,258 @@
+//! End-to-end rows (`e2e`): the router's whole path as an embedding agent uses it —
+//! `ToolRouter::dispatch` → manager → rmcp → the server, with a consumer draining the events —
+//! against what that agent would use instead: a separate bare rmcp client on its own copy of
+//! the same bench server binary. Beside wall time, the CPU time this process spends per call
+//! (user + sys from `getrusage`, all threads; the servers are other processes), which a busy
+//! 2-core machine does not blur the way it blurs wall time.
+//!
+//! The watching rows read 1,000 distinct URIs at once from a server that takes subscriptions
+//! (more than the 256 watched per server: the case where watching used to cost every read a
+//! subscribe and an unsubscribe), from one that does not, and 100 URIs again and again (all of
+//! them watched).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::RoleClient;
+use rmcp::service::Peer;
+use router_protocol::EventSender;
+use tool_router::{CallContext, ToolCall, ToolRouter};
+
+use crate::Row;
+use crate::server::Options;
+use crate::workloads::{
+    bare, bare_read, bench_server, draining, median, ratio, read_call, read_options, routed,
+    router_read, show,
+};
+
+/// CPU time of this process so far (every thread, user + sys).
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes into the struct we own; RUSAGE_SELF is always valid.
+    #[allow(unsafe_code)]
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
+/// Wall samples per call and CPU time per call of one side.
+#[derive(Default)]
+struct Side {
+    wall: Vec<Duration>,
+    cpu: Duration,
+    calls: u32,
+}
+
+impl Side {
+    fn cpu_per_call(&self) -> Duration {
+        self.cpu / self.calls.max(1)
+    }
+}
+
+/// E1: one read at a time, in blocks that alternate between the router and the bare client
+/// (CPU time needs a side to run alone for a while).
+async fn sequential(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let options = read_options(1024);
+    let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let b = bare(&options).await?;
+    let peer = b.client.peer().clone();
+    let (ctx, consumer) = draining();
+    let call = read_call("s", "bench://r/1");
+    let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
+    for _ in 0..300 {
+        router_read(&r.router, &ctx, &call).await?;
+        bare_read(&peer, "bench://r/1").await?;
+    }
+    let mut sides = [Side::default(), Side::default()];
+    for block in 0..blocks {
+        for k in 0..2 {
+            let which = (block + k) % 2;
+            let side = &mut sides[which];
+            let cpu = cpu_time();
+            for _ in 0..per_block {
+                let started = Instant::now();
+                match which {
+                    0 => router_read(&r.router, &ctx, &call).await?,
+                    _ => bare_read(&peer, "bench://r/1").await.map(|_| ())?,
+                }
+                side.wall.push(started.elapsed());
+            }
+            side.cpu += cpu_time().saturating_sub(cpu);
+            side.calls += per_block;
+        }
+    }
+    consumer.abort();
+    r.manager.shutdown().await;
+    let [router, baseline] = sides;
+    let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
+    let cpu = ratio(router_cpu, bare_cpu);
+    let (router_wall, bare_wall) = (median(router.wall), median(baseline.wall));
+    let wall = ratio(router_wall, bare_wall);
+    Ok(vec![
+        Row {
+            name: "E1 sequential read, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+            baseline: show(bare_wall),
+            router: show(router_wall),
+            ratio: wall,
+            target: "≤ 1.10",
+            met: Some(wall <= 1.10),
+        },
+        Row {
+            name: "E1 sequential read, end to end, CPU time of this process per call",
+            baseline: show(bare_cpu),
+            router: show(router_cpu),
+            ratio: cpu,
+            target: "≤ 1.15",
+            met: Some(cpu <= 1.15),
+        },
+    ])
+}
+
+/// What one concurrent round reads: the router's calls, or the bare clients' URIs.
+struct Reads {
+    calls: Arc<Vec<ToolCall>>,
+    uris: Arc<Vec<(usize, String)>>,
+}
+
+impl Reads {
+    /// `n` reads spread over `servers`, of `distinct` URIs (`bench://r/{i}`).
+    fn new(servers: usize, n: usize, distinct: usize) -> Self {
+        let uri = |i: usize| format!("bench://r/{}", i % distinct);
+        let calls = (0..n).map(|i| read_call(&format!("s{}", i % servers), &uri(i))).collect();
+        let uris = (0..n).map(|i| (i % servers, uri(i))).collect();
+        Self { calls: Arc::new(calls), uris: Arc::new(uris) }
+    }
+}
+
+/// Every read of `reads` at once, through the router (with `ctx`) or the bare clients.
+async fn all_at_once(
+    router: &Arc<ToolRouter>,
+    peers: &Arc<Vec<Peer<RoleClient>>>,
+    reads: &Reads,
+    ctx: Option<&CallContext>,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..reads.calls.len())
+        .map(|i| {
+            let (router, peers) = (router.clone(), peers.clone());
+            let (calls, uris) = (reads.calls.clone(), reads.uris.clone());
+            let ctx = ctx.cloned();
+            tokio::spawn(async move {
+                match ctx {
+                    Some(ctx) => router_read(&router, &ctx, &calls[i]).await,
+                    None => bare_read(&peers[uris[i].0], &uris[i].1).await.map(|_| ()),
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(started.elapsed())
+}
+
+/// One concurrent workload: `servers` copies of the bench server with `options` behind the
+/// router (default options: watching on) and as many bare clients on their own copies; rounds
+/// of `reads` alternate between them after a warm-up round each.
+async fn concurrent(
+    quick: bool,
+    servers: usize,
+    options: &Options,
+    reads: &Reads,
+) -> anyhow::Result<(Side, Side)> {
+    let configs = (0..servers)
+        .map(|i| bench_server(&format!("s{i}"), options))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let r = routed(configs, EventSender::discard()).await;
+    let mut clients = Vec::new();
+    for _ in 0..servers {
+        clients.push(bare(options).await?);
+    }
+    let peers = Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect::<Vec<_>>());
+    let (ctx, consumer) = draining();
+    let reps = if quick { 3 } else { 7 };
+    let mut sides = [Side::default(), Side::default()];
+    for rep in 0..=reps {
+        for k in 0..2 {
+            let which = (rep + k) % 2;
+            let ctx = (which == 0).then_some(&ctx);
+            let cpu = cpu_time();
+            let elapsed = all_at_once(&r.router, &peers, reads, ctx).await?;
+            if rep > 0 {
+                let side = &mut sides[which];
+                side.cpu += cpu_time().saturating_sub(cpu);
+                side.calls += reads.calls.len() as u32;
+                side.wall.push(elapsed);
+            }
+        }
+    }
+    consumer.abort();
+    r.manager.shutdown().await;
+    let [router, baseline] = sides;
+    Ok((router, baseline))
+}
+
+/// The rows of one concurrent workload: wall median of a round, CPU per call.
+fn rows(
+    (router, baseline): (Side, Side),
+    wall_name: &'static str,
+    cpu_name: &'static str,
+) -> Vec<Row> {
+    let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
+    let cpu = ratio(router_cpu, bare_cpu);
+    let (router_wall, bare_wall) = (median(router.wall), median(baseline.wall));
+    let wall = ratio(router_wall, bare_wall);
+    vec![
+        Row {
+            name: wall_name,
+            baseline: show(bare_wall),
+            router: show(router_wall),
+            ratio: wall,
+            target: "≤ 1.10",
+            met: Some(wall <= 1.10),
+        },
+        Row {
+            name: cpu_name,
+            baseline: show(bare_cpu),
+            router: show(router_cpu),
+            ratio: cpu,
+            target: "≤ 1.15",
+            met: Some(cpu <= 1.15),
+        },
+    ]
+}
+
+/// Every end-to-end row.
+pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let mut out = sequential(quick).await?;
+    let plain = read_options(1024);
+    let spread = Reads::new(4, 1_000, 1);
+    out.extend(rows(
+        concurrent(quick, 4, &plain, &spread).await?,
+        "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
+        "E2 same, CPU time of this process per read",
+    ));
+    let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
+    let distinct = Reads::new(1, 1_000, 1_000);
+    out.extend(rows(
+        concurrent(quick, 1, &watched, &distinct).await?,
+        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
+        "E3 same, CPU time of this process per read",
+    ));
+    let unwatched = Options { resources: 1_000, ..read_options(1024) };
+    out.extend(rows(
+        concurrent(quick, 1, &unwatched, &distinct).await?,
+        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
+        "E3 same (no subscriptions), CPU time of this process per read",
+    ));
+    let hundred = Reads::new(1, 1_000, 100);
+    out.extend(rows(
+        concurrent(quick, 1, &watched, &hundred).await?,
+        "E3 1,000 concurrent reads of 100 URIs read again and again (all watched), wall per round",
+        "E3 same (100 URIs), CPU time of this process per read",
+    ));
+    Ok(out)
+}
