@@ -1,0 +1,117 @@
+//! The read path's cost as counts, not time, so it cannot flake: the allocations one
+//! `read_mcp_resource` makes in this process (router, manager, rmcp, the transport, the event
+//! consumer — everything runs on this test's one thread) against the demo server over stdio,
+//! in both protocol eras. A change that adds a dozen allocations to the read path fails here;
+//! one that removes some lowers the ceiling on purpose.
+//!
+//! Its own test binary: the counting allocator must not count the other tests' threads.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ProtocolChoice, ServerConfig};
+use router_protocol::event_channel;
+use tool_router::{CallContext, ToolCall, ToolRouter};
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The system allocator, counting the allocations of each thread.
+struct Counting;
+
+fn count() {
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: every call is passed on to the system allocator unchanged.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract is passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
+
+/// The fewest allocations one read made, over 30 reads after 50 to warm up.
+fn fewest_allocations_per_read(protocol: ProtocolChoice) -> u64 {
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let mut config = ServerConfig::stdio("d", DEMO, vec!["--name".into(), "d".into()]);
+        config.protocol = protocol;
+        let (events, mut rx) = event_channel();
+        let manager =
+            Arc::new(McpConnectionManager::start(vec![config], events, ManagerOptions::default()));
+        manager.wait_until_started().await;
+        let router = ToolRouter::with_mcp(manager.clone());
+        let (ctx_events, mut ctx_rx) = event_channel();
+        let ctx = CallContext::new(ctx_events);
+        let arguments = r#"{"server":"d","uri":"demo://notes/welcome"}"#;
+        let call = ToolCall {
+            call_id: "c".into(),
+            name: "read_mcp_resource".into(),
+            arguments: arguments.to_string().into(),
+        };
+        let mut fewest = u64::MAX;
+        for i in 0..80 {
+            let call = call.clone();
+            let before = allocations();
+            let output = router.dispatch(&ctx, call).await.expect("read");
+            // The events drained as a host's UI would.
+            while ctx_rx.try_recv().is_ok() {}
+            let made = allocations() - before;
+            assert!(output.is_success(), "{output:?}");
+            if i >= 50 {
+                fewest = fewest.min(made);
+            }
+            while rx.try_recv().is_ok() {}
+        }
+        manager.shutdown().await;
+        fewest
+    })
+}
+
+#[test]
+fn a_read_stays_within_its_allocation_count_in_both_eras() {
+    // The fewest over 30 reads is the same in every run (measured 2026-11-24 in the debug
+    // build the suite uses); the ceilings leave a margin of 5, less than a dozen.
+    for (protocol, ceiling) in
+        [(ProtocolChoice::Legacy, CEILING_LEGACY), (ProtocolChoice::Modern, CEILING_MODERN)]
+    {
+        let made = fewest_allocations_per_read(protocol);
+        eprintln!("{protocol:?}: {made} allocations per read");
+        assert!(made <= ceiling, "{protocol:?}: {made} allocations per read, ceiling {ceiling}");
+        assert!(made > 0, "the counter counts");
+    }
+}
+
+/// 113 measured (2025-11-25), plus a margin of 5.
+const CEILING_LEGACY: u64 = 118;
+/// 163 measured (2026-07-28: per-request metadata, the listen stream), plus a margin of 5.
+const CEILING_MODERN: u64 = 168;
