@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::service::Peer;
 use router_protocol::EventSender;
-use tool_router::{CallContext, ToolCall, ToolRouter};
+use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
 
 use crate::Row;
 use crate::server::Options;
@@ -52,18 +52,45 @@ impl Side {
     }
 }
 
+/// How E1's router side is set up: the row itself, or a diagnostic that takes one cost away.
+#[derive(Clone, Copy, PartialEq)]
+enum E1 {
+    /// The era the router chooses (2026-07-28 here), a consumer task draining the events.
+    Agent,
+    /// Pinned to 2025-11-25, the bare client's era.
+    Legacy,
+    /// Nobody listening: no events are built.
+    Quiet,
+    /// The events drained by the calling task after each call: built, but no task woken.
+    Inline,
+    /// The connection manager alone (`McpBackend::read_resource` and the JSON of its result),
+    /// without the router's handler: splits the cost between the two layers.
+    Manager,
+}
+
 /// E1: one read at a time, in blocks that alternate between the router and the bare client
 /// (CPU time needs a side to run alone for a while).
-async fn sequential(quick: bool) -> anyhow::Result<Vec<Row>> {
+async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     let options = read_options(1024);
-    let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let mut config = bench_server("s", &options)?;
+    if setup == E1::Legacy {
+        config.protocol = mcp_connection_manager::ProtocolChoice::Legacy;
+    }
+    let r = routed(vec![config], EventSender::discard()).await;
     let b = bare(&options).await?;
     let peer = b.client.peer().clone();
-    let (ctx, consumer) = draining();
+    let (drained, consumer) = draining();
+    let (inline_events, mut inline) = router_protocol::event_channel();
+    let ctx = match setup {
+        E1::Quiet => CallContext::new(EventSender::discard()),
+        E1::Inline => CallContext::new(inline_events),
+        E1::Agent | E1::Legacy | E1::Manager => drained,
+    };
     let call = read_call("s", "bench://r/1");
     let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
     for _ in 0..300 {
         router_read(&r.router, &ctx, &call).await?;
+        while inline.try_recv().is_ok() {}
         bare_read(&peer, "bench://r/1").await?;
     }
     let mut sides = [Side::default(), Side::default()];
@@ -74,9 +101,15 @@ async fn sequential(quick: bool) -> anyhow::Result<Vec<Row>> {
             let cpu = cpu_time();
             for _ in 0..per_block {
                 let started = Instant::now();
-                match which {
-                    0 => router_read(&r.router, &ctx, &call).await?,
-                    _ => bare_read(&peer, "bench://r/1").await.map(|_| ())?,
+                if which == 0 && setup == E1::Manager {
+                    let result = r.manager.read_resource("s", "bench://r/1").await;
+                    let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+                    serde_json::to_string(&result)?;
+                } else if which == 0 {
+                    router_read(&r.router, &ctx, &call).await?;
+                    while inline.try_recv().is_ok() {}
+                } else {
+                    bare_read(&peer, "bench://r/1").await?;
                 }
                 side.wall.push(started.elapsed());
             }
@@ -91,6 +124,39 @@ async fn sequential(quick: bool) -> anyhow::Result<Vec<Row>> {
     let cpu = ratio(router_cpu, bare_cpu);
     let (router_wall, bare_wall) = (median(router.wall), median(baseline.wall));
     let wall = ratio(router_wall, bare_wall);
+    let diagnostic = |name: &'static str| {
+        vec![Row {
+            name,
+            baseline: show(bare_cpu),
+            router: show(router_cpu),
+            ratio: cpu,
+            target: "(diagnostic)",
+            met: None,
+        }]
+    };
+    match setup {
+        E1::Legacy => {
+            return Ok(diagnostic(
+                "E1 diagnostic, CPU per call: the router pinned to 2025-11-25 (the bare client's era)",
+            ));
+        }
+        E1::Quiet => {
+            return Ok(diagnostic(
+                "E1 diagnostic, CPU per call: nobody listening (no events built)",
+            ));
+        }
+        E1::Inline => {
+            return Ok(diagnostic(
+                "E1 diagnostic, CPU per call: events drained by the calling task (built, no consumer task woken)",
+            ));
+        }
+        E1::Manager => {
+            return Ok(diagnostic(
+                "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router",
+            ));
+        }
+        E1::Agent => {}
+    }
     Ok(vec![
         Row {
             name: "E1 sequential read, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
@@ -227,7 +293,10 @@ fn rows(
 
 /// Every end-to-end row.
 pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
-    let mut out = sequential(quick).await?;
+    let mut out = sequential(quick, E1::Agent).await?;
+    for diagnostic in [E1::Legacy, E1::Quiet, E1::Inline, E1::Manager] {
+        out.extend(sequential(quick, diagnostic).await?);
+    }
     let plain = read_options(1024);
     let spread = Reads::new(4, 1_000, 1);
     out.extend(rows(
