@@ -120,6 +120,11 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     consumer.abort();
     r.manager.shutdown().await;
     let [router, baseline] = sides;
+    Ok(e1_rows(setup, router, baseline))
+}
+
+/// E1's rows: the row itself (wall and CPU), or one diagnostic (CPU).
+fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
     let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
     let cpu = ratio(router_cpu, bare_cpu);
     let (router_wall, bare_wall) = (median(router.wall), median(baseline.wall));
@@ -136,28 +141,26 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     };
     match setup {
         E1::Legacy => {
-            return Ok(diagnostic(
+            return diagnostic(
                 "E1 diagnostic, CPU per call: the router pinned to 2025-11-25 (the bare client's era)",
-            ));
+            );
         }
         E1::Quiet => {
-            return Ok(diagnostic(
-                "E1 diagnostic, CPU per call: nobody listening (no events built)",
-            ));
+            return diagnostic("E1 diagnostic, CPU per call: nobody listening (no events built)");
         }
         E1::Inline => {
-            return Ok(diagnostic(
+            return diagnostic(
                 "E1 diagnostic, CPU per call: events drained by the calling task (built, no consumer task woken)",
-            ));
+            );
         }
         E1::Manager => {
-            return Ok(diagnostic(
+            return diagnostic(
                 "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router",
-            ));
+            );
         }
         E1::Agent => {}
     }
-    Ok(vec![
+    vec![
         Row {
             name: "E1 sequential read, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
             baseline: show(bare_wall),
@@ -174,7 +177,58 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
             target: "≤ 1.15",
             met: Some(cpu <= 1.15),
         },
-    ])
+    ]
+}
+
+/// E4: a host that reads 5,000 different resources against one that reads 5, one read at a
+/// time on the same kind of server (one that takes subscriptions, watching on): the first's
+/// reads must not slow down as its working set grows past the watched cap. Two routers, each on
+/// its own server, alternate in blocks; the 5,000-URI router reads each URI once before the
+/// measured blocks begin, so every measured read is of a URI it read before.
+async fn working_set(quick: bool) -> anyhow::Result<Row> {
+    let options = Options { subscribe: true, resources: 5_000, ..read_options(1024) };
+    let small = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let large = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let (ctx, consumer) = draining();
+    let calls =
+        |n: usize| (0..n).map(|i| read_call("s", &format!("bench://r/{i}"))).collect::<Vec<_>>();
+    let (few, many) = (calls(5), calls(5_000));
+    for call in &many {
+        router_read(&large.router, &ctx, call).await?;
+    }
+    for call in few.iter().cycle().take(500) {
+        router_read(&small.router, &ctx, call).await?;
+    }
+    let (blocks, per_block) = if quick { (10, 200) } else { (30, 400) };
+    let mut samples = [Vec::new(), Vec::new()];
+    let mut next = [0usize, 0usize];
+    for block in 0..blocks {
+        for k in 0..2 {
+            let which = (block + k) % 2;
+            let (router, calls) =
+                if which == 0 { (&large.router, &many) } else { (&small.router, &few) };
+            for _ in 0..per_block {
+                let call = &calls[next[which] % calls.len()];
+                next[which] += 1;
+                let started = Instant::now();
+                router_read(router, &ctx, call).await?;
+                samples[which].push(started.elapsed());
+            }
+        }
+    }
+    consumer.abort();
+    small.manager.shutdown().await;
+    large.manager.shutdown().await;
+    let [large_t, small_t] = samples.map(median);
+    let r = ratio(large_t, small_t);
+    Ok(Row {
+        name: "E4 sequential read latency of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)",
+        baseline: show(small_t),
+        router: show(large_t),
+        ratio: r,
+        target: "≤ 1.10",
+        met: Some(r <= 1.10),
+    })
 }
 
 /// What one concurrent round reads: the router's calls, or the bare clients' URIs.
@@ -317,6 +371,7 @@ pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
+    out.push(working_set(quick).await?);
     let hundred = Reads::new(1, 1_000, 100);
     out.extend(rows(
         concurrent(quick, 1, &watched, &hundred).await?,

@@ -508,7 +508,8 @@ async fn an_http_server_killed_and_back_between_calls_answers_the_next_call() {
     h.manager.shutdown().await;
 }
 
-#[tokio::test]
+// Multi-threaded, as hosts run: see the kill-and-back test above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_to_an_http_server_that_is_gone_says_connection_refused_in_words() {
     let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
