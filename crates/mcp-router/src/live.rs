@@ -887,6 +887,7 @@ mod tests {
                 tool: tool.into(),
                 arguments: Some(json!({"server": server, "uri": "demo://notes/welcome"})),
             },
+            arguments_truncated_from: None,
         })
     }
 
@@ -907,6 +908,8 @@ mod tests {
             duration: Duration::from_millis(ms),
             result,
             result_omitted: false,
+            arguments_truncated_from: None,
+            result_truncated_from: None,
             summary: Some(ResourceCallSummary {
                 items: 1,
                 pages: 1,

@@ -215,6 +215,7 @@ fn parse_settings(
             "list_budget_bytes" => settings.list_budget_bytes = bytes(1024)?,
             "show_user_audience" => settings.show_user_audience = flag()?,
             "event_result_text" => settings.event_result_text = flag()?,
+            "event_payload_bytes" => settings.event_payload_bytes = bytes(1024)?,
             "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "list_cache_sec" => {

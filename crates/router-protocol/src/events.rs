@@ -109,6 +109,11 @@ pub struct McpToolCallBeginEvent {
     pub call_id: String,
     /// What is being invoked.
     pub invocation: McpInvocation,
+    /// Arguments larger than `event_payload_bytes` (as JSON): `invocation.arguments` then
+    /// holds the first bytes of their JSON text, as a string, and this their full size.
+    /// Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_truncated_from: Option<usize>,
 }
 
 /// `mcp_tool_call_end`.
@@ -130,6 +135,14 @@ pub struct McpToolCallEndEvent {
     /// out (`Ok` then holds no content blocks, only `isError`); absent otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub result_omitted: bool,
+    /// As the begin event's: the arguments' full size when they were cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_truncated_from: Option<usize>,
+    /// A result larger than `event_payload_bytes` (as JSON): `result` then holds a cut copy
+    /// (text cut, other blocks described in a line, `structuredContent` left out unless it
+    /// fits) and this the full size. Absent otherwise. The model's output is never cut by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_truncated_from: Option<usize>,
     /// Resource tools only: what the call covered. Absent for MCP tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<ResourceCallSummary>,
@@ -254,6 +267,7 @@ mod tests {
         let event = EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
             call_id: "c1".to_string(),
             invocation: invocation(),
+            arguments_truncated_from: None,
         });
         insta::assert_json_snapshot!(event);
     }
@@ -266,6 +280,8 @@ mod tests {
             duration: Duration::from_micros(12_345),
             result: Ok(CallResult::from(CallToolResult::success(vec![ContentBlock::text("{}")]))),
             result_omitted: false,
+            arguments_truncated_from: None,
+            result_truncated_from: None,
             summary: Some(ResourceCallSummary {
                 items: 1,
                 pages: 1,
@@ -283,6 +299,8 @@ mod tests {
             duration: Duration::from_millis(3),
             result: Err("resources/list failed: boom".to_string()),
             result_omitted: false,
+            arguments_truncated_from: None,
+            result_truncated_from: None,
             summary: None,
         }));
         let text = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
@@ -291,6 +309,8 @@ mod tests {
             duration: Duration::from_micros(1_001),
             result: Ok(CallResult::Text(SharedText::from("{\"contents\":[]}"))),
             result_omitted: false,
+            arguments_truncated_from: None,
+            result_truncated_from: None,
             summary: None,
         }));
         insta::assert_json_snapshot!("end_text", text);

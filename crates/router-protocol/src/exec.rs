@@ -82,11 +82,15 @@ pub fn call_id_of(line: &str) -> Option<String> {
     let mut found = None;
     let mut deserializer = serde_json::Deserializer::from_str(line);
     let _ = (&mut deserializer).deserialize_map(CallIdSeeker(&mut found));
-    found
+    // A number is ended by the end of the line too: one right at the end of a line cut short
+    // may be cut itself (`"call_id":1` of `1000000`), so it is not taken.
+    let (id, number) = found?;
+    (!(number && line.trim_end().ends_with(id.as_str()))).then_some(id)
 }
 
-/// Reads keys until `call_id`, keeps its value if it is an id, and stops.
-struct CallIdSeeker<'a>(&'a mut Option<String>);
+/// Reads keys until `call_id`, keeps its value if it is an id (and whether it was a number),
+/// and stops.
+struct CallIdSeeker<'a>(&'a mut Option<(String, bool)>);
 
 impl<'de> Visitor<'de> for CallIdSeeker<'_> {
     type Value = ();
@@ -102,8 +106,8 @@ impl<'de> Visitor<'de> for CallIdSeeker<'_> {
                 continue;
             }
             *self.0 = match map.next_value::<Value>()? {
-                Value::String(id) => Some(id),
-                Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+                Value::String(id) => Some((id, false)),
+                Value::Number(n) if n.is_i64() || n.is_u64() => Some((n.to_string(), true)),
                 _ => None,
             };
             // The first `call_id` decides; the rest of the line does not matter.
@@ -384,8 +388,10 @@ mod tests {
                 if let Some(cut) = cut {
                     text.truncate(cut);
                 }
+                // A number cut right at its end may be cut itself: not readable.
+                let numeric = fields.iter().find(|(k, _)| k == "call_id").is_some_and(|(_, v)| v.is_number());
                 let readable = match (id_end, cut) {
-                    (Some(end), Some(cut)) => cut >= end,
+                    (Some(end), Some(cut)) => cut > end || (cut == end && !numeric),
                     (Some(_), None) => true,
                     (None, _) => false,
                 };

@@ -93,12 +93,14 @@ pub enum FunctionCallError {
 pub struct CallContext {
     events: EventSender,
     result_text: bool,
+    /// `None`: the router's `event_payload_bytes`.
+    event_payload_bytes: Option<usize>,
 }
 
 impl CallContext {
     /// A context whose events go to `events`.
     pub fn new(events: EventSender) -> Self {
-        Self { events, result_text: true }
+        Self { events, result_text: true, event_payload_bytes: None }
     }
 
     /// With `false`, end events leave the result's content out (`result_omitted: true`; the
@@ -112,6 +114,24 @@ impl CallContext {
     /// Whether end events carry the result's content.
     pub fn result_text(&self) -> bool {
         self.result_text
+    }
+
+    /// Most bytes (as JSON) of arguments and of a result that begin and end events carry;
+    /// beyond it they carry a cut copy and the full size (see `McpToolCallEndEvent`). The
+    /// router's `event_payload_bytes` setting (default 256 KiB) applies unless this is set.
+    pub fn with_event_payload_bytes(mut self, bytes: usize) -> Self {
+        self.event_payload_bytes = Some(bytes);
+        self
+    }
+
+    /// The bound events keep to (see [`Self::with_event_payload_bytes`]).
+    pub fn event_payload_bytes(&self) -> usize {
+        self.event_payload_bytes.unwrap_or(crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
+    }
+
+    /// Whether the bound was set on this context.
+    pub(crate) fn has_event_payload_bytes(&self) -> bool {
+        self.event_payload_bytes.is_some()
     }
 
     /// Whether events reach anyone (see [`EventSender::is_active`]).

@@ -8,6 +8,7 @@
 //! temporary SQLite file, through `data-sources`).
 
 mod content;
+mod event_bounds;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod fuzz;
@@ -23,6 +24,7 @@ mod spec;
 #[cfg_attr(not(test), allow(dead_code))]
 mod test_support;
 
+pub use event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
 pub use handler::ToolHandler;
 pub use handlers::completion::COMPLETE_MCP_RESOURCE_ARGUMENT;
 pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};

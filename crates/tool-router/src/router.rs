@@ -63,6 +63,8 @@ pub struct ToolRouter {
     mcp: Option<McpRoute>,
     /// `false` when the `event_result_text` setting leaves results out of end events.
     omit_result_text: bool,
+    /// The `event_payload_bytes` setting, when it is not the default.
+    event_payload_bytes: Option<usize>,
 }
 
 impl ToolRouter {
@@ -92,6 +94,9 @@ impl ToolRouter {
         };
         let mut router = Self::build(backend, ContentPolicy::from(settings), data);
         router.omit_result_text = !settings.event_result_text;
+        router.event_payload_bytes = (settings.event_payload_bytes
+            != crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
+            .then_some(settings.event_payload_bytes);
         Ok(router)
     }
 
@@ -118,7 +123,7 @@ impl ToolRouter {
             .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
             .collect();
         let mcp = McpRoute { handler: McpHandler::new(backend.clone(), policy), backend };
-        Self { handlers, mcp: Some(mcp), omit_result_text: false }
+        Self { handlers, mcp: Some(mcp), omit_result_text: false, event_payload_bytes: None }
     }
 
     /// Register `handler` under `spec.name`. A name already taken, or one with the `mcp__`
@@ -173,8 +178,14 @@ impl ToolRouter {
         ctx: &CallContext,
         call: ToolCall,
     ) -> Result<ToolOutput, FunctionCallError> {
-        if self.omit_result_text && ctx.result_text() && ctx.has_listener() {
-            return self.traced_route(&ctx.clone().with_result_text(false), call).await;
+        let omit = self.omit_result_text && ctx.result_text();
+        let bound = self.event_payload_bytes.filter(|_| !ctx.has_event_payload_bytes());
+        if (omit || bound.is_some()) && ctx.has_listener() {
+            let mut ctx = ctx.clone().with_result_text(ctx.result_text() && !omit);
+            if let Some(bytes) = bound {
+                ctx = ctx.with_event_payload_bytes(bytes);
+            }
+            return self.traced_route(&ctx, call).await;
         }
         self.traced_route(ctx, call).await
     }

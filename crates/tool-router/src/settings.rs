@@ -28,6 +28,10 @@ pub struct RouterSettings {
     /// they say `result_omitted: true` instead and keep the summary: for hosts that take the
     /// payload from the output and do not need it twice.
     pub event_result_text: bool,
+    /// `event_payload_bytes`: most bytes (as JSON) of a call's arguments and of its result that
+    /// begin and end events carry (default 256 KiB); beyond it they carry a cut copy and the
+    /// full size. The model's output is not affected.
+    pub event_payload_bytes: usize,
 }
 
 impl Default for RouterSettings {
@@ -42,6 +46,7 @@ impl Default for RouterSettings {
             list_budget_bytes: 64 * 1024,
             show_user_audience: false,
             event_result_text: true,
+            event_payload_bytes: crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES,
         }
     }
 }

@@ -850,3 +850,56 @@ fn end_events_carry_the_output_or_leave_it_out_when_asked() {
     assert!(omitted_ends["missing"].get("result_omitted").is_none());
     assert!(omitted_ends["missing"]["result"]["Err"].is_string());
 }
+
+#[test]
+fn events_keep_to_event_payload_bytes_and_outputs_do_not_change() {
+    let big_text = "y".repeat(20_000);
+    let calls = [
+        call("huge", "mcp__docs__huge", json!({"mb": 1})),
+        call("echo", "mcp__docs__echo", json!({"text": big_text})),
+        call("small", "mcp__docs__echo", json!({"text": "hi"})),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server_config(&dir, "[mcp_router]\nevent_payload_bytes = 4096");
+    let (lines, code) = exec(&config, &calls);
+    assert_eq!(code, 0);
+    let default_dir = tempfile::tempdir().expect("tempdir");
+    let (unbounded, _) = exec(&one_server_config(&default_dir, ""), &calls);
+    // The model's outputs are the same whatever the event bound.
+    assert_eq!(outputs(&lines), outputs(&unbounded));
+    let ends = end_events(&lines);
+    let line_len = |id: &str, kind: &str| {
+        lines
+            .iter()
+            .find(|l| l["type"] == kind && l["call_id"] == id)
+            .map(|l| l.to_string().len())
+            .expect("the event")
+    };
+    // The result over the bound: a cut copy and its full size.
+    let full = ends["huge"]["result_truncated_from"].as_u64().expect("cut");
+    assert!(full > 1024 * 1024, "{full}");
+    assert!(line_len("huge", "mcp_tool_call_end") < 4096 + 1024);
+    // Arguments over the bound: a string of their first bytes, in both events.
+    let begin = lines
+        .iter()
+        .find(|l| l["type"] == "mcp_tool_call_begin" && l["call_id"] == "echo")
+        .expect("begin");
+    assert_eq!(begin["arguments_truncated_from"], 20_011, "{begin}");
+    let shown = begin["invocation"]["arguments"].as_str().expect("a string");
+    assert!(shown.starts_with(r#"{"text":"yyy"#) && shown.len() <= 4096, "{shown}");
+    assert_eq!(ends["echo"]["arguments_truncated_from"], 20_011);
+    assert!(line_len("echo", "mcp_tool_call_begin") < 4096 + 1024);
+    // Within the bound: exactly as without it.
+    let unbounded_ends = end_events(&unbounded);
+    let without_duration = |mut end: Value| {
+        end.as_object_mut().map(|o| o.remove("duration"));
+        end
+    };
+    assert_eq!(
+        without_duration(ends["small"].clone()),
+        without_duration(unbounded_ends["small"].clone())
+    );
+    assert!(ends["small"].get("result_truncated_from").is_none());
+    // The default bound (256 KiB) keeps a 1 MiB result's end event small too.
+    assert!(unbounded_ends["huge"]["result_truncated_from"].as_u64().is_some());
+}

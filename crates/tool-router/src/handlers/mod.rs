@@ -27,6 +27,7 @@ use router_protocol::{
 };
 use serde::Serialize;
 
+use crate::event_bounds;
 use crate::handlers::args::respond;
 use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolOutput};
 
@@ -50,13 +51,20 @@ where
         let outcome = work.await;
         return (outcome, started.elapsed());
     }
+    let limit = ctx.event_payload_bytes();
+    let mut invocation = invocation;
+    let arguments = event_bounds::arguments(invocation.arguments.take(), limit);
+    invocation.arguments = arguments.value;
     ctx.emit(EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
         call_id: call_id.to_string(),
         invocation: invocation.clone(),
+        arguments_truncated_from: arguments.cut_from,
     }));
     let outcome = work.await;
     let duration = started.elapsed();
-    let (mut result, summary) = to_event(&outcome);
+    let (result, summary) = to_event(&outcome);
+    let bounded = event_bounds::result(result, limit);
+    let mut result = bounded.value;
     let result_omitted = !ctx.result_text() && result.is_ok();
     if result_omitted {
         result = result.map(|full| {
@@ -72,6 +80,8 @@ where
         duration,
         result,
         result_omitted,
+        arguments_truncated_from: arguments.cut_from,
+        result_truncated_from: bounded.cut_from.filter(|_| !result_omitted),
         summary,
     })));
     (outcome, duration)
