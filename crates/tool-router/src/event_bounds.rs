@@ -64,7 +64,8 @@ pub(crate) fn result(
 /// runs out; every other block described in one line (kind, MIME type, size);
 /// `structuredContent` kept only when what is left holds it; `isError` kept.
 fn cut(call: &CallToolResult, limit: usize) -> CallToolResult {
-    let mut left = limit;
+    // Room for the result's own JSON around its blocks (`{"content":[…],"isError":…}`).
+    let mut left = limit.saturating_sub(96);
     let mut content = Vec::new();
     for block in &call.content {
         if left == 0 {
@@ -77,7 +78,11 @@ fn cut(call: &CallToolResult, limit: usize) -> CallToolResult {
             }
             other => ContentBlock::text(describe(other, json_len(other))),
         };
-        left = left.saturating_sub(json_len(&block));
+        let size = json_len(&block);
+        if size > left {
+            break;
+        }
+        left -= size;
         content.push(block);
     }
     let mut copy = CallToolResult::success(content);
