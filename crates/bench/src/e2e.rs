@@ -25,8 +25,15 @@ use crate::workloads::{
     router_read, show,
 };
 
-/// CPU time of this process so far (every thread, user + sys).
-fn cpu_time() -> Duration {
+/// What this process has spent so far (every thread): CPU time (user + sys) and context
+/// switches (voluntary and not), from `getrusage`.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    cpu: Duration,
+    switches: u64,
+}
+
+fn usage() -> Usage {
     // SAFETY: getrusage writes into the struct we own; RUSAGE_SELF is always valid.
     #[allow(unsafe_code)]
     let usage = unsafe {
@@ -35,7 +42,20 @@ fn cpu_time() -> Duration {
         usage
     };
     let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+    Usage {
+        cpu: Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime)),
+        switches: (usage.ru_nvcsw + usage.ru_nivcsw) as u64,
+    }
+}
+
+impl std::ops::Sub for Usage {
+    type Output = Usage;
+    fn sub(self, before: Usage) -> Usage {
+        Usage {
+            cpu: self.cpu.saturating_sub(before.cpu),
+            switches: self.switches.saturating_sub(before.switches),
+        }
+    }
 }
 
 /// Wall samples per call and CPU time per call of one side.
@@ -43,12 +63,24 @@ fn cpu_time() -> Duration {
 struct Side {
     wall: Vec<Duration>,
     cpu: Duration,
+    switches: u64,
     calls: u32,
 }
 
 impl Side {
     fn cpu_per_call(&self) -> Duration {
         self.cpu / self.calls.max(1)
+    }
+
+    /// This process's context switches per call.
+    fn switches_per_call(&self) -> f64 {
+        self.switches as f64 / f64::from(self.calls.max(1))
+    }
+
+    fn add(&mut self, spent: Usage, calls: u32) {
+        self.cpu += spent.cpu;
+        self.switches += spent.switches;
+        self.calls += calls;
     }
 }
 
@@ -64,7 +96,7 @@ enum E1 {
     /// The events drained by the calling task after each call: built, but no task woken.
     Inline,
     /// The connection manager alone (`McpBackend::read_resource` and the JSON of its result),
-    /// without the router's handler: splits the cost between the two layers.
+    /// without the router's handler, in the bare client's era: what the manager itself adds.
     Manager,
 }
 
@@ -73,7 +105,7 @@ enum E1 {
 async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     let options = read_options(1024);
     let mut config = bench_server("s", &options)?;
-    if setup == E1::Legacy {
+    if matches!(setup, E1::Legacy | E1::Manager) {
         config.protocol = mcp_connection_manager::ProtocolChoice::Legacy;
     }
     let r = routed(vec![config], EventSender::discard()).await;
@@ -98,7 +130,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
         for k in 0..2 {
             let which = (block + k) % 2;
             let side = &mut sides[which];
-            let cpu = cpu_time();
+            let before = usage();
             for _ in 0..per_block {
                 let started = Instant::now();
                 if which == 0 && setup == E1::Manager {
@@ -113,8 +145,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
                 }
                 side.wall.push(started.elapsed());
             }
-            side.cpu += cpu_time().saturating_sub(cpu);
-            side.calls += per_block;
+            side.add(usage() - before, per_block);
         }
     }
     consumer.abort();
@@ -127,13 +158,16 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
 fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
     let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
     let cpu = ratio(router_cpu, bare_cpu);
-    let (router_wall, bare_wall) = (median(router.wall), median(baseline.wall));
+    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
     let wall = ratio(router_wall, bare_wall);
+    let with_switches = |cpu: Duration, side: &Side| {
+        format!("{} ({:.1} switches)", show(cpu), side.switches_per_call())
+    };
     let diagnostic = |name: &'static str| {
         vec![Row {
             name,
-            baseline: show(bare_cpu),
-            router: show(router_cpu),
+            baseline: with_switches(bare_cpu, &baseline),
+            router: with_switches(router_cpu, &router),
             ratio: cpu,
             target: "(diagnostic)",
             met: None,
@@ -155,7 +189,7 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
         }
         E1::Manager => {
             return diagnostic(
-                "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router",
+                "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router, 2025-11-25",
             );
         }
         E1::Agent => {}
@@ -170,9 +204,9 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
             met: Some(wall <= 1.10),
         },
         Row {
-            name: "E1 sequential read, end to end, CPU time of this process per call",
-            baseline: show(bare_cpu),
-            router: show(router_cpu),
+            name: "E1 sequential read, end to end, CPU time of this process per call (and its context switches per call)",
+            baseline: with_switches(bare_cpu, &baseline),
+            router: with_switches(router_cpu, &router),
             ratio: cpu,
             target: "≤ 1.15",
             met: Some(cpu <= 1.15),
@@ -299,12 +333,11 @@ async fn concurrent(
         for k in 0..2 {
             let which = (rep + k) % 2;
             let ctx = (which == 0).then_some(&ctx);
-            let cpu = cpu_time();
+            let before = usage();
             let elapsed = all_at_once(&r.router, &peers, reads, ctx).await?;
             if rep > 0 {
                 let side = &mut sides[which];
-                side.cpu += cpu_time().saturating_sub(cpu);
-                side.calls += reads.calls.len() as u32;
+                side.add(usage() - before, reads.calls.len() as u32);
                 side.wall.push(elapsed);
             }
         }

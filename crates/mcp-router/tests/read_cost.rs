@@ -58,8 +58,14 @@ fn allocations() -> u64 {
 
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 
-/// The fewest allocations one read made, over 30 reads after 50 to warm up.
+/// The fewest allocations one read made, over 30 reads after 50 to warm up: through the
+/// router (`manager_only`: the connection manager's `read_resource` and the JSON of its
+/// result, without the router).
 fn fewest_allocations_per_read(protocol: ProtocolChoice) -> u64 {
+    allocations_per_read(protocol, false)
+}
+
+fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
@@ -82,11 +88,18 @@ fn fewest_allocations_per_read(protocol: ProtocolChoice) -> u64 {
         for i in 0..80 {
             let call = call.clone();
             let before = allocations();
-            let output = router.dispatch(&ctx, call).await.expect("read");
-            // The events drained as a host's UI would.
-            while ctx_rx.try_recv().is_ok() {}
+            if manager_only {
+                use tool_router::McpBackend as _;
+                let result = manager.read_resource("d", "demo://notes/welcome").await;
+                let text = serde_json::to_string(&result.expect("read")).expect("json");
+                assert!(!text.is_empty());
+            } else {
+                let output = router.dispatch(&ctx, call).await.expect("read");
+                // The events drained as a host's UI would.
+                while ctx_rx.try_recv().is_ok() {}
+                assert!(output.is_success(), "{output:?}");
+            }
             let made = allocations() - before;
-            assert!(output.is_success(), "{output:?}");
             if i >= 50 {
                 fewest = fewest.min(made);
             }
@@ -97,8 +110,68 @@ fn fewest_allocations_per_read(protocol: ProtocolChoice) -> u64 {
     })
 }
 
+/// The same count for a bare rmcp client reading the same resource from its own demo server,
+/// and serializing the result as JSON: what the router's count compares with. `modern`: it
+/// opens with `server/discover` (2026-07-28), otherwise with `initialize` (2025-11-25).
+fn bare_rmcp_allocations_per_read(modern: bool) -> u64 {
+    use rmcp::model::{
+        ClientCapabilities, ClientConfig, Implementation, ReadResourceRequestParams,
+    };
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let mut child = tokio::process::Command::new(DEMO)
+            .args(["--name", "d"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the demo server");
+        let (stdin, stdout) =
+            (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+        let config =
+            ClientConfig::new(ClientCapabilities::default(), Implementation::new("bare", "1"));
+        let lifecycle = if modern {
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            }
+        } else {
+            rmcp::ClientLifecycleMode::Initialize
+        };
+        let client =
+            rmcp::ClientServiceExt::serve_with_lifecycle(config, (stdout, stdin), lifecycle)
+                .await
+                .expect("handshake");
+        client.set_response_cache_config(rmcp::ClientCacheConfig::disabled()).await;
+        let mut fewest = u64::MAX;
+        for i in 0..80 {
+            let before = allocations();
+            let result = client
+                .read_resource(ReadResourceRequestParams::new("demo://notes/welcome"))
+                .await
+                .expect("read");
+            let text = serde_json::to_string(&result).expect("json");
+            let made = allocations() - before;
+            assert!(!text.is_empty());
+            if i >= 50 {
+                fewest = fewest.min(made);
+            }
+        }
+        drop(client);
+        fewest
+    })
+}
+
 #[test]
 fn a_read_stays_within_its_allocation_count_in_both_eras() {
+    for modern in [false, true] {
+        let made = bare_rmcp_allocations_per_read(modern);
+        eprintln!("bare rmcp (modern: {modern}): {made} allocations per read");
+    }
+    for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
+        let made = allocations_per_read(protocol, true);
+        eprintln!("{protocol:?}, the manager alone: {made} allocations per read");
+    }
     // The fewest over 30 reads is the same in every run (measured 2026-11-24 in the debug
     // build the suite uses); the ceilings leave a margin of 5, less than a dozen.
     for (protocol, ceiling) in
