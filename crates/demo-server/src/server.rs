@@ -311,6 +311,9 @@ impl ServerHandler for DemoServer {
             result.is_error = Some(failed);
             return Ok(result.into());
         }
+        if request.name == "progress" {
+            return Ok(report_progress(&request, &context).await.into());
+        }
         if request.name == "touch" {
             let args = request.arguments.clone().unwrap_or_default();
             let uri = args.get("uri").and_then(serde_json::Value::as_str).unwrap_or_default();
@@ -374,6 +377,32 @@ fn missing_capability(context: &RequestContext<RoleServer>) -> Result<CallToolRe
     Ok(rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)]).into())
 }
 
+/// The `progress` tool: `steps` progress notifications `ms` apart for the call's token, then
+/// the answer.
+async fn report_progress(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let args = request.arguments.clone().unwrap_or_default();
+    let number = |key: &str, default: u64| {
+        args.get(key).and_then(serde_json::Value::as_u64).unwrap_or(default).min(10_000)
+    };
+    let (steps, ms) = (number("steps", 5), number("ms", 20));
+    let token = context.meta.get_progress_token();
+    for step in 1..=steps {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        if let Some(token) = &token {
+            let mut params =
+                rmcp::model::ProgressNotificationParam::new(token.clone(), step as f64);
+            params.total = Some(steps as f64);
+            params.message = Some(format!("step {step} of {steps}"));
+            let _ = context.peer.notify_progress(params).await;
+        }
+    }
+    let text = format!("done in {steps} steps (progress token: {})", token.is_some());
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,7 +425,7 @@ mod tests {
             seen,
             [
                 "add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "add_tool",
-                "touch", "add_note", "sleep"
+                "progress", "touch", "add_note", "sleep"
             ]
         );
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);

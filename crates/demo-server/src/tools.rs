@@ -81,6 +81,14 @@ pub(crate) fn tools() -> Vec<Tool> {
             })),
         ),
         Tool::new(
+            "progress",
+            "Report progress `steps` times, `ms` apart (notifications/progress, when the call carries a progressToken), then answer.",
+            schema(json!({
+                "type": "object",
+                "properties": {"steps": {"type": "integer"}, "ms": {"type": "integer"}}
+            })),
+        ),
+        Tool::new(
             "touch",
             "Tell clients watching `uri` that it changed (notifications/resources/updated).",
             schema(json!({

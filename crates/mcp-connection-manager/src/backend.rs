@@ -66,6 +66,7 @@ impl McpBackend for McpConnectionManager {
                     }
                     let uri = params.uri.clone();
                     let mut params = params;
+                    let _progress = conn.progress().track(&mut params.meta);
                     let mut span = conn.telemetry().start("resources/read", None, Some(&uri));
                     span.tag(&mut params.meta);
                     let answer =
@@ -118,6 +119,7 @@ impl McpBackend for McpConnectionManager {
             params.input_responses = retry.input_responses;
             params.request_state = retry.request_state;
             async move {
+                let _progress = conn.progress().track(&mut params.meta);
                 let mut span = conn.telemetry().start("tools/call", Some(&params.name), None);
                 span.tag(&mut params.meta);
                 let answer = conn.service.call_tool_once(params).instrument(span.span()).await;

@@ -337,6 +337,7 @@ impl Servers {
             challenge: managed.challenge.clone(),
             list_generation: managed.list_generation.clone(),
             catalog: managed.catalog.clone(),
+            progress_interval: self.options.progress_interval,
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {

@@ -59,6 +59,9 @@ pub struct ManagerOptions {
     /// `mcp_server_failed` says why at start, and so does every call to one and every
     /// all-server list (in `errors`).
     pub unusable: BTreeMap<String, String>,
+    /// `progress_interval_ms`: at most one `mcp_tool_call_progress` event per call this often
+    /// (default 100 ms; the last one, progress reaching total, always goes).
+    pub progress_interval: Duration,
 }
 
 impl Default for ManagerOptions {
@@ -76,6 +79,7 @@ impl Default for ManagerOptions {
             list_cache: Duration::from_secs(30),
             list_cache_bytes: 64 * 1024 * 1024,
             unusable: BTreeMap::new(),
+            progress_interval: Duration::from_millis(100),
         }
     }
 }

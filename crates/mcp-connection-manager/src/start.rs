@@ -39,6 +39,8 @@ pub(crate) struct StartServer {
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
     pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
     pub(crate) catalog: Arc<CatalogSlot>,
+    /// `ManagerOptions::progress_interval`.
+    pub(crate) progress_interval: Duration,
 }
 
 impl StartServer {
@@ -64,6 +66,7 @@ impl StartServer {
                 }
                 TransportConfig::Stdio { .. } => None,
             },
+            progress: Arc::new(mcp_connection::progress::Progress::new(self.progress_interval)),
             closed: Default::default(),
         };
         let connect = self.connector.connect(&self.config, client);

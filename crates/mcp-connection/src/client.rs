@@ -65,6 +65,8 @@ pub struct RouterClient {
     pub telemetry: Arc<crate::telemetry::Telemetry>,
     /// `host:port` of an HTTP server (see [`crate::errors::address_of`]), named by failures.
     pub address: Option<String>,
+    /// This connection's progress tokens and the calls they stand for (see `progress`).
+    pub progress: Arc<crate::progress::Progress>,
     /// Set when the transport's incoming stream ends — a stdio server exited or closed its
     /// output, an HTTP transport gave up — so the next request restarts the server instead of
     /// failing on the dead connection.
@@ -147,6 +149,11 @@ impl Connection {
     /// This connection's response cache.
     pub fn cache(&self) -> &ResponseCache {
         &self.service.service().cache
+    }
+
+    /// This connection's progress tokens (see `progress`).
+    pub fn progress(&self) -> &crate::progress::Progress {
+        &self.client().progress
     }
 
     /// This connection's request spans.
@@ -331,7 +338,12 @@ async fn open(
             .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
-            let transport = Traced::new(transport, client.telemetry.clone(), client.closed.clone());
+            let transport = Traced::new(
+                transport,
+                client.telemetry.clone(),
+                client.closed.clone(),
+                client.progress.clone(),
+            );
             // On failure `spawned` is dropped here, which kills the process group.
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
@@ -357,8 +369,12 @@ async fn open(
             let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
             let Some(tokens) = tokens else {
                 let transport = StreamableHttpClientTransport::from_config(transport_config);
-                let transport =
-                    Traced::new(transport, client.telemetry.clone(), client.closed.clone());
+                let transport = Traced::new(
+                    transport,
+                    client.telemetry.clone(),
+                    client.closed.clone(),
+                    client.progress.clone(),
+                );
                 let service = client
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
@@ -376,7 +392,12 @@ async fn open(
                 })?;
             let http = AuthClient::new(reqwest::Client::default(), auth);
             let transport = StreamableHttpClientTransport::with_client(http, transport_config);
-            let transport = Traced::new(transport, client.telemetry.clone(), client.closed.clone());
+            let transport = Traced::new(
+                transport,
+                client.telemetry.clone(),
+                client.closed.clone(),
+                client.progress.clone(),
+            );
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await

@@ -51,6 +51,14 @@ impl ClientHandler for RouterClient {
         self.resource_updated(&params.uri);
     }
 
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.notified(&self.server, params, &self.events);
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_list_changed();
     }

@@ -253,6 +253,7 @@ mod tests {
                 Vec::new(),
             )),
             address: None,
+            progress: Default::default(),
             closed: Default::default(),
         }
     }

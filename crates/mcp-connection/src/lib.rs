@@ -15,6 +15,7 @@ pub mod host;
 pub mod input;
 pub mod oauth;
 mod procs;
+pub mod progress;
 pub mod stdio;
 pub mod telemetry;
 mod token_store;

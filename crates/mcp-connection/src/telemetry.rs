@@ -326,6 +326,7 @@ pub(crate) struct Traced<T> {
     inner: T,
     telemetry: Arc<Telemetry>,
     closed: Arc<std::sync::atomic::AtomicBool>,
+    progress: Arc<crate::progress::Progress>,
 }
 
 impl<T> Traced<T> {
@@ -333,8 +334,9 @@ impl<T> Traced<T> {
         inner: T,
         telemetry: Arc<Telemetry>,
         closed: Arc<std::sync::atomic::AtomicBool>,
+        progress: Arc<crate::progress::Progress>,
     ) -> Self {
-        Self { inner, telemetry, closed }
+        Self { inner, telemetry, closed, progress }
     }
 }
 
@@ -345,6 +347,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
         &mut self,
         mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if self.progress.waiting()
+            && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
+        {
+            use rmcp::model::GetMeta as _;
+            let own = request.request.get_meta().clone();
+            if let Some(meta) = params_meta(&mut request.request) {
+                self.progress.bind(meta, &own);
+            }
+        }
         if self.telemetry.pending_count.load(Ordering::SeqCst) > 0
             && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
             && let Some(meta) = params_meta(&mut request.request)
@@ -484,7 +495,8 @@ mod tests {
         let (recorder, _guard) = recording();
         let telemetry = Telemetry::new(&ServerConfig::stdio("demo", "true", Vec::new()));
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let mut transport = Traced::new(Sink(sent.clone()), telemetry.clone(), Arc::default());
+        let mut transport =
+            Traced::new(Sink(sent.clone()), telemetry.clone(), Arc::default(), Arc::default());
 
         let mut span = telemetry.start("resources/read", None, Some("demo://a"));
         let mut params = ReadResourceRequestParams::new("demo://a");

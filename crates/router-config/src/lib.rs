@@ -218,6 +218,9 @@ fn parse_settings(
             "event_payload_bytes" => settings.event_payload_bytes = bytes(1024)?,
             "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
+            "progress_interval_ms" => {
+                manager.progress_interval = Duration::from_millis(bytes(0)? as u64);
+            }
             "list_cache_sec" => {
                 let secs = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
                 let secs = secs.ok_or_else(|| {

@@ -17,6 +17,8 @@ pub enum EventMsg {
     McpToolCallBegin(McpToolCallBeginEvent),
     /// A tool call that began has finished, successfully or not.
     McpToolCallEnd(Box<McpToolCallEndEvent>),
+    /// A server reported progress on a call in flight (between its begin and its end).
+    McpToolCallProgress(McpToolCallProgressEvent),
     /// A configured server is being started (process spawned or HTTP session opened).
     McpServerStarting(McpServerStartingEvent),
     /// A server finished `initialize` and listed its tools.
@@ -34,6 +36,24 @@ pub enum EventMsg {
     /// A resource the model read changed on its server (the model is told on its next
     /// resource-tool output).
     McpResourceUpdated(McpResourceUpdatedEvent),
+}
+
+/// `mcp_tool_call_progress`: a server's `notifications/progress` for a call in flight, at most
+/// one per `progress_interval_ms` per call (the last one, `progress` = `total`, always).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolCallProgressEvent {
+    /// The model's call id (the same as the begin event's).
+    pub call_id: String,
+    /// The configured server name.
+    pub server: String,
+    /// The progress so far, as the server counts it.
+    pub progress: f64,
+    /// The total, when the server knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What the server says it is doing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// `mcp_resource_updated`: `notifications/resources/updated` for a resource read through the

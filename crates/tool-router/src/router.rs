@@ -190,18 +190,16 @@ impl ToolRouter {
         self.traced_route(ctx, call).await
     }
 
-    /// Routes the call; when request spans are recorded, the backend learns the call id for
-    /// them (`mcp_backend::current_call_id`).
+    /// Routes the call with its id as the current call (`mcp_backend::current_call_id`), for
+    /// the backend's request spans and progress events.
     async fn traced_route(
         &self,
         ctx: &CallContext,
         call: ToolCall,
     ) -> Result<ToolOutput, FunctionCallError> {
-        if tracing::enabled!(target: "mcp_router::mcp", tracing::Level::INFO) {
-            let call_id = call.call_id.clone();
-            return mcp_backend::with_call_id(&call_id, self.route(ctx, call)).await;
-        }
-        self.route(ctx, call).await
+        // The backend learns the call id: request spans name it, progress events carry it.
+        let call_id = call.call_id.clone();
+        mcp_backend::with_call_id(&call_id, self.route(ctx, call)).await
     }
 
     async fn route(

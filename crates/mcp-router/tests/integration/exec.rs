@@ -903,3 +903,43 @@ fn events_keep_to_event_payload_bytes_and_outputs_do_not_change() {
     // The default bound (256 KiB) keeps a 1 MiB result's end event small too.
     assert!(unbounded_ends["huge"]["result_truncated_from"].as_u64().is_some());
 }
+
+/// The progress events of `id`, as (progress, total), checked to lie between its begin and end.
+fn progress_of(lines: &[Value], id: &str) -> Vec<(f64, Option<f64>)> {
+    let at = |kind: &str| lines.iter().position(|l| l["type"] == kind && l["call_id"] == id);
+    let (begin, end) =
+        (at("mcp_tool_call_begin").expect("begin"), at("mcp_tool_call_end").expect("end"));
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l["type"] == "mcp_tool_call_progress" && l["call_id"] == id)
+        .map(|(i, l)| {
+            assert!(begin < i && i < end, "progress outside its call: {l}");
+            assert_eq!(l["server"], "docs");
+            (l["progress"].as_f64().expect("progress"), l["total"].as_f64())
+        })
+        .collect()
+}
+
+#[test]
+fn a_servers_progress_reaches_the_host_between_begin_and_end_rate_limited() {
+    let calls = [call("p", "mcp__docs__progress", json!({"steps": 20, "ms": 10}))];
+    let every = tempfile::tempdir().expect("tempdir");
+    let (lines, code) =
+        exec(&one_server_config(&every, "[mcp_router]\nprogress_interval_ms = 0"), &calls);
+    assert_eq!(code, 0);
+    let all = progress_of(&lines, "p");
+    let expected: Vec<(f64, Option<f64>)> = (1..=20).map(|i| (f64::from(i), Some(20.0))).collect();
+    assert_eq!(all, expected);
+    let line = lines.iter().find(|l| l["type"] == "mcp_tool_call_progress").expect("one");
+    assert_eq!(line["message"], "step 1 of 20");
+    // The default interval (100 ms) over a 200 ms call: a few, the last among them.
+    let default = tempfile::tempdir().expect("tempdir");
+    let (lines, code) = exec(&one_server_config(&default, ""), &calls);
+    assert_eq!(code, 0);
+    let some = progress_of(&lines, "p");
+    assert!((2..=5).contains(&some.len()), "{some:?}");
+    assert_eq!(some.first(), Some(&(1.0, Some(20.0))));
+    assert_eq!(some.last(), Some(&(20.0, Some(20.0))));
+    assert!(some.windows(2).all(|w| w[0].0 < w[1].0), "{some:?}");
+}

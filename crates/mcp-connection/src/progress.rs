@@ -1,0 +1,186 @@
+//! Progress of calls in flight: each `tools/call` and `resources/read` made for a model's call
+//! carries a `progressToken`, and the server's `notifications/progress` for it becomes an
+//! `mcp_tool_call_progress` event naming that call — at most one per interval per call, so a
+//! chatty server cannot flood a UI; the last one (`progress` reaching `total`) always passes.
+//!
+//! rmcp gives every request a progress token of its own choosing. So the request is tagged in
+//! `_meta` with a key of ours ([`Progress::track`]), and the connection's transport
+//! (`telemetry::Traced`) takes the tag out as it writes the request and binds rmcp's token to
+//! the call ([`Progress::bind`]) — before the server can have sent any progress for it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken, RequestMetaObject};
+use router_protocol::{EventMsg, EventSender, McpToolCallProgressEvent};
+use serde_json::Value;
+
+/// The `_meta` key that ties a request to its call until the transport takes it out.
+const PROGRESS_KEY: &str = "io.github.mcp-router/progress";
+
+/// One connection's calls in flight and the progress tokens rmcp gave their requests.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Most one event per call per this long (`progress_interval_ms`).
+    interval: Duration,
+    next: AtomicU64,
+    /// Tagged requests not yet written (the transport checks this before looking).
+    untaken: AtomicUsize,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    routes: HashMap<u64, Route>,
+    tokens: HashMap<ProgressToken, u64>,
+}
+
+#[derive(Debug)]
+struct Route {
+    call_id: Arc<str>,
+    token: Option<ProgressToken>,
+    last: Option<Instant>,
+}
+
+impl Progress {
+    /// Events for one call at most once per `interval`.
+    pub fn new(interval: Duration) -> Self {
+        Self { interval, ..Self::default() }
+    }
+
+    /// Tag a request made for the model's current call (`mcp_backend::current_call_id`);
+    /// nothing without one. Its progress is that call's until the guard is dropped.
+    pub fn track<'a>(&'a self, meta: &mut Option<RequestMetaObject>) -> Option<Tracked<'a>> {
+        let call_id = mcp_backend::current_call_id()?;
+        let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.state.lock().ok()?.routes.insert(key, Route { call_id, token: None, last: None });
+        let meta = meta.get_or_insert_with(RequestMetaObject::new);
+        meta.0.0.insert(PROGRESS_KEY.to_string(), Value::from(key));
+        self.untaken.fetch_add(1, Ordering::SeqCst);
+        Some(Tracked { progress: self, key })
+    }
+
+    /// Whether a tagged request waits to be written (the transport looks only then).
+    pub(crate) fn waiting(&self) -> bool {
+        self.untaken.load(Ordering::SeqCst) > 0
+    }
+
+    /// The transport is writing a request: take our tag out of its params' `_meta` and bind
+    /// the progress token rmcp gave the request (in the request's own `_meta`) to the call.
+    pub(crate) fn bind(
+        &self,
+        params_meta: &mut Option<RequestMetaObject>,
+        request_meta: &RequestMetaObject,
+    ) {
+        if self.untaken.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let Some(meta) = params_meta.as_mut() else { return };
+        let Some(key) = meta.0.0.remove(PROGRESS_KEY).and_then(|k| k.as_u64()) else { return };
+        self.untaken.fetch_sub(1, Ordering::SeqCst);
+        let token = request_meta.get_progress_token().or_else(|| meta.get_progress_token());
+        let Some(token) = token else { return };
+        if let Ok(mut state) = self.state.lock()
+            && let Some(route) = state.routes.get_mut(&key)
+        {
+            route.token = Some(token.clone());
+            state.tokens.insert(token, key);
+        }
+    }
+
+    /// A server's progress notification: the event for its call, unless one went out less
+    /// than an interval ago (the final one always goes).
+    pub fn notified(&self, server: &str, params: ProgressNotificationParam, events: &EventSender) {
+        let now = Instant::now();
+        let last = params.total.is_some_and(|total| params.progress >= total);
+        let call_id = {
+            let Ok(mut state) = self.state.lock() else { return };
+            let Some(key) = state.tokens.get(&params.progress_token).copied() else { return };
+            let Some(route) = state.routes.get_mut(&key) else { return };
+            let due = route.last.is_none_or(|at| now.duration_since(at) >= self.interval);
+            if !(due || last) {
+                return;
+            }
+            route.last = Some(now);
+            route.call_id.to_string()
+        };
+        events.send(EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
+            call_id,
+            server: server.to_string(),
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        }));
+    }
+}
+
+/// A tagged request; dropping it forgets the call (late notifications are ignored).
+pub struct Tracked<'a> {
+    progress: &'a Progress,
+    key: u64,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.progress.state.lock()
+            && let Some(route) = state.routes.remove(&self.key)
+        {
+            match route.token {
+                Some(token) => {
+                    state.tokens.remove(&token);
+                }
+                // Never written (failed before the transport saw it).
+                None => {
+                    self.progress.untaken.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    fn note(token: i64, progress: f64, total: Option<f64>) -> ProgressNotificationParam {
+        let mut params =
+            ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(token)), progress);
+        params.total = total;
+        params
+    }
+
+    #[tokio::test]
+    async fn notifications_become_rate_limited_events_of_their_call_until_it_ends() {
+        let progress = Progress::new(Duration::from_secs(3600));
+        let (events, mut rx) = router_protocol::event_channel();
+        let mut meta = None;
+        // Outside a model's call: no tag.
+        assert!(progress.track(&mut meta).is_none());
+        let tracked = mcp_backend::with_call_id("c1", async { progress.track(&mut meta) }).await;
+        let tracked = tracked.expect("a tag");
+        // rmcp gives the request its token; the transport binds it and takes the tag out.
+        let mut sent = meta.clone();
+        let mut own = RequestMetaObject::new();
+        own.set_progress_token(ProgressToken(NumberOrString::Number(9)));
+        assert!(progress.waiting());
+        progress.bind(&mut sent, &own);
+        assert!(!progress.waiting());
+        assert!(sent.as_ref().is_some_and(|m| !m.0.0.contains_key(PROGRESS_KEY)));
+        progress.notified("s", note(9, 1.0, Some(4.0)), &events);
+        progress.notified("s", note(9, 2.0, Some(4.0)), &events); // within the interval
+        progress.notified("s", note(7, 1.0, None), &events); // not ours
+        progress.notified("s", note(9, 4.0, Some(4.0)), &events); // the last always goes
+        drop(tracked);
+        progress.notified("s", note(9, 5.0, Some(4.0)), &events); // after the call
+        let mut got = Vec::new();
+        while let Ok(EventMsg::McpToolCallProgress(e)) = rx.try_recv() {
+            got.push((e.call_id, e.progress));
+        }
+        assert_eq!(got, [("c1".to_string(), 1.0), ("c1".to_string(), 4.0)]);
+        assert_eq!(progress.untaken.load(Ordering::SeqCst), 0);
+    }
+}
