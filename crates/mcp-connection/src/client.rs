@@ -74,6 +74,12 @@ pub struct RouterClient {
 }
 
 impl RouterClient {
+    /// `transport` wrapped for this connection: request spans, the end of the stream, the
+    /// progress tokens of calls (see `Traced`).
+    pub(crate) fn traced<T>(&self, transport: T) -> Traced<T> {
+        Traced::new(transport, self.telemetry.clone(), self.closed.clone(), self.progress.clone())
+    }
+
     pub(crate) fn announce<P: serde::Serialize, R: serde::Serialize>(
         &self,
         method: &str,
@@ -338,12 +344,7 @@ async fn open(
             .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
             let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
                 .with_max_line_length(MAX_MESSAGE_BYTES);
-            let transport = Traced::new(
-                transport,
-                client.telemetry.clone(),
-                client.closed.clone(),
-                client.progress.clone(),
-            );
+            let transport = client.traced(transport);
             // On failure `spawned` is dropped here, which kills the process group.
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
@@ -369,12 +370,7 @@ async fn open(
             let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
             let Some(tokens) = tokens else {
                 let transport = StreamableHttpClientTransport::from_config(transport_config);
-                let transport = Traced::new(
-                    transport,
-                    client.telemetry.clone(),
-                    client.closed.clone(),
-                    client.progress.clone(),
-                );
+                let transport = client.traced(transport);
                 let service = client
                     .serve_with_lifecycle(transport, lifecycle)
                     .await
@@ -392,12 +388,7 @@ async fn open(
                 })?;
             let http = AuthClient::new(reqwest::Client::default(), auth);
             let transport = StreamableHttpClientTransport::with_client(http, transport_config);
-            let transport = Traced::new(
-                transport,
-                client.telemetry.clone(),
-                client.closed.clone(),
-                client.progress.clone(),
-            );
+            let transport = client.traced(transport);
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
@@ -431,7 +422,7 @@ pub async fn finish(
             McpError::SignInRequired { sign_in, .. } => ConnectError::SignIn(sign_in),
             other => ConnectError::Failed(format!("tools/list failed: {other}")),
         })?;
-        warn_unknown_filters(config, &tools);
+        config.warn_filters_naming_no_tool(&tools);
         tools.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
     } else {
         Vec::new()
@@ -448,21 +439,6 @@ pub async fn finish(
         child,
         dead: Default::default(),
     })
-}
-
-/// `enabled_tools` / `disabled_tools` entries that name no tool of the server (a typo, or a
-/// tool the server dropped) are worth a warning: they filter nothing.
-fn warn_unknown_filters(config: &ServerConfig, tools: &[Tool]) {
-    let has = |name: &str| tools.iter().any(|t| t.name == name);
-    let lists = [
-        ("enabled_tools", config.enabled_tools.as_deref().unwrap_or_default()),
-        ("disabled_tools", &config.disabled_tools[..]),
-    ];
-    for (key, names) in lists {
-        for name in names.iter().filter(|n| !has(n)) {
-            tracing::warn!(server = %config.name, key, tool = %name, "the server has no tool of that name");
-        }
-    }
 }
 
 /// Every page of `tools/list`, by the one cursor loop's rules. A list cut by the page cap or a

@@ -165,6 +165,20 @@ impl ServerConfig {
         let allowed = self.enabled_tools.as_ref().is_none_or(|list| list.iter().any(|t| t == tool));
         allowed && !self.disabled_tools.iter().any(|t| t == tool)
     }
+
+    /// `enabled_tools` / `disabled_tools` entries that name no tool of the server (a typo, or
+    /// a tool the server dropped) are worth a warning: they filter nothing.
+    pub(crate) fn warn_filters_naming_no_tool(&self, tools: &[rmcp::model::Tool]) {
+        let has = |name: &str| tools.iter().any(|t| t.name == name);
+        let enabled = self.enabled_tools.as_deref().unwrap_or_default();
+        for (key, names) in
+            [("enabled_tools", enabled), ("disabled_tools", &self.disabled_tools[..])]
+        {
+            for name in names.iter().filter(|n| !has(n)) {
+                tracing::warn!(server = %self.name, key, tool = %name, "the server has no tool of that name");
+            }
+        }
+    }
 }
 
 // Hand-written so that env values, header values and bearer tokens never reach a log.

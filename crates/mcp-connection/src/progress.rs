@@ -73,7 +73,7 @@ impl Progress {
     pub(crate) fn bind(
         &self,
         params_meta: &mut Option<RequestMetaObject>,
-        request_meta: &RequestMetaObject,
+        token: Option<ProgressToken>,
     ) {
         if self.untaken.load(Ordering::SeqCst) == 0 {
             return;
@@ -81,8 +81,7 @@ impl Progress {
         let Some(meta) = params_meta.as_mut() else { return };
         let Some(key) = meta.0.0.remove(PROGRESS_KEY).and_then(|k| k.as_u64()) else { return };
         self.untaken.fetch_sub(1, Ordering::SeqCst);
-        let token = request_meta.get_progress_token().or_else(|| meta.get_progress_token());
-        let Some(token) = token else { return };
+        let Some(token) = token.or_else(|| meta.get_progress_token()) else { return };
         if let Ok(mut state) = self.state.lock()
             && let Some(route) = state.routes.get_mut(&key)
         {
@@ -164,10 +163,8 @@ mod tests {
         let tracked = tracked.expect("a tag");
         // rmcp gives the request its token; the transport binds it and takes the tag out.
         let mut sent = meta.clone();
-        let mut own = RequestMetaObject::new();
-        own.set_progress_token(ProgressToken(NumberOrString::Number(9)));
         assert!(progress.waiting());
-        progress.bind(&mut sent, &own);
+        progress.bind(&mut sent, Some(ProgressToken(NumberOrString::Number(9))));
         assert!(!progress.waiting());
         assert!(sent.as_ref().is_some_and(|m| !m.0.0.contains_key(PROGRESS_KEY)));
         progress.notified("s", note(9, 1.0, Some(4.0)), &events);

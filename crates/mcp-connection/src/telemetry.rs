@@ -351,9 +351,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
             && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
         {
             use rmcp::model::GetMeta as _;
-            let own = request.request.get_meta().clone();
+            let token = request.request.get_meta().get_progress_token();
             if let Some(meta) = params_meta(&mut request.request) {
-                self.progress.bind(meta, &own);
+                self.progress.bind(meta, token);
             }
         }
         if self.telemetry.pending_count.load(Ordering::SeqCst) > 0
