@@ -39,7 +39,8 @@ pub enum EventMsg {
 }
 
 /// `mcp_tool_call_progress`: a server's `notifications/progress` for a call in flight, at most
-/// one per `progress_interval_ms` per call (the last one, `progress` = `total`, always).
+/// one per `progress_interval_ms` per call (the last one, `progress` = `total`, is never held
+/// back; one handled after the call ended is dropped).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpToolCallProgressEvent {
     /// The model's call id (the same as the begin event's).
