@@ -291,6 +291,13 @@ pub(crate) fn describe(event: &EventMsg) -> String {
             e.invocation.server.as_deref().unwrap_or("(all)"),
             e.invocation.tool
         ),
+        EventMsg::McpToolCallProgress(e) => format!(
+            "mcp_tool_call_progress {} {}{}{}",
+            e.call_id,
+            e.progress,
+            e.total.map(|t| format!("/{t}")).unwrap_or_default(),
+            e.message.as_deref().map(|m| format!(" {m}")).unwrap_or_default()
+        ),
         EventMsg::McpToolCallEnd(e) => {
             let outcome = match &e.result {
                 Ok(r) if r.is_error() => "ok (isError)".to_string(),

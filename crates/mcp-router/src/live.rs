@@ -98,6 +98,8 @@ struct CallRow {
     finished: Option<Finished>,
     /// Known only by its output (no begin/end event announced it).
     by_output: bool,
+    /// The server's last progress report while in flight: `7/20 step 7 of 20`.
+    progress: Option<String>,
 }
 
 /// What the view shows, folded from events.
@@ -178,6 +180,7 @@ impl LiveState {
             arguments: String::new(),
             began: now,
             by_output: true,
+            progress: None,
             finished: Some(Finished {
                 duration: Duration::ZERO,
                 ok,
@@ -267,6 +270,7 @@ impl LiveState {
                     began: now,
                     finished: None,
                     by_output: false,
+                    progress: None,
                 });
             }
             EventMsg::McpToolCallEnd(e) => {
@@ -296,7 +300,14 @@ impl LiveState {
                         began: now,
                         finished: Some(finished),
                         by_output: false,
+                        progress: None,
                     }),
+                }
+            }
+            EventMsg::McpToolCallProgress(e) => {
+                let call = self.calls.iter_mut().rev().find(|c| c.call_id == e.call_id);
+                if let Some(call) = call.filter(|c| c.finished.is_none()) {
+                    call.progress = Some(progress_text(e));
                 }
             }
             other => self.notice(describe(other)),
@@ -455,7 +466,10 @@ impl LiveState {
                 let (elapsed, outcome, style) = match &c.finished {
                     None => (
                         format!("{:.1} s …", now.saturating_duration_since(c.began).as_secs_f64()),
-                        "in flight".to_string(),
+                        match &c.progress {
+                            Some(progress) => format!("in flight {progress}"),
+                            None => "in flight".to_string(),
+                        },
                         Style::new().fg(Color::Yellow),
                     ),
                     Some(f) => (
@@ -571,6 +585,18 @@ fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
         truncated,
         summary,
         detail,
+    }
+}
+
+/// A progress report as the calls table shows it: `7/20 step 7 of 20`, or `7` without a total.
+fn progress_text(e: &router_protocol::McpToolCallProgressEvent) -> String {
+    let count = match e.total {
+        Some(total) => format!("{}/{}", e.progress, total),
+        None => e.progress.to_string(),
+    };
+    match &e.message {
+        Some(message) => format!("{count} {message}"),
+        None => count,
     }
 }
 
@@ -1085,5 +1111,26 @@ mod tests {
         let shown: String =
             screen.lines().map(|l| l.trim_matches('│')).collect::<Vec<_>>().concat();
         assert!(shown.contains(&"x".repeat(300)), "the whole error: {screen}");
+    }
+
+    /// A server's progress shows on its call's row while in flight, not in the notices.
+    #[test]
+    fn progress_shows_on_the_call_in_flight() {
+        let now = Instant::now();
+        let mut state = LiveState::new("t");
+        state.push(begin("c1", "docs", "progress"), now);
+        state.push(
+            EventMsg::McpToolCallProgress(router_protocol::McpToolCallProgressEvent {
+                call_id: "c1".into(),
+                server: "docs".into(),
+                progress: 7.0,
+                total: Some(20.0),
+                message: Some("step 7 of 20".into()),
+            }),
+            now,
+        );
+        let screen = render(&state, now, 140, 30);
+        assert!(screen.contains("in flight 7/20 step 7 of 20"), "{screen}");
+        assert!(!screen.contains("mcp_tool_call_progress"), "no notice: {screen}");
     }
 }
