@@ -304,13 +304,16 @@ impl LiveState {
                     }),
                 }
             }
-            EventMsg::McpToolCallProgress(e) => {
-                let call = self.calls.iter_mut().rev().find(|c| c.call_id == e.call_id);
-                if let Some(call) = call.filter(|c| c.finished.is_none()) {
-                    call.progress = Some(progress_text(e));
-                }
-            }
+            EventMsg::McpToolCallProgress(e) => self.progress(e),
             other => self.notice(describe(other)),
+        }
+    }
+
+    /// A server's progress report: shown on its call's row while the call is in flight.
+    fn progress(&mut self, e: &router_protocol::McpToolCallProgressEvent) {
+        let call = self.calls.iter_mut().rev().find(|c| c.call_id == e.call_id);
+        if let Some(call) = call.filter(|c| c.finished.is_none()) {
+            call.progress = Some(progress_text(e));
         }
     }
 
