@@ -319,14 +319,28 @@ impl McpConnectionManager {
                     return Err(McpError::Timeout { server: server.to_string(), method, timeout });
                 }
             };
-            let again = !resent && resend(method, &e);
-            let error = self.failed(server, &conn, e);
-            if !(again && matches!(error, McpError::Transport { .. })) {
-                return Err(error);
-            }
-            tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
-            resent = true;
+            self.send_again(server, method, &conn, e, &mut resent)?;
         }
+    }
+
+    /// A request failed: `Ok` when it is to be sent once more on a new connection (see
+    /// [`resend`]; at most once, `resent` remembers), otherwise the error for the caller.
+    fn send_again(
+        &self,
+        server: &str,
+        method: &'static str,
+        conn: &SharedConnection,
+        e: rmcp::ServiceError,
+        resent: &mut bool,
+    ) -> Result<(), McpError> {
+        let again = !*resent && resend(method, &e);
+        let error = self.failed(server, conn, e);
+        if !(again && matches!(error, McpError::Transport { .. })) {
+            return Err(error);
+        }
+        tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
+        *resent = true;
+        Ok(())
     }
 
     fn managed_timeout(&self, server: &str) -> Result<std::time::Duration, McpError> {
@@ -368,13 +382,7 @@ impl McpConnectionManager {
                 }
                 Err(ExchangeError::Service(e)) => e,
             };
-            let again = !resent && resend(method, &e);
-            let error = self.failed(server, &conn, e);
-            if !(again && matches!(error, McpError::Transport { .. })) {
-                return Err(error);
-            }
-            tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
-            resent = true;
+            self.send_again(server, method, &conn, e, &mut resent)?;
         }
     }
 }

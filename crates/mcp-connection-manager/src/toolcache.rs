@@ -99,24 +99,38 @@ impl ToolCache {
 
     /// The catalog saved for `config`, if there is a readable one of this format.
     pub fn load(&self, config: &ServerConfig) -> Option<CachedCatalog> {
-        self.file(config).map(|f| f.catalog)
+        self.load_noted(config).map(|(catalog, _)| catalog)
     }
 
     /// The server's last failed start since its catalog was saved, if there was one: its
     /// catalog may be out of date.
     pub fn last_failure(&self, config: &ServerConfig) -> Option<CatalogFailure> {
-        let file = self.file(config)?;
-        file.failed.map(|f| CatalogFailure { saved_at: file.saved_at, ..f })
+        self.load_noted(config).and_then(|(_, failure)| failure)
     }
 
-    /// Note a failed start in the server's catalog file (nothing when it has none).
-    pub(crate) fn record_failure(&self, config: &ServerConfig, error: &str) {
-        let Some(mut file) = self.file(config) else { return };
+    /// The catalog and its noted failure (see [`Self::last_failure`]), in one read.
+    pub fn load_noted(
+        &self,
+        config: &ServerConfig,
+    ) -> Option<(CachedCatalog, Option<CatalogFailure>)> {
+        let file = self.file(config)?;
+        let failure = file.failed.map(|f| CatalogFailure { saved_at: file.saved_at, ..f });
+        Some((file.catalog, failure))
+    }
+
+    /// Note a failed start in the server's catalog file (nothing when it has none); whether
+    /// it was noted.
+    pub(crate) fn record_failure(&self, config: &ServerConfig, error: &str) -> bool {
+        let Some(mut file) = self.file(config) else { return false };
         let at = mcp_backend::rfc3339(std::time::SystemTime::now());
         file.failed =
             Some(CatalogFailure { at, error: error.to_string(), saved_at: String::new() });
-        if let Err(e) = self.write(config, &file) {
-            tracing::warn!(dir = %self.dir.display(), server = %config.name, error = %e, "cannot note the failure in the tool catalog");
+        match self.write(config, &file) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(dir = %self.dir.display(), server = %config.name, error = %e, "cannot note the failure in the tool catalog");
+                false
+            }
         }
     }
 
@@ -207,16 +221,22 @@ pub(crate) struct CatalogSlot {
     current: std::sync::Mutex<Option<std::sync::Arc<CachedCatalog>>>,
     /// The catalog was given out for the server while it was not ready.
     served: std::sync::atomic::AtomicBool,
+    /// The file notes a failed start (see [`ToolCache::last_failure`]) until a ready start
+    /// saves it again.
+    noted: std::sync::atomic::AtomicBool,
 }
 
 impl CatalogSlot {
     /// The slot of `config`, with what `cache` holds for it.
     pub(crate) fn load(cache: Option<ToolCache>, config: &ServerConfig) -> Self {
-        let current = cache.as_ref().and_then(|c| c.load(config)).map(std::sync::Arc::new);
+        let loaded = cache.as_ref().and_then(|c| c.load_noted(config));
+        let noted = loaded.as_ref().is_some_and(|(_, failure)| failure.is_some());
+        let current = loaded.map(|(catalog, _)| std::sync::Arc::new(catalog));
         Self {
             cache,
             config: config.clone(),
             current: std::sync::Mutex::new(current),
+            noted: std::sync::atomic::AtomicBool::new(noted),
             served: Default::default(),
         }
     }
@@ -244,7 +264,8 @@ impl CatalogSlot {
     pub(crate) fn live(&self, catalog: CachedCatalog) -> Option<std::sync::Arc<CachedCatalog>> {
         let served = self.served.swap(false, std::sync::atomic::Ordering::SeqCst);
         let previous = self.get();
-        let noted = self.cache.as_ref().is_some_and(|c| c.last_failure(&self.config).is_some());
+        // A start succeeded: a failure noted in the file is cleared by saving it again.
+        let noted = self.noted.swap(false, std::sync::atomic::Ordering::SeqCst);
         if previous.as_deref() == Some(&catalog) && !noted {
             return None;
         }
@@ -263,8 +284,10 @@ impl CatalogSlot {
 
     /// A start failed: its catalog file says so (see [`ToolCache::last_failure`]).
     pub(crate) fn failed(&self, error: &str) {
-        if let Some(cache) = &self.cache {
-            cache.record_failure(&self.config, error);
+        if let Some(cache) = &self.cache
+            && cache.record_failure(&self.config, error)
+        {
+            self.noted.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
 }

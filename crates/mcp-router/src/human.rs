@@ -24,11 +24,10 @@ pub(crate) async fn tools(
         && let Some(cache) = mcp_connection_manager::ToolCache::default_location()
     {
         for server in &mut config.servers {
-            if cache.load(server).is_some() {
-                server.startup = mcp_connection_manager::Startup::Lazy;
-            }
+            let Some((_, failure)) = cache.load_noted(server) else { continue };
+            server.startup = mcp_connection_manager::Startup::Lazy;
             // Listed from a catalog older than the server's last failed start: say so.
-            if let Some(failure) = cache.last_failure(server) {
+            if let Some(failure) = failure {
                 eprintln!(
                     "mcp-router: note: server `{}` failed to start at {} ({}); its tools are listed from the catalog saved at {} (`--refresh` starts it and checks)",
                     server.name, failure.at, failure.error, failure.saved_at

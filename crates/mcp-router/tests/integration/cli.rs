@@ -3,7 +3,14 @@
 use crate::support::{DEMO, write_config};
 
 fn run(args: &[&str]) -> (String, String, i32) {
-    let out = crate::support::router_command().args(args).output().expect("run mcp-router");
+    run_with(&[], args)
+}
+
+/// `mcp-router args…` with `env` set: stdout, stderr, exit code.
+fn run_with(env: &[(&str, &std::path::Path)], args: &[&str]) -> (String, String, i32) {
+    let mut command = crate::support::router_command();
+    command.envs(env.iter().copied()).args(args);
+    let out = command.output().expect("run mcp-router");
     (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
@@ -179,16 +186,7 @@ fn an_mcp_json_shared_with_other_clients_runs_what_it_can() {
 }
 
 fn run_at_home(home: &std::path::Path, args: &[&str]) -> (String, String, i32) {
-    let out = crate::support::router_command()
-        .env("MCP_ROUTER_HOME", home)
-        .args(args)
-        .output()
-        .expect("run mcp-router");
-    (
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-        out.status.code().unwrap_or(-1),
-    )
+    run_with(&[("MCP_ROUTER_HOME", home)], args)
 }
 
 #[test]
@@ -289,15 +287,8 @@ fn tools_listed_from_a_catalog_older_than_a_failed_start_say_so_until_refreshed(
     let config = config.to_str().expect("utf8");
     let cache = dir.path().join("cache");
     let run_cached = |args: &[&str]| {
-        let out = crate::support::router_command()
-            .env("MCP_ROUTER_CACHE_DIR", &cache)
-            .args(args)
-            .output()
-            .expect("run mcp-router");
-        (
-            String::from_utf8_lossy(&out.stdout).to_string(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
+        let (stdout, stderr, _) = run_with(&[("MCP_ROUTER_CACHE_DIR", cache.as_path())], args);
+        (stdout, stderr)
     };
     let (listed, _) = run_cached(&["tools", "--config", config]);
     assert!(listed.contains("mcp__web__echo"), "{listed}");

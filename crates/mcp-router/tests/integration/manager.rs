@@ -489,10 +489,9 @@ async fn a_stdio_server_killed_while_idle_is_restarted_by_the_next_call_which_su
     h.manager.shutdown().await;
 }
 
-// On a multi-threaded runtime, as hosts run: starting the new server blocks this thread, and
-// the HTTP client's connection tasks must meanwhile see the old server's connections close.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_http_server_killed_and_back_between_calls_answers_the_next_call() {
+/// The demo server over HTTP behind a router with no restart back-off, having answered one
+/// call: the server, its `host:port`, and the router.
+async fn answering_web_server() -> (HttpServer, String, Harness) {
     let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let options = mcp_connection_manager::ManagerOptions {
@@ -501,6 +500,14 @@ async fn an_http_server_killed_and_back_between_calls_answers_the_next_call() {
     };
     let h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
     assert_eq!(echoed(&h.call("mcp__web__echo", r#"{"text":"one"}"#).await), "Echo: one");
+    (web, addr, h)
+}
+
+// On a multi-threaded runtime, as hosts run: starting the new server blocks this thread, and
+// the HTTP client's connection tasks must meanwhile see the old server's connections close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_killed_and_back_between_calls_answers_the_next_call() {
+    let (web, addr, h) = answering_web_server().await;
     drop(web);
     let _back = HttpServer::demo_at(&addr, 100);
     let after = h.call("mcp__web__echo", r#"{"text":"two"}"#).await;
@@ -511,14 +518,7 @@ async fn an_http_server_killed_and_back_between_calls_answers_the_next_call() {
 // Multi-threaded, as hosts run: see the kill-and-back test above.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_to_an_http_server_that_is_gone_says_connection_refused_in_words() {
-    let web = HttpServer::demo(100);
-    let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
-    let options = mcp_connection_manager::ManagerOptions {
-        restart_backoff: Duration::ZERO,
-        ..Default::default()
-    };
-    let h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
-    assert_eq!(echoed(&h.call("mcp__web__echo", r#"{"text":"one"}"#).await), "Echo: one");
+    let (web, addr, h) = answering_web_server().await;
     drop(web);
     let output = h.call("mcp__web__echo", r#"{"text":"two"}"#).await;
     let ToolOutput::Mcp { result: Err(error) } = &output else { panic!("{output:?}") };
