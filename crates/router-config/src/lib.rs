@@ -216,6 +216,11 @@ fn parse_settings(
             "show_user_audience" => settings.show_user_audience = flag()?,
             "event_result_text" => settings.event_result_text = flag()?,
             "event_payload_bytes" => settings.event_payload_bytes = bytes(1024)?,
+            "tool_result_budget_bytes" => settings.tool_result_budget_bytes = bytes(256)?,
+            "kept_results_max" => settings.kept_results.max_results = bytes(0)?,
+            "kept_results_bytes" => settings.kept_results.max_bytes = bytes(0)?,
+            "kept_results_memory_bytes" => settings.kept_results.memory_bytes = bytes(0)?,
+            "inline_resource_links_bytes" => settings.inline_resource_links_bytes = bytes(0)?,
             "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "progress_interval_ms" => {
@@ -315,6 +320,30 @@ mod tests {
         assert_eq!(servers[0].name, "fs");
         assert!(matches!(servers[0].transport, TransportConfig::Stdio { .. }));
         assert!(!servers[1].enabled);
+    }
+
+    #[test]
+    fn tool_result_settings_and_the_reserved_server_name() {
+        let file = parse_config_file(
+            "[mcp_router]\ntool_result_budget_bytes = 4096\nkept_results_max = 3\nkept_results_bytes = 5000\nkept_results_memory_bytes = 0\ninline_resource_links_bytes = 2048\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        let s = &file.settings;
+        assert_eq!((s.tool_result_budget_bytes, s.inline_resource_links_bytes), (4096, 2048));
+        let kept = tool_router::KeptLimits { max_results: 3, max_bytes: 5000, memory_bytes: 0 };
+        assert_eq!(s.kept_results, kept);
+        let reserved = parse_config_file(
+            "[mcp_servers.mcp-router]\ncommand = \"x\"\n[mcp_servers.ok]\ncommand = \"y\"\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect_err("a reserved name is refused as an invalid one is");
+        assert_eq!(
+            reserved.to_string(),
+            "c.toml: server `mcp-router`: the name is reserved for the tool results the router keeps; choose another"
+        );
     }
 
     #[test]

@@ -76,6 +76,15 @@ impl ServerWalker<'_> {
                 ),
             ));
         }
+        if self.name == tool_router::RESULTS_SERVER {
+            return Err(ConfigError::new(
+                self.path,
+                format!(
+                    "server `{}`: the name is reserved for the tool results the router keeps; choose another",
+                    self.name
+                ),
+            ));
+        }
         let Value::Object(table) = value else {
             return Err(ConfigError::new(
                 self.path,

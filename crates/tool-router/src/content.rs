@@ -1,12 +1,12 @@
 //! What the model gets from resource contents: text within a byte budget (paged by offset,
 //! cut on UTF-8 boundaries), images as image items (data URLs) within a size limit, other blobs
 //! described (mimeType, size, SHA-256) unless raw base64 is asked for. The same rules apply to
-//! embedded resources in MCP tool results.
+//! embedded resources in MCP tool results ([`crate::result_budget`]).
 
 use crate::settings::RouterSettings;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use rmcp::model::{CallToolResult, ContentBlock, MetaObject, ResourceContents};
+use rmcp::model::{MetaObject, ResourceContents};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -26,6 +26,10 @@ pub(crate) struct ContentPolicy {
     pub(crate) list_budget_bytes: usize,
     /// Show list items whose audience leaves out the assistant.
     pub(crate) show_user_audience: bool,
+    /// Most bytes one MCP tool result gives the model (see [`crate::result_budget`]).
+    pub(crate) result_budget_bytes: usize,
+    /// Linked resources up to this size are read and embedded after their link (0: never).
+    pub(crate) inline_links_bytes: usize,
 }
 
 impl Default for ContentPolicy {
@@ -42,6 +46,8 @@ impl From<&RouterSettings> for ContentPolicy {
             raw_blobs: settings.raw_blobs,
             list_budget_bytes: settings.list_budget_bytes,
             show_user_audience: settings.show_user_audience,
+            result_budget_bytes: settings.tool_result_budget_bytes,
+            inline_links_bytes: settings.inline_resource_links_bytes,
         }
     }
 }
@@ -171,7 +177,7 @@ pub(crate) fn decode_text_blobs(contents: Vec<ResourceContents>) -> Vec<Resource
     contents.into_iter().map(decode_text_blob).collect()
 }
 
-fn decode_text_blob(content: ResourceContents) -> ResourceContents {
+pub(crate) fn decode_text_blob(content: ResourceContents) -> ResourceContents {
     match content {
         ResourceContents::BlobResourceContents { uri, mime_type, blob, meta }
             if mime_type.as_deref().is_some_and(is_textual) =>
@@ -185,7 +191,7 @@ fn decode_text_blob(content: ResourceContents) -> ResourceContents {
     }
 }
 
-fn is_textual(mime: &str) -> bool {
+pub(crate) fn is_textual(mime: &str) -> bool {
     let mime = mime.split(';').next().unwrap_or(mime).trim().to_ascii_lowercase();
     mime.starts_with("text/")
         || matches!(mime.as_str(), "application/json" | "application/xml" | "application/yaml")
@@ -194,7 +200,7 @@ fn is_textual(mime: &str) -> bool {
 }
 
 /// A blob as the model should get it; and the image item, if it is one.
-fn shape_blob(
+pub(crate) fn shape_blob(
     uri: &str,
     mime_type: Option<&str>,
     blob: &str,
@@ -241,106 +247,6 @@ fn shape_blob(
         ),
         None,
     )
-}
-
-/// Embedded resources in an MCP tool result follow the read rules: images become image blocks
-/// within the limit, other blobs are described, long texts are cut to the budget with a note.
-/// Whether [`shape_tool_result`] would change `result`: it embeds a resource, or its text is
-/// over the read budget.
-pub(crate) fn needs_shaping(result: &CallToolResult, policy: &ContentPolicy) -> bool {
-    let mut text = 0usize;
-    for block in &result.content {
-        match block {
-            ContentBlock::Resource(_) => return true,
-            ContentBlock::Text(t) => text = text.saturating_add(t.text.len()),
-            _ => {}
-        }
-    }
-    text > policy.read_budget_bytes
-}
-
-pub(crate) fn shape_tool_result(
-    mut result: CallToolResult,
-    policy: &ContentPolicy,
-) -> CallToolResult {
-    let mut remaining = policy.read_budget_bytes;
-    result.content = result
-        .content
-        .into_iter()
-        .map(|block| match block {
-            ContentBlock::Resource(mut embedded) => {
-                embedded.resource = decode_text_blob(embedded.resource);
-                ContentBlock::Resource(embedded)
-            }
-            other => other,
-        })
-        .map(|block| match block {
-            ContentBlock::Text(mut text) if text.text.len() > remaining => {
-                let total = text.text.len();
-                let cut = floor_char_boundary(&text.text, remaining);
-                remaining -= cut;
-                text.text.truncate(cut);
-                text.text.push_str(&format!("\n[truncated: {cut} of {total} bytes shown]"));
-                ContentBlock::Text(text)
-            }
-            ContentBlock::Text(text) => {
-                remaining -= text.text.len();
-                ContentBlock::Text(text)
-            }
-            ContentBlock::Resource(embedded) => shape_embedded(embedded, policy, &mut remaining),
-            other => other,
-        })
-        .collect();
-    result
-}
-
-/// One embedded resource of a tool result, within what is `remaining` of the budget.
-fn shape_embedded(
-    embedded: rmcp::model::EmbeddedResource,
-    policy: &ContentPolicy,
-    remaining: &mut usize,
-) -> ContentBlock {
-    match &embedded.resource {
-        ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => {
-            if policy.raw_blobs
-                && !mime_type.as_deref().is_some_and(|m| m.starts_with("image/"))
-                && blob.len() <= *remaining
-            {
-                *remaining -= blob.len();
-                return ContentBlock::Resource(embedded);
-            }
-            let mut unlimited = 0;
-            match shape_blob(uri, mime_type.as_deref(), blob, policy, &mut unlimited) {
-                (_, Some(_)) => ContentBlock::image(
-                    blob.trim().to_string(),
-                    mime_type.clone().unwrap_or_default(),
-                ),
-                (described, None) => ContentBlock::text(described.to_string()),
-            }
-        }
-        ResourceContents::TextResourceContents { uri, mime_type, text, .. }
-            if text.len() > *remaining =>
-        {
-            let cut = floor_char_boundary(text, *remaining);
-            *remaining -= cut;
-            let note = format!(
-                "\n[truncated: {cut} of {} bytes shown; read_mcp_resource with uri {uri} and offset {cut} returns the rest]",
-                text.len()
-            );
-            let resource = ResourceContents::TextResourceContents {
-                uri: uri.clone(),
-                mime_type: mime_type.clone(),
-                text: format!("{}{note}", &text[..cut]),
-                meta: None,
-            };
-            ContentBlock::resource(resource)
-        }
-        ResourceContents::TextResourceContents { text, .. } => {
-            *remaining -= text.len();
-            ContentBlock::Resource(embedded)
-        }
-        _ => ContentBlock::Resource(embedded),
-    }
 }
 
 /// The largest character boundary of `text` at or before `at`.

@@ -1,4 +1,4 @@
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::ResourceContents;
 use serde_json::json;
 
 use super::*;
@@ -146,44 +146,6 @@ fn blobs_images_and_raw_base64() {
 }
 
 #[test]
-fn tool_results_follow_the_same_rules() {
-    let png = STANDARD.encode([1, 2, 3]);
-    let result = CallToolResult::success(vec![
-        ContentBlock::text("plain stays"),
-        ContentBlock::resource(
-            ResourceContents::blob(png.clone(), "img://1").with_mime_type("image/png"),
-        ),
-        ContentBlock::resource(
-            ResourceContents::blob(STANDARD.encode(b"zip"), "f://a.zip")
-                .with_mime_type("application/zip"),
-        ),
-        ContentBlock::resource(ResourceContents::text("x".repeat(50), "t://long")),
-    ]);
-    let shaped = shape_tool_result(result, &policy(20));
-    let blocks = serde_json::to_value(&shaped.content).expect("json");
-    assert_eq!(blocks[0], json!({"type": "text", "text": "plain stays"}));
-    assert_eq!(blocks[1], json!({"type": "image", "data": png, "mimeType": "image/png"}));
-    assert_eq!(blocks[2]["type"], "text");
-    assert!(
-        blocks[2]["text"].as_str().is_some_and(|t| t.contains("\"sha256\"") && !t.contains("emlw"))
-    );
-    // The 11 bytes of the first text block leave 9 of the budget of 20 for the embedded text.
-    let long = blocks[3]["resource"]["text"].as_str().expect("text");
-    assert!(long.starts_with(&format!("{}\n", "x".repeat(9))), "{long}");
-    assert!(long.contains("[truncated: 9 of 50 bytes shown; read_mcp_resource with uri t://long and offset 9 returns the rest]"));
-    // A long text block of a tool result is cut too.
-    let wordy = shape_tool_result(
-        CallToolResult::success(vec![ContentBlock::text("é".repeat(30))]),
-        &policy(9),
-    );
-    let text = serde_json::to_value(&wordy.content).expect("json")[0]["text"]
-        .as_str()
-        .expect("text")
-        .to_string();
-    assert_eq!(text, format!("{}\n[truncated: 8 of 60 bytes shown]", "é".repeat(4)));
-}
-
-#[test]
 fn textual_blobs_become_text() {
     let blobs = vec![
         ResourceContents::blob(STANDARD.encode("hello"), "t://1")
@@ -203,18 +165,4 @@ fn textual_blobs_become_text() {
     assert_eq!(values[1]["text"], "{\"a\":1}");
     assert!(values[2].get("text").is_none() && values[2]["size"] == 2, "not UTF-8: still a blob");
     assert!(values[3].get("text").is_none(), "binary stays a blob");
-}
-
-#[test]
-fn textual_embedded_blobs_in_tool_results_become_text() {
-    let result = CallToolResult::success(vec![ContentBlock::resource(
-        ResourceContents::blob(STANDARD.encode("note text"), "n://1")
-            .with_mime_type("text/markdown"),
-    )]);
-    let shaped = shape_tool_result(result, &policy(100));
-    let blocks = serde_json::to_value(&shaped.content).expect("json");
-    assert_eq!(
-        blocks[0]["resource"],
-        json!({"uri": "n://1", "mimeType": "text/markdown", "text": "note text"})
-    );
 }

@@ -39,6 +39,7 @@ pub fn fake_router() -> ToolRouter {
         FakeBackend::with(vec![(FAKE_SERVER, server)]),
         ContentPolicy::default(),
         Some(data),
+        Default::default(),
     )
 }
 

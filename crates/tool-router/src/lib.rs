@@ -5,7 +5,8 @@
 //!
 //! It reaches servers only through [`McpBackend`] (crate `mcp-backend`); it depends on no
 //! transport and no connection manager. Its only IO is the data-source database (a private
-//! temporary SQLite file, through `data-sources`).
+//! temporary SQLite file, through `data-sources`) and the kept tool results that overflow
+//! memory (a private temporary directory, [`kept`]).
 
 mod content;
 mod event_bounds;
@@ -17,6 +18,9 @@ mod fuzz_tests;
 mod handler;
 mod handlers;
 mod invocation;
+pub mod kept;
+mod links;
+mod result_budget;
 mod router;
 mod settings;
 mod spec;
@@ -34,6 +38,7 @@ pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
 };
+pub use kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
 pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
 pub use settings::RouterSettings;

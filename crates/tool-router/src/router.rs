@@ -19,6 +19,8 @@ use crate::handlers::read::{McpReadHandler, ReadOptions};
 use crate::invocation::{
     CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
+use crate::kept::{KeptLimits, KeptResults};
+use crate::links::LinkedResources;
 use crate::settings::RouterSettings;
 use crate::spec::ToolSpec;
 
@@ -76,7 +78,7 @@ impl ToolRouter {
     /// The standard router over an MCP backend with default settings and no data sources:
     /// the resource tools, completion, and qualified MCP tools.
     pub fn with_mcp(backend: Arc<dyn McpBackend>) -> Self {
-        Self::build(backend, ContentPolicy::default(), None)
+        Self::build(backend, ContentPolicy::default(), None, KeptLimits::default())
     }
 
     /// The standard router with `settings` (read budget, blobs, data sources). Fails only if the
@@ -92,7 +94,8 @@ impl ToolRouter {
         } else {
             None
         };
-        let mut router = Self::build(backend, ContentPolicy::from(settings), data);
+        let mut router =
+            Self::build(backend, ContentPolicy::from(settings), data, settings.kept_results);
         router.omit_result_text = !settings.event_result_text;
         router.event_payload_bytes = (settings.event_payload_bytes
             != crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
@@ -104,13 +107,21 @@ impl ToolRouter {
         backend: Arc<dyn McpBackend>,
         policy: ContentPolicy,
         data: Option<Arc<DataSources>>,
+        kept: KeptLimits,
     ) -> Self {
         let mut tools: Vec<(ToolSpec, Arc<dyn ToolHandler>)> = Vec::new();
         for kind in [ListKind::Resources, ListKind::Templates] {
             let handler = Arc::new(McpListHandler::new(backend.clone(), kind, &policy));
             tools.push((McpListHandler::spec(kind), handler));
         }
-        let options = ReadOptions { policy: policy.clone(), data: data.clone() };
+        let kept = Arc::new(KeptResults::new(kept));
+        let links = Arc::new(LinkedResources::default());
+        let options = ReadOptions {
+            policy: policy.clone(),
+            data: data.clone(),
+            kept: kept.clone(),
+            links: links.clone(),
+        };
         tools.push((
             McpReadHandler::spec(),
             Arc::new(McpReadHandler::new(backend.clone(), options)),
@@ -122,7 +133,8 @@ impl ToolRouter {
             .into_iter()
             .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
             .collect();
-        let mcp = McpRoute { handler: McpHandler::new(backend.clone(), policy), backend };
+        let handler = McpHandler::new(backend.clone(), policy, kept, links);
+        let mcp = McpRoute { handler, backend };
         Self { handlers, mcp: Some(mcp), omit_result_text: false, event_payload_bytes: None }
     }
 

@@ -32,6 +32,16 @@ pub struct RouterSettings {
     /// begin and end events carry (default 256 KiB); beyond it they carry a cut copy and the
     /// full size. The model's output is not affected.
     pub event_payload_bytes: usize,
+    /// `tool_result_budget_bytes`: most bytes one MCP tool result gives the model, counted over
+    /// its text items, `structuredContent` (as JSON), audio and embedded resources (default
+    /// 64 KiB); what does not fit is kept and read with `read_mcp_resource`.
+    pub tool_result_budget_bytes: usize,
+    /// `kept_results_max`, `kept_results_bytes`, `kept_results_memory_bytes`: how many cut
+    /// tool results are kept, and how many bytes of them in all and in memory.
+    pub kept_results: crate::kept::KeptLimits,
+    /// `inline_resource_links_bytes`: `resource_link` items of a tool result whose resource
+    /// reads to at most this many bytes get the resource embedded after them (default 0: off).
+    pub inline_resource_links_bytes: usize,
 }
 
 impl Default for RouterSettings {
@@ -47,6 +57,9 @@ impl Default for RouterSettings {
             show_user_audience: false,
             event_result_text: true,
             event_payload_bytes: crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES,
+            tool_result_budget_bytes: 64 * 1024,
+            kept_results: crate::kept::KeptLimits::default(),
+            inline_resource_links_bytes: 0,
         }
     }
 }

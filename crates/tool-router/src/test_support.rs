@@ -234,6 +234,11 @@ impl McpBackend for FakeBackend {
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!("Echo: {text}"))]))
             }
             "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
+            "link" => {
+                let uri = arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str());
+                let link = Resource::new(uri.unwrap_or("memo://linked"), "linked");
+                Ok(CallToolResult::success(vec![ContentBlock::resource_link(link)]))
+            }
             "slow" => Err(McpError::Timeout {
                 server: "figma".into(),
                 method: "tools/call",
@@ -318,7 +323,7 @@ pub(crate) async fn dispatch(
     name: &str,
     arguments: &str,
 ) -> (Result<ToolOutput, FunctionCallError>, Vec<EventMsg>) {
-    let router = ToolRouter::build(backend, ContentPolicy::default(), data);
+    let router = ToolRouter::build(backend, ContentPolicy::default(), data, Default::default());
     let (ctx, mut rx) = context();
     let call =
         ToolCall { call_id: "call-1".into(), name: name.into(), arguments: arguments.into() };

@@ -1,17 +1,23 @@
 //! MCP-qualified tool calls, as Codex's MCP handler has them: the server's result (or why there
-//! is none) passed through as `ToolOutput::Mcp`, its embedded resources shaped as reads are.
-//! The router resolves the name and parses the arguments before a call gets here.
+//! is none) passed through as `ToolOutput::Mcp`, within the result budget (the rest kept and
+//! readable, [`crate::result_budget`]), its embedded resources shaped as reads are, its
+//! `resource_link` items remembered for reads on their server (and, with
+//! `inline_resource_links_bytes`, small linked resources embedded). The router resolves the
+//! name and parses the arguments before a call gets here.
 
 use std::sync::Arc;
 
 use mcp_backend::{McpBackend, McpError};
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use router_protocol::{CallResult, McpInvocation};
 use serde_json::Value;
 
-use crate::content::{ContentPolicy, needs_shaping, shape_tool_result};
+use crate::content::ContentPolicy;
 use crate::handlers::bracket;
 use crate::invocation::{CallContext, FunctionCallError, ToolOutput};
+use crate::kept::KeptResults;
+use crate::links::LinkedResources;
+use crate::result_budget::{Keeping, Size, shape};
 
 /// A resolved `mcp__server__tool` call.
 pub(crate) struct McpCall {
@@ -28,12 +34,20 @@ pub(crate) struct McpCall {
 pub(crate) struct McpHandler {
     backend: Arc<dyn McpBackend>,
     policy: ContentPolicy,
+    kept: Arc<KeptResults>,
+    links: Arc<LinkedResources>,
 }
 
 impl McpHandler {
-    /// A handler whose results' embedded resources follow `policy` (as reads do).
-    pub(crate) fn new(backend: Arc<dyn McpBackend>, policy: ContentPolicy) -> Self {
-        Self { backend, policy }
+    /// A handler whose results follow `policy`'s result budget (the rest kept in `kept`) and
+    /// whose links are recorded in `links`.
+    pub(crate) fn new(
+        backend: Arc<dyn McpBackend>,
+        policy: ContentPolicy,
+        kept: Arc<KeptResults>,
+        links: Arc<LinkedResources>,
+    ) -> Self {
+        Self { backend, policy, kept, links }
     }
 
     /// Arguments other than an object (or none) are refused before any server is contacted,
@@ -60,12 +74,13 @@ impl McpHandler {
         let McpCall { call_id, server, tool, arguments } = call;
         let invocation =
             McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
-        // The end event shows the server's result as sent, the model gets it shaped: one
-        // shared allocation when shaping changes nothing (almost always), two when it does.
-        let keep_raw = ctx.has_listener();
+        // The end event shows the server's result as sent (cut to `event_payload_bytes`), the
+        // model gets it within the budget: one shared result when that changes nothing (almost
+        // always); otherwise the kept copy shares the server's result too.
         let work = async {
-            let raw = self.backend.call_tool(&server, &tool, object).await?;
-            Ok(shape_shared(raw, &self.policy, keep_raw))
+            let mut raw = self.backend.call_tool(&server, &tool, object).await?;
+            self.follow_links(&server, &mut raw).await;
+            Ok(self.budgeted(&call_id, &server, &tool, raw))
         };
         let (outcome, _) = bracket(ctx, &call_id, invocation, work, |r| {
             let result = r.as_ref().map_err(tool_call_error);
@@ -82,23 +97,66 @@ impl McpHandler {
     }
 }
 
-/// The server's result for the end event and the shaped result for the model. The raw one is
-/// only kept apart when shaping changes something and someone listens.
-fn shape_shared(
-    raw: CallToolResult,
-    policy: &ContentPolicy,
-    keep_raw: bool,
-) -> (Arc<CallToolResult>, Arc<CallToolResult>) {
-    if !needs_shaping(&raw, policy) {
-        let shared = Arc::new(raw);
-        return (shared.clone(), shared);
+impl McpHandler {
+    /// The server's result for the end event and the kept copy, and the model's result.
+    fn budgeted(
+        &self,
+        call_id: &str,
+        server: &str,
+        tool: &str,
+        raw: CallToolResult,
+    ) -> (Arc<CallToolResult>, Arc<CallToolResult>) {
+        let raw = Arc::new(raw);
+        let size = Size::of(&raw);
+        if !size.needs_shaping(&self.policy) {
+            return (raw.clone(), raw);
+        }
+        let bytes = size.kept_bytes(&raw);
+        let keeping = match self.kept.refusal(bytes) {
+            _ if self.kept.is_off() => Keeping::Not(None),
+            None => Keeping::At(self.kept.reserve(call_id)),
+            Some(why) => Keeping::Not(Some(why)),
+        };
+        let budgeted = shape(&raw, &size, &self.policy, &keeping);
+        if let Keeping::At(base) = &keeping
+            && !budgeted.kept.is_empty()
+        {
+            let origin = format!("server \"{server}\"'s tool \"{tool}\" (call {call_id})");
+            self.kept.keep(base, origin, raw.clone(), budgeted.kept, bytes);
+        }
+        (raw, Arc::new(budgeted.result))
     }
-    if keep_raw {
-        let shaped = Arc::new(shape_tool_result(raw.clone(), policy));
-        return (Arc::new(raw), shaped);
+
+    /// Remember the result's `resource_link` items as its server's; with
+    /// `inline_resource_links_bytes`, read the small ones and embed them after their links.
+    async fn follow_links(&self, server: &str, result: &mut CallToolResult) {
+        let links: Vec<(usize, String)> = result
+            .content
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| match b {
+                ContentBlock::ResourceLink(link) => Some((i, link.uri.clone())),
+                _ => None,
+            })
+            .collect();
+        links.iter().for_each(|(_, uri)| self.links.record(server, uri));
+        let limit = self.policy.inline_links_bytes;
+        if limit == 0 {
+            return;
+        }
+        for (i, uri) in links.into_iter().rev() {
+            let ContentBlock::ResourceLink(link) = &result.content[i] else { continue };
+            if link.size.is_some_and(|s| s > limit as u64) {
+                continue;
+            }
+            let Ok(read) = self.backend.read_resource(server, &uri).await else { continue };
+            let bytes: usize = read.contents.iter().map(mcp_backend::json_len).sum();
+            if bytes <= limit {
+                let embedded = read.contents.into_iter().map(ContentBlock::resource);
+                result.content.splice(i + 1..i + 1, embedded);
+            }
+        }
     }
-    let shaped = Arc::new(shape_tool_result(raw, policy));
-    (shaped.clone(), shaped)
 }
 
 fn tool_call_error(error: &McpError) -> String {

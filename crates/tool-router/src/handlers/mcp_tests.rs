@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use router_protocol::{CallResult, EventMsg};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::test_support::{FakeBackend, FakeServer, dispatch};
@@ -68,4 +68,104 @@ async fn transport_errors_become_the_mcp_err_string() {
     assert_eq!(output, ToolOutput::Mcp { result: Err(expected.clone()) });
     let Some(EventMsg::McpToolCallEnd(end)) = events.last() else { panic!("{events:?}") };
     assert_eq!(end.result, Err(expected));
+}
+
+/// A router over `figma` and `other`, and a way to call it as the model does.
+struct Session {
+    router: crate::ToolRouter,
+    ctx: CallContext,
+    rx: router_protocol::EventReceiver,
+    calls: usize,
+}
+
+impl Session {
+    fn new() -> Self {
+        let backend = FakeBackend::with(vec![
+            ("figma", FakeServer::default()),
+            ("other", FakeServer::default()),
+        ]);
+        let router = crate::ToolRouter::build(
+            backend,
+            ContentPolicy::default(),
+            None,
+            crate::KeptLimits::default(),
+        );
+        let (ctx, rx) = crate::test_support::context();
+        Self { router, ctx, rx, calls: 0 }
+    }
+
+    async fn call(
+        &mut self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        self.calls += 1;
+        let call = crate::ToolCall {
+            call_id: format!("call-{}", self.calls),
+            name: name.into(),
+            arguments: arguments.to_string().into(),
+        };
+        let output = self.router.dispatch(&self.ctx, call).await;
+        crate::test_support::drain(&mut self.rx);
+        output
+    }
+
+    async fn read(&mut self, server: &str, uri: &str, offset: usize) -> Value {
+        let args = json!({"server": server, "uri": uri, "offset": offset});
+        match self.call("read_mcp_resource", args).await {
+            Ok(ToolOutput::Function { content, .. }) => {
+                serde_json::from_str(content.as_str()).expect("json")
+            }
+            other => json!({"error": format!("{other:?}")}),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_result_over_the_budget_is_cut_and_the_rest_is_read_back_exactly() {
+    let mut session = Session::new();
+    let text = "ünïcödé text ".repeat(20_000);
+    let output = session.call("mcp__figma__echo", json!({"text": text})).await.expect("ok");
+    let ToolOutput::Mcp { result: Ok(result) } = &output else { panic!("{output:?}") };
+    let shown = result.content[0].as_text().expect("text").text.clone();
+    assert!(shown.len() < 64 * 1024 + 300, "{}", shown.len());
+    let full = format!("Echo: {text}");
+    let note = format!(
+        "\n[truncated: 65536 of {} bytes shown; read_mcp_resource with server \"mcp-router\", uri \"mcp-router://results/call-1/content/0\" and offset 65536 returns the rest]",
+        full.len()
+    );
+    assert!(shown.ends_with(&note), "{}", &shown[shown.len() - 300..]);
+    let mut read = shown[..shown.len() - note.len()].to_string();
+    let mut offset = read.len();
+    loop {
+        let page =
+            session.read("mcp-router", "mcp-router://results/call-1/content/0", offset).await;
+        read.push_str(page["contents"][0]["text"].as_str().expect("text"));
+        match page["next_offset"].as_u64() {
+            Some(next) => offset = next as usize,
+            None => break,
+        }
+    }
+    assert!(read == full, "reassembled {} of {} bytes", read.len(), full.len());
+    // The kept result is the router's alone: another server never gets its URI.
+    let elsewhere = session.read("figma", "mcp-router://results/call-1/content/0", 0).await;
+    assert!(elsewhere["error"].as_str().is_some_and(|e| e.contains(
+        "resources/read refused: mcp-router://results/call-1/content/0 is a tool result the router kept; read it with server \\\"mcp-router\\\""
+    )), "{elsewhere}");
+}
+
+#[tokio::test]
+async fn a_linked_uri_is_read_on_the_server_that_linked_it_and_refused_on_another() {
+    let mut session = Session::new();
+    session.call("mcp__figma__link", json!({"text": "memo://1"})).await.expect("ok");
+    let refused = session.read("other", "memo://1", 0).await;
+    let expected = "resources/read refused: memo://1 was linked by a tool result of server \\\"figma\\\", not of \\\"other\\\"; read it with server \\\"figma\\\"";
+    assert!(refused["error"].as_str().is_some_and(|e| e.contains(expected)), "{refused}");
+    // On its own server the read goes to the server (this fake has no such resource).
+    let read = session.read("figma", "memo://1", 0).await;
+    let answer = read["error"].as_str().unwrap_or_default();
+    assert!(
+        answer.contains("Resource not found: memo://1") && !answer.contains("refused"),
+        "{read}"
+    );
 }

@@ -7,13 +7,16 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use data_sources::DataSources;
-use mcp_backend::McpBackend;
+use mcp_backend::{Items, ListKind, McpBackend};
+use rmcp::model::ResourceContents;
 use router_protocol::McpInvocation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use crate::content::{ContentPolicy, Paging, ShapedContent, decode_text_blobs, shape_read};
+use crate::content::{
+    ContentPolicy, Paging, ShapedContent, ShapedRead, decode_text_blobs, shape_read,
+};
 use crate::handler::ToolHandler;
 use crate::handlers::args::{
     normalize_optional_string, normalize_required_string, parse_args, respond,
@@ -24,6 +27,8 @@ use crate::handlers::{
     Failed, Produced, backend_failure, one_server, produced, run, single_failure,
 };
 use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolInvocation, ToolOutput};
+use crate::kept::{KeptRead, KeptResults, RESULTS_PREFIX, RESULTS_SERVER};
+use crate::links::LinkedResources;
 use crate::spec::ToolSpec;
 
 /// Name of the read tool.
@@ -36,6 +41,10 @@ pub(crate) struct ReadOptions {
     pub(crate) policy: ContentPolicy,
     /// Where CSV resources are imported; `None` turns data sources off (CSV reads are text).
     pub(crate) data: Option<Arc<DataSources>>,
+    /// Tool results the router kept, read on server `mcp-router`.
+    pub(crate) kept: Arc<KeptResults>,
+    /// Which server linked which URI, so a link is read on its own server.
+    pub(crate) links: Arc<LinkedResources>,
 }
 
 /// Handles `read_mcp_resource`.
@@ -137,6 +146,10 @@ impl McpReadHandler {
 
     async fn read(&self, request: &ReadRequest) -> Result<Produced, Failed> {
         let ReadRequest { server, uri, .. } = request;
+        if server == RESULTS_SERVER || uri.starts_with(RESULTS_PREFIX) {
+            return self.read_kept(request);
+        }
+        self.refuse_foreign_link(server, uri)?;
         let mut result = self
             .backend
             .read_resource(server, uri)
@@ -151,9 +164,14 @@ impl McpReadHandler {
         let shaped =
             shape_read(&result.contents, &self.options.policy, request.offset, request.max_bytes)
                 .map_err(|e| single_failure(server, e))?;
+        self.payload(request, &shaped)
+    }
+
+    /// The model's output for shaped contents: the payload, and image items after it.
+    fn payload(&self, request: &ReadRequest, shaped: &ShapedRead<'_>) -> Result<Produced, Failed> {
         let payload = ReadPayload {
-            server,
-            uri,
+            server: &request.server,
+            uri: &request.uri,
             template: request.template.as_deref(),
             contents: &shaped.contents,
             paging: shaped.paging.as_ref(),
@@ -162,10 +180,80 @@ impl McpReadHandler {
             produced(self.backend.as_ref(), &payload, one_server(shaped.contents.len()))?;
         if !shaped.images.is_empty() {
             let mut items = vec![ContentItem::InputText { text: produced.content.to_string() }];
-            items.extend(shaped.images);
+            items.extend(shaped.images.iter().cloned());
             produced.items = Some(items);
         }
         Ok(produced)
+    }
+}
+
+impl McpReadHandler {
+    /// A page of a tool result the router kept; only on server `mcp-router`, which serves
+    /// nothing else.
+    fn read_kept(&self, request: &ReadRequest) -> Result<Produced, Failed> {
+        let ReadRequest { server, uri, offset, max_bytes, .. } = request;
+        if server != RESULTS_SERVER {
+            let message = format!(
+                "resources/read refused: {uri} is a tool result the router kept; read it with server \"{RESULTS_SERVER}\""
+            );
+            return Err(single_failure(server, message));
+        }
+        if !uri.starts_with(RESULTS_PREFIX) {
+            let message = format!(
+                "resources/read failed: server \"{RESULTS_SERVER}\" holds only the tool results the router kept ({RESULTS_PREFIX}…), not {uri}"
+            );
+            return Err(single_failure(server, message));
+        }
+        let policy = &self.options.policy;
+        let budget =
+            max_bytes.map_or(policy.read_budget_bytes, |m| m.min(policy.read_budget_bytes));
+        let read =
+            self.options.kept.read(uri, *offset, budget).map_err(|e| single_failure(server, e))?;
+        let template = request.template.as_deref();
+        match read {
+            KeptRead::Text { mime, text, paging } => {
+                let contents =
+                    [ShapedContent::Text { uri, mime_type: Some(&mime), text: &text, meta: None }];
+                let payload = ReadPayload {
+                    server,
+                    uri,
+                    template,
+                    contents: &contents,
+                    paging: paging.as_ref(),
+                };
+                produced(self.backend.as_ref(), &payload, one_server(1))
+            }
+            KeptRead::Blob { mime, blob } => {
+                let contents = [ResourceContents::BlobResourceContents {
+                    uri: uri.clone(),
+                    mime_type: Some(mime),
+                    blob,
+                    meta: None,
+                }];
+                let shaped = shape_read(&contents, policy, *offset, *max_bytes)
+                    .map_err(|e| single_failure(server, e))?;
+                self.payload(request, &shaped)
+            }
+        }
+    }
+
+    /// A URI that another server's tool result linked is not sent to this server, unless this
+    /// server linked it too or lists it.
+    fn refuse_foreign_link(&self, server: &str, uri: &str) -> Result<(), Failed> {
+        let Some(linkers) = self.options.links.linked_elsewhere(server, uri) else { return Ok(()) };
+        let listed = self.backend.kept_listing(server, ListKind::Resources).is_some_and(|kept| {
+            matches!(&kept.listing.items, Items::Resources(items) if items.iter().any(|r| r.uri == uri))
+        });
+        if listed {
+            return Ok(());
+        }
+        let names: Vec<String> = linkers.iter().map(|s| format!("\"{s}\"")).collect();
+        let message = format!(
+            "resources/read refused: {uri} was linked by a tool result of server {}, not of \"{server}\"; read it with server {}",
+            names.join(" and "),
+            names[0]
+        );
+        Err(single_failure(server, message))
     }
 }
 

@@ -1,0 +1,492 @@
+//! Tool results cut to the result budget, kept whole so the model can page through the rest
+//! with `read_mcp_resource` on the reserved server `mcp-router`
+//! (`mcp-router://results/{id}/content/{i}`, `…/structuredContent`). Kept in memory (sharing
+//! the server's result with the call's end event, no copy) up to `kept_results_memory_bytes`,
+//! beyond that in a private temporary directory (0700, files 0600) removed when the router is
+//! dropped. The newest `kept_results_max` results and `kept_results_bytes` in all are kept,
+//! the oldest go first; a read of one that went says it expired. Kept results are never listed
+//! and never sent to any server.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+
+use crate::content::{Paging, floor_char_boundary};
+
+/// The server name under which the router serves kept results.
+pub const RESULTS_SERVER: &str = "mcp-router";
+/// Where kept results' URIs start.
+pub const RESULTS_PREFIX: &str = "mcp-router://results/";
+
+/// How many kept results, and how many bytes of them, the router holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptLimits {
+    /// `kept_results_max`: most results kept (default 100; 0 keeps none).
+    pub max_results: usize,
+    /// `kept_results_bytes`: most bytes kept in all (default 1 GiB); a larger result is not kept.
+    pub max_bytes: usize,
+    /// `kept_results_memory_bytes`: most bytes kept in memory (default 64 MiB); older results
+    /// beyond it move to the temporary directory.
+    pub memory_bytes: usize,
+}
+
+impl Default for KeptLimits {
+    fn default() -> Self {
+        Self { max_results: 100, max_bytes: 1 << 30, memory_bytes: 64 << 20 }
+    }
+}
+
+/// Which piece of a tool result a kept part is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum PartSource {
+    /// The result's `content[i]`: a text, an image, audio, or an embedded resource.
+    Content(usize),
+    /// The result's `structuredContent`, as JSON text.
+    Structured,
+}
+
+impl PartSource {
+    fn name(self) -> String {
+        match self {
+            Self::Content(i) => format!("content/{i}"),
+            Self::Structured => "structuredContent".to_string(),
+        }
+    }
+}
+
+/// A part of a result the model did not get whole.
+#[derive(Debug, Clone)]
+pub(crate) struct PartSpec {
+    pub(crate) source: PartSource,
+    /// Text parts are paged by offset; blob parts (base64) are shaped as reads shape blobs.
+    pub(crate) text: bool,
+    pub(crate) mime: String,
+    /// Bytes of its text (or of its base64).
+    pub(crate) bytes: usize,
+}
+
+/// The URI of part `source` of the kept result `base`.
+pub(crate) fn part_uri(base: &str, source: PartSource) -> String {
+    format!("{base}/{}", source.name())
+}
+
+/// What a read of a kept part gives.
+pub(crate) enum KeptRead {
+    /// A page of a text part.
+    Text { mime: String, text: String, paging: Option<Paging> },
+    /// A whole blob part, as the server sent it (base64).
+    Blob { mime: String, blob: String },
+}
+
+/// The kept results of one router.
+pub struct KeptResults {
+    limits: KeptLimits,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Oldest first.
+    entries: VecDeque<Entry>,
+    /// Ids handed out (kept, going, or gone), so a reused call id gets a new one.
+    used: HashSet<String>,
+    /// Why an id is not (or no longer) kept.
+    gone: HashMap<String, String>,
+    memory: usize,
+    total: usize,
+    dir: Option<PathBuf>,
+    next_file: u64,
+}
+
+struct Entry {
+    id: String,
+    origin: String,
+    parts: Vec<PartSpec>,
+    bytes: usize,
+    body: Body,
+}
+
+enum Body {
+    /// The server's result, shared; texts decoded or serialized on first read.
+    Memory { result: Arc<CallToolResult>, texts: HashMap<PartSource, Arc<str>> },
+    /// One file per part, in `parts` order.
+    Disk(Vec<PathBuf>),
+}
+
+impl KeptResults {
+    /// An empty store.
+    pub fn new(limits: KeptLimits) -> Self {
+        Self { limits, state: Mutex::new(State::default()) }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether results are never kept (`kept_results_max = 0`).
+    pub(crate) fn is_off(&self) -> bool {
+        self.limits.max_results == 0
+    }
+
+    /// Why a result of `bytes` would not be kept, or `None` when it would.
+    pub(crate) fn refusal(&self, bytes: usize) -> Option<String> {
+        (bytes > self.limits.max_bytes).then(|| {
+            format!(
+                "the result ({bytes} bytes) is larger than kept_results_bytes ({})",
+                self.limits.max_bytes
+            )
+        })
+    }
+
+    /// A new id (and base URI) for a result of call `call_id`: the call id, percent-encoded,
+    /// with `~2`, `~3`… when a call id comes back.
+    pub(crate) fn reserve(&self, call_id: &str) -> String {
+        let encoded = encode(call_id);
+        let mut state = self.state();
+        let mut id = encoded.clone();
+        let mut n = 1;
+        while state.used.contains(&id) {
+            n += 1;
+            id = format!("{encoded}~{n}");
+        }
+        state.used.insert(id.clone());
+        format!("{RESULTS_PREFIX}{id}")
+    }
+
+    /// Keep `parts` of `result` under `base` (from [`KeptResults::reserve`]); `bytes` is the
+    /// result's measured size. Older results go to disk or expire to make room.
+    pub(crate) fn keep(
+        &self,
+        base: &str,
+        origin: String,
+        result: Arc<CallToolResult>,
+        parts: Vec<PartSpec>,
+        bytes: usize,
+    ) {
+        let id = base.trim_start_matches(RESULTS_PREFIX).to_string();
+        let body = Body::Memory { result, texts: HashMap::new() };
+        let mut state = self.state();
+        state.memory += bytes;
+        state.total += bytes;
+        state.entries.push_back(Entry { id, origin, parts, bytes, body });
+        self.make_room(&mut state);
+    }
+
+    /// Expire the oldest beyond the count and byte caps; move the oldest in memory to disk
+    /// beyond the memory cap.
+    fn make_room(&self, state: &mut State) {
+        while state.entries.len() > self.limits.max_results
+            || (state.total > self.limits.max_bytes && state.entries.len() > 1)
+        {
+            let Some(old) = state.entries.pop_front() else { break };
+            state.total -= old.bytes;
+            if let Body::Disk(files) = &old.body {
+                files.iter().for_each(|f| drop(fs::remove_file(f)));
+            } else {
+                state.memory -= old.bytes;
+            }
+            let why = format!(
+                "it expired: the router keeps the newest {} results and {} bytes in all; call the tool again",
+                self.limits.max_results, self.limits.max_bytes
+            );
+            state.gone.insert(old.id, why);
+        }
+        let mut i = 0;
+        while state.memory > self.limits.memory_bytes && i < state.entries.len() {
+            if matches!(state.entries[i].body, Body::Memory { .. }) {
+                spill(state, i);
+            }
+            i += 1;
+        }
+    }
+
+    /// Read `uri` (a part of a kept result) from `offset`, at most `budget` bytes of text.
+    pub(crate) fn read(&self, uri: &str, offset: usize, budget: usize) -> Result<KeptRead, String> {
+        let rest = uri.strip_prefix(RESULTS_PREFIX).unwrap_or(uri);
+        let (id, part) = rest.split_once('/').unwrap_or((rest, ""));
+        let state = self.state();
+        let Some(entry) = state.entries.iter().find(|e| e.id == id) else {
+            let base = format!("{RESULTS_PREFIX}{id}");
+            return Err(match state.gone.get(id) {
+                Some(why) => format!("the kept result {base} is not available: {why}"),
+                None => format!("{base} is not a tool result this router kept"),
+            });
+        };
+        let Some(index) = entry.parts.iter().position(|p| p.source.name() == part) else {
+            return Err(entry.index(&format!("{RESULTS_PREFIX}{id}")));
+        };
+        let spec = entry.parts[index].clone();
+        let source = entry.source(index);
+        drop(state);
+        let source = source.map_err(|e| format!("the kept result {uri} cannot be read: {e}"))?;
+        if spec.text {
+            let (text, paging) = source.page(offset, budget)?;
+            Ok(KeptRead::Text { mime: spec.mime, text, paging })
+        } else {
+            Ok(KeptRead::Blob { mime: spec.mime, blob: source.whole()? })
+        }
+    }
+}
+
+impl Default for KeptResults {
+    fn default() -> Self {
+        Self::new(KeptLimits::default())
+    }
+}
+
+impl Drop for KeptResults {
+    fn drop(&mut self) {
+        if let Some(dir) = self.state().dir.take() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Entry {
+    /// What the model reads for the kept result itself (or a part it does not have).
+    fn index(&self, base: &str) -> String {
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| {
+                let kind = if p.text { "text" } else { "base64" };
+                format!("{} ({}, {kind}, {} bytes)", part_uri(base, p.source), p.mime, p.bytes)
+            })
+            .collect();
+        format!(
+            "{base} is a kept result of {}; read one of its parts: {}",
+            self.origin,
+            parts.join(", ")
+        )
+    }
+
+    /// Where part `index`'s text (or base64) is, decoding or serializing it once if needed.
+    fn source(&self, index: usize) -> Result<Source, String> {
+        let spec = &self.parts[index];
+        match &self.body {
+            Body::Disk(files) => Ok(Source::File(files[index].clone(), spec.bytes)),
+            Body::Memory { result, texts } => match texts.get(&spec.source) {
+                Some(text) => Ok(Source::Owned(text.clone())),
+                None if borrowed(result, spec.source).is_some() => {
+                    Ok(Source::Shared(result.clone(), spec.source))
+                }
+                // Decoded or serialized on each read while in memory; these parts are rare.
+                None => owned_text(result, spec.source).map(|t| Source::Owned(t.into())),
+            },
+        }
+    }
+}
+
+/// A part's text (or base64) as it sits in the server's result, when it is there as a string.
+fn borrowed(result: &CallToolResult, source: PartSource) -> Option<&str> {
+    let PartSource::Content(i) = source else { return None };
+    match result.content.get(i)? {
+        ContentBlock::Text(text) => Some(&text.text),
+        ContentBlock::Image(image) => Some(&image.data),
+        ContentBlock::Audio(audio) => Some(&audio.data),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => Some(text),
+            ResourceContents::BlobResourceContents { blob, mime_type, .. }
+                if !mime_type.as_deref().is_some_and(crate::content::is_textual) =>
+            {
+                Some(blob)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A part's text that is not a string in the result: `structuredContent` as JSON, or an
+/// embedded textual blob decoded.
+fn owned_text(result: &CallToolResult, source: PartSource) -> Result<String, String> {
+    match source {
+        PartSource::Structured => serde_json::to_string(&result.structured_content)
+            .map_err(|e| format!("structuredContent cannot be serialized: {e}")),
+        PartSource::Content(i) => match result.content.get(i) {
+            Some(ContentBlock::Resource(embedded)) => match &embedded.resource {
+                ResourceContents::BlobResourceContents { blob, .. } => STANDARD
+                    .decode(blob.trim())
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or_else(|| "the embedded blob is not UTF-8 text".to_string()),
+                ResourceContents::TextResourceContents { text, .. } => Ok(text.clone()),
+                _ => Err(format!("content/{i} holds no text")),
+            },
+            _ => Err(format!("content/{i} holds no text")),
+        },
+    }
+}
+
+/// Move entry `i`'s parts to files; on failure it stays in memory.
+fn spill(state: &mut State, i: usize) {
+    let Ok(dir) = results_dir(&mut state.dir) else { return };
+    let entry = &state.entries[i];
+    let mut files = Vec::with_capacity(entry.parts.len());
+    for index in 0..entry.parts.len() {
+        let path = dir.join(format!("{}-{index}", state.next_file));
+        let written = entry
+            .source(index)
+            .and_then(|s| s.whole())
+            .and_then(|text| write_private(&path, text.as_bytes()).map_err(|e| e.to_string()));
+        if written.is_err() {
+            files.iter().chain([&path]).for_each(|f| drop(fs::remove_file(f)));
+            return;
+        }
+        files.push(path);
+    }
+    state.next_file += 1;
+    let bytes = state.entries[i].bytes;
+    state.entries[i].body = Body::Disk(files);
+    state.memory -= bytes;
+}
+
+/// The store's directory, made on first use: private to this user, named for this process.
+/// Directories left by router processes that are gone are removed first.
+fn results_dir(dir: &mut Option<PathBuf>) -> std::io::Result<PathBuf> {
+    if let Some(dir) = dir {
+        return Ok(dir.clone());
+    }
+    let tmp = std::env::temp_dir();
+    remove_orphans(&tmp);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let path = tmp.join(format!("mcp-router-results-{}-{nanos}", std::process::id()));
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&path)?;
+    *dir = Some(path.clone());
+    Ok(path)
+}
+
+fn remove_orphans(tmp: &Path) {
+    let Ok(read) = fs::read_dir(tmp) else { return };
+    for entry in read.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name.strip_prefix("mcp-router-results-").and_then(|r| r.split('-').next());
+        if let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok())
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)
+}
+
+/// Where a part's text is.
+enum Source {
+    Shared(Arc<CallToolResult>, PartSource),
+    Owned(Arc<str>),
+    File(PathBuf, usize),
+}
+
+impl Source {
+    fn whole(&self) -> Result<String, String> {
+        match self {
+            Self::Shared(result, source) => Ok(borrowed(result, *source).unwrap_or("").to_string()),
+            Self::Owned(text) => Ok(text.to_string()),
+            Self::File(path, _) => fs::read_to_string(path).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Text from `offset` (moved back to a character start), at most `budget` bytes, cut on a
+    /// character boundary; with the paging facts reads give.
+    fn page(&self, offset: usize, budget: usize) -> Result<(String, Option<Paging>), String> {
+        let (text, start, total) = match self {
+            Self::Shared(result, source) => {
+                let text = borrowed(result, *source).unwrap_or("");
+                let start = floor_char_boundary(text, offset.min(text.len()));
+                (page_of(text, start, budget).to_string(), start, text.len())
+            }
+            Self::Owned(text) => {
+                let start = floor_char_boundary(text, offset.min(text.len()));
+                (page_of(text, start, budget).to_string(), start, text.len())
+            }
+            Self::File(path, total) => {
+                let (text, start) = file_page(path, offset.min(*total), budget, *total)
+                    .map_err(|e| format!("the kept result cannot be read: {e}"))?;
+                (text, start, *total)
+            }
+        };
+        if offset > total {
+            return Err(format!("offset {offset} is past the end of the text ({total} bytes)"));
+        }
+        let end = start + text.len();
+        let truncated = end < total;
+        let paging = (truncated || start > 0).then_some(Paging {
+            offset: start,
+            total_bytes: total,
+            truncated,
+            next_offset: truncated.then_some(end),
+        });
+        Ok((text, paging))
+    }
+}
+
+fn page_of(text: &str, start: usize, budget: usize) -> &str {
+    let end = floor_char_boundary(text, start.saturating_add(budget));
+    &text[start..end]
+}
+
+/// A page of a file of UTF-8 text: from `offset` moved back to a character start (at most 3
+/// bytes), `budget` bytes at most, ending on a character boundary.
+fn file_page(
+    path: &Path,
+    offset: usize,
+    budget: usize,
+    total: usize,
+) -> std::io::Result<(String, usize)> {
+    let from = offset.saturating_sub(3);
+    let to = offset.saturating_add(budget).saturating_add(1).min(total);
+    let mut file = fs::File::open(path)?;
+    file.seek(SeekFrom::Start(from as u64))?;
+    let mut bytes = vec![0; to - from];
+    file.read_exact(&mut bytes)?;
+    let is_start = |b: u8| b & 0xC0 != 0x80;
+    let mut start = offset - from;
+    while start > 0 && start < bytes.len() && !is_start(bytes[start]) {
+        start -= 1;
+    }
+    let mut end = (offset + budget).min(total) - from;
+    while end > start && end < bytes.len() && !is_start(bytes[end]) {
+        end -= 1;
+    }
+    bytes.truncate(end);
+    bytes.drain(..start);
+    let text = String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    Ok((text, from + start))
+}
+
+/// `call_id` with every byte but ASCII letters, digits, `-`, `_` and `.` percent-encoded.
+fn encode(call_id: &str) -> String {
+    let mut out = String::with_capacity(call_id.len());
+    for b in call_id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.is_empty() { "result".to_string() } else { out }
+}
+
+#[cfg(test)]
+#[path = "kept_tests.rs"]
+mod tests;
