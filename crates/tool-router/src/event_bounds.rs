@@ -72,10 +72,7 @@ fn cut(call: &CallToolResult, limit: usize) -> CallToolResult {
             break;
         }
         let block = match block {
-            // A block's JSON around its text: `{"type":"text","text":""}`, with room to spare.
-            ContentBlock::Text(text) => {
-                ContentBlock::text(prefix(&text.text, left.saturating_sub(64)))
-            }
+            ContentBlock::Text(text) => text_within(&text.text, left),
             other => ContentBlock::text(describe(other, json_len(other))),
         };
         let size = json_len(&block);
@@ -91,6 +88,24 @@ fn cut(call: &CallToolResult, limit: usize) -> CallToolResult {
     copy.structured_content =
         call.structured_content.as_ref().filter(|s| json_len(*s) <= left).cloned();
     copy
+}
+
+/// A text block of the longest prefix of `text` whose JSON fits `left` bytes: escapes (newlines,
+/// quotes, control characters) can make the JSON up to six times the text, so the prefix
+/// shrinks until it fits.
+fn text_within(text: &str, left: usize) -> ContentBlock {
+    // A block's JSON around its text: `{"type":"text","text":""}`, with room to spare.
+    let mut room = left.saturating_sub(64);
+    loop {
+        let block = ContentBlock::text(prefix(text, room));
+        let size = json_len(&block);
+        if size <= left || room == 0 {
+            return block;
+        }
+        // Shrink in proportion to the overshoot (and a little more, so it ends).
+        room = (room as u128 * left as u128 / size as u128) as usize;
+        room = room.saturating_sub(8);
+    }
 }
 
 /// One line for a block the event leaves out.
@@ -160,6 +175,16 @@ mod tests {
         let bounded = result(Ok(CallResult::Text(SharedText::from("z".repeat(3_000)))), 1_000);
         assert_eq!(bounded.cut_from, Some(3_000));
         assert!(matches!(bounded.value, Ok(CallResult::Text(t)) if t.len() == 1_000));
+    }
+
+    #[test]
+    fn text_full_of_escapes_still_fills_the_event() {
+        let call = CallToolResult::success(vec![ContentBlock::text("a\n\"b".repeat(100_000))]);
+        let bounded = result(Ok(CallResult::Call(Arc::new(call))), 10_000);
+        let Ok(CallResult::Call(cut)) = bounded.value else { panic!() };
+        let size = json_len(cut.as_ref());
+        let shown = cut.content.first().and_then(|b| b.as_text()).map_or(0, |t| t.text.len());
+        assert!(size <= 10_000 && shown > 5_000, "{size} bytes of JSON, {shown} of text");
     }
 
     #[test]

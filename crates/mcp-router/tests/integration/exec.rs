@@ -36,6 +36,8 @@ pub(crate) struct ExecSession {
     stdin: Option<std::process::ChildStdin>,
     reader: BufReader<std::process::ChildStdout>,
     lines: Vec<Value>,
+    /// Bytes of stdout read so far, by the `call_id` of their line (`""` for lines without).
+    pub(crate) bytes_by_call: HashMap<String, usize>,
     _watchdog: std::sync::mpsc::Sender<()>,
 }
 
@@ -60,7 +62,14 @@ impl ExecSession {
                 let _ = Command::new("kill").args(["-9", &pid]).status();
             }
         });
-        Self { child, stdin, reader, lines: Vec::new(), _watchdog: watchdog }
+        Self {
+            child,
+            stdin,
+            reader,
+            lines: Vec::new(),
+            bytes_by_call: HashMap::new(),
+            _watchdog: watchdog,
+        }
     }
 
     pub(crate) fn send(&mut self, line: &Value) {
@@ -84,8 +93,7 @@ impl ExecSession {
                 self.reader.read_line(&mut line).expect("read") > 0,
                 "exec ended before {call_id}"
             );
-            let value: Value = serde_json::from_str(&line).expect("JSON line");
-            self.lines.push(value.clone());
+            let value = self.parse(&line);
             if is_output(&value) {
                 return value["output"].clone();
             }
@@ -103,12 +111,20 @@ impl ExecSession {
                 self.reader.read_line(&mut line).expect("read") > 0,
                 "exec ended before {what}"
             );
-            let value: Value = serde_json::from_str(&line).expect("JSON line");
-            self.lines.push(value.clone());
+            let value = self.parse(&line);
             if wanted(&value) {
                 return value;
             }
         }
+    }
+
+    /// One stdout line, recorded and counted.
+    fn parse(&mut self, line: &str) -> Value {
+        let value: Value = serde_json::from_str(line).expect("JSON line");
+        let call_id = value["call_id"].as_str().unwrap_or_default().to_string();
+        *self.bytes_by_call.entry(call_id).or_default() += line.len();
+        self.lines.push(value.clone());
+        value
     }
 
     /// Close stdin, read everything left, wait for the exit code.

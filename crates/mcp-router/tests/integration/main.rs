@@ -18,6 +18,7 @@ mod manager;
 mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
+mod results;
 mod startup;
 mod support;
 mod telemetry;

@@ -40,6 +40,16 @@ impl Harness {
         Self::start_with_host(servers, options, Arc::new(mcp_connection_manager::DefaultHost))
     }
 
+    /// A harness whose router has `settings` (budgets, kept results).
+    pub(crate) fn start_with_settings(
+        servers: Vec<ServerConfig>,
+        settings: &tool_router::RouterSettings,
+    ) -> Self {
+        let mut h = Self::start(servers);
+        h.router = ToolRouter::with_mcp_settings(h.manager.clone(), settings).expect("router");
+        h
+    }
+
     pub(crate) fn start_with_host(
         servers: Vec<ServerConfig>,
         options: ManagerOptions,
