@@ -334,16 +334,16 @@ mod tests {
         assert_eq!((s.tool_result_budget_bytes, s.inline_resource_links_bytes), (4096, 2048));
         let kept = tool_router::KeptLimits { max_results: 3, max_bytes: 5000, memory_bytes: 0 };
         assert_eq!(s.kept_results, kept);
-        let reserved = parse_config_file(
-            "[mcp_servers.mcp-router]\ncommand = \"x\"\n[mcp_servers.ok]\ncommand = \"y\"\n",
-            ConfigFormat::CodexToml,
-            Path::new("c.toml"),
-        )
-        .expect_err("a reserved name is refused as an invalid one is");
-        assert_eq!(
-            reserved.to_string(),
-            "c.toml: server `mcp-router`: the name is reserved for the tool results the router keeps; choose another"
-        );
+        let text = "[mcp_servers.mcp-router]\ncommand = \"x\"\n[mcp_servers.ok]\ncommand = \"y\"\n";
+        let why = "c.toml: server `mcp-router`: the name is reserved for the tool results the router keeps; choose another";
+        let path = Path::new("c.toml");
+        let strict = parse_config_file(text, ConfigFormat::CodexToml, path).expect_err("strict");
+        assert_eq!(strict.to_string(), why);
+        let lenient =
+            parse_config_file_with(text, ConfigFormat::CodexToml, path, Strictness::Lenient)
+                .expect("the other server runs");
+        assert_eq!(lenient.servers.len(), 1);
+        assert_eq!(lenient.unusable[0].error, why);
     }
 
     #[test]

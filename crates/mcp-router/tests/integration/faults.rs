@@ -117,9 +117,7 @@ async fn a_fifty_megabyte_answer_is_cut_to_the_budget() {
         tool: "mcp__big__huge",
         arguments: r#"{"mb": 50}"#,
         limit: 31 * SECOND,
-        expect: &[
-            "[truncated: 65536 of 52428800 bytes shown; read_mcp_resource with server",
-        ],
+        expect: &["[truncated: 65536 of 52428800 bytes shown; read_mcp_resource with server"],
         success: true,
     };
     run(case).await;
@@ -328,9 +326,7 @@ async fn http_hang_forever() {
 
 #[tokio::test]
 async fn http_fifty_megabyte_answer() {
-    let expect = &[
-        "[truncated: 65536 of 52428800 bytes shown; read_mcp_resource with server",
-    ];
+    let expect = &["[truncated: 65536 of 52428800 bytes shown; read_mcp_resource with server"];
     over_http("webbig", "huge", r#"{"mb": 50}"#, 30 * SECOND, expect, true).await;
 }
 
