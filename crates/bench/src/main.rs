@@ -6,6 +6,7 @@
 mod alloc;
 mod e2e;
 mod fuzz;
+mod results;
 mod server;
 mod workloads;
 
@@ -68,6 +69,9 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     if wanted("e2e") {
         // On a runtime worker, as P1 (and an agent's calls) are.
         rows.extend(tokio::spawn(e2e::rows_all(quick)).await??);
+    }
+    if wanted("e5") || wanted("e2e") {
+        rows.extend(tokio::spawn(results::big_result(quick)).await??);
     }
     // Workloads that start many processes run before the ones that fill this process's
     // memory: a server is started by fork (its pre-exec step sets the parent-death signal),

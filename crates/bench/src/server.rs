@@ -153,6 +153,18 @@ impl Updates {
     }
 }
 
+/// The `big` tool (called, never listed): `bytes` bytes of text, lines of 64 (E5).
+fn big_result(arguments: Option<&rmcp::model::JsonObject>) -> Result<CallToolResult, ErrorData> {
+    let bytes = arguments
+        .and_then(|a| a.get("bytes"))
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| ErrorData::invalid_params("bytes: a non-negative integer", None))?;
+    let line = "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXY\n";
+    let mut text = line.repeat(bytes as usize / line.len() + 1);
+    text.truncate(bytes as usize);
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+}
+
 fn updates_tool() -> Tool {
     let schema = serde_json::json!({
         "type": "object",
@@ -228,6 +240,9 @@ impl ServerHandler for BenchServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "big" {
+            return Ok(big_result(request.arguments.as_ref())?.into());
+        }
         if !self.options.subscribe || request.name != "updates" {
             return Err(ErrorData::invalid_params(format!("no tool {}", request.name), None));
         }

@@ -58,6 +58,12 @@ pub(crate) struct Bare {
 }
 
 pub(crate) async fn bare(options: &Options) -> anyhow::Result<Bare> {
+    bare_lines_up_to(options, rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH).await
+}
+
+/// A bare client that takes lines up to `max_line` bytes (rmcp drops longer ones, 16 MiB by
+/// default, and the request then waits for an answer that never comes).
+pub(crate) async fn bare_lines_up_to(options: &Options, max_line: usize) -> anyhow::Result<Bare> {
     let mut child = tokio::process::Command::new(std::env::current_exe()?)
         .args(options.args())
         .stdin(std::process::Stdio::piped())
@@ -69,7 +75,9 @@ pub(crate) async fn bare(options: &Options) -> anyhow::Result<Bare> {
     };
     let config = ClientConfig::new(ClientCapabilities::default(), Implementation::new("bare", "1"))
         .with_protocol_version(ProtocolVersion::V_2025_11_25);
-    let client = config.serve((stdout, stdin)).await?;
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+        .with_max_line_length(max_line);
+    let client = config.serve(transport).await?;
     client.set_response_cache_config(ClientCacheConfig::disabled()).await;
     Ok(Bare { client, _child: child })
 }

@@ -87,7 +87,7 @@ pub(crate) enum KeptRead {
 /// The kept results of one router.
 pub struct KeptResults {
     limits: KeptLimits,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
 }
 
 #[derive(Default)]
@@ -102,6 +102,10 @@ struct State {
     total: usize,
     dir: Option<PathBuf>,
     next_file: u64,
+    /// Results being written to the directory (off the call's path), and their bytes.
+    spilling: HashSet<String>,
+    spilling_bytes: usize,
+    writers: Vec<std::thread::JoinHandle<()>>,
 }
 
 struct Entry {
@@ -122,7 +126,7 @@ enum Body {
 impl KeptResults {
     /// An empty store.
     pub fn new(limits: KeptLimits) -> Self {
-        Self { limits, state: Mutex::new(State::default()) }
+        Self { limits, state: Arc::new(Mutex::new(State::default())) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -197,13 +201,54 @@ impl KeptResults {
             );
             state.gone.insert(old.id, why);
         }
-        let mut i = 0;
-        while state.memory > self.limits.memory_bytes && i < state.entries.len() {
-            if matches!(state.entries[i].body, Body::Memory { .. }) {
-                spill(state, i);
+        self.spill_oldest(state);
+    }
+
+    /// Beyond the memory cap, write the oldest results in memory to the directory: on a thread
+    /// of its own, so the call that went over the cap does not wait for the disk. Until a
+    /// result is written it is read from memory.
+    fn spill_oldest(&self, state: &mut State) {
+        let mut jobs = Vec::new();
+        for i in 0..state.entries.len() {
+            if state.memory.saturating_sub(state.spilling_bytes) <= self.limits.memory_bytes {
+                break;
             }
-            i += 1;
+            let entry = &state.entries[i];
+            let Body::Memory { result, texts } = &entry.body else { continue };
+            if state.spilling.contains(&entry.id) {
+                continue;
+            }
+            let job = SpillJob {
+                id: entry.id.clone(),
+                result: result.clone(),
+                texts: texts.clone(),
+                parts: entry.parts.clone(),
+                bytes: entry.bytes,
+                file: state.next_file,
+            };
+            let Ok(dir) = results_dir(&mut state.dir) else { return };
+            state.spilling.insert(job.id.clone());
+            state.spilling_bytes += job.bytes;
+            state.next_file += 1;
+            jobs.push((dir, job));
         }
+        if jobs.is_empty() {
+            return;
+        }
+        state.writers.retain(|w| !w.is_finished());
+        let shared = self.state.clone();
+        let writer = std::thread::spawn(move || {
+            for (dir, job) in jobs {
+                job.run(&dir, &shared);
+            }
+        });
+        state.writers.push(writer);
+    }
+
+    /// Wait for the results being written to the directory.
+    pub(crate) fn settle(&self) {
+        let writers = std::mem::take(&mut self.state().writers);
+        writers.into_iter().for_each(|w| drop(w.join()));
     }
 
     /// Read `uri` (a part of a kept result) from `offset`, at most `budget` bytes of text.
@@ -242,6 +287,7 @@ impl Default for KeptResults {
 
 impl Drop for KeptResults {
     fn drop(&mut self) {
+        self.settle();
         if let Some(dir) = self.state().dir.take() {
             let _ = fs::remove_dir_all(dir);
         }
@@ -266,20 +312,27 @@ impl Entry {
         )
     }
 
-    /// Where part `index`'s text (or base64) is, decoding or serializing it once if needed.
+    /// Where part `index`'s text (or base64) is.
     fn source(&self, index: usize) -> Result<Source, String> {
         let spec = &self.parts[index];
         match &self.body {
             Body::Disk(files) => Ok(Source::File(files[index].clone(), spec.bytes)),
-            Body::Memory { result, texts } => match texts.get(&spec.source) {
-                Some(text) => Ok(Source::Owned(text.clone())),
-                None if borrowed(result, spec.source).is_some() => {
-                    Ok(Source::Shared(result.clone(), spec.source))
-                }
-                // Decoded or serialized on each read while in memory; these parts are rare.
-                None => owned_text(result, spec.source).map(|t| Source::Owned(t.into())),
-            },
+            Body::Memory { result, texts } => memory_source(result, texts, spec.source),
         }
+    }
+}
+
+/// Where a part of a result in memory is: the string in the result, or a text decoded or
+/// serialized for it (on each read while in memory; these parts are rare).
+fn memory_source(
+    result: &Arc<CallToolResult>,
+    texts: &HashMap<PartSource, Arc<str>>,
+    source: PartSource,
+) -> Result<Source, String> {
+    match texts.get(&source) {
+        Some(text) => Ok(Source::Owned(text.clone())),
+        None if borrowed(result, source).is_some() => Ok(Source::Shared(result.clone(), source)),
+        None => owned_text(result, source).map(|t| Source::Owned(t.into())),
     }
 }
 
@@ -324,27 +377,44 @@ fn owned_text(result: &CallToolResult, source: PartSource) -> Result<String, Str
     }
 }
 
-/// Move entry `i`'s parts to files; on failure it stays in memory.
-fn spill(state: &mut State, i: usize) {
-    let Ok(dir) = results_dir(&mut state.dir) else { return };
-    let entry = &state.entries[i];
-    let mut files = Vec::with_capacity(entry.parts.len());
-    for index in 0..entry.parts.len() {
-        let path = dir.join(format!("{}-{index}", state.next_file));
-        let written = entry
-            .source(index)
-            .and_then(|s| s.whole())
-            .and_then(|text| write_private(&path, text.as_bytes()).map_err(|e| e.to_string()));
-        if written.is_err() {
-            files.iter().chain([&path]).for_each(|f| drop(fs::remove_file(f)));
-            return;
+/// A result in memory to be written to the directory.
+struct SpillJob {
+    id: String,
+    result: Arc<CallToolResult>,
+    texts: HashMap<PartSource, Arc<str>>,
+    parts: Vec<PartSpec>,
+    bytes: usize,
+    file: u64,
+}
+
+impl SpillJob {
+    /// Write every part to a file of its own, then switch the entry to them; on failure (or
+    /// when the result expired meanwhile) the files go and the entry stays as it was.
+    fn run(self, dir: &Path, state: &Mutex<State>) {
+        let mut files = Vec::with_capacity(self.parts.len());
+        let mut ok = true;
+        for (index, spec) in self.parts.iter().enumerate() {
+            let path = dir.join(format!("{}-{index}", self.file));
+            ok = memory_source(&self.result, &self.texts, spec.source)
+                .and_then(|s| s.write_to(&path))
+                .is_ok();
+            files.push(path);
+            if !ok {
+                break;
+            }
         }
-        files.push(path);
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        state.spilling.remove(&self.id);
+        state.spilling_bytes -= self.bytes;
+        let entry = state.entries.iter_mut().find(|e| e.id == self.id);
+        match entry {
+            Some(entry) if ok && matches!(entry.body, Body::Memory { .. }) => {
+                entry.body = Body::Disk(files);
+                state.memory -= self.bytes;
+            }
+            _ => files.iter().for_each(|f| drop(fs::remove_file(f))),
+        }
     }
-    state.next_file += 1;
-    let bytes = state.entries[i].bytes;
-    state.entries[i].body = Body::Disk(files);
-    state.memory -= bytes;
 }
 
 /// The store's directory, made on first use: private to this user, named for this process.
@@ -403,6 +473,18 @@ impl Source {
             Self::Owned(text) => Ok(text.to_string()),
             Self::File(path, _) => fs::read_to_string(path).map_err(|e| e.to_string()),
         }
+    }
+
+    /// Write the whole text to a new private file at `path`, without copying it first.
+    fn write_to(&self, path: &Path) -> Result<(), String> {
+        let written = match self {
+            Self::Shared(result, source) => {
+                write_private(path, borrowed(result, *source).unwrap_or("").as_bytes())
+            }
+            Self::Owned(text) => write_private(path, text.as_bytes()),
+            Self::File(from, _) => fs::copy(from, path).map(drop),
+        };
+        written.map_err(|e| e.to_string())
     }
 
     /// Text from `offset` (moved back to a character start), at most `budget` bytes, cut on a

@@ -165,3 +165,16 @@ fn decoded_lengths_of_base64() {
         assert_eq!(decoded_len(&data), n, "{data}");
     }
 }
+
+#[test]
+fn the_cut_result_the_model_reads() {
+    let image = STANDARD.encode([7u8; 60]);
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text("The report (first part):\n"),
+        ContentBlock::text("row; ".repeat(40)),
+        ContentBlock::image(image.clone(), "image/png"),
+        ContentBlock::image(image, "image/png"),
+    ]);
+    result.structured_content = Some(json!({"rows": vec!["row"; 20]}));
+    insta::assert_json_snapshot!("cut_tool_result", budgeted(&result, &policy(64)).result);
+}
