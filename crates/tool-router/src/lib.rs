@@ -19,6 +19,7 @@ mod handler;
 mod handlers;
 mod invocation;
 pub mod kept;
+mod kept_parts;
 mod links;
 mod result_budget;
 mod router;

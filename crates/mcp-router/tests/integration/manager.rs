@@ -522,9 +522,14 @@ async fn a_call_to_an_http_server_that_is_gone_says_connection_refused_in_words(
     drop(web);
     let output = h.call("mcp__web__echo", r#"{"text":"two"}"#).await;
     let ToolOutput::Mcp { result: Err(error) } = &output else { panic!("{output:?}") };
-    // The request never reached a server, so it was sent again after a restart, which met
-    // the closed port.
-    assert!(error.contains(&format!("connection refused by {addr}")), "{error}");
+    // Either the client saw the pooled connection close first (then the request never
+    // reached a server, was sent again after a restart and met the closed port), or the call
+    // went out on it and the close came back instead of an answer (a tools/call is then not
+    // repeated: it may have had its effect). Which comes first is the kernel's race; both say
+    // so in words, with the address.
+    let refused = format!("connection refused by {addr}");
+    let closed = format!("the server closed the connection ({addr}) before it answered");
+    assert!(error.contains(&refused) || error.contains(&closed), "{error}");
     assert!(!error.contains("::") && !error.contains('<'), "{error}");
     assert!(error.len() < 200, "{error}");
     h.manager.shutdown().await;
