@@ -20,6 +20,8 @@ fn keep_text(store: &KeptResults, call_id: &str, text: &str) -> String {
         vec![text_part(0, text.len())],
         text.len(),
     );
+    // Results past the memory cap are written on a thread of their own: wait for it.
+    store.settle();
     base
 }
 
@@ -54,6 +56,7 @@ fn paging_a_kept_text_to_the_end_gives_it_back_exactly_from_memory_and_from_disk
     // Memory cap 0: every result goes to the private directory.
     let disk = KeptResults::new(KeptLimits { memory_bytes: 0, ..KeptLimits::default() });
     let base = keep_text(&disk, "call_1", &text);
+    assert!(matches!(disk.state().entries[0].body, Body::Disk(_)), "written to the directory");
     let (read, _) = page_through(&disk, &format!("{base}/content/0"), 999);
     assert_eq!(read, text);
 }

@@ -243,3 +243,23 @@ async fn a_kept_result_outlives_its_server_and_expires_past_the_count() {
         content.as_str()
     );
 }
+
+#[tokio::test]
+async fn small_linked_resources_are_embedded_after_their_link_when_asked() {
+    let settings =
+        RouterSettings { inline_resource_links_bytes: 1024, ..RouterSettings::default() };
+    let py = Target::python_stdio("results_fixture.py").config("py");
+    let h = Harness::start_with_settings(vec![py], &settings);
+    let result = blocks(&h.call("mcp__py__linked", "{}").await);
+    assert_eq!(result["content"][1]["type"], "resource_link");
+    assert_eq!(
+        result["content"][2],
+        json!({"type": "resource", "resource": {"uri": "hidden://note", "mimeType": "text/plain", "text": "a note only a link leads to"}})
+    );
+    // Larger than the setting: the link alone.
+    let tight = RouterSettings { inline_resource_links_bytes: 10, ..RouterSettings::default() };
+    let py = Target::python_stdio("results_fixture.py").config("py");
+    let h = Harness::start_with_settings(vec![py], &tight);
+    let result = blocks(&h.call("mcp__py__linked", "{}").await);
+    assert_eq!(result["content"].as_array().map(Vec::len), Some(2), "{result}");
+}
