@@ -10,6 +10,15 @@ use crate::error::McpError;
 use crate::listing::{Aggregate, ListKind, Page, Reuse, SharedListing};
 use crate::qualify::QualifiedTool;
 
+/// What [`McpBackend::known_tools`] knows.
+#[derive(Debug, Clone, Default)]
+pub struct KnownTools {
+    /// Every model-visible tool of the servers whose tools are known.
+    pub tools: Vec<QualifiedTool>,
+    /// Servers whose tools are not known yet, sorted.
+    pub unknown: Vec<String>,
+}
+
 /// The MCP side of the router. The connection manager is the real implementation; tests may
 /// provide others to reach corners real servers rarely show.
 ///
@@ -69,6 +78,12 @@ pub trait McpBackend: Send + Sync {
     /// Every model-visible MCP tool. Never restarts a server; may start a lazy server that has
     /// no tool catalog yet, to learn its tools.
     async fn list_tools(&self) -> Vec<QualifiedTool>;
+    /// The MCP tools known now, without starting, restarting or waiting for any server: the
+    /// live lists of ready servers and the tool catalogs of the others. Servers whose tools
+    /// are not known yet (starting, or lazy, without a catalog) are named in `unknown`.
+    async fn known_tools(&self) -> KnownTools {
+        KnownTools { tools: self.list_tools().await, unknown: Vec::new() }
+    }
     /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
     /// rule.
     ///

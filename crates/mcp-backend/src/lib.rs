@@ -14,7 +14,7 @@ mod listing;
 mod paging;
 mod qualify;
 
-pub use backend::McpBackend;
+pub use backend::{KnownTools, McpBackend};
 pub use call_scope::{current_call_id, with_call_id};
 pub use error::{McpError, SignIn};
 pub use kept::KeptListings;

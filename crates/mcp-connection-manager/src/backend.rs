@@ -2,13 +2,11 @@
 //! lists, reads, tool calls, completion, the tool set and the resource changes. Every request
 //! goes through the manager's `request`/`exchange` (timeouts, the `failed()` step).
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use futures::future::join_all;
 use mcp_backend::{
-    Aggregate, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse, SharedListing,
-    find_listed_tool, resolve_tool_name,
+    Aggregate, KnownTools, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse,
+    SharedListing, find_listed_tool, resolve_tool_name,
 };
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
@@ -186,27 +184,11 @@ impl McpBackend for McpConnectionManager {
             }
         }))
         .await;
-        let mut from_catalog = false;
-        let mut lists = Vec::new();
-        for (name, managed) in servers {
-            let tools = match &*managed.state.borrow() {
-                ServerState::Ready { conn, .. } => conn.tools(),
-                ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
-                    Some(catalog) => {
-                        managed.catalog.mark_served();
-                        from_catalog = true;
-                        Arc::new(catalog.tools.clone())
-                    }
-                    None => continue,
-                },
-                ServerState::Failed { .. } => continue,
-            };
-            lists.push((name, tools));
-        }
-        if !from_catalog {
-            return self.qualified_tools().as_ref().clone();
-        }
-        crate::catalog::qualify_lists(&lists)
+        self.tools_known_now().tools
+    }
+
+    async fn known_tools(&self) -> KnownTools {
+        self.tools_known_now()
     }
 
     /// The server and original tool name behind a qualified name, by

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use mcp_backend::{KeptListings, McpError, QualifiedTool, SignIn};
+use mcp_backend::{KeptListings, KnownTools, McpError, QualifiedTool, SignIn};
 use router_protocol::EventSender;
 
 use crate::catalog::ToolCatalog;
@@ -248,6 +248,37 @@ impl McpConnectionManager {
 
     pub(crate) fn qualified_tools(&self) -> Arc<Vec<QualifiedTool>> {
         self.catalog.tools(&self.servers.ready_connections())
+    }
+
+    /// The tools of ready servers and the catalogs of starting or lazy ones; the servers of
+    /// neither kind without a catalog are `unknown`. Only looks.
+    pub(crate) fn tools_known_now(&self) -> KnownTools {
+        let mut from_catalog = false;
+        let (mut lists, mut unknown) = (Vec::new(), Vec::new());
+        for (name, managed) in &self.servers.servers {
+            let tools = match &*managed.state.borrow() {
+                ServerState::Ready { conn, .. } => conn.tools(),
+                ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
+                    Some(catalog) => {
+                        managed.catalog.mark_served();
+                        from_catalog = true;
+                        Arc::new(catalog.tools.clone())
+                    }
+                    None => {
+                        unknown.push(name.clone());
+                        continue;
+                    }
+                },
+                ServerState::Failed { .. } => continue,
+            };
+            lists.push((name, tools));
+        }
+        let tools = if from_catalog {
+            crate::catalog::qualify_lists(&lists)
+        } else {
+            self.qualified_tools().as_ref().clone()
+        };
+        KnownTools { tools, unknown }
     }
 
     /// A request failed in rmcp. A broken connection is marked dead (not retried here: a

@@ -11,8 +11,10 @@
 //! the servers down and exits 0; on SIGTERM or SIGINT it shuts the servers down and exits 143/130.
 //!
 //! The line `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional, OpenAI
-//! by default) asks for the tool specs as they are now (e.g. after `mcp_tools_changed`):
-//! answered with `{"type": "tools", "format": "…", "tools": [<spec>, …]}`.
+//! by default) asks for the tool specs as they are now (e.g. after `mcp_tools_changed` or
+//! `mcp_tools_revealed`), answered with `{"type": "tools", "format": "…", "tools": [<spec>, …]}`
+//! (with tool search on, plus `"revealed": [<qualified name>, …]`). `{"type": "reset_tools"}`
+//! forgets the revealed tools (a new conversation): `{"type": "tools_reset", "forgotten": n}`.
 //! `{"type": "take_notices"}` takes the pending "resources you read changed" notices:
 //! `{"type": "notices", "changed": [{server, uri, detected_at}, …], "text": "…" | null}`.
 
@@ -115,6 +117,10 @@ impl Session {
                 self.list_tools(number, format.as_deref(), calls)
             }
             Ok(ExecInput::TakeNotices) => self.take_notices(),
+            Ok(ExecInput::ResetTools) => {
+                let forgotten = self.running.router.reset_revealed_tools();
+                let _ = self.out.send(ExecOutput::ToolsReset { forgotten }.into());
+            }
             Ok(_) => {
                 let message = "invalid input line: a request this loop does not take".to_string();
                 self.error(Rejected { message, call_id: None }, Some(number))
@@ -183,7 +189,8 @@ impl Session {
         calls.spawn(async move {
             let specs = running.router.specs().await;
             let tools = specs.iter().map(|spec| spec.to_format(format)).collect();
-            let _ = out.send(ExecOutput::Tools { format: name, tools }.into());
+            let revealed = running.router.revealed_tools();
+            let _ = out.send(ExecOutput::Tools { format: name, tools, revealed }.into());
         });
     }
 

@@ -157,10 +157,28 @@ pub fn parse_config_file_with(
     };
     let mut out = Vec::with_capacity(servers.len());
     let mut unusable = Vec::new();
+    let mut always_load = std::collections::BTreeSet::new();
     for (name, value) in servers {
         let server = ServerWalker { path, name, format };
         match server.parse(value) {
-            Ok(config) => out.push(config),
+            Ok(config) => {
+                match value.get("always_load_tools") {
+                    None | Some(Value::Bool(false)) => {}
+                    Some(Value::Bool(true)) => drop(always_load.insert(config.name.clone())),
+                    Some(other) => {
+                        let e = server.err(
+                            "always_load_tools",
+                            format!("expected true or false, found {other}"),
+                        );
+                        if strictness == Strictness::Strict {
+                            return Err(e);
+                        }
+                        unusable.push(UnusableServer { name: name.clone(), error: e.to_string() });
+                        continue;
+                    }
+                }
+                out.push(config);
+            }
             Err(e) if strictness == Strictness::Lenient => {
                 // Said once by whoever uses the file (the CLI on stderr, the manager in an event).
                 tracing::debug!(server = %name, error = %e, "server entry left out");
@@ -178,6 +196,8 @@ pub fn parse_config_file_with(
         None => (RouterSettings::default(), ManagerOptions::default(), true),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
+    let mut settings = settings;
+    settings.always_load_servers = always_load;
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
 }
 
@@ -221,6 +241,20 @@ fn parse_settings(
             "kept_results_bytes" => settings.kept_results.max_bytes = bytes(0)?,
             "kept_results_memory_bytes" => settings.kept_results.memory_bytes = bytes(0)?,
             "inline_resource_links_bytes" => settings.inline_resource_links_bytes = bytes(0)?,
+            "tool_search" => {
+                settings.tool_search = match value.as_str() {
+                    Some("auto") => tool_router::ToolSearchMode::Auto,
+                    Some("on") => tool_router::ToolSearchMode::On,
+                    Some("off") => tool_router::ToolSearchMode::Off,
+                    _ => {
+                        return Err(err(
+                            key,
+                            format!("expected \"auto\", \"on\" or \"off\", found {value}"),
+                        ));
+                    }
+                }
+            }
+            "tool_search_threshold_bytes" => settings.tool_search_threshold_bytes = bytes(0)?,
             "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "progress_interval_ms" => {
@@ -334,6 +368,25 @@ mod tests {
         assert_eq!((s.tool_result_budget_bytes, s.inline_resource_links_bytes), (4096, 2048));
         let kept = tool_router::KeptLimits { max_results: 3, max_bytes: 5000, memory_bytes: 0 };
         assert_eq!(s.kept_results, kept);
+        let search = parse_config_file(
+            "[mcp_router]\ntool_search = \"on\"\ntool_search_threshold_bytes = 100\n[mcp_servers.a]\ncommand = \"x\"\nalways_load_tools = true\n[mcp_servers.b]\ncommand = \"y\"\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        assert_eq!(search.settings.tool_search, tool_router::ToolSearchMode::On);
+        assert_eq!(search.settings.tool_search_threshold_bytes, 100);
+        assert_eq!(search.settings.always_load_servers, ["a".to_string()].into());
+        let bad = parse_config_file(
+            "[mcp_router]\ntool_search = true\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect_err("not a mode");
+        assert_eq!(
+            bad.to_string(),
+            "c.toml: `mcp_router`: key `tool_search`: expected \"auto\", \"on\" or \"off\", found true"
+        );
         let text = "[mcp_servers.mcp-router]\ncommand = \"x\"\n[mcp_servers.ok]\ncommand = \"y\"\n";
         let why = "c.toml: server `mcp-router`: the name is reserved for the tool results the router keeps; choose another";
         let path = Path::new("c.toml");

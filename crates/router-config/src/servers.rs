@@ -42,6 +42,7 @@ const CODEX_KEYS: &[&str] = &[
     "oauth_resource",
     "client_credentials",
     "oauth",
+    "always_load_tools",
 ];
 const MCP_JSON_KEYS: &[&str] = &[
     "command",
@@ -59,6 +60,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "oauth_resource",
     "client_credentials",
     "oauth",
+    "always_load_tools",
 ];
 
 impl ServerWalker<'_> {

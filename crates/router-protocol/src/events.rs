@@ -31,6 +31,8 @@ pub enum EventMsg {
     McpServerRequest(McpServerRequestEvent),
     /// A server's tool list changed and was read again: send the model new specs next turn.
     McpToolsChanged(McpToolsChangedEvent),
+    /// With tool search on: MCP tools the model found (or called) join the specs, appended.
+    McpToolsRevealed(McpToolsRevealedEvent),
     /// A server said its resource or template list changed; cached lists of it were dropped.
     McpResourcesChanged(McpResourcesChangedEvent),
     /// A resource the model read changed on its server (the model is told on its next
@@ -77,6 +79,14 @@ pub struct McpToolsChangedEvent {
     pub added: Vec<String>,
     /// Qualified names no longer offered, sorted.
     pub removed: Vec<String>,
+}
+
+/// `mcp_tools_revealed`: with tool search on, qualified names appended to the specs (a search
+/// found them, or the model called one by name), in the order they were appended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolsRevealedEvent {
+    /// Qualified names (`mcp__server__tool`) newly in the specs.
+    pub tools: Vec<String>,
 }
 
 /// `mcp_resources_changed`: `notifications/resources/list_changed` from a server.
@@ -384,6 +394,10 @@ mod tests {
             removed: vec![],
         });
         insta::assert_json_snapshot!("tools_changed", tools);
+        let revealed = EventMsg::McpToolsRevealed(McpToolsRevealedEvent {
+            tools: vec!["mcp__time__get_current_time".to_string()],
+        });
+        insta::assert_json_snapshot!("tools_revealed", revealed);
         let resources =
             EventMsg::McpResourcesChanged(McpResourcesChangedEvent { server: "docs".to_string() });
         insta::assert_json_snapshot!("resources_changed", resources);

@@ -5,7 +5,8 @@
 //! - a call: `{"call_id": "…", "name": "…", "arguments": "<JSON text>" | {…} | absent}`; other
 //!   fields (e.g. `"type": "function_call"` of a Responses API item) are ignored;
 //! - `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional);
-//! - `{"type": "take_notices"}`.
+//! - `{"type": "take_notices"}`;
+//! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten).
 
 use std::fmt;
 
@@ -28,6 +29,8 @@ pub enum ExecInput {
     },
     /// The pending "resources you read changed" notices.
     TakeNotices,
+    /// A new conversation: forget the tools tool search revealed.
+    ResetTools,
 }
 
 /// A call line.
@@ -154,6 +157,7 @@ impl<'de> Visitor<'de> for InputVisitor {
         match kind.as_deref() {
             Some("list_tools") => Ok(ExecInput::ListTools { format }),
             Some("take_notices") => Ok(ExecInput::TakeNotices),
+            Some("reset_tools") => Ok(ExecInput::ResetTools),
             _ => Ok(ExecInput::Call(ExecCall {
                 call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
                 name: name.ok_or_else(|| de::Error::missing_field("name"))?,
@@ -181,6 +185,15 @@ pub enum ExecOutput {
         format: &'static str,
         /// The specs in that format.
         tools: Vec<Value>,
+        /// With tool search on: the qualified names revealed so far, in the order they were
+        /// appended to `tools` (absent when tool search is off).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        revealed: Option<Vec<String>>,
+    },
+    /// The answer to `reset_tools`: how many revealed tools were forgotten.
+    ToolsReset {
+        /// The number forgotten.
+        forgotten: usize,
     },
     /// The answer to `take_notices`.
     Notices {
@@ -226,6 +239,7 @@ mod tests {
                 ExecInput::ListTools { format: Some("anthropic".into()) },
             ),
             (r#"{"type":"take_notices"}"#, ExecInput::TakeNotices),
+            (r#"{"type":"reset_tools"}"#, ExecInput::ResetTools),
         ];
         for (line, expected) in cases {
             assert_eq!(ExecInput::parse(line), Ok(expected), "{line}");

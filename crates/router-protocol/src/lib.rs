@@ -14,7 +14,8 @@ pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
     McpServerFailedEvent, McpServerReadyEvent, McpServerRequestEvent, McpServerRestartingEvent,
     McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent,
-    McpToolsChangedEvent, ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
+    McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary, ServerCapabilitySummary,
+    ServerFailure, duration_ms,
 };
 pub use exec::{ExecCall, ExecInput, ExecOutput, Rejected, call_id_of};
 pub use output::{ContentItem, ResourceChange, ToolOutput};

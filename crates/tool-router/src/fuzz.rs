@@ -40,6 +40,7 @@ pub fn fake_router() -> ToolRouter {
         ContentPolicy::default(),
         Some(data),
         Default::default(),
+        Default::default(),
     )
 }
 

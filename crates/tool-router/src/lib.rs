@@ -23,11 +23,13 @@ mod kept_parts;
 mod links;
 mod result_budget;
 mod router;
+mod search_index;
 mod settings;
 mod spec;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
 mod test_support;
+mod tool_search;
 
 pub use event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
 pub use handler::ToolHandler;
@@ -35,6 +37,7 @@ pub use handlers::completion::COMPLETE_MCP_RESOURCE_ARGUMENT;
 pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
 pub use handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
 pub use handlers::read::READ_MCP_RESOURCE;
+pub use handlers::search::SEARCH_MCP_TOOLS;
 pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
@@ -44,3 +47,4 @@ pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};
+pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, ToolSearchMode};

@@ -16,6 +16,7 @@ use crate::handlers::data::data_tools;
 use crate::handlers::list::McpListHandler;
 use crate::handlers::mcp::{McpCall, McpHandler};
 use crate::handlers::read::{McpReadHandler, ReadOptions};
+use crate::handlers::search::SearchToolsHandler;
 use crate::invocation::{
     CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
@@ -23,6 +24,8 @@ use crate::kept::{KeptLimits, KeptResults};
 use crate::links::LinkedResources;
 use crate::settings::RouterSettings;
 use crate::spec::ToolSpec;
+use crate::tool_search::{McpTools, ToolSearch};
+use router_protocol::{EventMsg, McpToolsRevealedEvent};
 
 /// The router could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,6 +70,8 @@ pub struct ToolRouter {
     omit_result_text: bool,
     /// The `event_payload_bytes` setting, when it is not the default.
     event_payload_bytes: Option<usize>,
+    /// Tool search: which MCP tools the specs show, and the revealed ones.
+    search: Arc<ToolSearch>,
 }
 
 impl ToolRouter {
@@ -78,7 +83,13 @@ impl ToolRouter {
     /// The standard router over an MCP backend with default settings and no data sources:
     /// the resource tools, completion, and qualified MCP tools.
     pub fn with_mcp(backend: Arc<dyn McpBackend>) -> Self {
-        Self::build(backend, ContentPolicy::default(), None, KeptLimits::default())
+        Self::build(
+            backend,
+            ContentPolicy::default(),
+            None,
+            KeptLimits::default(),
+            ToolSearch::default(),
+        )
     }
 
     /// The standard router with `settings` (read budget, blobs, data sources). Fails only if the
@@ -94,8 +105,17 @@ impl ToolRouter {
         } else {
             None
         };
-        let mut router =
-            Self::build(backend, ContentPolicy::from(settings), data, settings.kept_results);
+        let mut router = Self::build(
+            backend,
+            ContentPolicy::from(settings),
+            data,
+            settings.kept_results,
+            ToolSearch::new(
+                settings.tool_search,
+                settings.tool_search_threshold_bytes,
+                settings.always_load_servers.clone(),
+            ),
+        );
         router.omit_result_text = !settings.event_result_text;
         router.event_payload_bytes = (settings.event_payload_bytes
             != crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
@@ -108,7 +128,9 @@ impl ToolRouter {
         policy: ContentPolicy,
         data: Option<Arc<DataSources>>,
         kept: KeptLimits,
+        search: ToolSearch,
     ) -> Self {
+        let search = Arc::new(search);
         let mut tools: Vec<(ToolSpec, Arc<dyn ToolHandler>)> = Vec::new();
         for kind in [ListKind::Resources, ListKind::Templates] {
             let handler = Arc::new(McpListHandler::new(backend.clone(), kind, &policy));
@@ -129,13 +151,21 @@ impl ToolRouter {
         tools.extend(data_tools(data));
         let completion = Arc::new(McpCompletionHandler::new(backend.clone()));
         tools.push((McpCompletionHandler::spec(), completion));
+        let searching = Arc::new(SearchToolsHandler::new(backend.clone(), search.clone()));
+        tools.push((SearchToolsHandler::spec(), searching));
         let handlers = tools
             .into_iter()
             .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
             .collect();
         let handler = McpHandler::new(backend.clone(), policy, kept, links);
         let mcp = McpRoute { handler, backend };
-        Self { handlers, mcp: Some(mcp), omit_result_text: false, event_payload_bytes: None }
+        Self {
+            handlers,
+            mcp: Some(mcp),
+            omit_result_text: false,
+            event_payload_bytes: None,
+            search,
+        }
     }
 
     /// Register `handler` under `spec.name`. A name already taken, or one with the `mcp__`
@@ -155,24 +185,43 @@ impl ToolRouter {
         Ok(())
     }
 
-    /// Every tool spec, sorted by name (stable prompts). MCP tools come from the backend's
-    /// `list_tools`: servers with a tool catalog are listed from it at once, a starting server
-    /// without one is waited for, and a lazy server without one is started to learn its tools;
-    /// no server is restarted.
+    /// Every tool spec: the base set sorted by name (stable prompts), then, with tool search on,
+    /// the revealed MCP tools in the order they were revealed. MCP tools come from the backend:
+    /// with search off (or `auto` under its threshold) `list_tools` — servers with a tool
+    /// catalog are listed from it at once, a starting server without one is waited for, and a
+    /// lazy server without one is started to learn its tools; with search on only the
+    /// always-loaded servers' tools, from what is known, starting nothing. No server is
+    /// restarted.
     pub async fn specs(&self) -> Vec<ToolSpec> {
+        let mcp_tools = match &self.mcp {
+            Some(mcp) => self.search.mcp_tools(mcp.backend.as_ref()).await,
+            None => McpTools::All(Vec::new()),
+        };
         let mut specs = Vec::new();
         for registered in self.handlers.values() {
             if registered.handler.offered().await {
                 specs.push(registered.spec.clone());
             }
         }
-        if let Some(mcp) = &self.mcp {
-            for tool in mcp.backend.list_tools().await {
-                specs.push(ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool));
-            }
-        }
+        let (McpTools::All(tools) | McpTools::Deferred(tools)) = &mcp_tools;
+        specs.extend(tools.iter().map(|t| ToolSpec::for_mcp_tool(&t.qualified_name, &t.tool)));
         specs.sort_by(|a, b| a.name.cmp(&b.name));
+        if matches!(mcp_tools, McpTools::Deferred(_)) {
+            specs.extend(self.search.revealed_specs());
+        }
         specs
+    }
+
+    /// With tool search on: the MCP tools revealed so far, in the order they were appended to
+    /// the specs; `None` while search is off.
+    pub fn revealed_tools(&self) -> Option<Vec<String>> {
+        self.search.revealed_names()
+    }
+
+    /// A new conversation: forget the revealed tools (the specs go back to the base set).
+    /// Returns how many were forgotten.
+    pub fn reset_revealed_tools(&self) -> usize {
+        self.search.reset()
     }
 
     /// The resources the model read that changed since, each once (taking them clears them,
@@ -227,6 +276,7 @@ impl ToolRouter {
                 handler.handle(ctx, invocation).await
             }
             Route::Mcp { route, server, tool } => {
+                self.reveal_called(ctx, route, &server, &name).await;
                 let arguments = arguments
                     .into_value()
                     .map_err(|e| FunctionCallError::RespondToModel(format!("err: {e}")))?;
@@ -248,6 +298,21 @@ impl ToolRouter {
         }
     }
 
+    /// With tool search on, a tool called by name joins the specs (unless it is there).
+    async fn reveal_called(&self, ctx: &CallContext, route: &McpRoute, server: &str, name: &str) {
+        if !self.search.active()
+            || self.search.is_revealed(name)
+            || self.search.always_loads(server)
+        {
+            return;
+        }
+        let known = route.backend.known_tools().await;
+        let added = self.search.reveal(known.tools.iter().filter(|t| t.qualified_name == name));
+        if !added.is_empty() {
+            ctx.emit(EventMsg::McpToolsRevealed(McpToolsRevealedEvent { tools: added }));
+        }
+    }
+
     async fn resolve(&self, name: &str) -> Result<Route<'_>, FunctionCallError> {
         if let Some(registered) = self.handlers.get(name)
             && registered.handler.offered().await
@@ -265,6 +330,10 @@ impl ToolRouter {
             && let Some(why) = route.backend.unavailable_tool(name)
         {
             return Err(FunctionCallError::RespondToModel(why));
+        }
+        if self.search.is_revealed(name) {
+            let message = format!("{name} is no longer offered by its server");
+            return Err(FunctionCallError::RespondToModel(message));
         }
         Err(FunctionCallError::RespondToModel(format!("unsupported call: {name}")))
     }

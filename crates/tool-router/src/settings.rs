@@ -42,6 +42,14 @@ pub struct RouterSettings {
     /// `inline_resource_links_bytes`: `resource_link` items of a tool result whose resource
     /// reads to at most this many bytes get the resource embedded after them (default 0: off).
     pub inline_resource_links_bytes: usize,
+    /// `tool_search`: `auto` (default: on once the MCP tools' specs pass
+    /// `tool_search_threshold_bytes`), `on` or `off`. On, the specs hold the router's tools,
+    /// `search_mcp_tools` and the tools revealed so far.
+    pub tool_search: crate::ToolSearchMode,
+    /// `tool_search_threshold_bytes`: where `auto` turns on (default 16 KiB of specs).
+    pub tool_search_threshold_bytes: usize,
+    /// Servers with `always_load_tools = true`: their tools stay in the specs with search on.
+    pub always_load_servers: std::collections::BTreeSet<String>,
 }
 
 impl Default for RouterSettings {
@@ -60,6 +68,9 @@ impl Default for RouterSettings {
             tool_result_budget_bytes: 64 * 1024,
             kept_results: crate::kept::KeptLimits::default(),
             inline_resource_links_bytes: 0,
+            tool_search: crate::ToolSearchMode::Auto,
+            tool_search_threshold_bytes: crate::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
+            always_load_servers: std::collections::BTreeSet::new(),
         }
     }
 }

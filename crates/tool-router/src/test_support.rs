@@ -323,7 +323,13 @@ pub(crate) async fn dispatch(
     name: &str,
     arguments: &str,
 ) -> (Result<ToolOutput, FunctionCallError>, Vec<EventMsg>) {
-    let router = ToolRouter::build(backend, ContentPolicy::default(), data, Default::default());
+    let router = ToolRouter::build(
+        backend,
+        ContentPolicy::default(),
+        data,
+        Default::default(),
+        Default::default(),
+    );
     let (ctx, mut rx) = context();
     let call =
         ToolCall { call_id: "call-1".into(), name: name.into(), arguments: arguments.into() };

@@ -24,7 +24,13 @@ fn backend() -> Arc<FakeBackend> {
 /// One list call on a router with a list budget of `budget`: the payload.
 async fn list(backend: &Arc<FakeBackend>, budget: usize, arguments: Value) -> Value {
     let policy = crate::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
-    let router = crate::ToolRouter::build(backend.clone(), policy, None, Default::default());
+    let router = crate::ToolRouter::build(
+        backend.clone(),
+        policy,
+        None,
+        Default::default(),
+        Default::default(),
+    );
     let (ctx, _rx) = crate::test_support::context();
     let call = crate::ToolCall {
         call_id: "c".into(),

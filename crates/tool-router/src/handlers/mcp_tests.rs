@@ -89,6 +89,7 @@ impl Session {
             ContentPolicy::default(),
             None,
             crate::KeptLimits::default(),
+            Default::default(),
         );
         let (ctx, rx) = crate::test_support::context();
         Self { router, ctx, rx, calls: 0 }

@@ -14,6 +14,9 @@ pub(crate) mod mcp;
 pub(crate) mod read;
 #[cfg(test)]
 mod resource_tests;
+pub(crate) mod search;
+#[cfg(test)]
+mod search_tests;
 pub(crate) mod template;
 
 use std::future::Future;

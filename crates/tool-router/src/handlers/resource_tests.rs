@@ -482,7 +482,8 @@ async fn list_with_budget(
     arguments: &str,
 ) -> Result<Value, String> {
     let policy = crate::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
-    let router = crate::ToolRouter::build(backend, policy, None, Default::default());
+    let router =
+        crate::ToolRouter::build(backend, policy, None, Default::default(), Default::default());
     let (ctx, _rx) = crate::test_support::context();
     let call = crate::ToolCall {
         call_id: "c".into(),
@@ -622,7 +623,8 @@ async fn templates_are_cut_filtered_and_continued_the_same_way() {
     let server = FakeServer { templates, page_size: 25, ..Default::default() };
     let backend = FakeBackend::with(vec![("t", server)]);
     let policy = crate::content::ContentPolicy { list_budget_bytes: 1024, ..Default::default() };
-    let router = crate::ToolRouter::build(backend, policy, None, Default::default());
+    let router =
+        crate::ToolRouter::build(backend, policy, None, Default::default(), Default::default());
     let (ctx, _rx) = crate::test_support::context();
     let mut arguments = json!({"server": "t", "mimeType": "application/"});
     let mut seen = Vec::new();

@@ -1,0 +1,206 @@
+//! `search_mcp_tools {query, limit?, server?}` (tool search on): the MCP tools that match,
+//! best first, each with what the model needs to call it at once (qualified name, server,
+//! description, input schema), and `total` matches; the hits join the specs (revealed). Served
+//! from what is known — live lists and tool catalogs — never starting a server; servers whose
+//! tools are not known yet are named in `not_searchable_yet`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_backend::McpBackend;
+use router_protocol::{
+    EventMsg, McpInvocation, McpToolsRevealedEvent, ResourceCallSummary, ServerFailure,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::handler::ToolHandler;
+use crate::handlers::args::{normalize_optional_string, parse_args, respond};
+use crate::handlers::{Failed, Produced, produced, run};
+use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
+use crate::spec::ToolSpec;
+use crate::tool_search::ToolSearch;
+
+/// Name of the search tool.
+pub const SEARCH_MCP_TOOLS: &str = "search_mcp_tools";
+
+const DEFAULT_LIMIT: usize = 5;
+const MAX_LIMIT: usize = 50;
+
+#[derive(Debug, Default, Deserialize)]
+struct SearchArgs {
+    #[serde(default)]
+    query: Option<String>,
+    #[serde(default)]
+    limit: Option<Value>,
+    #[serde(default)]
+    server: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Found<'a> {
+    name: &'a str,
+    server: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct SearchPayload<'a> {
+    query: &'a str,
+    tools: Vec<Found<'a>>,
+    total: usize,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    not_searchable_yet: &'a [String],
+}
+
+/// Handles `search_mcp_tools`; offered while tool search is on.
+pub(crate) struct SearchToolsHandler {
+    backend: Arc<dyn McpBackend>,
+    search: Arc<ToolSearch>,
+}
+
+impl SearchToolsHandler {
+    pub(crate) fn new(backend: Arc<dyn McpBackend>, search: Arc<ToolSearch>) -> Self {
+        Self { backend, search }
+    }
+
+    pub(crate) fn spec() -> ToolSpec {
+        ToolSpec {
+            name: SEARCH_MCP_TOOLS.to_string(),
+            description: "Search the tools of the connected MCP servers, which are not all listed. Describe what you want to do in a few words; the best matches come back with their names and input schemas and can be called at once by name.".to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What the tool should do, e.g. \"current time in a timezone\"."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most tools to return (default 5)."},
+                    "server": {"type": "string", "description": "Only this MCP server's tools."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    async fn search(&self, ctx: &CallContext, args: &Request) -> Result<Produced, Failed> {
+        let known = self.backend.known_tools().await;
+        let servers = || {
+            let mut names: Vec<&str> = known.tools.iter().map(|t| t.server.as_str()).collect();
+            names.extend(known.unknown.iter().map(String::as_str));
+            names.sort_unstable();
+            names.dedup();
+            names
+        };
+        if let Some(server) = &args.server
+            && !servers().contains(&server.as_str())
+        {
+            let message = format!(
+                "unknown server \"{server}\": the servers with tools are {}",
+                servers().join(", ")
+            );
+            return Err(failed(Some(server), message));
+        }
+        let indexed = self.search.index(known.tools);
+        let hits: Vec<_> = indexed
+            .index
+            .search(&args.query)
+            .into_iter()
+            .map(|h| &indexed.tools[h.tool])
+            .filter(|t| args.server.as_ref().is_none_or(|s| *s == t.server))
+            .collect();
+        let shown = &hits[..hits.len().min(args.limit)];
+        let added = self.search.reveal(shown.iter().copied());
+        if !added.is_empty() {
+            ctx.emit(EventMsg::McpToolsRevealed(McpToolsRevealedEvent { tools: added }));
+        }
+        let specs: Vec<ToolSpec> =
+            shown.iter().map(|t| ToolSpec::for_mcp_tool(&t.qualified_name, &t.tool)).collect();
+        let tools = shown
+            .iter()
+            .zip(&specs)
+            .map(|(t, spec)| Found {
+                name: &t.qualified_name,
+                server: &t.server,
+                description: &spec.description,
+                input_schema: &spec.parameters,
+            })
+            .collect();
+        let unknown: Vec<String> = match &args.server {
+            Some(server) => known.unknown.iter().filter(|s| *s == server).cloned().collect(),
+            None => known.unknown.clone(),
+        };
+        let payload = SearchPayload {
+            query: &args.query,
+            tools,
+            total: hits.len(),
+            not_searchable_yet: &unknown,
+        };
+        let summary = ResourceCallSummary {
+            items: shown.len(),
+            pages: 1,
+            servers: 1,
+            failed_servers: vec![],
+        };
+        produced(self.backend.as_ref(), &payload, summary)
+    }
+}
+
+/// A search the model asked for, validated.
+struct Request {
+    query: String,
+    limit: usize,
+    server: Option<String>,
+}
+
+impl Request {
+    fn from_args(args: SearchArgs) -> Result<Self, FunctionCallError> {
+        let query = normalize_optional_string(args.query)
+            .ok_or_else(|| respond("query must be provided: describe the tool you need"))?;
+        let limit = match args.limit {
+            None | Some(Value::Null) => DEFAULT_LIMIT,
+            Some(value) => match value.as_u64() {
+                Some(n) if n >= 1 => (n as usize).min(MAX_LIMIT),
+                _ => return Err(respond(format!("limit must be a positive integer, got {value}"))),
+            },
+        };
+        Ok(Self { query, limit, server: normalize_optional_string(args.server) })
+    }
+}
+
+fn failed(server: Option<&str>, message: String) -> Failed {
+    Failed {
+        summary: ResourceCallSummary {
+            items: 0,
+            pages: 0,
+            servers: usize::from(server.is_some()),
+            failed_servers: server
+                .map(|s| ServerFailure { server: s.to_string(), error: message.clone() })
+                .into_iter()
+                .collect(),
+        },
+        error: respond(message),
+    }
+}
+
+#[async_trait]
+impl ToolHandler for SearchToolsHandler {
+    async fn offered(&self) -> bool {
+        self.search.active()
+    }
+
+    async fn handle(
+        &self,
+        ctx: &CallContext,
+        invocation: ToolInvocation,
+    ) -> Result<ToolOutput, FunctionCallError> {
+        let args: SearchArgs = parse_args(invocation.arguments.as_ref())?;
+        let request = Request::from_args(args)?;
+        let event_invocation = McpInvocation {
+            server: request.server.clone(),
+            tool: invocation.tool_name,
+            arguments: invocation.arguments,
+        };
+        let work = self.search(ctx, &request);
+        run(ctx, &invocation.call_id, event_invocation, work).await.0
+    }
+}

@@ -1,0 +1,201 @@
+//! Ranked search over MCP tools: BM25 over each tool's words — its qualified and original
+//! name and title (weighted three times), its server's name, its description, and its
+//! parameters' names and descriptions. Words are split at case changes, digits and
+//! punctuation, lower-cased and lightly stemmed (plural and verb endings), on both sides.
+
+use std::collections::HashMap;
+
+use mcp_backend::QualifiedTool;
+use serde_json::Value;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// How many times a name word counts against a description word.
+const NAME_WEIGHT: usize = 3;
+
+/// Words that say nothing about which tool is meant.
+const STOP: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "i", "in", "is",
+    "it", "me", "my", "of", "on", "or", "please", "some", "that", "the", "this", "to", "want",
+    "what", "which", "with", "you", "your",
+];
+
+/// An index over one set of tools.
+pub(crate) struct SearchIndex {
+    /// Word → (tool, how often).
+    postings: HashMap<String, Vec<(usize, u32)>>,
+    /// Words per tool.
+    lengths: Vec<u32>,
+    average: f64,
+}
+
+/// A hit: the tool's position in the indexed list, and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Hit {
+    pub(crate) tool: usize,
+    pub(crate) score: f64,
+}
+
+impl SearchIndex {
+    pub(crate) fn build(tools: &[QualifiedTool]) -> Self {
+        let mut postings: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
+        let mut lengths = Vec::with_capacity(tools.len());
+        for (i, tool) in tools.iter().enumerate() {
+            let words = tool_words(tool);
+            lengths.push(words.len() as u32);
+            let mut counts: HashMap<String, u32> = HashMap::new();
+            for word in words {
+                *counts.entry(word).or_default() += 1;
+            }
+            for (word, n) in counts {
+                postings.entry(word).or_default().push((i, n));
+            }
+        }
+        let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+        let average = total as f64 / lengths.len().max(1) as f64;
+        Self { postings, lengths, average }
+    }
+
+    /// Every tool matching some word of `query`, best first (ties by position).
+    pub(crate) fn search(&self, query: &str) -> Vec<Hit> {
+        let mut words = words(query);
+        words.retain(|w| !STOP.contains(&w.as_str()));
+        words.sort();
+        words.dedup();
+        let n = self.lengths.len() as f64;
+        let mut scores: HashMap<usize, f64> = HashMap::new();
+        for word in &words {
+            let Some(posting) = self.postings.get(word) else { continue };
+            let df = posting.len() as f64;
+            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for &(tool, tf) in posting {
+                let tf = f64::from(tf);
+                let length = f64::from(self.lengths[tool]) / self.average.max(1.0);
+                let score = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length));
+                *scores.entry(tool).or_default() += score;
+            }
+        }
+        let mut hits: Vec<Hit> =
+            scores.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+        hits
+    }
+}
+
+/// The words a tool is found by, name words repeated to weigh more.
+fn tool_words(tool: &QualifiedTool) -> Vec<String> {
+    let t = &tool.tool;
+    let mut names = words(&t.name);
+    names.extend(t.title.as_deref().map(words).unwrap_or_default());
+    let mut out = Vec::new();
+    for _ in 0..NAME_WEIGHT {
+        out.extend(names.iter().cloned());
+    }
+    out.extend(words(&tool.server));
+    out.extend(t.description.as_deref().map(words).unwrap_or_default());
+    if let Some(Value::Object(properties)) = t.input_schema.get("properties") {
+        for (name, schema) in properties {
+            out.extend(words(name));
+            if let Some(text) = schema.get("description").and_then(Value::as_str) {
+                out.extend(words(text));
+            }
+        }
+    }
+    out
+}
+
+/// `text` split into lower-case, stemmed words: at every character that is not a letter or a
+/// digit, and where a lower-case letter meets an upper-case one (`getCurrentTime`).
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            flush(&mut word, &mut out);
+            last_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && last_lower {
+            flush(&mut word, &mut out);
+        }
+        last_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn flush(word: &mut String, out: &mut Vec<String>) {
+    if !word.is_empty() {
+        out.push(stem(word));
+        word.clear();
+    }
+}
+
+/// Plural and verb endings off: `files` → `file`, `directories` → `directory`, `listing` →
+/// `list`, `created` → `creat`, `matches` → `match`.
+fn stem(word: &str) -> String {
+    let n = word.chars().count();
+    let cut = |suffix: &str| word[..word.len() - suffix.len()].to_string();
+    if n >= 5 && word.ends_with("ies") {
+        return format!("{}y", cut("ies"));
+    }
+    if n >= 6 && word.ends_with("ing") {
+        return cut("ing");
+    }
+    if n >= 5 && word.ends_with("ed") {
+        return cut("ed");
+    }
+    if n >= 5 && ["ches", "shes", "xes", "sses"].iter().any(|s| word.ends_with(s)) {
+        return cut("es");
+    }
+    if n >= 4 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
+        return cut("s");
+    }
+    word.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(server: &str, name: &str, description: &str) -> QualifiedTool {
+        let schema = serde_json::json!({"type": "object", "properties": {"timezone": {"type": "string", "description": "IANA timezone name"}}});
+        let schema = schema.as_object().cloned().unwrap_or_default();
+        QualifiedTool {
+            qualified_name: format!("mcp__{server}__{name}"),
+            server: server.to_string(),
+            tool: rmcp::model::Tool::new(name.to_string(), description.to_string(), schema),
+        }
+    }
+
+    #[test]
+    fn words_split_names_and_stem_endings() {
+        assert_eq!(words("getCurrentTime"), ["get", "current", "time"]);
+        assert_eq!(words("read_text_file"), ["read", "text", "file"]);
+        assert_eq!(words("list_directories, Matches!"), ["list", "directory", "match"]);
+        assert_eq!(words("files listing created"), ["file", "list", "creat"]);
+        assert_eq!(words("class status"), ["class", "status"]);
+    }
+
+    #[test]
+    fn the_tool_whose_words_match_ranks_first() {
+        let tools = vec![
+            tool("fs", "read_text_file", "Read the complete contents of a file as text."),
+            tool("time", "get_current_time", "Get current time in a specific timezone."),
+            tool("time", "convert_time", "Convert time between timezones."),
+            tool("git", "git_status", "Shows the working tree status."),
+        ];
+        let index = SearchIndex::build(&tools);
+        let first = |q: &str| index.search(q).first().map(|h| tools[h.tool].qualified_name.clone());
+        assert_eq!(
+            first("current time in a timezone").as_deref(),
+            Some("mcp__time__get_current_time")
+        );
+        assert_eq!(first("read a file").as_deref(), Some("mcp__fs__read_text_file"));
+        assert_eq!(first("working tree status").as_deref(), Some("mcp__git__git_status"));
+        assert!(index.search("the of a").is_empty(), "stop words alone match nothing");
+        assert!(index.search("zebra").is_empty());
+    }
+}

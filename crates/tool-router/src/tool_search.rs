@@ -1,0 +1,196 @@
+//! Tool search (`tool_search` = `auto` | `on` | `off`): with it on, the specs hold the router's
+//! own tools, `search_mcp_tools`, and the MCP tools of `always_load_tools` servers — sorted, a
+//! stable base — then the MCP tools revealed so far, appended in the order they were revealed
+//! (a search found them, or the model called one by name) and never re-sorted or removed until
+//! the host resets them, so a host that appends them keeps its prompt-prefix cache. `auto`
+//! turns on (for the router's lifetime) once the MCP tools' specs pass
+//! `tool_search_threshold_bytes`. Every MCP tool stays callable by its qualified name.
+
+use std::collections::{BTreeSet, HashSet};
+use std::hash::{Hash as _, Hasher as _};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_backend::{McpBackend, QualifiedTool, json_len};
+
+use crate::search_index::SearchIndex;
+use crate::spec::{ToolFormat, ToolSpec};
+
+/// `tool_search`: whether MCP tools are deferred behind `search_mcp_tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolSearchMode {
+    /// On once the MCP tools' specs pass `tool_search_threshold_bytes` (the default).
+    #[default]
+    Auto,
+    /// Always on.
+    On,
+    /// Never: every MCP tool in the specs, as before.
+    Off,
+}
+
+/// `tool_search_threshold_bytes` when nothing sets it: 16 KiB of specs (as OpenAI function
+/// tools), about 4,000 tokens — some 15 tools with rich schemas, or 40 plain ones.
+pub const DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES: usize = 16 * 1024;
+
+/// The MCP tools the specs show.
+pub(crate) enum McpTools {
+    /// All of them (search off, or `auto` under the threshold).
+    All(Vec<QualifiedTool>),
+    /// Search on: the always-loaded servers' tools; the rest are found by search.
+    Deferred(Vec<QualifiedTool>),
+}
+
+/// The tools in an index, and the index.
+pub(crate) struct Indexed {
+    pub(crate) tools: Vec<QualifiedTool>,
+    pub(crate) index: SearchIndex,
+    fingerprint: u64,
+}
+
+/// Tool search's state in one router.
+pub(crate) struct ToolSearch {
+    mode: ToolSearchMode,
+    threshold: usize,
+    always_load: BTreeSet<String>,
+    engaged: AtomicBool,
+    revealed: Mutex<Revealed>,
+    index: Mutex<Option<Arc<Indexed>>>,
+}
+
+#[derive(Default)]
+struct Revealed {
+    /// In the order they were revealed, as they were then.
+    specs: Vec<ToolSpec>,
+    names: HashSet<String>,
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        Self::new(ToolSearchMode::Auto, DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, BTreeSet::new())
+    }
+}
+
+impl ToolSearch {
+    pub(crate) fn new(
+        mode: ToolSearchMode,
+        threshold: usize,
+        always_load: BTreeSet<String>,
+    ) -> Self {
+        Self {
+            mode,
+            threshold,
+            always_load,
+            engaged: AtomicBool::new(mode == ToolSearchMode::On),
+            revealed: Mutex::default(),
+            index: Mutex::default(),
+        }
+    }
+
+    /// Whether MCP tools are deferred now.
+    pub(crate) fn active(&self) -> bool {
+        self.engaged.load(Ordering::Relaxed)
+    }
+
+    /// The MCP tools the next specs show. `auto` measures the whole list (as the specs did
+    /// without search) until it passes the threshold; `on` only looks at what is known, never
+    /// starting a server.
+    pub(crate) async fn mcp_tools(&self, backend: &dyn McpBackend) -> McpTools {
+        if self.mode == ToolSearchMode::Off {
+            return McpTools::All(backend.list_tools().await);
+        }
+        if !self.active() {
+            let tools = backend.list_tools().await;
+            let bytes: usize = tools
+                .iter()
+                .map(|t| {
+                    json_len(
+                        &ToolSpec::for_mcp_tool(&t.qualified_name, &t.tool)
+                            .to_format(ToolFormat::OpenAi),
+                    )
+                })
+                .sum();
+            if bytes <= self.threshold {
+                return McpTools::All(tools);
+            }
+            self.engaged.store(true, Ordering::Relaxed);
+            return McpTools::Deferred(self.always_loaded(tools));
+        }
+        McpTools::Deferred(self.always_loaded(backend.known_tools().await.tools))
+    }
+
+    fn always_loaded(&self, mut tools: Vec<QualifiedTool>) -> Vec<QualifiedTool> {
+        tools.retain(|t| self.always_load.contains(&t.server));
+        tools
+    }
+
+    /// Whether `server`'s tools are always in the specs.
+    pub(crate) fn always_loads(&self, server: &str) -> bool {
+        self.always_load.contains(server)
+    }
+
+    /// The revealed tools' specs, in reveal order.
+    pub(crate) fn revealed_specs(&self) -> Vec<ToolSpec> {
+        self.revealed.lock().map(|r| r.specs.clone()).unwrap_or_default()
+    }
+
+    /// The revealed qualified names in reveal order; `None` while search is off.
+    pub(crate) fn revealed_names(&self) -> Option<Vec<String>> {
+        self.active().then(|| self.revealed_specs().into_iter().map(|s| s.name).collect())
+    }
+
+    pub(crate) fn is_revealed(&self, name: &str) -> bool {
+        self.revealed.lock().is_ok_and(|r| r.names.contains(name))
+    }
+
+    /// Append the tools not revealed yet (nor always loaded); the qualified names appended.
+    pub(crate) fn reveal<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a QualifiedTool>,
+    ) -> Vec<String> {
+        let Ok(mut revealed) = self.revealed.lock() else { return Vec::new() };
+        let mut added = Vec::new();
+        for tool in tools {
+            if self.always_loads(&tool.server) || revealed.names.contains(&tool.qualified_name) {
+                continue;
+            }
+            revealed.names.insert(tool.qualified_name.clone());
+            revealed.specs.push(ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool));
+            added.push(tool.qualified_name.clone());
+        }
+        added
+    }
+
+    /// Forget the revealed tools (a new conversation); how many there were.
+    pub(crate) fn reset(&self) -> usize {
+        self.revealed.lock().map(|mut r| std::mem::take(&mut *r).specs.len()).unwrap_or(0)
+    }
+
+    /// The index over `tools`: the last one when they are the same tools.
+    pub(crate) fn index(&self, tools: Vec<QualifiedTool>) -> Arc<Indexed> {
+        let fingerprint = fingerprint(&tools);
+        if let Ok(slot) = self.index.lock()
+            && let Some(indexed) = slot.as_ref()
+            && indexed.fingerprint == fingerprint
+        {
+            return indexed.clone();
+        }
+        let index = SearchIndex::build(&tools);
+        let indexed = Arc::new(Indexed { tools, index, fingerprint });
+        if let Ok(mut slot) = self.index.lock() {
+            *slot = Some(indexed.clone());
+        }
+        indexed
+    }
+}
+
+/// Names, titles and descriptions of `tools`, hashed: the same tools give the same index (a
+/// schema that changed alone keeps the old words of its parameters until something else does).
+fn fingerprint(tools: &[QualifiedTool]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for tool in tools {
+        tool.qualified_name.hash(&mut hasher);
+        tool.tool.description.hash(&mut hasher);
+        tool.tool.title.hash(&mut hasher);
+    }
+    hasher.finish()
+}
