@@ -24,6 +24,8 @@ mod links;
 mod result_budget;
 mod router;
 mod search_index;
+#[cfg(test)]
+mod search_quality_tests;
 mod settings;
 mod spec;
 #[cfg(any(test, feature = "fuzzing"))]
