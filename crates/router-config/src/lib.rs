@@ -201,6 +201,16 @@ pub fn parse_config_file_with(
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
 }
 
+/// `tool_search`'s value.
+fn search_mode(value: &Value) -> Option<tool_router::ToolSearchMode> {
+    match value.as_str()? {
+        "auto" => Some(tool_router::ToolSearchMode::Auto),
+        "on" => Some(tool_router::ToolSearchMode::On),
+        "off" => Some(tool_router::ToolSearchMode::Off),
+        _ => None,
+    }
+}
+
 fn parse_settings(
     path: &Path,
     section: &str,
@@ -242,17 +252,9 @@ fn parse_settings(
             "kept_results_memory_bytes" => settings.kept_results.memory_bytes = bytes(0)?,
             "inline_resource_links_bytes" => settings.inline_resource_links_bytes = bytes(0)?,
             "tool_search" => {
-                settings.tool_search = match value.as_str() {
-                    Some("auto") => tool_router::ToolSearchMode::Auto,
-                    Some("on") => tool_router::ToolSearchMode::On,
-                    Some("off") => tool_router::ToolSearchMode::Off,
-                    _ => {
-                        return Err(err(
-                            key,
-                            format!("expected \"auto\", \"on\" or \"off\", found {value}"),
-                        ));
-                    }
-                }
+                settings.tool_search = search_mode(value).ok_or_else(|| {
+                    err(key, format!("expected \"auto\", \"on\" or \"off\", found {value}"))
+                })?;
             }
             "tool_search_threshold_bytes" => settings.tool_search_threshold_bytes = bytes(0)?,
             "tool_cache" => tool_cache = flag()?,
