@@ -19,6 +19,7 @@ mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
 mod results;
+mod search;
 mod startup;
 mod support;
 mod telemetry;

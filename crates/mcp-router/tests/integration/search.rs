@@ -1,0 +1,105 @@
+//! Tool search through `exec`, as a new user meets it: the packaged time server (PyPI
+//! `mcp-server-time`) among demo servers, `tool_search = "on"`.
+
+use serde_json::{Value, json};
+
+use crate::exec::ExecSession;
+use crate::interop::python;
+use crate::support::{DEMO, exec_command, write_config};
+
+fn config(dir: &tempfile::TempDir, mode: &str) -> std::path::PathBuf {
+    let mut text = format!(
+        "[mcp_router]\ntool_search = \"{mode}\"\n[mcp_servers.time]\ncommand = {:?}\nargs = [\"-m\", \"mcp_server_time\", \"--local-timezone\", \"UTC\"]\n",
+        python()
+    );
+    for name in ["docs", "notes"] {
+        text.push_str(&format!(
+            "[mcp_servers.{name}]\ncommand = {DEMO:?}\nargs = [\"--name\", \"{name}\"]\n"
+        ));
+    }
+    write_config(dir, "search.toml", &text)
+}
+
+fn tool_names(answer: &Value) -> Vec<String> {
+    answer["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// The next `tools` answer (after a `list_tools` request).
+fn list_tools(exec: &mut ExecSession, n: usize) -> Value {
+    exec.send(&json!({"type": "list_tools"}));
+    // `line` looks at the lines read before too: count the answers to find the n-th.
+    let seen = std::cell::Cell::new(0);
+    exec.line("a tools answer", |v| {
+        if v["type"] == "tools" {
+            seen.set(seen.get() + 1);
+        }
+        v["type"] == "tools" && seen.get() == n
+    })
+}
+
+#[test]
+fn search_reveals_the_time_tool_appends_it_and_the_call_works() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut exec = ExecSession::spawn(exec_command(&config(&dir, "on")));
+    let first = list_tools(&mut exec, 1);
+    let base = tool_names(&first);
+    assert!(base.contains(&"search_mcp_tools".to_string()), "{base:?}");
+    assert!(!base.iter().any(|n| n.starts_with("mcp__")), "{base:?}");
+    assert_eq!(first["revealed"], json!([]));
+    let query = json!({"query": "current time in a timezone"});
+    exec.send(&json!({"call_id": "s1", "name": "search_mcp_tools", "arguments": query}));
+    let output = exec.output("s1");
+    let found: Value =
+        serde_json::from_str(output["content"].as_str().expect("payload")).expect("json");
+    assert_eq!(found["tools"][0]["name"], "mcp__time__get_current_time", "{found}");
+    let second = list_tools(&mut exec, 2);
+    let after = tool_names(&second);
+    assert_eq!(after[..base.len()], base[..], "the base stays a prefix");
+    assert_eq!(after[base.len()], "mcp__time__get_current_time");
+    let revealed = second["revealed"].as_array().expect("revealed").clone();
+    assert_eq!(after[base.len()..].len(), revealed.len());
+    // A second search appends without reordering: the earlier specs are a byte-identical prefix.
+    exec.send(&json!({"call_id": "s2", "name": "search_mcp_tools", "arguments": {"query": "echo text back"}}));
+    exec.output("s2");
+    let third = list_tools(&mut exec, 3);
+    let (before, now) =
+        (second["tools"].as_array().expect("tools"), third["tools"].as_array().expect("tools"));
+    assert!(now.len() > before.len(), "the echo tools were appended");
+    assert_eq!(now[..before.len()], before[..], "byte-identical prefix");
+    let arguments = json!({"timezone": "Europe/Berlin"});
+    exec.send(
+        &json!({"call_id": "c1", "name": "mcp__time__get_current_time", "arguments": arguments}),
+    );
+    let call = exec.output("c1");
+    assert_eq!(call["result"]["Ok"]["isError"], false, "{call}");
+    assert!(call.to_string().contains("Europe/Berlin"), "{call}");
+    exec.send(&json!({"type": "reset_tools"}));
+    let reset = exec.line("tools_reset", |v| v["type"] == "tools_reset");
+    assert_eq!(reset["forgotten"].as_u64(), Some(now.len() as u64 - base.len() as u64));
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn search_off_lists_every_tool_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut exec = ExecSession::spawn(exec_command(&config(&dir, "off")));
+    let answer = list_tools(&mut exec, 1);
+    let names = tool_names(&answer);
+    assert!(
+        names.contains(&"mcp__time__get_current_time".to_string())
+            && names.contains(&"mcp__docs__echo".to_string())
+    );
+    assert!(!names.contains(&"search_mcp_tools".to_string()));
+    assert!(answer.get("revealed").is_none(), "{:?}", answer.get("revealed"));
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "sorted by name, as before");
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}
