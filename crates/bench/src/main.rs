@@ -7,6 +7,7 @@ mod alloc;
 mod e2e;
 mod fuzz;
 mod results;
+mod search;
 mod server;
 mod workloads;
 
@@ -72,6 +73,9 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     }
     if wanted("e5") || wanted("e2e") {
         rows.extend(tokio::spawn(results::big_result(quick)).await??);
+    }
+    if wanted("e6") {
+        rows.extend(search::rows(quick).await?);
     }
     // Workloads that start many processes run before the ones that fill this process's
     // memory: a server is started by fork (its pre-exec step sets the parent-death signal),

@@ -257,17 +257,19 @@ pub(crate) async fn p2_fan_out(quick: bool) -> anyhow::Result<Vec<Row>> {
 /// A backend that hands over prepared listings (the scale test measures aggregation and
 /// serialization, not transport), and keeps them as the manager does (`KeptListings`, the
 /// default window, a cap that holds them all).
-struct Prepared {
+pub(crate) struct Prepared {
     listings: Mutex<Vec<Vec<ServerListing>>>,
     kept: mcp_backend::KeptListings,
+    /// Tools `list_tools` hands out (tool search rows).
+    pub(crate) tools: Vec<QualifiedTool>,
 }
 
 impl Prepared {
     /// Listings handed out in turn, kept for `window` (zero keeps none, as
     /// `list_cache_sec = 0` does).
-    fn new(listings: Vec<Vec<ServerListing>>, window: Duration) -> Self {
+    pub(crate) fn new(listings: Vec<Vec<ServerListing>>, window: Duration) -> Self {
         let kept = mcp_backend::KeptListings::new(window, 1 << 30);
-        Self { listings: Mutex::new(listings), kept }
+        Self { listings: Mutex::new(listings), kept, tools: Vec::new() }
     }
 }
 
@@ -333,7 +335,7 @@ impl McpBackend for Prepared {
         false
     }
     async fn list_tools(&self) -> Vec<QualifiedTool> {
-        Vec::new()
+        self.tools.clone()
     }
     async fn resolve_tool(&self, _: &str) -> Option<(String, String)> {
         None

@@ -183,14 +183,15 @@ impl ToolSearch {
     }
 }
 
-/// Names, titles and descriptions of `tools`, hashed: the same tools give the same index (a
-/// schema that changed alone keeps the old words of its parameters until something else does).
+/// Names, and the lengths of titles and descriptions, of `tools`, hashed: the same tools give
+/// the same index (a description changed to one of the same length, or a schema that changed
+/// alone, keeps the old words until something else changes).
 fn fingerprint(tools: &[QualifiedTool]) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     for tool in tools {
         tool.qualified_name.hash(&mut hasher);
-        tool.tool.description.hash(&mut hasher);
-        tool.tool.title.hash(&mut hasher);
+        tool.tool.description.as_deref().map_or(0, str::len).hash(&mut hasher);
+        tool.tool.title.as_deref().map_or(0, str::len).hash(&mut hasher);
     }
     hasher.finish()
 }
