@@ -65,7 +65,7 @@ fn tools(servers: usize, per_server: usize) -> Vec<QualifiedTool> {
 
 fn router(tools: Vec<QualifiedTool>, mode: ToolSearchMode) -> anyhow::Result<ToolRouter> {
     let mut backend = Prepared::new(Vec::new(), Duration::ZERO);
-    backend.tools = tools;
+    backend.tools = Arc::new(tools);
     let settings = RouterSettings { tool_search: mode, data_sources: false, ..Default::default() };
     Ok(ToolRouter::with_mcp_settings(Arc::new(backend), &settings)?)
 }

@@ -260,8 +260,9 @@ pub(crate) async fn p2_fan_out(quick: bool) -> anyhow::Result<Vec<Row>> {
 pub(crate) struct Prepared {
     listings: Mutex<Vec<Vec<ServerListing>>>,
     kept: mcp_backend::KeptListings,
-    /// Tools `list_tools` hands out (tool search rows).
-    pub(crate) tools: Vec<QualifiedTool>,
+    /// Tools `list_tools` and `known_tools` hand out (tool search rows): one shared list, as
+    /// the manager's ready servers give it.
+    pub(crate) tools: Arc<Vec<QualifiedTool>>,
 }
 
 impl Prepared {
@@ -269,7 +270,7 @@ impl Prepared {
     /// `list_cache_sec = 0` does).
     pub(crate) fn new(listings: Vec<Vec<ServerListing>>, window: Duration) -> Self {
         let kept = mcp_backend::KeptListings::new(window, 1 << 30);
-        Self { listings: Mutex::new(listings), kept, tools: Vec::new() }
+        Self { listings: Mutex::new(listings), kept, tools: Arc::default() }
     }
 }
 
@@ -335,7 +336,10 @@ impl McpBackend for Prepared {
         false
     }
     async fn list_tools(&self) -> Vec<QualifiedTool> {
-        self.tools.clone()
+        self.tools.as_ref().clone()
+    }
+    async fn known_tools(&self) -> mcp_backend::KnownTools {
+        mcp_backend::KnownTools { tools: self.tools.clone(), unknown: Vec::new() }
     }
     async fn resolve_tool(&self, _: &str) -> Option<(String, String)> {
         None

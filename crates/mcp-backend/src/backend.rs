@@ -1,5 +1,7 @@
 //! What the handlers need from MCP, as one object-safe trait.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 
@@ -13,8 +15,9 @@ use crate::qualify::QualifiedTool;
 /// What [`McpBackend::known_tools`] knows.
 #[derive(Debug, Clone, Default)]
 pub struct KnownTools {
-    /// Every model-visible tool of the servers whose tools are known.
-    pub tools: Vec<QualifiedTool>,
+    /// Every model-visible tool of the servers whose tools are known (shared: the same `Arc`
+    /// while the tools do not change, where the backend can tell).
+    pub tools: Arc<Vec<QualifiedTool>>,
     /// Servers whose tools are not known yet, sorted.
     pub unknown: Vec<String>,
 }
@@ -82,7 +85,7 @@ pub trait McpBackend: Send + Sync {
     /// live lists of ready servers and the tool catalogs of the others. Servers whose tools
     /// are not known yet (starting, or lazy, without a catalog) are named in `unknown`.
     async fn known_tools(&self) -> KnownTools {
-        KnownTools { tools: self.list_tools().await, unknown: Vec::new() }
+        KnownTools { tools: Arc::new(self.list_tools().await), unknown: Vec::new() }
     }
     /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
     /// rule.

@@ -184,7 +184,7 @@ impl McpBackend for McpConnectionManager {
             }
         }))
         .await;
-        self.tools_known_now().tools
+        self.tools_known_now().tools.as_ref().clone()
     }
 
     async fn known_tools(&self) -> KnownTools {

@@ -274,9 +274,9 @@ impl McpConnectionManager {
             lists.push((name, tools));
         }
         let tools = if from_catalog {
-            crate::catalog::qualify_lists(&lists)
+            Arc::new(crate::catalog::qualify_lists(&lists))
         } else {
-            self.qualified_tools().as_ref().clone()
+            self.qualified_tools()
         };
         KnownTools { tools, unknown }
     }

@@ -42,7 +42,7 @@ pub(crate) enum McpTools {
 
 /// The tools in an index, and the index.
 pub(crate) struct Indexed {
-    pub(crate) tools: Vec<QualifiedTool>,
+    pub(crate) tools: Arc<Vec<QualifiedTool>>,
     pub(crate) index: SearchIndex,
     fingerprint: u64,
 }
@@ -115,7 +115,9 @@ impl ToolSearch {
             self.engaged.store(true, Ordering::Relaxed);
             return McpTools::Deferred(self.always_loaded(tools));
         }
-        McpTools::Deferred(self.always_loaded(backend.known_tools().await.tools))
+        let known = backend.known_tools().await;
+        let always = known.tools.iter().filter(|t| self.always_load.contains(&t.server));
+        McpTools::Deferred(always.cloned().collect())
     }
 
     fn always_loaded(&self, mut tools: Vec<QualifiedTool>) -> Vec<QualifiedTool> {
@@ -165,8 +167,15 @@ impl ToolSearch {
         self.revealed.lock().map(|mut r| std::mem::take(&mut *r).specs.len()).unwrap_or(0)
     }
 
-    /// The index over `tools`: the last one when they are the same tools.
-    pub(crate) fn index(&self, tools: Vec<QualifiedTool>) -> Arc<Indexed> {
+    /// The index over `tools`: the last one when they are the same tools (the same `Arc`, or
+    /// the same fingerprint).
+    pub(crate) fn index(&self, tools: Arc<Vec<QualifiedTool>>) -> Arc<Indexed> {
+        if let Ok(slot) = self.index.lock()
+            && let Some(indexed) = slot.as_ref()
+            && Arc::ptr_eq(&indexed.tools, &tools)
+        {
+            return indexed.clone();
+        }
         let fingerprint = fingerprint(&tools);
         if let Ok(slot) = self.index.lock()
             && let Some(indexed) = slot.as_ref()
