@@ -106,12 +106,14 @@ impl Servers {
                 tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
                 continue;
             }
-            let lazy = config.startup == Startup::Lazy;
+            let catalog = Arc::new(CatalogSlot::load(this.options.tool_cache.clone(), &config));
+            let lazy = config.startup == Startup::Lazy
+                || (this.options.lazy_when_cataloged.contains(&config.name)
+                    && catalog.get().is_some());
             let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
             let (state, _) = watch::channel(initial);
             let watched =
                 Arc::new(mcp_connection::watch::Watched::new(this.options.max_watched_resources));
-            let catalog = Arc::new(CatalogSlot::load(this.options.tool_cache.clone(), &config));
             let managed = ManagedServer {
                 config,
                 state,

@@ -62,6 +62,9 @@ pub struct ManagerOptions {
     /// `progress_interval_ms`: at most one `mcp_tool_call_progress` event per call this often
     /// (default 100 ms; the last one, progress reaching total, always goes).
     pub progress_interval: Duration,
+    /// Servers started lazily when they have a tool catalog (tool search on, no `startup` in
+    /// their entry): their tools are known without them, so they start on first use.
+    pub lazy_when_cataloged: std::collections::BTreeSet<String>,
 }
 
 impl Default for ManagerOptions {
@@ -80,6 +83,7 @@ impl Default for ManagerOptions {
             list_cache_bytes: 64 * 1024 * 1024,
             unusable: BTreeMap::new(),
             progress_interval: Duration::from_millis(100),
+            lazy_when_cataloged: std::collections::BTreeSet::new(),
         }
     }
 }

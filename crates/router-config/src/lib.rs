@@ -158,6 +158,8 @@ pub fn parse_config_file_with(
     let mut out = Vec::with_capacity(servers.len());
     let mut unusable = Vec::new();
     let mut always_load = std::collections::BTreeSet::new();
+    // Entries that do not say when to start: lazy when tool search is on and a catalog exists.
+    let mut startup_unsaid = std::collections::BTreeSet::new();
     for (name, value) in servers {
         let server = ServerWalker { path, name, format };
         match server.parse(value) {
@@ -176,6 +178,9 @@ pub fn parse_config_file_with(
                         unusable.push(UnusableServer { name: name.clone(), error: e.to_string() });
                         continue;
                     }
+                }
+                if value.get("startup").is_none() {
+                    startup_unsaid.insert(config.name.clone());
                 }
                 out.push(config);
             }
@@ -198,6 +203,10 @@ pub fn parse_config_file_with(
     };
     let mut settings = settings;
     settings.always_load_servers = always_load;
+    let mut manager = manager;
+    if settings.tool_search == tool_router::ToolSearchMode::On {
+        manager.lazy_when_cataloged = startup_unsaid;
+    }
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
 }
 

@@ -103,3 +103,37 @@ fn search_off_lists_every_tool_as_before() {
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn with_catalogs_and_search_on_only_the_server_of_the_called_tool_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(&dir, "on");
+    let cache = dir.path().join("cache");
+    // A first run learns every server's tools and saves the catalogs.
+    let mut learn = crate::support::router_command();
+    learn.env("MCP_ROUTER_CACHE_DIR", &cache).args(["tools", "--refresh", "--config"]).arg(&config);
+    let learned = learn.output().expect("run tools --refresh");
+    assert!(learned.status.success(), "{}", String::from_utf8_lossy(&learned.stderr));
+    let mut command = exec_command(&config);
+    command.env("MCP_ROUTER_CACHE_DIR", &cache);
+    let mut exec = ExecSession::spawn(command);
+    let query = json!({"query": "current time in a timezone"});
+    exec.send(&json!({"call_id": "s1", "name": "search_mcp_tools", "arguments": query}));
+    let found: Value =
+        serde_json::from_str(exec.output("s1")["content"].as_str().expect("payload"))
+            .expect("json");
+    assert_eq!(found["tools"][0]["name"], "mcp__time__get_current_time", "found from the catalog");
+    let arguments = json!({"timezone": "UTC"});
+    exec.send(
+        &json!({"call_id": "c1", "name": "mcp__time__get_current_time", "arguments": arguments}),
+    );
+    assert_eq!(exec.output("c1")["result"]["Ok"]["isError"], false);
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let started: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "mcp_server_starting")
+        .filter_map(|l| l["server"].as_str())
+        .collect();
+    assert_eq!(started, ["time"], "only the server whose tool was called started");
+}
