@@ -123,8 +123,55 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     }
     tool_list_change(&running, &ctx, &mut rx, SCRIPT.len() + 1).await?;
     resource_change(&running, &ctx, &mut rx, SCRIPT.len() + 2).await?;
+    tool_search(&running, &ctx, &mut rx, SCRIPT.len() + 3).await?;
     running.manager.shutdown().await;
     Ok(0)
+}
+
+/// Tool search: a router over the same servers with `tool_search = "on"` offers its own tools
+/// and `search_mcp_tools`; a search reveals the hit, the specs append it, and it is called.
+async fn tool_search(
+    running: &setup::Running,
+    ctx: &CallContext,
+    rx: &mut EventReceiver,
+    step: usize,
+) -> anyhow::Result<()> {
+    let settings = tool_router::RouterSettings {
+        tool_search: tool_router::ToolSearchMode::On,
+        data_sources: false,
+        ..Default::default()
+    };
+    let searching = tool_router::ToolRouter::with_mcp_settings(running.manager.clone(), &settings)?;
+    let all = running.router.specs().await.len();
+    let names = |specs: Vec<tool_router::ToolSpec>| -> Vec<String> {
+        specs.into_iter().map(|s| s.name).collect()
+    };
+    let base = names(searching.specs().await);
+    println!(
+        "\n── {step}. Tool search (tool_search = \"on\"): {} specs instead of {all}; the model searches, the hit is appended, then called",
+        base.len()
+    );
+    println!("   specs   {}", base.join(" "));
+    let steps = [
+        ("search_mcp_tools", r#"{"query":"add two numbers","server":"notes","limit":1}"#),
+        ("mcp__notes__add", r#"{"a":20,"b":22}"#),
+    ];
+    for (i, (name, arguments)) in steps.into_iter().enumerate() {
+        println!("   call    {name} {arguments}");
+        let call = ToolCall {
+            call_id: format!("call-{step}{}", ['a', 'b'][i]),
+            name: name.to_string(),
+            arguments: arguments.to_string().into(),
+        };
+        let output = searching.dispatch_to_output(ctx, call).await?;
+        print_events(rx);
+        print_output(&output);
+        if i == 0 {
+            let after = names(searching.specs().await);
+            println!("   specs   … {}", after[base.len()..].join(" "));
+        }
+    }
+    Ok(())
 }
 
 /// `demo --live`: the same servers and script, shown in the live view instead of a
@@ -281,6 +328,7 @@ pub(crate) fn describe(event: &EventMsg) -> String {
             e.removed.join(", ")
         ),
         EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
+        EventMsg::McpToolsRevealed(e) => format!("mcp_tools_revealed   {}", e.tools.join(", ")),
         EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)

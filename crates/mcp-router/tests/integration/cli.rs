@@ -39,6 +39,11 @@ fn demo_prints_the_transcript() {
         "{\"server\":\"catalog\",\"uri\":\"demo://gen/000000\",\"name\":\"invoice-0\"",
         "\"matched\": 171",
         "\"nextCursor\": \"mcp-router:",
+        "Tool search (tool_search = \"on\"): 5 specs instead of",
+        "   specs   complete_mcp_resource_argument list_mcp_resource_templates list_mcp_resources read_mcp_resource search_mcp_tools\n",
+        "mcp_tools_revealed   mcp__notes__add",
+        "   specs   … mcp__notes__add\n",
+        "42",
     ] {
         assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }
