@@ -81,9 +81,10 @@ pub trait McpBackend: Send + Sync {
     /// Every model-visible MCP tool. Never restarts a server; may start a lazy server that has
     /// no tool catalog yet, to learn its tools.
     async fn list_tools(&self) -> Vec<QualifiedTool>;
-    /// The MCP tools known now, without starting, restarting or waiting for any server: the
-    /// live lists of ready servers and the tool catalogs of the others. Servers whose tools
-    /// are not known yet (starting, or lazy, without a catalog) are named in `unknown`.
+    /// The MCP tools known now, without waiting for or restarting any server: the live lists
+    /// of ready servers and the tool catalogs of the others. Servers whose tools are not known
+    /// yet (starting, or lazy, without a catalog) are named in `unknown`; a backend may start
+    /// such a lazy server in the background, so that its tools become known.
     async fn known_tools(&self) -> KnownTools {
         KnownTools { tools: Arc::new(self.list_tools().await), unknown: Vec::new() }
     }

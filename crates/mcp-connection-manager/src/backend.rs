@@ -187,8 +187,16 @@ impl McpBackend for McpConnectionManager {
         self.tools_known_now().tools.as_ref().clone()
     }
 
+    /// Also starts, in the background, the lazy servers whose tools are not known (no
+    /// catalog): the next search finds their tools.
     async fn known_tools(&self) -> KnownTools {
-        self.tools_known_now()
+        let known = self.tools_known_now();
+        for name in &known.unknown {
+            if let Some(managed) = self.servers.servers.get(name) {
+                self.servers.start_lazy(managed);
+            }
+        }
+        known
     }
 
     /// The server and original tool name behind a qualified name, by

@@ -1,8 +1,9 @@
 //! `search_mcp_tools {query, limit?, server?}` (tool search on): the MCP tools that match,
 //! best first, each with what the model needs to call it at once (qualified name, server,
 //! description, input schema), and `total` matches; the hits join the specs (revealed). Served
-//! from what is known — live lists and tool catalogs — never starting a server; servers whose
-//! tools are not known yet are named in `not_searchable_yet`.
+//! from what is known — live lists and tool catalogs — never waiting for a server; servers whose
+//! tools are not known yet are named in `not_searchable_yet` (a lazy one without a catalog is
+//! started in the background, so a later search finds its tools).
 
 use std::sync::Arc;
 
