@@ -76,6 +76,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     }
     if wanted("e6") {
         rows.extend(search::rows(quick).await?);
+        rows.extend(search::unstarted(quick).await?);
     }
     // Workloads that start many processes run before the ones that fill this process's
     // memory: a server is started by fork (its pre-exec step sets the parent-death signal),

@@ -118,3 +118,84 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
         },
     ])
 }
+
+/// E6 with real servers: 50 stdio bench servers of 20 tools whose catalogs a first run saved,
+/// tool search on. The time from starting the manager to the first specs (no server started),
+/// and the child processes alive after one search and one call (the called tool's server).
+pub(crate) async fn unstarted(quick: bool) -> anyhow::Result<Vec<Row>> {
+    use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ToolCache};
+    let dir = std::env::temp_dir().join(format!("mcp-router-bench-e6-{}", std::process::id()));
+    let cache = ToolCache::at(dir.join("tools"));
+    let options = crate::server::Options { tools: 20, ..crate::workloads::read_options(16) };
+    let servers = (0..50)
+        .map(|i| crate::workloads::bench_server(&format!("s{i:02}"), &options))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let learn = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let manager = McpConnectionManager::start(servers.clone(), EventSender::discard(), learn);
+    manager.wait_until_started().await;
+    manager.shutdown().await;
+    let names: std::collections::BTreeSet<String> =
+        servers.iter().map(|s| s.name.clone()).collect();
+    let settings = RouterSettings {
+        tool_search: ToolSearchMode::On,
+        data_sources: false,
+        ..Default::default()
+    };
+    let (mut samples, mut alive) = (Vec::new(), usize::MAX);
+    for rep in 0..(if quick { 3 } else { 7 }) {
+        let started = Instant::now();
+        let options = ManagerOptions {
+            tool_cache: Some(cache.clone()),
+            lazy_when_cataloged: names.clone(),
+            ..ManagerOptions::default()
+        };
+        let manager =
+            Arc::new(McpConnectionManager::start(servers.clone(), EventSender::discard(), options));
+        let router = ToolRouter::with_mcp_settings(manager.clone(), &settings)?;
+        let specs = router.specs().await;
+        samples.push(started.elapsed());
+        anyhow::ensure!(
+            !specs.iter().any(|s| s.name.starts_with("mcp__")),
+            "MCP tools in the base"
+        );
+        if rep == 0 {
+            let ctx = CallContext::new(EventSender::discard());
+            let arguments =
+                serde_json::json!({"query": "bench tool 7", "server": "s07"}).to_string();
+            let search = ToolCall {
+                call_id: "s".into(),
+                name: "search_mcp_tools".into(),
+                arguments: arguments.into(),
+            };
+            router.dispatch_to_output(&ctx, search).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let call = ToolCall {
+                call_id: "c".into(),
+                name: "mcp__s07__t7".into(),
+                arguments: "{}".into(),
+            };
+            router.dispatch_to_output(&ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            alive = manager.child_pids().len();
+        }
+        manager.shutdown().await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let first = median(samples);
+    Ok(vec![
+        Row {
+            name: "E6 first specs, 50 stdio servers × 20 tools with catalogs, tool search on (none started)",
+            baseline: "—".into(),
+            router: show(first),
+            ratio: first.as_secs_f64() * 1e3,
+            target: "≤ 20 ms",
+            met: Some(first <= Duration::from_millis(20)),
+        },
+        Row {
+            name: "E6 same, server processes alive after one search and one call",
+            baseline: "—".into(),
+            router: alive.to_string(),
+            ratio: alive as f64,
+            target: "1",
+            met: Some(alive == 1),
+        },
+    ])
+}
