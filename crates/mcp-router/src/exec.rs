@@ -187,8 +187,7 @@ impl Session {
         let running = self.running.clone();
         let out = self.out.clone();
         calls.spawn(async move {
-            let specs = running.router.specs().await;
-            let tools = specs.iter().map(|spec| spec.to_format(format)).collect();
+            let tools = running.router.tool_list(format).await;
             let revealed = running.router.revealed_tools();
             let _ = out.send(ExecOutput::Tools { format: name, tools, revealed }.into());
         });

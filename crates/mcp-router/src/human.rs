@@ -39,8 +39,7 @@ pub(crate) async fn tools(
     if refresh {
         running.manager.wait_until_started().await;
     }
-    let specs: Vec<Value> =
-        running.router.specs().await.iter().map(|s| s.to_format(format)).collect();
+    let specs: Vec<Value> = running.router.tool_list(format).await;
     println!("{}", serde_json::to_string_pretty(&specs)?);
     running.manager.shutdown().await;
     Ok(0)

@@ -210,6 +210,16 @@ pub fn parse_config_file_with(
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
 }
 
+/// `tool_search_via`'s value.
+fn search_via(value: &Value) -> Option<tool_router::SearchVia> {
+    match value.as_str()? {
+        "router" => Some(tool_router::SearchVia::Router),
+        "api" => Some(tool_router::SearchVia::Api),
+        "both" => Some(tool_router::SearchVia::Both),
+        _ => None,
+    }
+}
+
 /// `tool_search`'s value.
 fn search_mode(value: &Value) -> Option<tool_router::ToolSearchMode> {
     match value.as_str()? {
@@ -266,6 +276,11 @@ fn parse_settings(
                 })?;
             }
             "tool_search_threshold_bytes" => settings.tool_search_threshold_bytes = bytes(0)?,
+            "tool_search_via" => {
+                settings.tool_search_via = search_via(value).ok_or_else(|| {
+                    err(key, format!("expected \"router\", \"api\" or \"both\", found {value}"))
+                })?;
+            }
             "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "progress_interval_ms" => {
@@ -380,13 +395,14 @@ mod tests {
         let kept = tool_router::KeptLimits { max_results: 3, max_bytes: 5000, memory_bytes: 0 };
         assert_eq!(s.kept_results, kept);
         let search = parse_config_file(
-            "[mcp_router]\ntool_search = \"on\"\ntool_search_threshold_bytes = 100\n[mcp_servers.a]\ncommand = \"x\"\nalways_load_tools = true\n[mcp_servers.b]\ncommand = \"y\"\n",
+            "[mcp_router]\ntool_search = \"on\"\ntool_search_via = \"both\"\ntool_search_threshold_bytes = 100\n[mcp_servers.a]\ncommand = \"x\"\nalways_load_tools = true\n[mcp_servers.b]\ncommand = \"y\"\n",
             ConfigFormat::CodexToml,
             Path::new("c.toml"),
         )
         .expect("valid");
         assert_eq!(search.settings.tool_search, tool_router::ToolSearchMode::On);
         assert_eq!(search.settings.tool_search_threshold_bytes, 100);
+        assert_eq!(search.settings.tool_search_via, tool_router::SearchVia::Both);
         assert_eq!(search.settings.always_load_servers, ["a".to_string()].into());
         let bad = parse_config_file(
             "[mcp_router]\ntool_search = true\n[mcp_servers]\n",

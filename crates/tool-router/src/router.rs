@@ -23,8 +23,8 @@ use crate::invocation::{
 use crate::kept::{KeptLimits, KeptResults};
 use crate::links::LinkedResources;
 use crate::settings::RouterSettings;
-use crate::spec::ToolSpec;
-use crate::tool_search::{McpTools, ToolSearch};
+use crate::spec::{ToolFormat, ToolSpec, api_search_tool, openai_namespace};
+use crate::tool_search::{McpTools, SearchVia, ToolSearch};
 use router_protocol::{EventMsg, McpToolsRevealedEvent};
 
 /// The router could not be set up.
@@ -114,7 +114,8 @@ impl ToolRouter {
                 settings.tool_search,
                 settings.tool_search_threshold_bytes,
                 settings.always_load_servers.clone(),
-            ),
+            )
+            .via(settings.tool_search_via),
         );
         router.omit_result_text = !settings.event_result_text;
         router.event_payload_bytes = (settings.event_payload_bytes
@@ -212,6 +213,35 @@ impl ToolRouter {
         specs
     }
 
+    /// The tool list in `format`, as a host sends it to the model API: [`ToolRouter::specs`]
+    /// in that format; and, with tool search on and `tool_search_via` = `api` or `both`, every
+    /// MCP tool not already in it marked `defer_loading: true` (OpenAI: one namespace per
+    /// server) after the API's own tool-search tool.
+    pub async fn tool_list(&self, format: ToolFormat) -> Vec<Value> {
+        let specs = self.specs().await;
+        let mut out: Vec<Value> = specs.iter().map(|s| s.to_format(format)).collect();
+        let Some(mcp) = &self.mcp else { return out };
+        if !self.search.active() || self.search.via == SearchVia::Router {
+            return out;
+        }
+        out.push(api_search_tool(format));
+        let shown: std::collections::HashSet<&str> =
+            specs.iter().map(|s| s.name.as_str()).collect();
+        let known = mcp.backend.known_tools().await;
+        let mut by_server: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+        for tool in known.tools.iter().filter(|t| !shown.contains(t.qualified_name.as_str())) {
+            let spec = ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool);
+            by_server.entry(&tool.server).or_default().push(spec.to_format_deferred(format));
+        }
+        for (server, tools) in by_server {
+            match format {
+                ToolFormat::OpenAi => out.push(openai_namespace(server, tools)),
+                ToolFormat::Anthropic => out.extend(tools),
+            }
+        }
+        out
+    }
+
     /// With tool search on: the MCP tools revealed so far, in the order they were appended to
     /// the specs; `None` while search is off.
     pub fn revealed_tools(&self) -> Option<Vec<String>> {
@@ -300,7 +330,7 @@ impl ToolRouter {
 
     /// With tool search on, a tool called by name joins the specs (unless it is there).
     async fn reveal_called(&self, ctx: &CallContext, route: &McpRoute, server: &str, name: &str) {
-        if !self.search.active()
+        if !self.search.router_searches()
             || self.search.is_revealed(name)
             || self.search.always_loads(server)
         {

@@ -46,6 +46,9 @@ pub struct RouterSettings {
     /// `tool_search_threshold_bytes`), `on` or `off`. On, the specs hold the router's tools,
     /// `search_mcp_tools` and the tools revealed so far.
     pub tool_search: crate::ToolSearchMode,
+    /// `tool_search_via`: `router` (default: `search_mcp_tools`), `api` (the model API's own
+    /// deferral: every MCP tool with `defer_loading: true`) or `both`.
+    pub tool_search_via: crate::SearchVia,
     /// `tool_search_threshold_bytes`: where `auto` turns on (default 16 KiB of specs).
     pub tool_search_threshold_bytes: usize,
     /// Servers with `always_load_tools = true`: their tools stay in the specs with search on.
@@ -69,6 +72,7 @@ impl Default for RouterSettings {
             kept_results: crate::kept::KeptLimits::default(),
             inline_resource_links_bytes: 0,
             tool_search: crate::ToolSearchMode::Auto,
+            tool_search_via: crate::SearchVia::Router,
             tool_search_threshold_bytes: crate::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
             always_load_servers: std::collections::BTreeSet::new(),
         }

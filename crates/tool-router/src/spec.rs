@@ -59,6 +59,16 @@ impl ToolSpec {
         value.unwrap_or(Value::Null)
     }
 
+    /// This spec in `format`, marked `defer_loading: true`: the model API keeps it out of the
+    /// prompt until its own tool search finds it.
+    pub fn to_format_deferred(&self, format: ToolFormat) -> Value {
+        let mut value = self.to_format(format);
+        if let Value::Object(map) = &mut value {
+            map.insert("defer_loading".to_string(), Value::Bool(true));
+        }
+        value
+    }
+
     /// The spec of an MCP tool under its qualified name. Model APIs require an object schema
     /// with `properties`; servers that omit either get them added (as Codex does).
     pub fn for_mcp_tool(qualified_name: &str, tool: &rmcp::model::Tool) -> Self {
@@ -75,4 +85,26 @@ impl ToolSpec {
             parameters,
         }
     }
+}
+
+/// The model API's own tool-search tool, for tool lists whose MCP tools are deferred:
+/// OpenAI Responses' hosted `tool_search`, Anthropic's BM25 tool search tool.
+pub(crate) fn api_search_tool(format: ToolFormat) -> Value {
+    match format {
+        ToolFormat::OpenAi => json!({"type": "tool_search"}),
+        ToolFormat::Anthropic => {
+            json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+        }
+    }
+}
+
+/// One OpenAI namespace of a server's deferred tools (their qualified names kept, so a call
+/// comes back under the name the router routes).
+pub(crate) fn openai_namespace(server: &str, tools: Vec<Value>) -> Value {
+    json!({
+        "type": "namespace",
+        "name": server,
+        "description": format!("Tools of the MCP server {server}."),
+        "tools": tools,
+    })
 }

@@ -28,6 +28,19 @@ pub enum ToolSearchMode {
     Off,
 }
 
+/// `tool_search_via`: who searches the deferred MCP tools once tool search is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchVia {
+    /// The router: `search_mcp_tools`, revealed tools appended to the specs (the default).
+    #[default]
+    Router,
+    /// The model API: every MCP tool in the tool list with `defer_loading: true` (OpenAI: one
+    /// namespace per server) and the API's own tool-search tool; no `search_mcp_tools`.
+    Api,
+    /// Both: the API's deferral and the router's `search_mcp_tools`.
+    Both,
+}
+
 /// `tool_search_threshold_bytes` when nothing sets it: 16 KiB of specs (as OpenAI function
 /// tools), about 4,000 tokens — some 15 tools with rich schemas, or 40 plain ones.
 pub const DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES: usize = 16 * 1024;
@@ -50,6 +63,7 @@ pub(crate) struct Indexed {
 /// Tool search's state in one router.
 pub(crate) struct ToolSearch {
     mode: ToolSearchMode,
+    pub(crate) via: SearchVia,
     threshold: usize,
     always_load: BTreeSet<String>,
     engaged: AtomicBool,
@@ -78,6 +92,7 @@ impl ToolSearch {
     ) -> Self {
         Self {
             mode,
+            via: SearchVia::Router,
             threshold,
             always_load,
             engaged: AtomicBool::new(mode == ToolSearchMode::On),
@@ -86,9 +101,20 @@ impl ToolSearch {
         }
     }
 
+    /// Who searches the deferred tools.
+    pub(crate) fn via(mut self, via: SearchVia) -> Self {
+        self.via = via;
+        self
+    }
+
     /// Whether MCP tools are deferred now.
     pub(crate) fn active(&self) -> bool {
         self.engaged.load(Ordering::Relaxed)
+    }
+
+    /// Whether `search_mcp_tools` is offered now.
+    pub(crate) fn router_searches(&self) -> bool {
+        self.active() && self.via != SearchVia::Api
     }
 
     /// The MCP tools the next specs show. `auto` measures the whole list (as the specs did

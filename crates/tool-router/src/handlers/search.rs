@@ -186,7 +186,7 @@ fn failed(server: Option<&str>, message: String) -> Failed {
 #[async_trait]
 impl ToolHandler for SearchToolsHandler {
     async fn offered(&self) -> bool {
-        self.search.active()
+        self.search.router_searches()
     }
 
     async fn handle(

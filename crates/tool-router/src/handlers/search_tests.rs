@@ -202,3 +202,39 @@ async fn always_loaded_servers_stay_in_the_base() {
         "already in the specs"
     );
 }
+
+fn router_via(via: crate::SearchVia) -> ToolRouter {
+    let search = ToolSearch::new(ToolSearchMode::On, 0, BTreeSet::new()).via(via);
+    ToolRouter::build(backend(), ContentPolicy::default(), None, Default::default(), search)
+}
+
+#[tokio::test]
+async fn api_deferral_lists_every_mcp_tool_deferred_in_both_formats() {
+    use crate::ToolFormat;
+    let api = router_via(crate::SearchVia::Api);
+    let openai = api.tool_list(ToolFormat::OpenAi).await;
+    let names: Vec<&str> = openai.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(!names.contains(&"search_mcp_tools"), "the API searches: {names:?}");
+    insta::assert_json_snapshot!(
+        "deferred_openai",
+        openai.iter().filter(|t| t["type"] != "function").collect::<Vec<_>>()
+    );
+    let anthropic = api.tool_list(ToolFormat::Anthropic).await;
+    insta::assert_json_snapshot!(
+        "deferred_anthropic",
+        anthropic
+            .iter()
+            .filter(|t| t.get("input_schema").is_none() || t.get("defer_loading").is_some())
+            .collect::<Vec<_>>()
+    );
+    // A call by name works and reveals nothing (the API loads tools itself).
+    let (_, events) = call(&api, "mcp__time__convert_time", json!({})).await;
+    assert!(!events.iter().any(|e| matches!(e, EventMsg::McpToolsRevealed(_))));
+    // Both: the router's search tool too.
+    let both = router_via(crate::SearchVia::Both).tool_list(ToolFormat::Anthropic).await;
+    assert!(both.iter().any(|t| t["name"] == "search_mcp_tools"));
+    assert!(both.iter().any(|t| t["name"] == "tool_search_tool_bm25"));
+    // Router (the default): no deferral in the list.
+    let plain = router_via(crate::SearchVia::Router).tool_list(ToolFormat::OpenAi).await;
+    assert!(plain.iter().all(|t| t.get("defer_loading").is_none() && t["type"] == "function"));
+}
