@@ -2,6 +2,8 @@
 //! lists, reads, tool calls, completion, the tool set and the resource changes. Every request
 //! goes through the manager's `request`/`exchange` (timeouts, the `failed()` step).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use futures::future::join_all;
 use mcp_backend::{
@@ -184,7 +186,9 @@ impl McpBackend for McpConnectionManager {
             }
         }))
         .await;
-        self.tools_known_now().tools.as_ref().clone()
+        // A list qualified from catalogs for this call is moved out, the cached one copied.
+        let tools = self.tools_known_now().tools;
+        Arc::try_unwrap(tools).unwrap_or_else(|shared| shared.as_ref().clone())
     }
 
     /// Also starts, in the background, the lazy servers whose tools are not known (no

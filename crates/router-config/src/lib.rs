@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mcp_connection_manager::{ManagerOptions, ServerConfig};
 use serde_json::Value;
-use tool_router::RouterSettings;
+use tool_router::{RouterSettings, SearchVia as Via, ToolSearchMode as Mode};
 
 mod oauth;
 mod servers;
@@ -210,24 +210,14 @@ pub fn parse_config_file_with(
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
 }
 
-/// `tool_search_via`'s value.
-fn search_via(value: &Value) -> Option<tool_router::SearchVia> {
-    match value.as_str()? {
-        "router" => Some(tool_router::SearchVia::Router),
-        "api" => Some(tool_router::SearchVia::Api),
-        "both" => Some(tool_router::SearchVia::Both),
-        _ => None,
-    }
-}
-
-/// `tool_search`'s value.
-fn search_mode(value: &Value) -> Option<tool_router::ToolSearchMode> {
-    match value.as_str()? {
-        "auto" => Some(tool_router::ToolSearchMode::Auto),
-        "on" => Some(tool_router::ToolSearchMode::On),
-        "off" => Some(tool_router::ToolSearchMode::Off),
-        _ => None,
-    }
+/// A setting that names one of `choices`: its value, or the error's `expected …` words.
+fn one_of<T: Copy>(value: &Value, choices: &[(&str, T)]) -> Result<T, String> {
+    let found = choices.iter().find(|(name, _)| value.as_str() == Some(name));
+    found.map(|(_, choice)| *choice).ok_or_else(|| {
+        let names: Vec<String> = choices.iter().map(|(name, _)| format!("\"{name}\"")).collect();
+        let (last, rest) = names.split_last().map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
+        format!("expected {} or {last}, found {value}", rest.join(", "))
+    })
 }
 
 fn parse_settings(
@@ -271,15 +261,13 @@ fn parse_settings(
             "kept_results_memory_bytes" => settings.kept_results.memory_bytes = bytes(0)?,
             "inline_resource_links_bytes" => settings.inline_resource_links_bytes = bytes(0)?,
             "tool_search" => {
-                settings.tool_search = search_mode(value).ok_or_else(|| {
-                    err(key, format!("expected \"auto\", \"on\" or \"off\", found {value}"))
-                })?;
+                let choices = [("auto", Mode::Auto), ("on", Mode::On), ("off", Mode::Off)];
+                settings.tool_search = one_of(value, &choices).map_err(|e| err(key, e))?;
             }
             "tool_search_threshold_bytes" => settings.tool_search_threshold_bytes = bytes(0)?,
             "tool_search_via" => {
-                settings.tool_search_via = search_via(value).ok_or_else(|| {
-                    err(key, format!("expected \"router\", \"api\" or \"both\", found {value}"))
-                })?;
+                let choices = [("router", Via::Router), ("api", Via::Api), ("both", Via::Both)];
+                settings.tool_search_via = one_of(value, &choices).map_err(|e| err(key, e))?;
             }
             "tool_cache" => tool_cache = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,

@@ -160,7 +160,7 @@ pub(crate) fn shape_read<'a>(
 impl Paging {
     /// The paging facts of a read that returned text from `offset` to `end` of `total` bytes;
     /// `None` when the whole text was returned from the start.
-    fn of(offset: usize, total: usize, end: usize) -> Option<Self> {
+    pub(crate) fn of(offset: usize, total: usize, end: usize) -> Option<Self> {
         let truncated = end < total;
         (truncated || offset > 0).then_some(Self {
             offset,

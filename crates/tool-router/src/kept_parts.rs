@@ -168,14 +168,7 @@ impl Source {
             return Err(format!("offset {offset} is past the end of the text ({total} bytes)"));
         }
         let end = start + text.len();
-        let truncated = end < total;
-        let paging = (truncated || start > 0).then_some(Paging {
-            offset: start,
-            total_bytes: total,
-            truncated,
-            next_offset: truncated.then_some(end),
-        });
-        Ok((text, paging))
+        Ok((text, Paging::of(start, total, end)))
     }
 }
 

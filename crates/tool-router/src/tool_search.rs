@@ -139,16 +139,13 @@ impl ToolSearch {
                 return McpTools::All(tools);
             }
             self.engaged.store(true, Ordering::Relaxed);
-            return McpTools::Deferred(self.always_loaded(tools));
+            return McpTools::Deferred(self.always_loaded(&tools));
         }
-        let known = backend.known_tools().await;
-        let always = known.tools.iter().filter(|t| self.always_load.contains(&t.server));
-        McpTools::Deferred(always.cloned().collect())
+        McpTools::Deferred(self.always_loaded(&backend.known_tools().await.tools))
     }
 
-    fn always_loaded(&self, mut tools: Vec<QualifiedTool>) -> Vec<QualifiedTool> {
-        tools.retain(|t| self.always_load.contains(&t.server));
-        tools
+    fn always_loaded(&self, tools: &[QualifiedTool]) -> Vec<QualifiedTool> {
+        tools.iter().filter(|t| self.always_load.contains(&t.server)).cloned().collect()
     }
 
     /// Whether `server`'s tools are always in the specs.

@@ -9,15 +9,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_backend::McpBackend;
-use router_protocol::{
-    EventMsg, McpInvocation, McpToolsRevealedEvent, ResourceCallSummary, ServerFailure,
-};
+use router_protocol::{EventMsg, McpInvocation, McpToolsRevealedEvent, ResourceCallSummary};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args, respond};
-use crate::handlers::{Failed, Produced, produced, run};
+use crate::handlers::{Failed, Produced, produced, run, single_failure};
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::spec::ToolSpec;
 use crate::tool_search::ToolSearch;
@@ -99,7 +97,7 @@ impl SearchToolsHandler {
                 "unknown server \"{server}\": the servers with tools are {}",
                 servers().join(", ")
             );
-            return Err(failed(Some(server), message));
+            return Err(single_failure(server, message));
         }
         let indexed = self.search.index(known.tools);
         let hits: Vec<_> = indexed
@@ -165,21 +163,6 @@ impl Request {
             },
         };
         Ok(Self { query, limit, server: normalize_optional_string(args.server) })
-    }
-}
-
-fn failed(server: Option<&str>, message: String) -> Failed {
-    Failed {
-        summary: ResourceCallSummary {
-            items: 0,
-            pages: 0,
-            servers: usize::from(server.is_some()),
-            failed_servers: server
-                .map(|s| ServerFailure { server: s.to_string(), error: message.clone() })
-                .into_iter()
-                .collect(),
-        },
-        error: respond(message),
     }
 }
 
