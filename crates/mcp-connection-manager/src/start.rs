@@ -88,13 +88,15 @@ impl StartServer {
             conn.cache().enable();
         }
         tracing::info!(server = %config.name, ?elapsed, tools = conn.tools().len(), "MCP server ready");
-        events.send(EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn)));
+        let ready = EventMsg::McpServerReady(ready_event(&config.name, elapsed, &conn));
         let conn = Arc::new(conn);
         // A new connection: whatever was listed before may be out of date.
         list_generation.fetch_add(1, Ordering::SeqCst);
         mcp_connection::watch::spawn(&conn, config.clone());
         let live = CachedCatalog::of(&conn);
         state.send_replace(ServerState::Ready { conn, since: Instant::now() });
+        // Announced once it is so: a host that acts on `mcp_server_ready` finds it ready.
+        events.send(ready);
         // Tools listed from the catalog while it started: say so if the live list differs
         // (after the switch, so the specs asked for next are the live ones).
         if let Some(served) = catalog.live(live.clone()) {
