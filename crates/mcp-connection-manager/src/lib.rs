@@ -6,6 +6,7 @@
 
 mod backend;
 mod catalog;
+mod idle;
 mod lifecycle;
 mod listings;
 mod manager;
@@ -15,6 +16,7 @@ mod start;
 mod tests;
 mod toolcache;
 
+pub use idle::{LazyOver, idle_at_start};
 pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
 pub use mcp_connection::config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, Startup,

@@ -11,7 +11,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use mcp_backend::{McpError, SignIn};
-use router_protocol::{EventMsg, EventSender, McpServerFailedEvent, McpServerRestartingEvent};
+use router_protocol::{
+    EventMsg, EventSender, McpServerFailedEvent, McpServerIdleEvent, McpServerRestartingEvent,
+};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -20,7 +22,7 @@ use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
 use crate::start::{StartServer, fingerprint};
 use crate::toolcache::CatalogSlot;
 use mcp_connection::client::{Connector, SharedConnection};
-use mcp_connection::config::{ServerConfig, Startup};
+use mcp_connection::config::ServerConfig;
 use mcp_connection::host::HostHandler;
 
 /// Where a server is.
@@ -97,19 +99,22 @@ impl Servers {
             connector,
             shut_down: AtomicBool::new(false),
         };
+        let mut chosen: Vec<(ServerConfig, CatalogSlot)> = Vec::new();
         for config in configs {
             if !config.enabled {
                 tracing::info!(server = %config.name, "server disabled in config; not started");
                 continue;
             }
-            if this.servers.contains_key(&config.name) {
+            if chosen.iter().any(|(c, _)| c.name == config.name) {
                 tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
                 continue;
             }
-            let catalog = Arc::new(CatalogSlot::load(this.options.tool_cache.clone(), &config));
-            let lazy = config.startup == Startup::Lazy
-                || (this.options.lazy_when_cataloged.contains(&config.name)
-                    && catalog.get().is_some());
+            let catalog = CatalogSlot::load(this.options.tool_cache.clone(), &config);
+            chosen.push((config, catalog));
+        }
+        let idle = crate::idle::idle_servers(&this.options, chosen.iter().map(|(c, s)| (c, s)));
+        for (config, catalog) in chosen {
+            let lazy = idle.contains(&config.name);
             let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
             let (state, _) = watch::channel(initial);
             let watched =
@@ -121,9 +126,15 @@ impl Servers {
                 watched,
                 challenge: Arc::default(),
                 list_generation: Arc::default(),
-                catalog,
+                catalog: Arc::new(catalog),
             };
-            if !lazy {
+            if lazy {
+                this.events.send(EventMsg::McpServerIdle(McpServerIdleEvent {
+                    server: managed.config.name.clone(),
+                    transport: crate::start::transport_name(&managed.config.transport).to_string(),
+                    tools: managed.catalog.get().map(|c| c.tools.len()),
+                }));
+            } else {
                 this.spawn_start(&managed, this.options.restart_backoff);
             }
             this.servers.insert(managed.config.name.clone(), managed);

@@ -65,6 +65,9 @@ pub struct ManagerOptions {
     /// Servers started lazily when they have a tool catalog (tool search on, no `startup` in
     /// their entry): their tools are known without them, so they start on first use.
     pub lazy_when_cataloged: std::collections::BTreeSet<String>,
+    /// Tool search `auto`: those servers are lazy only when the cataloged tools' specs pass a
+    /// threshold; `None` (tool search `on`) makes them lazy whenever they have a catalog.
+    pub lazy_over: Option<crate::LazyOver>,
 }
 
 impl Default for ManagerOptions {
@@ -84,6 +87,7 @@ impl Default for ManagerOptions {
             unusable: BTreeMap::new(),
             progress_interval: Duration::from_millis(100),
             lazy_when_cataloged: std::collections::BTreeSet::new(),
+            lazy_over: None,
         }
     }
 }

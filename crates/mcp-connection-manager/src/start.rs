@@ -146,7 +146,7 @@ pub(crate) fn fingerprint(
     }
 }
 
-fn transport_name(transport: &TransportConfig) -> &'static str {
+pub(crate) fn transport_name(transport: &TransportConfig) -> &'static str {
     match transport {
         TransportConfig::Stdio { .. } => "stdio",
         TransportConfig::StreamableHttp { .. } => "streamable_http",

@@ -178,9 +178,12 @@ pub(crate) fn logout(config: &crate::setup::ConfigArg, name: &str) -> anyhow::Re
 }
 
 /// `mcp-router auth status`: every HTTP server of the config: `no sign-in needed`, `signed in`,
-/// `expired` or `not signed in` (a server without stored credentials is asked).
+/// `expired` or `not signed in` (a server without stored credentials is asked), and whether
+/// the router leaves it idle until it is used.
 pub(crate) async fn status(config: &crate::setup::ConfigArg) -> anyhow::Result<i32> {
-    let servers: Vec<ServerConfig> = crate::setup::config(config)?.servers;
+    let config = crate::setup::config(config)?;
+    let idle = crate::setup::idle_servers(&config);
+    let servers: Vec<ServerConfig> = config.servers;
     let store = store()?;
     let mut any = false;
     for server in &servers {
@@ -207,7 +210,9 @@ pub(crate) async fn status(config: &crate::setup::ConfigArg) -> anyhow::Result<i
                 },
             }
         };
-        println!("{}\t{url}\t{state}", server.name);
+        // A server left idle until used (lazy, or tool search and a catalog) says so.
+        let idle = if idle.contains(&server.name) { "\tidle: starts on first use" } else { "" };
+        println!("{}\t{url}\t{state}{idle}", server.name);
     }
     if !any {
         println!("no HTTP servers in the config");

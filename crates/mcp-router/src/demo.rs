@@ -307,6 +307,12 @@ fn print_events(rx: &mut EventReceiver) {
 
 pub(crate) fn describe(event: &EventMsg) -> String {
     match event {
+        EventMsg::McpServerIdle(e) => format!(
+            "mcp_server_idle      {} ({}): starts on first use{}",
+            e.server,
+            e.transport,
+            e.tools.map(|n| format!(", {n} tools known from its catalog")).unwrap_or_default()
+        ),
         EventMsg::McpServerStarting(e) => {
             format!("mcp_server_starting  {} ({})", e.server, e.transport)
         }

@@ -27,6 +27,8 @@ const MAX_NOTICES: usize = 200;
 
 #[derive(Debug, Clone, PartialEq)]
 enum ServerPhase {
+    /// Configured, not started until something needs it.
+    Idle,
     Starting,
     Ready,
     Failed,
@@ -233,6 +235,12 @@ impl LiveState {
     fn apply(&mut self, event: &EventMsg, now: Instant) {
         self.events += 1;
         match event {
+            EventMsg::McpServerIdle(e) => {
+                let row = self.server(&e.server);
+                row.transport = e.transport.clone();
+                row.phase = ServerPhase::Idle;
+                row.tools = e.tools;
+            }
             EventMsg::McpServerStarting(e) => {
                 let row = self.server(&e.server);
                 row.transport = e.transport.clone();
@@ -273,39 +281,41 @@ impl LiveState {
                     progress: None,
                 });
             }
-            EventMsg::McpToolCallEnd(e) => {
-                let finished = finished(e);
-                match self
-                    .calls
-                    .iter_mut()
-                    .rev()
-                    .find(|c| c.call_id == e.call_id && (c.finished.is_none() || c.by_output))
-                {
-                    // A row its output made first (the output overtook the event) becomes
-                    // the call's.
-                    Some(call) if call.by_output => {
-                        call.server = e.invocation.server.clone().unwrap_or_else(|| "(all)".into());
-                        call.tool = e.invocation.tool.clone();
-                        call.by_output = false;
-                        let detail = call.finished.take().and_then(|f| f.detail);
-                        call.finished =
-                            Some(Finished { detail: finished.detail.or(detail), ..finished });
-                    }
-                    Some(call) => call.finished = Some(finished),
-                    None => self.add_call(CallRow {
-                        call_id: e.call_id.clone(),
-                        server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
-                        tool: e.invocation.tool.clone(),
-                        arguments: String::new(),
-                        began: now,
-                        finished: Some(finished),
-                        by_output: false,
-                        progress: None,
-                    }),
-                }
-            }
+            EventMsg::McpToolCallEnd(e) => self.end_call(e, now),
             EventMsg::McpToolCallProgress(e) => self.progress(e),
             other => self.notice(describe(other)),
+        }
+    }
+
+    /// A call's end event: its row finishes (or appears, when no begin was seen).
+    fn end_call(&mut self, e: &router_protocol::McpToolCallEndEvent, now: Instant) {
+        let finished = finished(e);
+        match self
+            .calls
+            .iter_mut()
+            .rev()
+            .find(|c| c.call_id == e.call_id && (c.finished.is_none() || c.by_output))
+        {
+            // A row its output made first (the output overtook the event) becomes
+            // the call's.
+            Some(call) if call.by_output => {
+                call.server = e.invocation.server.clone().unwrap_or_else(|| "(all)".into());
+                call.tool = e.invocation.tool.clone();
+                call.by_output = false;
+                let detail = call.finished.take().and_then(|f| f.detail);
+                call.finished = Some(Finished { detail: finished.detail.or(detail), ..finished });
+            }
+            Some(call) => call.finished = Some(finished),
+            None => self.add_call(CallRow {
+                call_id: e.call_id.clone(),
+                server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
+                tool: e.invocation.tool.clone(),
+                arguments: String::new(),
+                began: now,
+                finished: Some(finished),
+                by_output: false,
+                progress: None,
+            }),
         }
     }
 
@@ -411,6 +421,7 @@ impl LiveState {
         let (width, names) = self.names();
         let rows = self.servers.iter().map(move |(name, s)| {
             let (phase, color) = match s.phase {
+                ServerPhase::Idle => ("idle", Color::Gray),
                 ServerPhase::Starting => ("starting", Color::Yellow),
                 ServerPhase::Ready => ("ready", Color::Green),
                 ServerPhase::Failed => ("failed", Color::Red),
@@ -900,7 +911,7 @@ mod tests {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use router_protocol::{
-        CallResult, McpInvocation, McpServerFailedEvent, McpServerReadyEvent,
+        CallResult, McpInvocation, McpServerFailedEvent, McpServerIdleEvent, McpServerReadyEvent,
         McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, ResourceCallSummary,
         ServerCapabilitySummary, SharedText,
     };
@@ -948,7 +959,7 @@ mod tests {
         }))
     }
 
-    /// A starting server, a ready one, a failed one, a finished call, a failed call and one in
+    /// A starting server, a ready one, a failed one, an idle one, a finished call, a failed call and one in
     /// flight for 2.5 s.
     fn scripted() -> (LiveState, Instant) {
         let t0 = Instant::now();
@@ -962,6 +973,14 @@ mod tests {
         for s in ["docs", "notes", "ghost"] {
             state.push(starting(s), t0);
         }
+        state.push(
+            EventMsg::McpServerIdle(McpServerIdleEvent {
+                server: "time".into(),
+                transport: "stdio".into(),
+                tools: Some(2),
+            }),
+            t0,
+        );
         state.push(
             EventMsg::McpServerReady(McpServerReadyEvent {
                 server: "docs".into(),

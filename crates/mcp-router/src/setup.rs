@@ -67,13 +67,25 @@ pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
     Ok(config)
 }
 
-pub(crate) fn start(mut config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+/// The manager options `config` asks for, with the tool cache's default place filled in.
+fn manager_options(config: &ConfigFile) -> ManagerOptions {
+    let mut options = config.manager.clone();
     for unusable in &config.unusable {
-        config.manager.unusable.insert(unusable.name.clone(), unusable.error.clone());
+        options.unusable.insert(unusable.name.clone(), unusable.error.clone());
     }
-    if config.tool_cache && config.manager.tool_cache.is_none() {
-        config.manager.tool_cache = ToolCache::default_location();
+    if config.tool_cache && options.tool_cache.is_none() {
+        options.tool_cache = ToolCache::default_location();
     }
+    options
+}
+
+/// The servers `start` would leave idle until used (reads the tool cache, starts nothing).
+pub(crate) fn idle_servers(config: &ConfigFile) -> std::collections::BTreeSet<String> {
+    mcp_connection_manager::idle_at_start(&config.servers, &manager_options(config))
+}
+
+pub(crate) fn start(mut config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+    config.manager = manager_options(&config);
     let manager = Arc::new(McpConnectionManager::start(config.servers, events, config.manager));
     let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
     Ok(Running { manager, router })

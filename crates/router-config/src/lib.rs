@@ -204,10 +204,28 @@ pub fn parse_config_file_with(
     let mut settings = settings;
     settings.always_load_servers = always_load;
     let mut manager = manager;
-    if settings.tool_search == tool_router::ToolSearchMode::On {
-        manager.lazy_when_cataloged = startup_unsaid;
-    }
+    startup_by_tool_search(&settings, &mut manager, startup_unsaid);
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
+}
+
+/// With tool search, a server whose entry says nothing of `startup` and whose tools a catalog
+/// knows waits for its first use (under `auto`, once those specs pass the threshold).
+fn startup_by_tool_search(
+    settings: &RouterSettings,
+    manager: &mut ManagerOptions,
+    startup_unsaid: std::collections::BTreeSet<String>,
+) {
+    match settings.tool_search {
+        tool_router::ToolSearchMode::On => manager.lazy_when_cataloged = startup_unsaid,
+        tool_router::ToolSearchMode::Auto => {
+            manager.lazy_when_cataloged = startup_unsaid;
+            manager.lazy_over = Some(mcp_connection_manager::LazyOver {
+                threshold: settings.tool_search_threshold_bytes,
+                measure: tool_router::spec_bytes,
+            });
+        }
+        _ => {}
+    }
 }
 
 /// A setting that names one of `choices`: its value, or the error's `expected …` words.
@@ -569,7 +587,15 @@ mod tests {
         let defaults =
             parse_config_file("[mcp_servers]\n", ConfigFormat::CodexToml, Path::new("c"))
                 .expect("valid");
-        assert_eq!(defaults.manager, ManagerOptions::default());
+        // `tool_search = "auto"` by default: cataloged servers wait once their specs pass 16 KiB.
+        let auto = mcp_connection_manager::LazyOver {
+            threshold: tool_router::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
+            measure: tool_router::spec_bytes,
+        };
+        let lazy_when_cataloged = std::collections::BTreeSet::new();
+        let expected =
+            ManagerOptions { lazy_over: Some(auto), lazy_when_cataloged, ..Default::default() };
+        assert_eq!(defaults.manager, expected);
         let err = parse_config_file(
             "[mcp_router]\nmax_input_rounds = 0\n[mcp_servers]\n",
             ConfigFormat::CodexToml,

@@ -21,6 +21,9 @@ pub enum EventMsg {
     McpToolCallProgress(McpToolCallProgressEvent),
     /// A configured server is being started (process spawned or HTTP session opened).
     McpServerStarting(McpServerStartingEvent),
+    /// A configured server is left idle until something needs it (`startup = "lazy"`, or tool
+    /// search on and its tools known from the catalog).
+    McpServerIdle(McpServerIdleEvent),
     /// A server finished `initialize` and listed its tools.
     McpServerReady(McpServerReadyEvent),
     /// A server could not be started (or restarted); calls to it say why until a retry works.
@@ -210,6 +213,20 @@ pub struct McpServerStartingEvent {
     pub transport: String,
 }
 
+/// `mcp_server_idle`: sent once at start for each server not started until used; its tools
+/// are known from the tool catalog (`tools`, absent when there is none). Its next event is
+/// `mcp_server_starting`, when a call, a read or a list needs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerIdleEvent {
+    /// The configured server name.
+    pub server: String,
+    /// `stdio` or `streamable_http`.
+    pub transport: String,
+    /// How many tools its catalog lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<usize>,
+}
+
 /// `mcp_server_ready`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerReadyEvent {
@@ -375,6 +392,12 @@ mod tests {
         insta::assert_json_snapshot!("ready", ready);
         insta::assert_json_snapshot!("failed", failed);
         insta::assert_json_snapshot!("starting", starting);
+        let idle = EventMsg::McpServerIdle(McpServerIdleEvent {
+            server: "time".to_string(),
+            transport: "stdio".to_string(),
+            tools: Some(2),
+        });
+        insta::assert_json_snapshot!("idle", idle);
         let restarting = EventMsg::McpServerRestarting(McpServerRestartingEvent {
             server: "docs".to_string(),
             attempt: 1,

@@ -12,10 +12,10 @@ mod sink;
 
 pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
-    McpServerFailedEvent, McpServerReadyEvent, McpServerRequestEvent, McpServerRestartingEvent,
-    McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent,
-    McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary, ServerCapabilitySummary,
-    ServerFailure, duration_ms,
+    McpServerFailedEvent, McpServerIdleEvent, McpServerReadyEvent, McpServerRequestEvent,
+    McpServerRestartingEvent, McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent,
+    McpToolCallProgressEvent, McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary,
+    ServerCapabilitySummary, ServerFailure, duration_ms,
 };
 pub use exec::{ExecCall, ExecInput, ExecOutput, Rejected, call_id_of};
 pub use output::{ContentItem, ResourceChange, ToolOutput};

@@ -49,4 +49,4 @@ pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};
-pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode};
+pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode, spec_bytes};

@@ -45,6 +45,13 @@ pub enum SearchVia {
 /// tools), about 4,000 tokens — some 15 tools with rich schemas, or 40 plain ones.
 pub const DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES: usize = 16 * 1024;
 
+/// One MCP tool's spec bytes (as an OpenAI function tool), what `auto` measures against
+/// `tool_search_threshold_bytes`; hosts that decide ahead (which servers to leave idle) use it
+/// to decide alike.
+pub fn spec_bytes(qualified_name: &str, tool: &rmcp::model::Tool) -> usize {
+    json_len(&ToolSpec::for_mcp_tool(qualified_name, tool).to_format(ToolFormat::OpenAi))
+}
+
 /// The MCP tools the specs show.
 pub(crate) enum McpTools {
     /// All of them (search off, or `auto` under the threshold).
@@ -125,23 +132,29 @@ impl ToolSearch {
             return McpTools::All(backend.list_tools().await);
         }
         if !self.active() {
+            // What is known (catalogs, ready servers) may pass the threshold already: then no
+            // server is waited for or started to learn the rest.
+            let known = backend.known_tools().await;
+            if self.passes_threshold(&known.tools) {
+                return McpTools::Deferred(self.always_loaded(&known.tools));
+            }
             let tools = backend.list_tools().await;
-            let bytes: usize = tools
-                .iter()
-                .map(|t| {
-                    json_len(
-                        &ToolSpec::for_mcp_tool(&t.qualified_name, &t.tool)
-                            .to_format(ToolFormat::OpenAi),
-                    )
-                })
-                .sum();
-            if bytes <= self.threshold {
+            if !self.passes_threshold(&tools) {
                 return McpTools::All(tools);
             }
-            self.engaged.store(true, Ordering::Relaxed);
             return McpTools::Deferred(self.always_loaded(&tools));
         }
         McpTools::Deferred(self.always_loaded(&backend.known_tools().await.tools))
+    }
+
+    /// `auto`: whether these tools' specs pass the threshold; turns search on when they do.
+    fn passes_threshold(&self, tools: &[QualifiedTool]) -> bool {
+        let bytes: usize = tools.iter().map(|t| spec_bytes(&t.qualified_name, &t.tool)).sum();
+        let passes = bytes > self.threshold;
+        if passes {
+            self.engaged.store(true, Ordering::Relaxed);
+        }
+        passes
     }
 
     fn always_loaded(&self, tools: &[QualifiedTool]) -> Vec<QualifiedTool> {

@@ -162,3 +162,58 @@ fn a_lazy_server_without_a_catalog_is_named_then_started_and_found_by_the_next_s
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn under_auto_servers_whose_catalogs_pass_the_threshold_stay_idle_until_used() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let with_threshold = |bytes: usize| {
+        let text = std::fs::read_to_string(config(&dir, "auto")).expect("config");
+        let text = text.replacen(
+            "tool_search = \"auto\"\n",
+            &format!("tool_search = \"auto\"\ntool_search_threshold_bytes = {bytes}\n"),
+            1,
+        );
+        write_config(&dir, &format!("auto-{bytes}.toml"), &text)
+    };
+    let (small, large) = (with_threshold(1024), with_threshold(10_000_000));
+    let mut learn = crate::support::router_command();
+    learn.env("MCP_ROUTER_CACHE_DIR", &cache).args(["tools", "--refresh", "--config"]).arg(&large);
+    let learned = learn.output().expect("run tools --refresh");
+    assert!(learned.status.success(), "{}", String::from_utf8_lossy(&learned.stderr));
+    let events = |lines: &[Value], kind: &str| -> Vec<String> {
+        let of_kind = lines.iter().filter(|l| l["type"] == kind);
+        of_kind.filter_map(|l| l["server"].as_str().map(str::to_string)).collect()
+    };
+
+    // Under the threshold: every server starts, every MCP tool is in the specs, as before.
+    let mut command = exec_command(&large);
+    command.env("MCP_ROUTER_CACHE_DIR", &cache);
+    let mut exec = ExecSession::spawn(command);
+    let names = tool_names(&list_tools(&mut exec, 1));
+    assert!(names.contains(&"mcp__time__get_current_time".to_string()), "{names:?}");
+    assert!(!names.contains(&"search_mcp_tools".to_string()), "{names:?}");
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    assert!(events(&lines, "mcp_server_idle").is_empty(), "{lines:?}");
+
+    // Over it: the catalogs already pass it, so no server is started to learn its tools; each
+    // says it is idle, the specs hold the search tool, and a call starts only its server.
+    let mut command = exec_command(&small);
+    command.env("MCP_ROUTER_CACHE_DIR", &cache);
+    let mut exec = ExecSession::spawn(command);
+    let names = tool_names(&list_tools(&mut exec, 1));
+    assert!(names.contains(&"search_mcp_tools".to_string()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
+    let arguments = json!({"timezone": "UTC"});
+    exec.send(
+        &json!({"call_id": "c1", "name": "mcp__time__get_current_time", "arguments": arguments}),
+    );
+    assert_eq!(exec.output("c1")["result"]["Ok"]["isError"], false);
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    assert_eq!(events(&lines, "mcp_server_idle"), ["docs", "notes", "time"]);
+    let idle_time = lines.iter().find(|l| l["type"] == "mcp_server_idle" && l["server"] == "time");
+    assert_eq!(idle_time.expect("time idle")["tools"], 2, "its tools counted from the catalog");
+    assert_eq!(events(&lines, "mcp_server_starting"), ["time"]);
+}
