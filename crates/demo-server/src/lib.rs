@@ -11,6 +11,7 @@ mod oauth;
 mod resources;
 mod serve;
 mod server;
+mod skills;
 mod tools;
 
 use std::fmt;
@@ -22,6 +23,7 @@ pub use resources::{
 };
 pub use serve::{ServeArgs, run_http, run_stdio, serve};
 pub use server::DemoServer;
+pub use skills::{bundled_skills_dir, load_skills};
 
 /// How the demo server behaves.
 #[derive(Clone)]
@@ -50,6 +52,10 @@ pub struct DemoOptions {
     pub oauth_token_ttl: Option<std::time::Duration>,
     /// A generated catalog of this many more resources (see `register_generated`).
     pub generated: usize,
+    /// Skills to serve (SEP-2640, with `resources/directory/read`): `skills/list`, `skills/get`
+    /// and their files by `resources/read`; the folder is read again on each skill request,
+    /// and a change announced with `notifications/resources/list_changed`.
+    pub skills: Option<Arc<rmcp::handler::server::skill_catalog::SkillCatalog>>,
 }
 
 impl Default for DemoOptions {
@@ -64,6 +70,7 @@ impl Default for DemoOptions {
             request_log: None,
             oauth_token_ttl: None,
             generated: 0,
+            skills: None,
         }
     }
 }
@@ -130,4 +137,7 @@ pub enum DemoError {
     /// Accepting a connection failed.
     #[error("cannot accept a connection: {0}")]
     Accept(std::io::Error),
+    /// The skills folder could not be read or written.
+    #[error("skills: {0}")]
+    Skills(String),
 }

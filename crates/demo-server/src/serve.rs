@@ -46,12 +46,29 @@ pub struct ServeArgs {
     /// With `--oauth`: how long access tokens last.
     #[arg(long, value_name = "SECS", default_value_t = 3600)]
     pub token_ttl_secs: u64,
+    /// Serve the skills below this folder (SEP-2640): each folder with a `SKILL.md`.
+    #[arg(long, value_name = "DIR", conflicts_with = "demo_skills")]
+    pub skills: Option<std::path::PathBuf>,
+    /// Serve the two bundled demo skills (`release-notes`, `csv-report`).
+    #[arg(long)]
+    pub demo_skills: bool,
 }
 
 impl ServeArgs {
-    /// The server options these arguments ask for, with `faults` for the fault tools.
-    pub fn options(&self, faults: Option<Arc<dyn ProcessFaults>>) -> DemoOptions {
-        DemoOptions {
+    /// The server options these arguments ask for, with `faults` for the fault tools. Fails
+    /// only when the skills folder cannot be read (or the bundled one written).
+    pub fn options(
+        &self,
+        faults: Option<Arc<dyn ProcessFaults>>,
+    ) -> Result<DemoOptions, DemoError> {
+        let skills_dir = match (&self.skills, self.demo_skills) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, true) => Some(crate::skills::bundled_skills_dir()?),
+            (None, false) => None,
+        };
+        let skills = skills_dir.map(|dir| crate::skills::load_skills(&dir)).transpose()?;
+        Ok(DemoOptions {
+            skills: skills.map(Arc::new),
             page_size: self.page_size,
             name: self.name.clone(),
             fault: self.fault,
@@ -63,7 +80,7 @@ impl ServeArgs {
             oauth_token_ttl: self
                 .oauth
                 .then(|| std::time::Duration::from_secs(self.token_ttl_secs)),
-        }
+        })
     }
 }
 
@@ -74,7 +91,7 @@ pub async fn serve(
     faults: Option<Arc<dyn ProcessFaults>>,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), DemoError> {
-    let options = args.options(faults);
+    let options = args.options(faults)?;
     let Some(addr) = &args.http else {
         return run_stdio(options).await;
     };

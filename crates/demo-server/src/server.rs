@@ -156,6 +156,10 @@ impl ServerHandler for DemoServer {
             // the cache hints on `prompts/list`.
             capabilities.prompts = ServerCapabilities::builder().enable_prompts().build().prompts;
         }
+        if self.options.skills.is_some() {
+            let skills = ServerCapabilities::builder().enable_skills_with_directory_read().build();
+            capabilities.extensions = skills.extensions;
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 self.options.name.clone(),
@@ -210,10 +214,44 @@ impl ServerHandler for DemoServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.record("resources/read");
+        if let Some(catalog) = &self.options.skills
+            && let Some(read) = crate::skills::read(catalog, &request.uri, &context.peer).await
+        {
+            return Ok(read.into());
+        }
         self.resources.read_resource(&request).await
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        self.record("skills/list");
+        let catalog = crate::skills::catalog(&self.options, &context.peer).await?;
+        Ok(catalog.list_skills())
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        self.record("skills/get");
+        crate::skills::catalog(&self.options, &context.peer).await?.get_skill(&request.uri)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: rmcp::model::ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceDirectoryResult, ErrorData> {
+        self.record("resources/directory/read");
+        let catalog = crate::skills::catalog(&self.options, &context.peer).await?;
+        catalog.read_resource_directory(&request.uri)
     }
 
     async fn subscribe(

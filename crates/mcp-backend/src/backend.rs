@@ -11,6 +11,7 @@ use crate::error::McpError;
 
 use crate::listing::{Aggregate, ListKind, Page, Reuse, SharedListing};
 use crate::qualify::QualifiedTool;
+use crate::skills::{ServerSkills, SkillApproval, SkillsListing};
 
 /// What [`McpBackend::known_tools`] knows.
 #[derive(Debug, Clone, Default)]
@@ -100,10 +101,48 @@ pub trait McpBackend: Send + Sync {
         None
     }
 
+    /// SEP-2640: one server's skills (`skills/list`, every page, checked), kept until its
+    /// resource list changes, it restarts, or the server's `ttlMs` (else `list_cache_sec`)
+    /// passes. Starts a lazy server. A server that does not declare the extension is an error
+    /// saying so.
+    async fn server_skills(&self, server: &str) -> Result<Arc<ServerSkills>, McpError> {
+        Err(no_skills(server))
+    }
+    /// Whether any server offers skills (declares the extension), after startups settle; a
+    /// lazy server by its tool catalog. Only looks: never starts a server.
+    async fn offers_skills(&self) -> bool {
+        false
+    }
+    /// Every server's skills: the servers that declare the extension, waiting for the ones
+    /// starting; lazy servers not started are named, not started.
+    async fn all_skills(&self) -> SkillsListing {
+        SkillsListing::default()
+    }
+    /// SEP-2640 `skills/get`: one skill's entry as the server serves it now.
+    async fn get_skill(&self, server: &str, _uri: &str) -> Result<rmcp::model::Skill, McpError> {
+        Err(no_skills(server))
+    }
+    /// Asks the host before `server`'s `skill` is first loaded (the entry carries its
+    /// frontmatter, `allowed-tools` included). A backend without a host allows.
+    async fn approve_skill(&self, _server: &str, _skill: &rmcp::model::Skill) -> SkillApproval {
+        SkillApproval::Allow
+    }
+
     /// Resources read through this backend that changed since they were last read, each
     /// reported once: taking them clears them. A backend that does not watch resources has
     /// none.
     fn take_resource_changes(&self) -> Vec<ResourceChange> {
         Vec::new()
+    }
+}
+
+/// A server that does not offer skills: `-32601`, as rmcp answers for an undeclared extension.
+pub fn no_skills(server: &str) -> McpError {
+    McpError::Server {
+        code: -32601,
+        message: format!(
+            "MCP server '{server}' does not offer skills (it does not declare the io.modelcontextprotocol/skills extension)"
+        ),
+        data: None,
     }
 }

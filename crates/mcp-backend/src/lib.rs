@@ -13,8 +13,9 @@ mod kept;
 mod listing;
 mod paging;
 mod qualify;
+mod skills;
 
-pub use backend::{KnownTools, McpBackend};
+pub use backend::{KnownTools, McpBackend, no_skills};
 pub use call_scope::{current_call_id, with_call_id};
 pub use error::{McpError, SignIn};
 pub use kept::KeptListings;
@@ -27,6 +28,7 @@ pub use qualify::{
     MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
     resolve_tool_name, unlisted_tool,
 };
+pub use skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, ServerSkills, SkillApproval, SkillsListing};
 
 /// Bytes of `value` as compact JSON, counted without building the text (what a listing costs
 /// to keep, what an item costs in a payload).

@@ -86,6 +86,33 @@ impl McpBackend for McpConnectionManager {
         result
     }
 
+    async fn server_skills(
+        &self,
+        server: &str,
+    ) -> Result<Arc<mcp_backend::ServerSkills>, McpError> {
+        self.skills_of(server).await
+    }
+
+    async fn offers_skills(&self) -> bool {
+        self.any_skills().await
+    }
+
+    async fn all_skills(&self) -> mcp_backend::SkillsListing {
+        self.every_skill().await
+    }
+
+    async fn get_skill(&self, server: &str, uri: &str) -> Result<rmcp::model::Skill, McpError> {
+        self.skill_entry(server, uri).await
+    }
+
+    async fn approve_skill(
+        &self,
+        server: &str,
+        skill: &rmcp::model::Skill,
+    ) -> mcp_backend::SkillApproval {
+        self.servers.host.approve_skill(server, skill).await
+    }
+
     /// Resources read through this manager that changed since they were last read, each once
     /// (taking them clears them), in server-name order.
     fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {

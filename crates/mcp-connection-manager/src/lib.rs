@@ -11,6 +11,7 @@ mod lifecycle;
 mod listings;
 mod manager;
 mod restart;
+mod skills;
 mod start;
 #[cfg(test)]
 mod tests;

@@ -76,7 +76,7 @@ pub(crate) struct Servers {
     startups: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) options: ManagerOptions,
     events: EventSender,
-    host: Arc<dyn HostHandler>,
+    pub(crate) host: Arc<dyn HostHandler>,
     connector: Arc<dyn Connector>,
     shut_down: AtomicBool,
 }

@@ -123,6 +123,8 @@ pub struct McpConnectionManager {
     catalog: ToolCatalog,
     /// Complete resource and template listings, kept behind continuations and filtered lists.
     pub(crate) kept: KeptListings,
+    /// Each server's kept skill listing (SEP-2640).
+    pub(crate) skill_cache: crate::skills::SkillCache,
 }
 
 impl McpConnectionManager {
@@ -157,7 +159,7 @@ impl McpConnectionManager {
     ) -> Self {
         let kept = KeptListings::new(options.list_cache, options.list_cache_bytes);
         let servers = Servers::start(configs, events, options, host, connector);
-        Self { servers, catalog: ToolCatalog::default(), kept }
+        Self { servers, catalog: ToolCatalog::default(), kept, skill_cache: Default::default() }
     }
 
     /// Configured (enabled) server names, sorted.

@@ -31,6 +31,9 @@ pub struct CachedCatalog {
     pub resources: bool,
     /// It declared `completions`.
     pub completions: bool,
+    /// It declared the skills extension (SEP-2640); absent in older files.
+    #[serde(default)]
+    pub skills: bool,
 }
 
 impl CachedCatalog {
@@ -40,6 +43,7 @@ impl CachedCatalog {
             tools: conn.tools().as_ref().clone(),
             resources: conn.capabilities.resources.is_some(),
             completions: conn.capabilities.completions.is_some(),
+            skills: conn.capabilities.supports_skills(),
         }
     }
 }
@@ -304,6 +308,7 @@ mod tests {
                 .collect(),
             resources: true,
             completions: false,
+            skills: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Requests a server sends to the client (elicitation, sampling, roots) — as requests in
 //! 2025-11-25, as `input_required` answers in 2026-07-28 (see `input`) — go to the embedding
-//! application through [`HostHandler`]. The defaults are safe for an unattended agent: decline
+//! application through [`HostHandler`], as does the approval of a server's skill before it is
+//! first loaded. The defaults are safe for an unattended agent: decline
 //! every elicitation, refuse sampling (and do not even declare it), list no roots. Each request
 //! and its answer also appear as an `mcp_server_request` event.
 
@@ -58,6 +59,18 @@ pub trait HostHandler: Send + Sync {
     async fn list_roots(&self, server: &str) -> ListRootsResult {
         let _ = server;
         ListRootsResult::default()
+    }
+
+    /// Before `server`'s skill is first loaded by the model (SEP-2640): its entry, frontmatter
+    /// (`allowed-tools` included) and manifest, to allow or refuse. Default: allow. The
+    /// router never acts on `allowed-tools` itself.
+    async fn approve_skill(
+        &self,
+        server: &str,
+        skill: &rmcp::model::Skill,
+    ) -> mcp_backend::SkillApproval {
+        let _ = (server, skill);
+        mcp_backend::SkillApproval::Allow
     }
 }
 

@@ -117,6 +117,14 @@ impl Session {
                 self.list_tools(number, format.as_deref(), calls)
             }
             Ok(ExecInput::TakeNotices) => self.take_notices(),
+            Ok(ExecInput::ListSkills) => {
+                let running = self.running.clone();
+                let out = self.out.clone();
+                calls.spawn(async move {
+                    let skills = running.router.skills().await;
+                    let _ = out.send(ExecOutput::Skills(skills).into());
+                });
+            }
             Ok(ExecInput::ResetTools) => {
                 let forgotten = self.running.router.reset_revealed_tools();
                 let _ = self.out.send(ExecOutput::ToolsReset { forgotten }.into());

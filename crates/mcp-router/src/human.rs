@@ -10,6 +10,32 @@ use tool_router::{CallContext, ToolCall, ToolFormat, ToolOutput};
 
 use crate::setup;
 
+/// `mcp-router skills`: every server's skills, a line each (`server<TAB>name<TAB>description`),
+/// then the servers that could not be listed; or the host's JSON with `--json`. Nothing of a
+/// skill is fetched.
+pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyhow::Result<i32> {
+    let running = setup::start(setup::config(config)?, EventSender::discard())?;
+    let skills = running.router.skills().await;
+    running.manager.shutdown().await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&skills)?);
+        return Ok(0);
+    }
+    if skills.skills.is_empty() {
+        println!("no skills offered");
+    }
+    for skill in &skills.skills {
+        println!("{}\t{}\t{}", skill.server, skill.name, skill.description);
+    }
+    for failure in &skills.errors {
+        eprintln!("mcp-router: {}: {}", failure.server, failure.error);
+    }
+    for server in &skills.not_started {
+        eprintln!("mcp-router: {server}: idle (not started), its skills are not listed");
+    }
+    Ok(if skills.errors.is_empty() { 0 } else { 1 })
+}
+
 /// The specs as the model would get them. A server with a tool catalog (see
 /// `mcp_connection_manager::ToolCache`) is listed from it and not started; `refresh` starts
 /// every server and lists what each offers now (saving it for next time).

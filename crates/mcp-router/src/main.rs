@@ -65,6 +65,14 @@ enum Command {
         #[arg(long)]
         refresh: bool,
     },
+    /// List the skills the servers offer (SEP-2640): server, name, description, uri.
+    Skills {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print the JSON a host gets (`ToolRouter::skills`, exec's `skills` answer).
+        #[arg(long)]
+        json: bool,
+    },
     /// List resources (all servers, or one page of one server).
     ListResources(ListArgs),
     /// List resource templates (all servers, or one page of one server).
@@ -259,6 +267,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             human::tools(&config, format, refresh).await
         }
+        Command::Skills { config, json } => human::skills(&config, json).await,
         Command::ListResources(args) => {
             human::list(
                 &args.config,

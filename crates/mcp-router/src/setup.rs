@@ -19,7 +19,7 @@ pub(crate) struct Running {
 /// of this very executable (`mcp-router serve-demo`).
 pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
     Ok(vec![
-        demo_server("docs", &["--page-size", "2"])?,
+        demo_server("docs", &["--page-size", "2", "--demo-skills"])?,
         demo_server("notes", &["--page-size", "100"])?,
     ])
 }

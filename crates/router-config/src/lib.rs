@@ -288,6 +288,7 @@ fn parse_settings(
                 settings.tool_search_via = one_of(value, &choices).map_err(|e| err(key, e))?;
             }
             "tool_cache" => tool_cache = flag()?,
+            "list_skills_tool" => settings.list_skills_tool = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "progress_interval_ms" => {
                 manager.progress_interval = Duration::from_millis(bytes(0)? as u64);

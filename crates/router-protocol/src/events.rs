@@ -41,6 +41,24 @@ pub enum EventMsg {
     /// A resource the model read changed on its server (the model is told on its next
     /// resource-tool output).
     McpResourceUpdated(McpResourceUpdatedEvent),
+    /// A skill's file failed verification against its manifest (SEP-2640): the model was not
+    /// shown it.
+    McpSkillRejected(McpSkillRejectedEvent),
+}
+
+/// `mcp_skill_rejected`: a file of a skill (its `SKILL.md` on load, or another file read while
+/// it is loaded) did not match the skill's entry — size, digest or frontmatter — or is not in
+/// its manifest. The content was not used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpSkillRejectedEvent {
+    /// The configured server name.
+    pub server: String,
+    /// The skill's name.
+    pub skill: String,
+    /// The file's URI.
+    pub uri: String,
+    /// What did not match, as the model reads it.
+    pub reason: String,
 }
 
 /// `mcp_tool_call_progress`: a server's `notifications/progress` for a call in flight, at most
@@ -429,6 +447,13 @@ mod tests {
             uri: "demo://notes/welcome".to_string(),
         });
         insta::assert_json_snapshot!("resource_updated", updated);
+        let rejected = EventMsg::McpSkillRejected(McpSkillRejectedEvent {
+            server: "docs".to_string(),
+            skill: "pdf-processing".to_string(),
+            uri: "skill://pdf-processing/SKILL.md".to_string(),
+            reason: "skill://pdf-processing/SKILL.md is 66 bytes, the manifest says 58".to_string(),
+        });
+        insta::assert_json_snapshot!("skill_rejected", rejected);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   fields (e.g. `"type": "function_call"` of a Responses API item) are ignored;
 //! - `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional);
 //! - `{"type": "take_notices"}`;
-//! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten).
+//! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten);
+//! - `{"type": "list_skills"}` (every server's skills, for the host's prompt).
 
 use std::fmt;
 
@@ -31,6 +32,8 @@ pub enum ExecInput {
     TakeNotices,
     /// A new conversation: forget the tools tool search revealed.
     ResetTools,
+    /// Every server's skills (SEP-2640).
+    ListSkills,
 }
 
 /// A call line.
@@ -158,6 +161,7 @@ impl<'de> Visitor<'de> for InputVisitor {
             Some("list_tools") => Ok(ExecInput::ListTools { format }),
             Some("take_notices") => Ok(ExecInput::TakeNotices),
             Some("reset_tools") => Ok(ExecInput::ResetTools),
+            Some("list_skills") => Ok(ExecInput::ListSkills),
             _ => Ok(ExecInput::Call(ExecCall {
                 call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
                 name: name.ok_or_else(|| de::Error::missing_field("name"))?,
@@ -190,6 +194,8 @@ pub enum ExecOutput {
         #[serde(skip_serializing_if = "Option::is_none")]
         revealed: Option<Vec<String>>,
     },
+    /// The answer to `list_skills`: `{"type": "skills", "skills": […], "errors"?, "not_started"?}`.
+    Skills(crate::skills::Skills),
     /// The answer to `reset_tools`: how many revealed tools were forgotten.
     ToolsReset {
         /// The number forgotten.
@@ -240,6 +246,7 @@ mod tests {
             ),
             (r#"{"type":"take_notices"}"#, ExecInput::TakeNotices),
             (r#"{"type":"reset_tools"}"#, ExecInput::ResetTools),
+            (r#"{"type":"list_skills"}"#, ExecInput::ListSkills),
         ];
         for (line, expected) in cases {
             assert_eq!(ExecInput::parse(line), Ok(expected), "{line}");

@@ -9,15 +9,17 @@ mod exec;
 mod output;
 mod shared;
 mod sink;
+mod skills;
 
 pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
     McpServerFailedEvent, McpServerIdleEvent, McpServerReadyEvent, McpServerRequestEvent,
-    McpServerRestartingEvent, McpServerStartingEvent, McpToolCallBeginEvent, McpToolCallEndEvent,
-    McpToolCallProgressEvent, McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary,
-    ServerCapabilitySummary, ServerFailure, duration_ms,
+    McpServerRestartingEvent, McpServerStartingEvent, McpSkillRejectedEvent, McpToolCallBeginEvent,
+    McpToolCallEndEvent, McpToolCallProgressEvent, McpToolsChangedEvent, McpToolsRevealedEvent,
+    ResourceCallSummary, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
 pub use exec::{ExecCall, ExecInput, ExecOutput, Rejected, call_id_of};
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, event_channel};
+pub use skills::{SkillSummary, Skills};

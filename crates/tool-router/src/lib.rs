@@ -27,6 +27,7 @@ mod search_index;
 #[cfg(test)]
 mod search_quality_tests;
 mod settings;
+mod skills;
 mod spec;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
@@ -40,6 +41,7 @@ pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
 pub use handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
 pub use handlers::read::READ_MCP_RESOURCE;
 pub use handlers::search::SEARCH_MCP_TOOLS;
+pub use handlers::skills::{LIST_MCP_SKILLS, LOAD_MCP_SKILL};
 pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
@@ -47,6 +49,7 @@ pub use invocation::{
 pub use kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
 pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
+pub use router_protocol::{SkillSummary, Skills};
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};
 pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode, spec_bytes};

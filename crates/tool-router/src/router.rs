@@ -17,6 +17,7 @@ use crate::handlers::list::McpListHandler;
 use crate::handlers::mcp::{McpCall, McpHandler};
 use crate::handlers::read::{McpReadHandler, ReadOptions};
 use crate::handlers::search::SearchToolsHandler;
+use crate::handlers::skills::{ListSkillsHandler, LoadSkillHandler};
 use crate::invocation::{
     CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
@@ -25,6 +26,7 @@ use crate::links::LinkedResources;
 use crate::settings::RouterSettings;
 use crate::spec::{ToolFormat, ToolSpec, api_search_tool, openai_namespace};
 use crate::tool_search::{McpTools, SearchVia, ToolSearch};
+use router_protocol::Skills;
 use router_protocol::{EventMsg, McpToolsRevealedEvent};
 
 /// The router could not be set up.
@@ -117,6 +119,13 @@ impl ToolRouter {
             )
             .via(settings.tool_search_via),
         );
+        if settings.list_skills_tool
+            && let Some(mcp) = &router.mcp
+        {
+            let handler = Arc::new(ListSkillsHandler::new(mcp.backend.clone()));
+            let spec = ListSkillsHandler::spec();
+            router.handlers.insert(spec.name.clone(), Registered { spec, handler });
+        }
         router.omit_result_text = !settings.event_result_text;
         router.event_payload_bytes = (settings.event_payload_bytes
             != crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
@@ -139,11 +148,13 @@ impl ToolRouter {
         }
         let kept = Arc::new(KeptResults::new(kept));
         let links = Arc::new(LinkedResources::default());
+        let skills = Arc::new(crate::skills::LoadedSkills::default());
         let options = ReadOptions {
             policy: policy.clone(),
             data: data.clone(),
             kept: kept.clone(),
             links: links.clone(),
+            skills: skills.clone(),
         };
         tools.push((
             McpReadHandler::spec(),
@@ -154,6 +165,8 @@ impl ToolRouter {
         tools.push((McpCompletionHandler::spec(), completion));
         let searching = Arc::new(SearchToolsHandler::new(backend.clone(), search.clone()));
         tools.push((SearchToolsHandler::spec(), searching));
+        let loading = Arc::new(LoadSkillHandler::new(backend.clone(), skills));
+        tools.push((LoadSkillHandler::spec(), loading));
         let handlers = tools
             .into_iter()
             .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
@@ -166,6 +179,17 @@ impl ToolRouter {
             omit_result_text: false,
             event_payload_bytes: None,
             search,
+        }
+    }
+
+    /// Every server's skills (SEP-2640): name, description, server and `SKILL.md` uri — what a
+    /// host puts in its system prompt so the model knows to `load_mcp_skill` one. Lists each
+    /// server that declares the extension (waiting for the ones starting; idle ones are named
+    /// in `not_started`, not started); nothing of a skill is fetched.
+    pub async fn skills(&self) -> Skills {
+        match &self.mcp {
+            Some(mcp) => crate::skills::gather(mcp.backend.as_ref()).await,
+            None => Skills::default(),
         }
     }
 

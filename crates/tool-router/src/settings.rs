@@ -53,6 +53,9 @@ pub struct RouterSettings {
     pub tool_search_threshold_bytes: usize,
     /// Servers with `always_load_tools = true`: their tools stay in the specs with search on.
     pub always_load_servers: std::collections::BTreeSet<String>,
+    /// `list_skills_tool` (default false): offer `list_mcp_skills` to the model, for hosts that
+    /// do not put the servers' skills (`ToolRouter::skills`) in their prompt.
+    pub list_skills_tool: bool,
 }
 
 impl Default for RouterSettings {
@@ -75,6 +78,7 @@ impl Default for RouterSettings {
             tool_search_via: crate::SearchVia::Router,
             tool_search_threshold_bytes: crate::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
             always_load_servers: std::collections::BTreeSet::new(),
+            list_skills_tool: false,
         }
     }
 }

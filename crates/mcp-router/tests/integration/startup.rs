@@ -62,8 +62,12 @@ async fn specs_come_from_the_catalog_while_a_slow_server_starts_then_switch_to_t
     let slow = logged_server("slow", &log, 2_000);
     let fast = ServerConfig::stdio("fast", DEMO, vec!["--name".into(), "fast".into()]);
     // What an earlier run saw: `slow` had one tool, which it no longer offers.
-    let earlier =
-        CachedCatalog { tools: vec![tool("retired")], resources: true, completions: false };
+    let earlier = CachedCatalog {
+        tools: vec![tool("retired")],
+        resources: true,
+        completions: false,
+        skills: false,
+    };
     cache.save(&slow, &earlier);
     let (events, mut rx) = event_channel();
     let options = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
@@ -211,7 +215,12 @@ async fn tools_listed_from_the_catalog_of_a_server_that_then_fails_are_withdrawn
     let cache = ToolCache::at(dir.path().join("tools"));
     // It worked once; now it exits after half a second without serving.
     let broken = ServerConfig::stdio("broken", "sh", vec!["-c".into(), "sleep 0.5; exit 3".into()]);
-    let earlier = CachedCatalog { tools: vec![tool("gone")], resources: false, completions: false };
+    let earlier = CachedCatalog {
+        tools: vec![tool("gone")],
+        resources: false,
+        completions: false,
+        skills: false,
+    };
     cache.save(&broken, &earlier);
     let (events, mut rx) = event_channel();
     let options = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };

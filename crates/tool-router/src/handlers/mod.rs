@@ -17,6 +17,7 @@ mod resource_tests;
 pub(crate) mod search;
 #[cfg(test)]
 mod search_tests;
+pub(crate) mod skills;
 pub(crate) mod template;
 
 use std::future::Future;

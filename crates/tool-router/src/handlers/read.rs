@@ -29,6 +29,7 @@ use crate::handlers::{
 use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::kept::{KeptRead, KeptResults, RESULTS_PREFIX, RESULTS_SERVER};
 use crate::links::LinkedResources;
+use crate::skills::{LoadedSkills, read_bytes};
 use crate::spec::ToolSpec;
 
 /// Name of the read tool.
@@ -45,6 +46,8 @@ pub(crate) struct ReadOptions {
     pub(crate) kept: Arc<KeptResults>,
     /// Which server linked which URI, so a link is read on its own server.
     pub(crate) links: Arc<LinkedResources>,
+    /// The skills the model loaded: their files are checked against their manifests.
+    pub(crate) skills: Arc<LoadedSkills>,
 }
 
 /// Handles `read_mcp_resource`.
@@ -144,17 +147,33 @@ impl McpReadHandler {
         }
     }
 
-    async fn read(&self, request: &ReadRequest) -> Result<Produced, Failed> {
+    async fn read(&self, ctx: &CallContext, request: &ReadRequest) -> Result<Produced, Failed> {
         let ReadRequest { server, uri, .. } = request;
         if server == RESULTS_SERVER || uri.starts_with(RESULTS_PREFIX) {
             return self.read_kept(request);
         }
         self.refuse_foreign_link(server, uri)?;
+        let expected = self.options.skills.before_read(server, uri).map_err(|why| {
+            reject_skill_file(ctx, server, self.options.skills.owner(server, uri), uri, &why);
+            single_failure(server, why)
+        })?;
         let mut result = self
             .backend
             .read_resource(server, uri)
             .await
             .map_err(|e| backend_failure(server, "resources/read", e))?;
+        if let Some(expected) = expected {
+            let checked = read_bytes(&result.contents, uri)
+                .and_then(|bytes| expected.entry.verify(&bytes).map_err(|e| e.to_string()));
+            if let Err(why) = checked {
+                reject_skill_file(ctx, server, Some(expected.skill.clone()), uri, &why);
+                let message = format!(
+                    "resources/read refused: {why} (a file of skill \"{}\"); its content was not used",
+                    expected.skill
+                );
+                return Err(single_failure(server, message));
+            }
+        }
         result.contents = decode_text_blobs(result.contents);
         if let Some(data) = &self.options.data
             && result.contents.iter().any(|c| is_csv(c, uri))
@@ -257,6 +276,16 @@ impl McpReadHandler {
     }
 }
 
+/// A file of a loaded skill failed its check: `mcp_skill_rejected` says so.
+fn reject_skill_file(ctx: &CallContext, server: &str, skill: Option<String>, uri: &str, why: &str) {
+    ctx.emit(router_protocol::EventMsg::McpSkillRejected(router_protocol::McpSkillRejectedEvent {
+        server: server.to_string(),
+        skill: skill.unwrap_or_default(),
+        uri: uri.to_string(),
+        reason: why.to_string(),
+    }));
+}
+
 #[async_trait]
 impl ToolHandler for McpReadHandler {
     async fn handle(
@@ -278,7 +307,7 @@ impl ToolHandler for McpReadHandler {
             outcome = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        let work = self.read(&request);
+        let work = self.read(ctx, &request);
         let (outcome, duration) =
             run(ctx, &invocation.call_id, event_invocation, work).instrument(span.clone()).await;
         span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
