@@ -222,7 +222,8 @@ async fn run_with(
         manager = start(url, oauth, store);
         manager.wait_until_started().await;
     }
-    let mut code = 0;
+    let manager = Arc::new(manager);
+    let mut code = use_skills(&manager, scenario).await;
     let tools = manager.list_tools().await;
     for (tool, arguments) in planned_calls(context, &tools) {
         loop {
@@ -253,6 +254,56 @@ async fn run_with(
     }
     manager.shutdown().await;
     Ok(code)
+}
+
+/// Skills (SEP-2640) as a host uses them, through the router: list them; unless the scenario
+/// is about not fetching ahead (`…-no-prefetch`), load the first and read each file its
+/// manifest lists. A load or read the router refuses (a file that fails verification) is the
+/// host doing its job, printed, not a failure. A server without the extension is not asked.
+async fn use_skills(manager: &Arc<McpConnectionManager>, scenario: &str) -> i32 {
+    let router = tool_router::ToolRouter::with_mcp(manager.clone());
+    let skills = router.skills().await;
+    for failure in &skills.errors {
+        eprintln!("skills/list: {}", failure.error);
+    }
+    let Some(first) = skills.skills.first() else { return i32::from(!skills.errors.is_empty()) };
+    if scenario.ends_with("no-prefetch") {
+        return 0;
+    }
+    let ctx = tool_router::CallContext::new(EventSender::discard());
+    let call = |id: &str, name: &str, arguments: Value| tool_router::ToolCall {
+        call_id: id.to_string(),
+        name: name.to_string(),
+        arguments: tool_router::ToolArguments::Json(arguments),
+    };
+    let arguments = serde_json::json!({"server": first.server, "name": first.name});
+    let load =
+        router.dispatch_to_output(&ctx, call("load", tool_router::LOAD_MCP_SKILL, arguments));
+    let text = match load.await {
+        Ok(router_protocol::ToolOutput::Function { content, success: Some(true), .. }) => content,
+        Ok(other) => {
+            eprintln!("{}: not loaded: {}", first.name, crate::live::output_text(&other));
+            return 0;
+        }
+        Err(fatal) => {
+            eprintln!("{}: {fatal}", first.name);
+            return 1;
+        }
+    };
+    let loaded: Value = serde_json::from_str(&text).unwrap_or_default();
+    for file in loaded["files"].as_array().into_iter().flatten() {
+        let Some(uri) = file["uri"].as_str() else { continue };
+        let arguments = serde_json::json!({"server": first.server, "uri": uri});
+        let read = call("read", tool_router::READ_MCP_RESOURCE, arguments);
+        match router.dispatch_to_output(&ctx, read).await {
+            Ok(output) => eprintln!("{uri}: {}", crate::live::output_text(&output)),
+            Err(fatal) => {
+                eprintln!("{uri}: {fatal}");
+                return 1;
+            }
+        }
+    }
+    0
 }
 
 #[cfg(test)]

@@ -65,7 +65,10 @@ fn a_loaded_skill_checks_its_files_and_refuses_the_unlisted_ones() {
 #[test]
 fn the_bytes_of_a_read_are_its_one_contents_text_or_decoded_blob() {
     let text = ResourceContents::text("hello", "skill://pdf/a.md");
-    assert_eq!(read_bytes(std::slice::from_ref(&text), "skill://pdf/a.md").expect("text"), b"hello");
+    assert_eq!(
+        read_bytes(std::slice::from_ref(&text), "skill://pdf/a.md").expect("text"),
+        b"hello"
+    );
     let blob = ResourceContents::blob("aGk=", "skill://pdf/b.bin");
     assert_eq!(read_bytes(&[blob], "skill://pdf/b.bin").expect("blob"), b"hi");
     let two = [text.clone(), ResourceContents::text("x", "skill://pdf/c.md")];

@@ -20,6 +20,7 @@ mod oauth;
 mod otel;
 mod results;
 mod search;
+mod skills;
 mod startup;
 mod support;
 mod telemetry;
