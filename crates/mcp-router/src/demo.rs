@@ -124,6 +124,7 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     tool_list_change(&running, &ctx, &mut rx, SCRIPT.len() + 1).await?;
     resource_change(&running, &ctx, &mut rx, SCRIPT.len() + 2).await?;
     tool_search(&running, &ctx, &mut rx, SCRIPT.len() + 3).await?;
+    skills(&running, &ctx, &mut rx, SCRIPT.len() + 4).await?;
     running.manager.shutdown().await;
     Ok(0)
 }
@@ -170,6 +171,42 @@ async fn tool_search(
             let after = names(searching.specs().await);
             println!("   specs   … {}", after[base.len()..].join(" "));
         }
+    }
+    Ok(())
+}
+
+/// Skills (SEP-2640): `docs` serves two; the host lists them (nothing fetched), the model
+/// loads one — its SKILL.md checked against the listed entry — and reads one of its files,
+/// checked against the manifest.
+async fn skills(
+    running: &setup::Running,
+    ctx: &CallContext,
+    rx: &mut EventReceiver,
+    step: usize,
+) -> anyhow::Result<()> {
+    println!(
+        "\n── {step}. Skills: listed for the host's prompt, loaded by the model, files checked"
+    );
+    for skill in running.router.skills().await.skills {
+        println!("   skill   {} {}: {}", skill.server, skill.name, skill.description);
+    }
+    let steps = [
+        (tool_router::LOAD_MCP_SKILL, r#"{"server":"docs","name":"release-notes"}"#),
+        (
+            tool_router::READ_MCP_RESOURCE,
+            r#"{"server":"docs","uri":"skill://release-notes/templates/TEMPLATE.md"}"#,
+        ),
+    ];
+    for (i, (name, arguments)) in steps.into_iter().enumerate() {
+        println!("   call    {name} {arguments}");
+        let call = ToolCall {
+            call_id: format!("call-{step}{}", ['a', 'b'][i]),
+            name: name.to_string(),
+            arguments: arguments.to_string().into(),
+        };
+        let output = running.router.dispatch_to_output(ctx, call).await?;
+        print_events(rx);
+        print_output(&output);
     }
     Ok(())
 }
@@ -336,6 +373,9 @@ pub(crate) fn describe(event: &EventMsg) -> String {
         EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
         EventMsg::McpToolsRevealed(e) => format!("mcp_tools_revealed   {}", e.tools.join(", ")),
         EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
+        EventMsg::McpSkillRejected(e) => {
+            format!("mcp_skill_rejected   {} {} {}: {}", e.server, e.skill, e.uri, e.reason)
+        }
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }

@@ -31,6 +31,10 @@ pub(crate) struct FakeServer {
     pub(crate) completions: Option<Vec<String>>,
     /// Exact read answers by URI (checked before the generated text).
     pub(crate) reads: Vec<(String, Vec<ResourceContents>)>,
+    /// Skills (SEP-2640); `Some` declares the extension.
+    pub(crate) skills: Option<Vec<rmcp::model::Skill>>,
+    /// The host's answer to a skill's approval (`None`: allow).
+    pub(crate) refuse_skills: Option<String>,
 }
 
 pub(crate) struct FakeBackend {
@@ -197,6 +201,37 @@ impl McpBackend for FakeBackend {
         let servers = complete.then(|| self.servers.keys().cloned().collect());
         self.kept.set_last_all(kind, servers);
         Ok(all)
+    }
+    async fn server_skills(
+        &self,
+        server: &str,
+    ) -> Result<Arc<mcp_backend::ServerSkills>, McpError> {
+        let skills = self.server(server)?.skills.clone();
+        let skills = skills.ok_or_else(|| mcp_backend::no_skills(server))?;
+        Ok(Arc::new(mcp_backend::ServerSkills::checked(skills)))
+    }
+    async fn all_skills(&self) -> mcp_backend::SkillsListing {
+        let mut listing = mcp_backend::SkillsListing::default();
+        for (name, server) in &self.servers {
+            if server.skills.is_some() {
+                let skills = self.server_skills(name).await.map_err(|e| e.to_string());
+                listing.servers.push((name.clone(), skills));
+            }
+        }
+        listing
+    }
+    async fn offers_skills(&self) -> bool {
+        self.servers.values().any(|s| s.skills.is_some())
+    }
+    async fn approve_skill(
+        &self,
+        server: &str,
+        _skill: &rmcp::model::Skill,
+    ) -> mcp_backend::SkillApproval {
+        match self.servers.get(server).and_then(|s| s.refuse_skills.clone()) {
+            Some(why) => mcp_backend::SkillApproval::Refuse(why),
+            None => mcp_backend::SkillApproval::Allow,
+        }
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;

@@ -18,6 +18,8 @@ pub(crate) mod search;
 #[cfg(test)]
 mod search_tests;
 pub(crate) mod skills;
+#[cfg(test)]
+mod skills_tests;
 pub(crate) mod template;
 
 use std::future::Future;
