@@ -114,11 +114,17 @@ impl McpConnectionManager {
     }
 
     /// Whether any server declares the skills extension: a ready one by its capabilities, a
-    /// starting one once settled, a lazy one by its catalog. Only looks.
+    /// starting or lazy one by its catalog (as completions are decided), a starting one
+    /// without a catalog once settled; a lazy one without a catalog does not count. Only looks.
     pub(crate) async fn any_skills(&self) -> bool {
         let checks = self.servers.servers.iter().map(|(name, managed)| async move {
-            if matches!(&*managed.state.borrow(), ServerState::Lazy) {
-                return managed.catalog.get().is_some_and(|c| c.skills);
+            let state = managed.state.borrow().clone();
+            let waiting = matches!(state, ServerState::Starting | ServerState::Lazy);
+            if waiting && let Some(catalog) = managed.catalog.get() {
+                return catalog.skills;
+            }
+            if matches!(state, ServerState::Lazy) {
+                return false;
             }
             matches!(
                 self.servers.settled(name).await,

@@ -39,11 +39,16 @@ fn demo_prints_the_transcript() {
         "{\"server\":\"catalog\",\"uri\":\"demo://gen/000000\",\"name\":\"invoice-0\"",
         "\"matched\": 171",
         "\"nextCursor\": \"mcp-router:",
-        "Tool search (tool_search = \"on\"): 5 specs instead of",
-        "   specs   complete_mcp_resource_argument list_mcp_resource_templates list_mcp_resources read_mcp_resource search_mcp_tools\n",
+        "Tool search (tool_search = \"on\"): 6 specs instead of",
+        "   specs   complete_mcp_resource_argument list_mcp_resource_templates list_mcp_resources load_mcp_skill read_mcp_resource search_mcp_tools\n",
         "mcp_tools_revealed   mcp__notes__add",
         "   specs   … mcp__notes__add\n",
         "42",
+        "Skills: listed for the host's prompt, loaded by the model, files checked",
+        "   skill   docs release-notes: Write release notes for a version",
+        "\"body\": \"\\n# Release notes\\n",
+        "{\"path\":\"templates/TEMPLATE.md\",\"uri\":\"skill://release-notes/templates/TEMPLATE.md\"",
+        "\"text\":\"# {project} {version}",
     ] {
         assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }

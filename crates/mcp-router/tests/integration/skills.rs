@@ -153,3 +153,110 @@ fn a_file_changed_after_listing_is_refused_until_the_server_says_so_and_the_skil
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
 }
+
+/// A server we did not write: the TypeScript SDK's skills extension, beside the demo server,
+/// both offering a skill of the same name.
+#[test]
+fn a_typescript_sdk_skills_server_and_ours_are_listed_and_each_loaded_by_its_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = skills_folder(dir.path());
+    let script = crate::interop::harness_dir().join("ts/skills_server.mjs");
+    let text = format!(
+        "[mcp_servers.ours]\ncommand = {DEMO:?}\nargs = [\"--skills\", {folder:?}]\n[mcp_servers.ts]\ncommand = {:?}\nargs = [{:?}, {folder:?}]\n",
+        crate::interop::node(),
+        script.display().to_string(),
+        folder = folder.display().to_string(),
+    );
+    let config = write_config(&dir, "ts.toml", &text);
+    let mut command = router_command();
+    let listed = command.args(["skills", "--config"]).arg(&config).output().expect("skills");
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["ours\trelease-notes\tWrite release notes.", "ts\trelease-notes\tWrite release notes."]
+    );
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    for server in ["ts", "ours"] {
+        let id = format!("l-{server}");
+        let loaded = call(
+            &mut exec,
+            &id,
+            "load_mcp_skill",
+            json!({"server": server, "name": "release-notes"}),
+        );
+        let payload: Value = serde_json::from_str(&content(&loaded)).expect("loaded");
+        assert_eq!(payload["server"], server);
+        assert_eq!(payload["body"], "\n# Release notes\n\nFill in templates/TEMPLATE.md.\n");
+        let file = payload["files"][0]["uri"].as_str().expect("a file").to_string();
+        let id = format!("r-{server}");
+        let read =
+            call(&mut exec, &id, "read_mcp_resource", json!({"server": server, "uri": file}));
+        assert!(content(&read).contains("# {version}"), "{server}: {read}");
+    }
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}
+
+/// Tampered skills from a server spoken by hand (each fault exact): the entry that breaks the
+/// spec is left out and named; the others are refused on load or on read, the reason named.
+#[test]
+fn tampered_skills_are_refused_with_what_did_not_match() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = crate::interop::python_script("tampered_skills.py");
+    let text = format!(
+        "[mcp_servers.bad]\ncommand = {:?}\nargs = [{script:?}]\nprotocol = \"2025-11-25\"\n",
+        crate::interop::python()
+    );
+    let config = write_config(&dir, "bad.toml", &text);
+    let mut command = router_command();
+    let listed = command.args(["skills", "--config"]).arg(&config).output().expect("skills");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&listed.stdout), String::from_utf8_lossy(&listed.stderr));
+    assert_eq!(listed.status.code(), Some(1), "a left-out entry is an error: {stderr}");
+    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split('\t').nth(1)).collect();
+    assert_eq!(names, ["wrong-digest", "extra-bytes", "drift", "missing-file"]);
+    assert!(
+        stderr.contains("bad: skill left out: skill://other-path/SKILL.md:"),
+        "the name-mismatch entry is named: {stderr}"
+    );
+
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    let load = |exec: &mut ExecSession, name: &str| {
+        content(&call(
+            exec,
+            &format!("l-{name}"),
+            "load_mcp_skill",
+            json!({"server": "bad", "name": name}),
+        ))
+    };
+    for (name, reason) in [
+        ("wrong-digest", "skill://wrong-digest/SKILL.md has digest sha256:"),
+        ("extra-bytes", "skill://extra-bytes/SKILL.md is 100 bytes, the manifest says 94"),
+        (
+            "drift",
+            "its frontmatter differs from the listed entry (description: the file has \"A tampered skill.\", the entry \"Something else.\")",
+        ),
+    ] {
+        let text = load(&mut exec, name);
+        assert!(text.starts_with(&format!("load_mcp_skill refused skill \"{name}\": ")), "{text}");
+        assert!(text.contains(reason), "{name}: {text}");
+        assert!(!text.contains("Body of"), "{name}: the content is not shown: {text}");
+    }
+    let loaded: Value = serde_json::from_str(&load(&mut exec, "missing-file")).expect("loaded");
+    assert_eq!(loaded["files"][0]["path"], "refs/A.md");
+    let read = |exec: &mut ExecSession, uri: &str| {
+        content(&call(exec, uri, "read_mcp_resource", json!({"server": "bad", "uri": uri})))
+    };
+    assert!(read(&mut exec, "skill://missing-file/refs/A.md").contains("listed"));
+    let refused = read(&mut exec, "skill://missing-file/refs/B.md");
+    assert!(refused.contains("is not in the manifest of skill \"missing-file\""), "{refused}");
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let rejected: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "mcp_skill_rejected")
+        .filter_map(|l| l["skill"].as_str())
+        .collect();
+    assert_eq!(rejected, ["wrong-digest", "extra-bytes", "drift", "missing-file"]);
+}
