@@ -68,3 +68,48 @@ pub enum SkillApproval {
     /// Do not: the reason is shown to the model.
     Refuse(String),
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{SkillFrontmatter, SkillResource, SkillResources};
+
+    use super::*;
+
+    fn skill(uri: &str, name: &str, files: Vec<SkillResource>) -> Skill {
+        let frontmatter = SkillFrontmatter::new(name, "d");
+        Skill::new(uri, frontmatter, SkillResources::Files(files))
+    }
+
+    fn file(uri: &str, size: u64) -> SkillResource {
+        SkillResource::new(uri, format!("sha256:{}", "0".repeat(64)), size)
+    }
+
+    #[test]
+    fn entries_that_break_the_rules_or_the_limits_are_left_out_and_named() {
+        let ok = skill("skill://a/SKILL.md", "a", vec![file("skill://a/SKILL.md", 1)]);
+        let twice = ok.clone();
+        let renamed = skill("skill://b/SKILL.md", "c", vec![file("skill://b/SKILL.md", 1)]);
+        let mut many = vec![file("skill://d/SKILL.md", 1)];
+        many.extend((0..MAX_SKILL_FILES).map(|i| file(&format!("skill://d/f{i}"), 1)));
+        let many = skill("skill://d/SKILL.md", "d", many);
+        let big = skill(
+            "skill://e/SKILL.md",
+            "e",
+            vec![file("skill://e/SKILL.md", 1), file("skill://e/big.bin", MAX_SKILL_BYTES)],
+        );
+        let dynamic = Skill::new(
+            "skill://f/SKILL.md",
+            SkillFrontmatter::new("f", "d"),
+            SkillResources::Dynamic,
+        );
+        let checked = ServerSkills::checked(vec![ok, twice, renamed, many, big, dynamic]);
+        let kept: Vec<&str> = checked.skills.iter().map(|s| s.name()).collect();
+        assert_eq!(kept, ["a", "f"]);
+        let why: Vec<&str> =
+            checked.rejected.iter().map(|r| r.split_once(": ").expect("uri: why").1).collect();
+        assert_eq!(why[0], "listed twice");
+        assert!(why[1].contains("c"), "{why:?}");
+        assert_eq!(why[2], "513 files, more than the 512 allowed");
+        assert_eq!(why[3], "16777217 bytes of files, more than the 16 MiB allowed");
+    }
+}

@@ -162,3 +162,23 @@ async fn without_a_skills_server_the_tool_is_not_offered() {
     let names: Vec<String> = router.specs().await.into_iter().map(|s| s.name).collect();
     assert!(!names.contains(&"load_mcp_skill".to_string()), "{names:?}");
 }
+
+#[tokio::test]
+async fn list_mcp_skills_is_offered_with_its_setting_and_lists_every_server() {
+    let settings = crate::RouterSettings { list_skills_tool: true, ..Default::default() };
+    let backend =
+        FakeBackend::with(vec![("a", server(SKILL_MD, listed())), ("b", FakeServer::default())]);
+    let router = ToolRouter::with_mcp_settings(backend, &settings).expect("router");
+    let names: Vec<String> = router.specs().await.into_iter().map(|s| s.name).collect();
+    assert!(names.contains(&"list_mcp_skills".to_string()), "{names:?}");
+    let (output, _) = call(&router, "list_mcp_skills", json!({})).await;
+    let (ok, payload) = text(&output);
+    assert!(ok);
+    assert_eq!(
+        serde_json::from_str::<Value>(&payload).expect("json"),
+        json!({"skills": [{"server": "a", "name": "pdf", "description": "Work with PDFs", "uri": "skill://pdf/SKILL.md"}]})
+    );
+    let default = ToolRouter::with_mcp(FakeBackend::with(vec![("a", server(SKILL_MD, listed()))]));
+    let names: Vec<String> = default.specs().await.into_iter().map(|s| s.name).collect();
+    assert!(!names.contains(&"list_mcp_skills".to_string()), "off by default: {names:?}");
+}
