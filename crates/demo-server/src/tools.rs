@@ -1,5 +1,6 @@
-//! The demo's tools: `add`, `echo`, `ask` (elicitation), `roots`, `fail`, `sleep`, and the fault
-//! tools `crash`, `garbage` and `huge` for recovery tests.
+//! The demo's tools: `add`, `echo`, `ask` (elicitation), `roots`, `fail`, `sleep`, the fault
+//! tools `crash`, `garbage` and `huge` for recovery tests, and `panel_refresh`, an MCP App's
+//! own tool (`_meta.ui.visibility: ["app"]`) that the router keeps from the model.
 
 use std::time::Duration;
 
@@ -115,6 +116,15 @@ pub(crate) fn tools() -> Vec<Tool> {
                 "required": ["ms"]
             })),
         ),
+        // An MCP App's own tool (`_meta.ui.visibility: ["app"]`): for the app, never the model.
+        Tool::new(
+            "panel_refresh",
+            "Refresh the demo panel (called by its app, not by the model).",
+            schema(json!({"type": "object", "properties": {}})),
+        )
+        .with_meta(rmcp::model::MetaObject(schema(json!({
+            "ui": {"resourceUri": "ui://demo/panel.html", "visibility": ["app"]}
+        })))),
     ]
 }
 
@@ -291,6 +301,7 @@ async fn plain(
             let mb = number(&args, "mb")?.clamp(0.0, 100.0) as usize;
             Ok(CallToolResult::success(vec![ContentBlock::text("x".repeat(mb * 1024 * 1024))]))
         }
+        "panel_refresh" => Ok(CallToolResult::success(vec![ContentBlock::text("panel refreshed")])),
         "sleep" => {
             let ms = number(&args, "ms")?.clamp(0.0, 600_000.0);
             tokio::time::sleep(Duration::from_millis(ms as u64)).await;

@@ -89,6 +89,11 @@ pub trait McpBackend: Send + Sync {
     async fn known_tools(&self) -> KnownTools {
         KnownTools { tools: Arc::new(self.list_tools().await), unknown: Vec::new() }
     }
+    /// `server`'s tool `tool` as listed (a ready server's live list, else its tool catalog).
+    /// Only looks: never starts or waits for a server.
+    fn listed_tool(&self, _server: &str, _tool: &str) -> Option<rmcp::model::Tool> {
+        None
+    }
     /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
     /// rule.
     ///

@@ -6,6 +6,7 @@
 //! implements the trait, the router's handlers only call it. It does no IO and knows no
 //! transport.
 
+mod apps;
 mod backend;
 mod call_scope;
 mod error;
@@ -15,6 +16,7 @@ mod paging;
 mod qualify;
 mod skills;
 
+pub use apps::{model_visible, ui_resource_uri};
 pub use backend::{KnownTools, McpBackend, no_skills};
 pub use call_scope::{current_call_id, with_call_id};
 pub use error::{McpError, SignIn};

@@ -238,12 +238,30 @@ impl McpBackend for McpConnectionManager {
     fn unavailable_tool(&self, qualified: &str) -> Option<String> {
         let servers = self.servers.servers.keys().map(String::as_str);
         let (server, tool) = mcp_backend::unlisted_tool(qualified, servers, |_, _| true)?;
-        let config = &self.servers.servers.get(&server)?.config;
-        (!config.tool_allowed(&tool)).then(|| {
-            format!(
+        let managed = self.servers.servers.get(&server)?;
+        if !managed.config.tool_allowed(&tool) {
+            return Some(format!(
                 "tool `{tool}` of MCP server '{server}' is disabled by configuration (enabled_tools / disabled_tools)"
+            ));
+        }
+        let ServerState::Ready { conn, .. } = &*managed.state.borrow() else { return None };
+        conn.app_only_tools().iter().any(|t| t.name == tool).then(|| {
+            format!(
+                "tool `{tool}` of MCP server '{server}' is for its app only (its _meta.ui.visibility leaves out \"model\"): the model cannot call it"
             )
         })
+    }
+
+    fn listed_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
+        let managed = self.servers.servers.get(server)?;
+        let live = match &*managed.state.borrow() {
+            ServerState::Ready { conn, .. } => Some(conn.tools()),
+            _ => None,
+        };
+        match live {
+            Some(tools) => tools.iter().find(|t| t.name == tool).cloned(),
+            None => managed.catalog.get()?.tools.iter().find(|t| t.name == tool).cloned(),
+        }
     }
 
     async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
@@ -267,8 +285,17 @@ impl McpBackend for McpConnectionManager {
         }
         self.wait_until_started().await;
         let servers = &self.servers.servers;
+        // Not a tool the configuration filters out, nor one for the server's app alone.
         let allowed = |server: &str, tool: &str| {
-            servers.get(server).is_some_and(|m| m.config.tool_allowed(tool))
+            servers.get(server).is_some_and(|m| {
+                let app_only = match &*m.state.borrow() {
+                    ServerState::Ready { conn, .. } => {
+                        conn.app_only_tools().iter().any(|t| t.name == tool)
+                    }
+                    _ => false,
+                };
+                m.config.tool_allowed(tool) && !app_only
+            })
         };
         let names = servers.keys().map(String::as_str);
         resolve_tool_name(qualified, &self.qualified_tools(), names, allowed)

@@ -102,6 +102,9 @@ pub struct Connection {
     /// Tools after the enabled/disabled filters, in the server's order; replaced when the
     /// server says its list changed (see `watch`).
     tools: std::sync::RwLock<Arc<Vec<Tool>>>,
+    /// The tools for an MCP App alone (`_meta.ui.visibility` without `"model"`): never the
+    /// model's; replaced with `tools`.
+    pub(crate) app_only: std::sync::RwLock<Arc<Vec<Tool>>>,
     /// Bumped on every replacement, so the catalog knows to rebuild.
     tools_version: std::sync::atomic::AtomicU64,
     /// The `subscriptions/listen` stream opened at connect (2026-07-28), until the watcher
@@ -423,13 +426,15 @@ pub async fn finish(
             other => ConnectError::Failed(format!("tools/list failed: {other}")),
         })?;
         config.warn_filters_naming_no_tool(&tools);
-        tools.into_iter().filter(|t| config.tool_allowed(&t.name)).collect()
+        config.split_tools(tools)
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
+    let (tools, app_only) = tools;
     Ok(Connection {
         service,
         tools: std::sync::RwLock::new(Arc::new(tools)),
+        app_only: std::sync::RwLock::new(Arc::new(app_only)),
         tools_version: Default::default(),
         subscription: std::sync::Mutex::new(subscription),
         capabilities,

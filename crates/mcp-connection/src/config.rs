@@ -166,6 +166,19 @@ impl ServerConfig {
         allowed && !self.disabled_tools.iter().any(|t| t == tool)
     }
 
+    /// A listed tool set split in two, the enabled/disabled filters applied to both: the tools
+    /// the model may see, and the ones for an MCP App alone (`_meta.ui.visibility` without
+    /// `"model"`), which never reach the model.
+    pub fn split_tools(
+        &self,
+        tools: Vec<rmcp::model::Tool>,
+    ) -> (Vec<rmcp::model::Tool>, Vec<rmcp::model::Tool>) {
+        tools
+            .into_iter()
+            .filter(|t| self.tool_allowed(&t.name))
+            .partition(mcp_backend::model_visible)
+    }
+
     /// `enabled_tools` / `disabled_tools` entries that name no tool of the server (a typo, or
     /// a tool the server dropped) are worth a warning: they filter nothing.
     pub(crate) fn warn_filters_naming_no_tool(&self, tools: &[rmcp::model::Tool]) {

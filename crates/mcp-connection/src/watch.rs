@@ -228,8 +228,8 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
         let listed = tokio::time::timeout(config.tool_timeout, list_tools(&conn.service)).await;
         match listed {
             Ok(Ok(tools)) => {
-                let tools: Vec<Tool> =
-                    tools.into_iter().filter(|t| config.tool_allowed(&t.name)).collect();
+                let (tools, app_only) = config.split_tools(tools);
+                conn.set_app_only_tools(app_only);
                 replace_tools(&conn, tools);
             }
             Ok(Err(error)) => {
@@ -238,6 +238,19 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
             Err(_) => {
                 tracing::warn!(server = %config.name, "re-reading the tool list timed out; keeping the old one")
             }
+        }
+    }
+}
+
+impl Connection {
+    /// The tools for an MCP App alone, which the model never sees.
+    pub fn app_only_tools(&self) -> Arc<Vec<Tool>> {
+        self.app_only.read().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    fn set_app_only_tools(&self, tools: Vec<Tool>) {
+        if let Ok(mut current) = self.app_only.write() {
+            *current = Arc::new(tools);
         }
     }
 }

@@ -921,6 +921,7 @@ mod tests {
 
     fn begin(id: &str, server: &str, tool: &str) -> EventMsg {
         EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+            ui_resource_uri: None,
             call_id: id.into(),
             invocation: McpInvocation {
                 server: Some(server.into()),
@@ -939,6 +940,7 @@ mod tests {
         result: Result<CallResult, String>,
     ) -> EventMsg {
         EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            ui_resource_uri: None,
             call_id: id.into(),
             invocation: McpInvocation {
                 server: Some(server.into()),

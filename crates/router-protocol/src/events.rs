@@ -166,6 +166,10 @@ pub struct McpToolCallBeginEvent {
     /// Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments_truncated_from: Option<usize>,
+    /// The `ui://` resource of the called tool's MCP App UI (`_meta.ui.resourceUri`), for a host
+    /// that renders it; absent for tools without one and for the resource tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_resource_uri: Option<String>,
 }
 
 /// `mcp_tool_call_end`.
@@ -198,6 +202,10 @@ pub struct McpToolCallEndEvent {
     /// Resource tools only: what the call covered. Absent for MCP tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<ResourceCallSummary>,
+    /// The `ui://` resource of the called tool's MCP App UI (`_meta.ui.resourceUri`), for a host
+    /// that renders it; absent for tools without one and for the resource tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_resource_uri: Option<String>,
 }
 
 /// What a resource tool call covered (beyond Codex).
@@ -331,6 +339,7 @@ mod tests {
     #[test]
     fn begin_event_shape() {
         let event = EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+            ui_resource_uri: None,
             call_id: "c1".to_string(),
             invocation: invocation(),
             arguments_truncated_from: None,
@@ -341,6 +350,7 @@ mod tests {
     #[test]
     fn end_event_shapes() {
         let ok = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            ui_resource_uri: None,
             call_id: "c1".to_string(),
             invocation: invocation(),
             duration: Duration::from_micros(12_345),
@@ -356,6 +366,7 @@ mod tests {
             }),
         }));
         let err = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            ui_resource_uri: None,
             call_id: "c2".to_string(),
             invocation: McpInvocation {
                 server: None,
@@ -370,6 +381,7 @@ mod tests {
             summary: None,
         }));
         let text = EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            ui_resource_uri: None,
             call_id: "c3".to_string(),
             invocation: invocation(),
             duration: Duration::from_micros(1_001),

@@ -2,6 +2,7 @@
 //! server binary as a child process, and over streamable HTTP on 127.0.0.1), and the
 //! `mcp-router` binary end to end.
 
+mod apps;
 mod catalog;
 mod cli;
 mod code_map;

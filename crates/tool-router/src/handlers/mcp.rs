@@ -82,7 +82,8 @@ impl McpHandler {
             self.follow_links(&server, &mut raw).await;
             Ok(self.budgeted(&call_id, &server, &tool, raw))
         };
-        let (outcome, _) = bracket(ctx, &call_id, invocation, work, |r| {
+        let ui = if ctx.has_listener() { self.ui_resource_uri(&server, &tool) } else { None };
+        let (outcome, _) = bracket(ctx, &call_id, invocation, ui, work, |r| {
             let result = r.as_ref().map_err(tool_call_error);
             (result.map(|(raw, _)| CallResult::Call(raw.clone())), None)
         })
@@ -98,6 +99,12 @@ impl McpHandler {
 }
 
 impl McpHandler {
+    /// The `ui://` resource of `server`'s `tool`, as listed (nothing is asked or started).
+    fn ui_resource_uri(&self, server: &str, tool: &str) -> Option<String> {
+        let listed = self.backend.listed_tool(server, tool)?;
+        mcp_backend::ui_resource_uri(&listed).map(str::to_string)
+    }
+
     /// The server's result for the end event and the kept copy, and the model's result.
     fn budgeted(
         &self,

@@ -45,6 +45,7 @@ pub(crate) async fn bracket<T, E, F>(
     ctx: &CallContext,
     call_id: &str,
     invocation: McpInvocation,
+    ui_resource_uri: Option<String>,
     work: F,
     to_event: impl FnOnce(&Result<T, E>) -> (Result<CallResult, String>, Option<ResourceCallSummary>),
 ) -> (Result<T, E>, Duration)
@@ -62,6 +63,7 @@ where
     let arguments = event_bounds::arguments(invocation.arguments.take(), limit);
     invocation.arguments = arguments.value;
     ctx.emit(EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
+        ui_resource_uri: ui_resource_uri.clone(),
         call_id: call_id.to_string(),
         invocation: invocation.clone(),
         arguments_truncated_from: arguments.cut_from,
@@ -81,6 +83,7 @@ where
         });
     }
     ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+        ui_resource_uri: ui_resource_uri.clone(),
         call_id: call_id.to_string(),
         invocation,
         duration,
@@ -114,11 +117,12 @@ pub(crate) async fn run(
     invocation: McpInvocation,
     work: impl Future<Output = Result<Produced, Failed>>,
 ) -> (Result<ToolOutput, FunctionCallError>, Duration) {
-    let (outcome, duration) = bracket(ctx, call_id, invocation, work, |outcome| match outcome {
-        Ok(p) => (Ok(CallResult::Text(p.content.clone())), Some(p.summary.clone())),
-        Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
-    })
-    .await;
+    let (outcome, duration) =
+        bracket(ctx, call_id, invocation, None, work, |outcome| match outcome {
+            Ok(p) => (Ok(CallResult::Text(p.content.clone())), Some(p.summary.clone())),
+            Err(f) => (Err(f.error.to_string()), Some(f.summary.clone())),
+        })
+        .await;
     let output = match outcome {
         Ok(p) => Ok(ToolOutput::Function {
             content: p.content,

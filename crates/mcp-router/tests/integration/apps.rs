@@ -1,0 +1,75 @@
+//! MCP Apps (SEP-1865) as far as the router goes: a tool for its app alone never reaches the
+//! model (specs, search, calls by name), and a call to a tool with a UI names its `ui://`
+//! resource in its begin and end events — against the demo server's `panel_refresh` and the
+//! packaged `@modelcontextprotocol/server-basic-vanillajs` (npm, pinned), which we did not write.
+
+use serde_json::{Value, json};
+
+use crate::exec::ExecSession;
+use crate::support::{DEMO, exec_command, router_command, write_config};
+
+#[test]
+fn an_app_only_tool_never_reaches_the_model() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "[mcp_router]\ntool_search = \"on\"\ntool_cache = false\n[mcp_servers.docs]\ncommand = {DEMO:?}\nargs = [\"--name\", \"docs\"]\n"
+    );
+    let config = write_config(&dir, "apps.toml", &text);
+    let mut tools = router_command();
+    let listed =
+        tools.args(["tools", "--refresh", "--config"]).arg(&config).output().expect("tools");
+    assert!(listed.status.success());
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains("panel_refresh"));
+
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    exec.line("docs ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "docs");
+    let query = json!({"query": "refresh the demo panel", "limit": 50});
+    exec.send(&json!({"call_id": "s1", "name": "search_mcp_tools", "arguments": query}));
+    let found = exec.output("s1");
+    let found: Value =
+        serde_json::from_str(found["content"].as_str().expect("text")).expect("json");
+    let names: Vec<&str> = found["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(!names.is_empty() && !names.contains(&"mcp__docs__panel_refresh"), "{names:?}");
+    exec.send(&json!({"call_id": "c1", "name": "mcp__docs__panel_refresh", "arguments": {}}));
+    let refused = exec.output("c1");
+    assert_eq!(
+        refused["content"],
+        "tool `panel_refresh` of MCP server 'docs' is for its app only (its _meta.ui.visibility leaves out \"model\"): the model cannot call it"
+    );
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "mcp_tool_call_begin" && l["call_id"] == "c1"));
+}
+
+#[test]
+fn a_call_to_a_tool_with_a_ui_names_its_ui_resource_in_both_events() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = crate::interop::harness_dir()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    let text = format!(
+        "[mcp_servers.app]\ncommand = {:?}\nargs = [{:?}, \"--stdio\"]\n[mcp_servers.docs]\ncommand = {DEMO:?}\n",
+        crate::interop::node(),
+        server.display().to_string()
+    );
+    let config = write_config(&dir, "vanilla.toml", &text);
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    exec.send(&json!({"call_id": "t1", "name": "mcp__app__get-time", "arguments": {}}));
+    let output = exec.output("t1");
+    assert!(output["result"]["Ok"]["structuredContent"]["time"].is_string(), "{output}");
+    exec.send(&json!({"call_id": "e1", "name": "mcp__docs__echo", "arguments": {"text": "hi"}}));
+    exec.output("e1");
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let event = |kind: &str, id: &str| {
+        lines.iter().find(|l| l["type"] == kind && l["call_id"] == id).expect("event").clone()
+    };
+    for kind in ["mcp_tool_call_begin", "mcp_tool_call_end"] {
+        assert_eq!(event(kind, "t1")["ui_resource_uri"], "ui://get-time/mcp-app.html", "{kind}");
+        assert!(event(kind, "e1").get("ui_resource_uri").is_none(), "{kind}: absent without a UI");
+    }
+}
