@@ -133,6 +133,32 @@ pub trait McpBackend: Send + Sync {
         SkillApproval::Allow
     }
 
+    /// Every server's prompts (`prompts/list`, every page), of the servers that declare them;
+    /// a starting server is waited for, an idle one named, not started.
+    async fn all_prompts(&self) -> crate::PromptsListing {
+        crate::PromptsListing::default()
+    }
+    /// `prompts/get` with `arguments`; an `input_required` answer (2026-07-28) is answered
+    /// through the host and retried.
+    async fn get_prompt(
+        &self,
+        server: &str,
+        _name: &str,
+        _arguments: Option<JsonObject>,
+    ) -> Result<rmcp::model::GetPromptResult, McpError> {
+        Err(McpError::UnknownServer(server.to_string()))
+    }
+    /// `completion/complete` for an argument of a prompt.
+    async fn complete_prompt_argument(
+        &self,
+        server: &str,
+        _prompt: &str,
+        _argument: &str,
+        _value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        Err(McpError::UnknownServer(server.to_string()))
+    }
+
     /// Resources read through this backend that changed since they were last read, each
     /// reported once: taking them clears them. A backend that does not watch resources has
     /// none.

@@ -13,6 +13,7 @@ mod error;
 mod kept;
 mod listing;
 mod paging;
+mod prompts;
 mod qualify;
 mod skills;
 
@@ -26,6 +27,7 @@ pub use listing::{
     SharedListing,
 };
 pub use paging::{DEFAULT_MAX_PAGES, Follow, Followed, Gather};
+pub use prompts::PromptsListing;
 pub use qualify::{
     MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
     resolve_tool_name, unlisted_tool,

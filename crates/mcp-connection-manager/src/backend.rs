@@ -93,6 +93,29 @@ impl McpBackend for McpConnectionManager {
         self.skills_of(server).await
     }
 
+    async fn all_prompts(&self) -> mcp_backend::PromptsListing {
+        self.every_prompt().await
+    }
+
+    async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<rmcp::model::GetPromptResult, McpError> {
+        self.prompt(server, name, arguments).await
+    }
+
+    async fn complete_prompt_argument(
+        &self,
+        server: &str,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        self.prompt_completion(server, prompt, argument, value).await
+    }
+
     async fn offers_skills(&self) -> bool {
         self.any_skills().await
     }

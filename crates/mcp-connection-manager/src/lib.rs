@@ -10,6 +10,7 @@ mod idle;
 mod lifecycle;
 mod listings;
 mod manager;
+mod prompts;
 mod restart;
 mod skills;
 mod start;

@@ -48,6 +48,27 @@ impl Final for ReadResourceResult {
     }
 }
 
+impl Final for rmcp::model::GetPromptResult {
+    fn result_type(&self) -> Option<&ResultType> {
+        self.result_type.as_ref()
+    }
+}
+
+impl TryFrom<rmcp::model::GetPromptResponse> for Round<rmcp::model::GetPromptResult> {
+    type Error = String;
+    fn try_from(response: rmcp::model::GetPromptResponse) -> Result<Self, String> {
+        match response {
+            rmcp::model::GetPromptResponse::Complete(result) => Ok(Round::Complete(result)),
+            rmcp::model::GetPromptResponse::InputRequired(required) => {
+                Ok(Round::InputRequired(required))
+            }
+            _ => {
+                Err("answered prompts/get with a result of a kind this client does not know".into())
+            }
+        }
+    }
+}
+
 impl TryFrom<CallToolResponse> for Round<CallToolResult> {
     type Error = String;
     fn try_from(response: CallToolResponse) -> Result<Self, String> {

@@ -117,6 +117,17 @@ impl Session {
                 self.list_tools(number, format.as_deref(), calls)
             }
             Ok(ExecInput::TakeNotices) => self.take_notices(),
+            Ok(ExecInput::ListPrompts) => {
+                let running = self.running.clone();
+                let out = self.out.clone();
+                calls.spawn(async move {
+                    let prompts = running.router.prompts().await;
+                    let _ = out.send(ExecOutput::Prompts(prompts).into());
+                });
+            }
+            Ok(ExecInput::GetPrompt { server, name, arguments }) => {
+                self.get_prompt(number, server, name, arguments, calls)
+            }
             Ok(ExecInput::ListSkills) => {
                 let running = self.running.clone();
                 let out = self.out.clone();
@@ -168,6 +179,41 @@ impl Session {
             },
             span,
         ));
+    }
+
+    /// `get_prompt`: the prompt's messages, on their own task like a call; a failure is an
+    /// error line naming the input line.
+    fn get_prompt(
+        &self,
+        number: u64,
+        server: String,
+        name: String,
+        arguments: Option<Value>,
+        calls: &mut JoinSet<()>,
+    ) {
+        let arguments = match arguments {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(other) => {
+                let message = format!(
+                    "invalid request line: `arguments` of get_prompt must be an object, got {other}"
+                );
+                return self.error(Rejected { message, call_id: None }, Some(number));
+            }
+        };
+        let running = self.running.clone();
+        let out = self.out.clone();
+        calls.spawn(async move {
+            let line = match running.router.get_prompt(&server, &name, arguments).await {
+                Ok(result) => ExecOutput::Prompt { server, name, result },
+                Err(e) => ExecOutput::Error {
+                    message: format!("prompts/get failed: {e}"),
+                    call_id: None,
+                    line: Some(number),
+                },
+            };
+            let _ = out.send(line.into());
+        });
     }
 
     /// `take_notices`: the pending notices, at once.

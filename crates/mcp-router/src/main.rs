@@ -17,6 +17,7 @@ mod live;
 #[cfg(feature = "otel")]
 mod otel;
 mod process_faults;
+mod prompts;
 mod setup;
 
 use std::path::PathBuf;
@@ -72,6 +73,27 @@ enum Command {
         /// Print the JSON a host gets (`ToolRouter::skills`, exec's `skills` answer).
         #[arg(long)]
         json: bool,
+    },
+    /// List the prompts the servers offer (what agents make slash commands of).
+    Prompts {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print the JSON a host gets (`ToolRouter::prompts`, exec's `prompts` answer).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Get one prompt's messages, with its arguments.
+    Prompt {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The server name.
+        #[arg(long)]
+        server: String,
+        /// The prompt's name.
+        name: String,
+        /// An argument, `NAME=VALUE` (repeatable).
+        #[arg(long = "arg")]
+        args: Vec<String>,
     },
     /// List resources (all servers, or one page of one server).
     ListResources(ListArgs),
@@ -268,6 +290,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             human::tools(&config, format, refresh).await
         }
         Command::Skills { config, json } => human::skills(&config, json).await,
+        Command::Prompts { config, json } => crate::prompts::list(&config, json).await,
+        Command::Prompt { config, server, name, args } => {
+            crate::prompts::get(&config, &server, &name, &args).await
+        }
         Command::ListResources(args) => {
             human::list(
                 &args.config,

@@ -7,7 +7,9 @@
 //! - `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional);
 //! - `{"type": "take_notices"}`;
 //! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten);
-//! - `{"type": "list_skills"}` (every server's skills, for the host's prompt).
+//! - `{"type": "list_skills"}` (every server's skills, for the host's prompt);
+//! - `{"type": "list_prompts"}` and `{"type": "get_prompt", "server", "name", "arguments"?}`
+//!   (prompts, for slash commands).
 
 use std::fmt;
 
@@ -34,6 +36,17 @@ pub enum ExecInput {
     ResetTools,
     /// Every server's skills (SEP-2640).
     ListSkills,
+    /// Every server's prompts.
+    ListPrompts,
+    /// One prompt, with arguments (an object of strings).
+    GetPrompt {
+        /// The server.
+        server: String,
+        /// The prompt's name.
+        name: String,
+        /// Its arguments, as the host wrote them.
+        arguments: Option<Value>,
+    },
 }
 
 /// A call line.
@@ -141,6 +154,7 @@ impl<'de> Visitor<'de> for InputVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ExecInput, A::Error> {
         let mut kind: Option<String> = None;
         let (mut call_id, mut name, mut arguments, mut format) = (None, None, None, None);
+        let mut server: Option<String> = None;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match key.as_ref() {
                 "type" => kind = map.next_value()?,
@@ -152,6 +166,7 @@ impl<'de> Visitor<'de> for InputVisitor {
                 "name" => name = Some(map.next_value::<String>()?),
                 "arguments" => arguments = map.next_value::<Option<Value>>()?,
                 "format" => format = map.next_value::<Option<String>>()?,
+                "server" => server = map.next_value::<Option<String>>()?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -162,6 +177,12 @@ impl<'de> Visitor<'de> for InputVisitor {
             Some("take_notices") => Ok(ExecInput::TakeNotices),
             Some("reset_tools") => Ok(ExecInput::ResetTools),
             Some("list_skills") => Ok(ExecInput::ListSkills),
+            Some("list_prompts") => Ok(ExecInput::ListPrompts),
+            Some("get_prompt") => Ok(ExecInput::GetPrompt {
+                server: server.ok_or_else(|| de::Error::missing_field("server"))?,
+                name: name.ok_or_else(|| de::Error::missing_field("name"))?,
+                arguments,
+            }),
             _ => Ok(ExecInput::Call(ExecCall {
                 call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
                 name: name.ok_or_else(|| de::Error::missing_field("name"))?,
@@ -196,6 +217,18 @@ pub enum ExecOutput {
     },
     /// The answer to `list_skills`: `{"type": "skills", "skills": […], "errors"?, "not_started"?}`.
     Skills(crate::skills::Skills),
+    /// The answer to `list_prompts`: `{"type": "prompts", "prompts": […], "errors"?,
+    /// "not_started"?}`.
+    Prompts(crate::prompts::Prompts),
+    /// The answer to `get_prompt`: the server's `GetPromptResult`.
+    Prompt {
+        /// The server.
+        server: String,
+        /// The prompt's name.
+        name: String,
+        /// `{"description"?, "messages": […]}` as the server sent it.
+        result: rmcp::model::GetPromptResult,
+    },
     /// The answer to `reset_tools`: how many revealed tools were forgotten.
     ToolsReset {
         /// The number forgotten.
@@ -247,6 +280,15 @@ mod tests {
             (r#"{"type":"take_notices"}"#, ExecInput::TakeNotices),
             (r#"{"type":"reset_tools"}"#, ExecInput::ResetTools),
             (r#"{"type":"list_skills"}"#, ExecInput::ListSkills),
+            (r#"{"type":"list_prompts"}"#, ExecInput::ListPrompts),
+            (
+                r#"{"type":"get_prompt","server":"s","name":"p","arguments":{"city":"Paris"}}"#,
+                ExecInput::GetPrompt {
+                    server: "s".into(),
+                    name: "p".into(),
+                    arguments: Some(serde_json::json!({"city": "Paris"})),
+                },
+            ),
         ];
         for (line, expected) in cases {
             assert_eq!(ExecInput::parse(line), Ok(expected), "{line}");

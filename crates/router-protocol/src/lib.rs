@@ -7,6 +7,7 @@
 mod events;
 mod exec;
 mod output;
+mod prompts;
 mod shared;
 mod sink;
 mod skills;
@@ -20,6 +21,7 @@ pub use events::{
 };
 pub use exec::{ExecCall, ExecInput, ExecOutput, Rejected, call_id_of};
 pub use output::{ContentItem, ResourceChange, ToolOutput};
+pub use prompts::{PromptSummary, Prompts};
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, event_channel};
 pub use skills::{SkillSummary, Skills};

@@ -21,6 +21,7 @@ mod invocation;
 pub mod kept;
 mod kept_parts;
 mod links;
+mod prompts;
 mod result_budget;
 mod router;
 mod search_index;
@@ -49,7 +50,7 @@ pub use invocation::{
 pub use kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
 pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
-pub use router_protocol::{SkillSummary, Skills};
+pub use router_protocol::{PromptSummary, Prompts, SkillSummary, Skills};
 pub use settings::RouterSettings;
 pub use spec::{ToolFormat, ToolSpec};
 pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode, spec_bytes};

@@ -182,6 +182,11 @@ impl ToolRouter {
         }
     }
 
+    /// The MCP backend, when the router has one (for the host-side APIs beside dispatch).
+    pub(crate) fn backend(&self) -> Option<&Arc<dyn McpBackend>> {
+        self.mcp.as_ref().map(|m| &m.backend)
+    }
+
     /// Every server's skills (SEP-2640): name, description, server and `SKILL.md` uri — what a
     /// host puts in its system prompt so the model knows to `load_mcp_skill` one. Lists each
     /// server that declares the extension (waiting for the ones starting; idle ones are named

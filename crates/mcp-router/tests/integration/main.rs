@@ -19,6 +19,7 @@ mod manager;
 mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
+mod prompts;
 mod results;
 mod search;
 mod skills;

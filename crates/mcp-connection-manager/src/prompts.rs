@@ -1,0 +1,109 @@
+//! Prompts for the host (slash commands): every server's `prompts/list` (every page up to
+//! `max_list_pages`, a repeated cursor ending it; asked afresh each time, so a changed list is
+//! seen at once), `prompts/get` through the input rounds, and completion of a prompt argument.
+
+use std::collections::HashSet;
+
+use futures::future::join_all;
+use mcp_backend::{McpError, PromptsListing};
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, CompletionInfo, GetPromptRequestParams, GetPromptResult,
+    JsonObject, PaginatedRequestParams, Prompt, Reference,
+};
+use tracing::Instrument as _;
+
+use crate::lifecycle::ServerState;
+use crate::manager::McpConnectionManager;
+use mcp_connection::input::{Retry, Round};
+
+impl McpConnectionManager {
+    /// `server`'s prompts, every page.
+    async fn prompts_of(&self, server: &str) -> Result<Vec<Prompt>, McpError> {
+        let mut prompts = Vec::new();
+        let (mut cursor, mut seen) = (None::<String>, HashSet::new());
+        for _ in 0..self.servers.options.max_list_pages.max(1) {
+            let page = self
+                .request(server, "prompts/list", |conn| {
+                    let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+                    async move { conn.service.list_prompts(Some(params)).await }
+                })
+                .await?;
+            prompts.extend(page.prompts);
+            match page.next_cursor {
+                Some(next) if !next.is_empty() && seen.insert(next.clone()) => cursor = Some(next),
+                _ => break,
+            }
+        }
+        Ok(prompts)
+    }
+
+    /// Every server's prompts, sorted by server name: the servers that declare `prompts` (a
+    /// starting one waited for), the idle ones named apart.
+    pub(crate) async fn every_prompt(&self) -> PromptsListing {
+        let mut not_started = Vec::new();
+        let mut asked = Vec::new();
+        for (name, managed) in &self.servers.servers {
+            if matches!(&*managed.state.borrow(), ServerState::Lazy) {
+                not_started.push(name.clone());
+            } else {
+                asked.push(name.as_str());
+            }
+        }
+        let answers = join_all(asked.into_iter().map(|name| async move {
+            let declares = match self.servers.settled(name).await {
+                Ok(ServerState::Ready { conn, .. }) => conn.capabilities.prompts.is_some(),
+                // A failed server is asked anyway: the next use restarts it, or says why not.
+                _ => true,
+            };
+            if !declares {
+                return None;
+            }
+            Some((name.to_string(), self.prompts_of(name).await.map_err(|e| e.to_string())))
+        }))
+        .await;
+        PromptsListing { servers: answers.into_iter().flatten().collect(), not_started }
+    }
+
+    /// `prompts/get`, input rounds answered through the host.
+    pub(crate) async fn prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<GetPromptResult, McpError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        self.exchange(server, "prompts/get", |conn, retry: Retry| {
+            let mut params = params.clone();
+            params.input_responses = retry.input_responses;
+            params.request_state = retry.request_state;
+            async move {
+                let mut span = conn.telemetry().start("prompts/get", Some(&params.name), None);
+                span.tag(&mut params.meta);
+                let answer = conn.service.get_prompt_once(params).instrument(span.span()).await;
+                span.finish_with(&answer, |_| false);
+                answer.map(Round::try_from)
+            }
+        })
+        .await
+    }
+
+    /// `completion/complete` for an argument of a prompt.
+    pub(crate) async fn prompt_completion(
+        &self,
+        server: &str,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        let params = CompleteRequestParams::new(
+            Reference::for_prompt(prompt),
+            ArgumentInfo::new(argument, value),
+        );
+        self.request(server, "completion/complete", |conn| {
+            let params = params.clone();
+            async move { conn.service.complete(params).await.map(|r| r.completion) }
+        })
+        .await
+    }
+}

@@ -1,0 +1,111 @@
+//! Prompts for the host (slash commands) against server-everything (npm, pinned), which offers
+//! prompts with required and optional arguments and argument completion, and the demo server,
+//! which offers none.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::exec::ExecSession;
+use crate::interop::{everything_js, node};
+use crate::support::{DEMO, exec_command, router_command, write_config};
+
+fn config(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let text = format!(
+        "[mcp_servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n[mcp_servers.docs]\ncommand = {DEMO:?}\n",
+        node(),
+        everything_js("2026")
+    );
+    write_config(dir, "prompts.toml", &text)
+}
+
+#[test]
+fn the_command_line_lists_prompts_and_gets_one_with_its_arguments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(&dir);
+    let mut command = router_command();
+    let listed = command.args(["prompts", "--config"]).arg(&config).output().expect("prompts");
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(stdout.contains("everything\tsimple-prompt\t\t"), "{stdout}");
+    assert!(stdout.contains("everything\targs-prompt\tcity* state\t"), "{stdout}");
+    assert!(!stdout.contains("docs\t"), "the demo server offers no prompts: {stdout}");
+
+    let mut command = router_command();
+    let got = command
+        .args([
+            "prompt",
+            "--server",
+            "everything",
+            "args-prompt",
+            "--arg",
+            "city=Paris",
+            "--config",
+        ])
+        .arg(&config)
+        .output()
+        .expect("prompt");
+    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    let result: Value = serde_json::from_slice(&got.stdout).expect("json");
+    let text = result["messages"][0]["content"]["text"].as_str().expect("text");
+    assert!(text.contains("Paris"), "{result}");
+}
+
+#[test]
+fn exec_lists_prompts_and_answers_get_prompt_or_says_why_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut exec = ExecSession::spawn(exec_command(&config(&dir)));
+    exec.send(&json!({"type": "list_prompts"}));
+    let listed = exec.line("the prompts answer", |v| v["type"] == "prompts");
+    let names: Vec<&str> = listed["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .map(|p| {
+            assert_eq!(p["server"], "everything");
+            p["name"].as_str().expect("name")
+        })
+        .collect();
+    assert!(names.contains(&"args-prompt") && names.contains(&"simple-prompt"), "{names:?}");
+    let args =
+        listed["prompts"].as_array().expect("prompts").iter().find(|p| p["name"] == "args-prompt");
+    assert_eq!(args.expect("args-prompt")["arguments"][0]["name"], "city");
+
+    let request = json!({"type": "get_prompt", "server": "everything", "name": "args-prompt", "arguments": {"city": "Oslo", "state": "Oslo"}});
+    exec.send(&request);
+    let got = exec.line("the prompt", |v| v["type"] == "prompt");
+    assert_eq!(got["server"], "everything");
+    assert!(
+        got["result"]["messages"][0]["content"]["text"].as_str().expect("text").contains("Oslo")
+    );
+    exec.send(&json!({"type": "get_prompt", "server": "everything", "name": "no-such-prompt"}));
+    let error = exec.line("an error line", |v| v["type"] == "error");
+    assert!(
+        error["message"].as_str().expect("message").starts_with("prompts/get failed: "),
+        "{error}"
+    );
+    assert_eq!(error["line"], 3);
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_completes_a_prompt_argument() {
+    let everything = mcp_connection_manager::ServerConfig::stdio(
+        "everything",
+        node(),
+        vec![everything_js("2026"), "stdio".into()],
+    );
+    let manager = Arc::new(mcp_connection_manager::McpConnectionManager::start(
+        vec![everything],
+        router_protocol::EventSender::discard(),
+        mcp_connection_manager::ManagerOptions::default(),
+    ));
+    let router = tool_router::ToolRouter::with_mcp(manager.clone());
+    let values = router
+        .complete_prompt_argument("everything", "completable-prompt", "department", "E")
+        .await
+        .expect("completion");
+    assert!(values.values.iter().any(|v| v.starts_with('E')), "{values:?}");
+    manager.shutdown().await;
+}
