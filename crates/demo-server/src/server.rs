@@ -462,8 +462,20 @@ mod tests {
         assert_eq!(
             seen,
             [
-                "add", "echo", "ask", "roots", "crash", "garbage", "huge", "fail", "add_tool",
-                "progress", "touch", "add_note", "sleep"
+                "add",
+                "echo",
+                "ask",
+                "roots",
+                "crash",
+                "garbage",
+                "huge",
+                "fail",
+                "add_tool",
+                "progress",
+                "touch",
+                "add_note",
+                "sleep",
+                "panel_refresh"
             ]
         );
         assert_eq!(server.page(&all, Some("zz")).expect_err("invalid").code.0, -32602);
