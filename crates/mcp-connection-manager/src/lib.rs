@@ -21,8 +21,8 @@ mod toolcache;
 pub use idle::{LazyOver, idle_at_start};
 pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
 pub use mcp_connection::config::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig, Startup,
-    TransportConfig, is_valid_server_name,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, LOG_LEVELS, ProtocolChoice, ServerConfig,
+    Startup, TransportConfig, is_valid_server_name,
 };
 pub use mcp_connection::host::{DefaultHost, HostCapabilities, HostHandler};
 pub use mcp_connection::oauth;

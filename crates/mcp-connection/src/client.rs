@@ -431,6 +431,7 @@ pub async fn finish(
         (Vec::new(), Vec::new())
     };
     let (tools, app_only) = tools;
+    crate::client_handler::set_log_level(&service, config, modern, &capabilities).await;
     Ok(Connection {
         service,
         tools: std::sync::RwLock::new(Arc::new(tools)),

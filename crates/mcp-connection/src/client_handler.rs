@@ -59,6 +59,24 @@ impl ClientHandler for RouterClient {
         self.progress.notified(&self.server, params, &self.events);
     }
 
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let event = router_protocol::McpServerLogEvent::bounded(
+            &self.server,
+            level,
+            params.logger,
+            params.data,
+        );
+        self.events.send(router_protocol::EventMsg::McpServerLog(event));
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_list_changed();
     }
@@ -94,5 +112,27 @@ impl ClientHandler for RouterClient {
         let result = self.host.list_roots(&self.server).await;
         self.announce("roots/list", &serde_json::Value::Null, Ok(&result));
         Ok(result)
+    }
+}
+
+/// `logging/setLevel` with the config's `log_level`, to a 2025-11-25 server that declares
+/// `logging` (logging is deprecated in 2026-07-28). A refusal is logged, not a failure: the
+/// server's messages still arrive, at its own level.
+#[allow(deprecated)]
+pub(crate) async fn set_log_level(
+    service: &rmcp::service::RunningService<RoleClient, RouterClient>,
+    config: &crate::config::ServerConfig,
+    modern: bool,
+    capabilities: &rmcp::model::ServerCapabilities,
+) {
+    let Some(level) = config.log_level.as_deref() else { return };
+    if modern || capabilities.logging.is_none() {
+        return;
+    }
+    let Ok(level) = serde_json::from_value::<rmcp::model::LoggingLevel>(level.into()) else {
+        return;
+    };
+    if let Err(e) = service.set_level(rmcp::model::SetLevelRequestParams::new(level)).await {
+        tracing::warn!(server = %config.name, error = %e, "logging/setLevel was refused");
     }
 }

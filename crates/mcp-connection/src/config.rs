@@ -32,7 +32,15 @@ pub struct ServerConfig {
     pub protocol: ProtocolChoice,
     /// When to start it: with the manager (`eager`, the default) or on first use (`lazy`).
     pub startup: Startup,
+    /// `log_level`: the least severe `notifications/message` the server should send
+    /// (`debug` … `emergency`), asked with `logging/setLevel` of a 2025-11-25 server that
+    /// declares `logging`; `None` asks nothing.
+    pub log_level: Option<String>,
 }
+
+/// The logging levels, least severe first (`log_level`'s values).
+pub const LOG_LEVELS: [&str; 8] =
+    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /// The `startup` config key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -157,6 +165,7 @@ impl ServerConfig {
             disabled_tools: Vec::new(),
             protocol: ProtocolChoice::Auto,
             startup: Startup::Eager,
+            log_level: None,
         }
     }
 

@@ -344,12 +344,6 @@ fn print_events(rx: &mut EventReceiver) {
 
 pub(crate) fn describe(event: &EventMsg) -> String {
     match event {
-        EventMsg::McpServerIdle(e) => format!(
-            "mcp_server_idle      {} ({}): starts on first use{}",
-            e.server,
-            e.transport,
-            e.tools.map(|n| format!(", {n} tools known from its catalog")).unwrap_or_default()
-        ),
         EventMsg::McpServerStarting(e) => {
             format!("mcp_server_starting  {} ({})", e.server, e.transport)
         }
@@ -373,9 +367,6 @@ pub(crate) fn describe(event: &EventMsg) -> String {
         EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
         EventMsg::McpToolsRevealed(e) => format!("mcp_tools_revealed   {}", e.tools.join(", ")),
         EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
-        EventMsg::McpSkillRejected(e) => {
-            format!("mcp_skill_rejected   {} {} {}: {}", e.server, e.skill, e.uri, e.reason)
-        }
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }
@@ -413,6 +404,29 @@ pub(crate) fn describe(event: &EventMsg) -> String {
                 e.call_id,
                 e.duration.as_secs_f64() * 1000.0
             )
+        }
+        other => describe_more(other),
+    }
+}
+
+/// The rest of [`describe`]: idle servers, server logs, skill rejections.
+fn describe_more(event: &EventMsg) -> String {
+    match event {
+        EventMsg::McpServerIdle(e) => format!(
+            "mcp_server_idle      {} ({}): starts on first use{}",
+            e.server,
+            e.transport,
+            e.tools.map(|n| format!(", {n} tools known from its catalog")).unwrap_or_default()
+        ),
+        EventMsg::McpServerLog(e) => format!(
+            "mcp_server_log       {} {}{}: {}",
+            e.server,
+            e.level,
+            e.logger.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
+            e.data.as_str().map(str::to_string).unwrap_or_else(|| e.data.to_string())
+        ),
+        EventMsg::McpSkillRejected(e) => {
+            format!("mcp_skill_rejected   {} {} {}: {}", e.server, e.skill, e.uri, e.reason)
         }
         // An event kind added after this transcript was written: its JSON.
         other => serde_json::to_string(other).unwrap_or_default(),

@@ -37,6 +37,7 @@ const CODEX_KEYS: &[&str] = &[
     "disabled_tools",
     "protocol",
     "startup",
+    "log_level",
     "auth",
     "scopes",
     "oauth_resource",
@@ -55,6 +56,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "disabled",
     "protocol",
     "startup",
+    "log_level",
     "auth",
     "scopes",
     "oauth_resource",
@@ -119,6 +121,15 @@ impl ServerWalker<'_> {
             ConfigFormat::McpJson => {
                 config.enabled = !self.bool(table, "disabled")?.unwrap_or(false);
             }
+        }
+        if let Some(value) = self.string(table, "log_level")? {
+            if !mcp_connection_manager::LOG_LEVELS.contains(&value.as_str()) {
+                let levels = mcp_connection_manager::LOG_LEVELS.join(", ");
+                return Err(
+                    self.err("log_level", format!("expected one of {levels}, found \"{value}\""))
+                );
+            }
+            config.log_level = Some(value);
         }
         if let Some(value) = self.string(table, "startup")? {
             config.startup = Startup::parse(&value).ok_or_else(|| {

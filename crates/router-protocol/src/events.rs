@@ -44,6 +44,47 @@ pub enum EventMsg {
     /// A skill's file failed verification against its manifest (SEP-2640): the model was not
     /// shown it.
     McpSkillRejected(McpSkillRejectedEvent),
+    /// A server's log message (`notifications/message`).
+    McpServerLog(McpServerLogEvent),
+}
+
+/// Most bytes (as JSON) of a log message's `data` an `mcp_server_log` event carries.
+pub const SERVER_LOG_DATA_BYTES: usize = 4096;
+
+/// `mcp_server_log`: a server's `notifications/message`, at the level its `log_level` asked for
+/// when the config sets one. `data` larger than [`SERVER_LOG_DATA_BYTES`] as JSON becomes a
+/// string of its JSON's first bytes, with `data_truncated_from` its full size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerLogEvent {
+    /// The configured server name.
+    pub server: String,
+    /// `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or `emergency`.
+    pub level: String,
+    /// The logger the server names, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// What the server logged (any JSON), bounded.
+    pub data: Value,
+    /// The full size of `data` as JSON, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_truncated_from: Option<usize>,
+}
+
+impl McpServerLogEvent {
+    /// The event for `server`'s message, `data` bounded.
+    pub fn bounded(server: &str, level: String, logger: Option<String>, data: Value) -> Self {
+        let text = data.to_string();
+        let (data, data_truncated_from) = if text.len() <= SERVER_LOG_DATA_BYTES {
+            (data, None)
+        } else {
+            let mut end = SERVER_LOG_DATA_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            (Value::String(text[..end].to_string()), Some(text.len()))
+        };
+        Self { server: server.to_string(), level, logger, data, data_truncated_from }
+    }
 }
 
 /// `mcp_skill_rejected`: a file of a skill (its `SKILL.md` on load, or another file read while
@@ -466,6 +507,17 @@ mod tests {
             reason: "skill://pdf-processing/SKILL.md is 66 bytes, the manifest says 58".to_string(),
         });
         insta::assert_json_snapshot!("skill_rejected", rejected);
+        let log = EventMsg::McpServerLog(McpServerLogEvent::bounded(
+            "everything",
+            "info".to_string(),
+            Some("demo".to_string()),
+            serde_json::json!("Info-level message"),
+        ));
+        insta::assert_json_snapshot!("server_log", log);
+        let long =
+            McpServerLogEvent::bounded("s", "debug".into(), None, Value::from("é".repeat(3000)));
+        assert_eq!(long.data_truncated_from, Some(6002));
+        assert!(long.data.as_str().expect("cut").len() <= SERVER_LOG_DATA_BYTES);
     }
 
     #[test]

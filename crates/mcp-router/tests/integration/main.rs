@@ -15,6 +15,7 @@ mod interop;
 mod interop_era;
 mod live;
 mod load;
+mod logs;
 mod manager;
 mod oauth;
 #[cfg(feature = "otel")]

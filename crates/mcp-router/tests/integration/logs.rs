@@ -1,0 +1,67 @@
+//! Server logs: a server's `notifications/message` become `mcp_server_log` events, bounded, and
+//! the config's `log_level` is asked with `logging/setLevel` — against a hand-spoken fixture
+//! (each message exact) as a child process.
+
+use serde_json::{Value, json};
+
+use crate::exec::ExecSession;
+use crate::interop::{python, python_script};
+use crate::support::{exec_command, write_config};
+
+/// The log events of one `log` call (`expected` of them, waited for: rmcp may hand a
+/// notification on after the call's answer) and the call's output.
+fn logs(log_level: Option<&str>, expected: usize) -> (Vec<Value>, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let level = log_level.map(|l| format!("log_level = \"{l}\"\n")).unwrap_or_default();
+    let text = format!(
+        "[mcp_servers.chatty]\ncommand = {:?}\nargs = [{:?}]\nprotocol = \"2025-11-25\"\n{level}",
+        python(),
+        python_script("log_fixture.py")
+    );
+    let config = write_config(&dir, "logs.toml", &text);
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    exec.send(&json!({"call_id": "c1", "name": "mcp__chatty__log", "arguments": {}}));
+    let output = exec.output("c1");
+    let seen = std::cell::Cell::new(0);
+    exec.line("every log event", |v| {
+        if v["type"] == "mcp_server_log" {
+            seen.set(seen.get() + 1);
+        }
+        seen.get() == expected
+    });
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let events = lines.into_iter().filter(|l| l["type"] == "mcp_server_log").collect();
+    (events, output)
+}
+
+#[test]
+fn a_servers_log_messages_become_events_at_the_level_the_config_asks() {
+    // rmcp handles each notification on a task of its own: the order is not promised.
+    let sorted = |events: &[Value]| {
+        let mut levels: Vec<String> =
+            events.iter().filter_map(|e| e["level"].as_str().map(str::to_string)).collect();
+        levels.sort();
+        levels
+    };
+    let (all, _) = logs(None, 9);
+    let mut expected =
+        ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "error"];
+    expected.sort();
+    assert_eq!(sorted(&all), expected);
+    let info = all.iter().find(|e| e["level"] == "info").expect("info");
+    assert_eq!(
+        *info,
+        json!({"type": "mcp_server_log", "server": "chatty", "level": "info", "logger": "fixture", "data": "info message"})
+    );
+    // The long one is cut to 4 KiB of its JSON, its size kept.
+    let long = all.iter().find(|e| e.get("data_truncated_from").is_some()).expect("cut");
+    assert_eq!(long["data_truncated_from"], 10002);
+    assert_eq!(long["data"].as_str().expect("cut").len(), 4096);
+
+    let (warnings, output) = logs(Some("warning"), 6);
+    let mut expected = ["warning", "error", "critical", "alert", "emergency", "error"];
+    expected.sort();
+    assert_eq!(sorted(&warnings), expected);
+    assert!(output.to_string().contains("logged at warning and above"), "{output}");
+}
