@@ -138,6 +138,11 @@ pub trait McpBackend: Send + Sync {
     async fn all_prompts(&self) -> crate::PromptsListing {
         crate::PromptsListing::default()
     }
+    /// Whether any server declares `prompts` (a ready one; a starting one once settled). Only
+    /// looks: never starts a server.
+    async fn offers_prompts(&self) -> bool {
+        false
+    }
     /// `prompts/get` with `arguments`; an `input_required` answer (2026-07-28) is answered
     /// through the host and retried.
     async fn get_prompt(

@@ -93,6 +93,10 @@ impl McpBackend for McpConnectionManager {
         self.skills_of(server).await
     }
 
+    async fn offers_prompts(&self) -> bool {
+        self.any_prompts().await
+    }
+
     async fn all_prompts(&self) -> mcp_backend::PromptsListing {
         self.every_prompt().await
     }

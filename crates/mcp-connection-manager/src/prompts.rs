@@ -64,6 +64,18 @@ impl McpConnectionManager {
         PromptsListing { servers: answers.into_iter().flatten().collect(), not_started }
     }
 
+    /// Whether any server declares `prompts`: a ready one by its capabilities, a starting one
+    /// once settled; an idle one does not count. Only looks.
+    pub(crate) async fn any_prompts(&self) -> bool {
+        let checks = self.servers.servers.keys().map(|name| async move {
+            matches!(
+                self.servers.settled(name).await,
+                Ok(ServerState::Ready { conn, .. }) if conn.capabilities.prompts.is_some()
+            )
+        });
+        join_all(checks).await.into_iter().any(|yes| yes)
+    }
+
     /// `prompts/get`, input rounds answered through the host.
     pub(crate) async fn prompt(
         &self,

@@ -289,6 +289,7 @@ fn parse_settings(
             }
             "tool_cache" => tool_cache = flag()?,
             "list_skills_tool" => settings.list_skills_tool = flag()?,
+            "prompt_tool" => settings.prompt_tool = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
             "progress_interval_ms" => {
                 manager.progress_interval = Duration::from_millis(bytes(0)? as u64);

@@ -40,6 +40,7 @@ pub use handler::ToolHandler;
 pub use handlers::completion::COMPLETE_MCP_RESOURCE_ARGUMENT;
 pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
 pub use handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
+pub use handlers::prompt::GET_MCP_PROMPT;
 pub use handlers::read::READ_MCP_RESOURCE;
 pub use handlers::search::SEARCH_MCP_TOOLS;
 pub use handlers::skills::{LIST_MCP_SKILLS, LOAD_MCP_SKILL};

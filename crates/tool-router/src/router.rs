@@ -15,6 +15,7 @@ use crate::handlers::completion::McpCompletionHandler;
 use crate::handlers::data::data_tools;
 use crate::handlers::list::McpListHandler;
 use crate::handlers::mcp::{McpCall, McpHandler};
+use crate::handlers::prompt::PromptHandler;
 use crate::handlers::read::{McpReadHandler, ReadOptions};
 use crate::handlers::search::SearchToolsHandler;
 use crate::handlers::skills::{ListSkillsHandler, LoadSkillHandler};
@@ -119,12 +120,21 @@ impl ToolRouter {
             )
             .via(settings.tool_search_via),
         );
-        if settings.list_skills_tool
-            && let Some(mcp) = &router.mcp
-        {
-            let handler = Arc::new(ListSkillsHandler::new(mcp.backend.clone()));
-            let spec = ListSkillsHandler::spec();
-            router.handlers.insert(spec.name.clone(), Registered { spec, handler });
+        if let Some(mcp) = &router.mcp {
+            let backend = mcp.backend.clone();
+            let mut optional: Vec<(ToolSpec, Arc<dyn ToolHandler>)> = Vec::new();
+            if settings.list_skills_tool {
+                optional.push((
+                    ListSkillsHandler::spec(),
+                    Arc::new(ListSkillsHandler::new(backend.clone())),
+                ));
+            }
+            if settings.prompt_tool {
+                optional.push((PromptHandler::spec(), Arc::new(PromptHandler::new(backend))));
+            }
+            for (spec, handler) in optional {
+                router.handlers.insert(spec.name.clone(), Registered { spec, handler });
+            }
         }
         router.omit_result_text = !settings.event_result_text;
         router.event_payload_bytes = (settings.event_payload_bytes

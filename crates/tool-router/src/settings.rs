@@ -56,6 +56,8 @@ pub struct RouterSettings {
     /// `list_skills_tool` (default false): offer `list_mcp_skills` to the model, for hosts that
     /// do not put the servers' skills (`ToolRouter::skills`) in their prompt.
     pub list_skills_tool: bool,
+    /// `prompt_tool` (default false): offer `get_mcp_prompt` to the model.
+    pub prompt_tool: bool,
 }
 
 impl Default for RouterSettings {
@@ -79,6 +81,7 @@ impl Default for RouterSettings {
             tool_search_threshold_bytes: crate::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
             always_load_servers: std::collections::BTreeSet::new(),
             list_skills_tool: false,
+            prompt_tool: false,
         }
     }
 }

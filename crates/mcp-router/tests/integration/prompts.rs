@@ -109,3 +109,36 @@ async fn a_host_completes_a_prompt_argument() {
     assert!(values.values.iter().any(|v| v.starts_with('E')), "{values:?}");
     manager.shutdown().await;
 }
+
+#[test]
+fn with_prompt_tool_the_model_gets_a_prompt_by_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(config(&dir)).expect("config");
+    let config =
+        write_config(&dir, "tool.toml", &format!("[mcp_router]\nprompt_tool = true\n{text}"));
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    exec.send(&json!({"type": "list_tools"}));
+    let tools = exec.line("the tools answer", |v| v["type"] == "tools");
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"get_mcp_prompt"), "{names:?}");
+    let arguments =
+        json!({"server": "everything", "name": "args-prompt", "arguments": {"city": "Rome"}});
+    exec.send(&json!({"call_id": "p1", "name": "get_mcp_prompt", "arguments": arguments}));
+    let output = exec.output("p1");
+    assert_eq!(output["success"], true, "{output}");
+    let payload: Value =
+        serde_json::from_str(output["content"].as_str().expect("text")).expect("json");
+    assert_eq!(payload["name"], "args-prompt");
+    assert!(payload["messages"][0]["content"]["text"].as_str().expect("text").contains("Rome"));
+    exec.send(
+        &json!({"call_id": "p2", "name": "get_mcp_prompt", "arguments": {"server": "everything"}}),
+    );
+    assert_eq!(exec.output("p2")["content"], "name must be provided");
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}

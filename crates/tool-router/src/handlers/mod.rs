@@ -11,6 +11,7 @@ pub(crate) mod list_shape;
 #[cfg(test)]
 mod list_tests;
 pub(crate) mod mcp;
+pub(crate) mod prompt;
 pub(crate) mod read;
 #[cfg(test)]
 mod resource_tests;
