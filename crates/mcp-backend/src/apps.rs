@@ -15,6 +15,17 @@ pub fn model_visible(tool: &Tool) -> bool {
     }
 }
 
+/// Whether an app may call `tool` (through the host): no `_meta.ui.visibility` (the default is
+/// both), or one naming `"app"`.
+pub fn app_visible(tool: &Tool) -> bool {
+    let visibility =
+        tool.meta.as_ref().and_then(|m| m.get("ui")).and_then(|ui| ui.get("visibility"));
+    match visibility {
+        Some(Value::Array(audiences)) => audiences.iter().any(|a| a == "app"),
+        _ => true,
+    }
+}
+
 /// The `ui://` resource of `tool`'s UI: `_meta.ui.resourceUri`, else the older
 /// `_meta["ui/resourceUri"]` or `_meta["openai/outputTemplate"]`.
 pub fn ui_resource_uri(tool: &Tool) -> Option<&str> {
@@ -43,6 +54,9 @@ mod tests {
         assert!(model_visible(&tool(json!({"ui": {"visibility": ["model", "app"]}}))));
         assert!(!model_visible(&tool(json!({"ui": {"visibility": ["app"]}}))));
         assert!(!model_visible(&tool(json!({"ui": {"visibility": []}}))));
+        assert!(app_visible(&tool(json!({"ui": {"visibility": ["app"]}}))));
+        assert!(!app_visible(&tool(json!({"ui": {"visibility": ["model"]}}))));
+        assert!(app_visible(&tool(json!({}))));
         let nested =
             tool(json!({"ui": {"resourceUri": "ui://a/x.html"}, "ui/resourceUri": "ui://old"}));
         assert_eq!(ui_resource_uri(&nested), Some("ui://a/x.html"));

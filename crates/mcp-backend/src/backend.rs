@@ -94,6 +94,12 @@ pub trait McpBackend: Send + Sync {
     fn listed_tool(&self, _server: &str, _tool: &str) -> Option<rmcp::model::Tool> {
         None
     }
+    /// `server`'s tool `tool` if its app may call it (MCP Apps): an app-only tool, or a tool
+    /// of the model's whose visibility names `"app"` (or says nothing). Only looks: a server
+    /// that is not ready has none.
+    fn app_tool(&self, _server: &str, _tool: &str) -> Option<rmcp::model::Tool> {
+        None
+    }
     /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
     /// rule.
     ///

@@ -17,7 +17,7 @@ mod prompts;
 mod qualify;
 mod skills;
 
-pub use apps::{model_visible, ui_resource_uri};
+pub use apps::{app_visible, model_visible, ui_resource_uri};
 pub use backend::{KnownTools, McpBackend, no_skills};
 pub use call_scope::{current_call_id, with_call_id};
 pub use error::{McpError, SignIn};

@@ -291,6 +291,14 @@ impl McpBackend for McpConnectionManager {
         }
     }
 
+    fn app_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
+        let managed = self.servers.servers.get(server)?;
+        let ServerState::Ready { conn, .. } = &*managed.state.borrow() else { return None };
+        let app_only = conn.app_only_tools().iter().find(|t| t.name == tool).cloned();
+        let shared = || conn.tools().iter().find(|t| t.name == tool).cloned();
+        app_only.or_else(shared).filter(mcp_backend::app_visible)
+    }
+
     async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
         if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
             return Some(found);

@@ -8,6 +8,7 @@
 //! temporary SQLite file, through `data-sources`) and the kept tool results that overflow
 //! memory (a private temporary directory, [`kept`]).
 
+mod apps;
 mod content;
 mod event_bounds;
 #[cfg(any(test, feature = "fuzzing"))]

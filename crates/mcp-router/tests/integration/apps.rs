@@ -73,3 +73,43 @@ fn a_call_to_a_tool_with_a_ui_names_its_ui_resource_in_both_events() {
         assert!(event(kind, "e1").get("ui_resource_uri").is_none(), "{kind}: absent without a UI");
     }
 }
+
+/// The host's side for an app it renders: its `ui://` resource, and its server's tools the app
+/// may call, the app-only ones included (same server only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_reads_an_apps_ui_and_calls_tools_for_it() {
+    use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
+    let vanilla = crate::interop::harness_dir()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    let servers = vec![
+        ServerConfig::stdio(
+            "app",
+            crate::interop::node(),
+            vec![vanilla.display().to_string(), "--stdio".into()],
+        ),
+        ServerConfig::stdio("docs", DEMO, vec![]),
+    ];
+    let manager = std::sync::Arc::new(McpConnectionManager::start(
+        servers,
+        router_protocol::EventSender::discard(),
+        ManagerOptions::default(),
+    ));
+    manager.wait_until_started().await;
+    let router = tool_router::ToolRouter::with_mcp(manager.clone());
+    let ui = router.read_ui_resource("app", "ui://get-time/mcp-app.html").await.expect("ui");
+    let html = serde_json::to_string(&ui.contents).expect("json");
+    assert!(html.contains("text/html;profile=mcp-app") && html.contains("<html"), "{html:.200}");
+    let refreshed = router.call_app_tool("docs", "panel_refresh", None).await.expect("app-only");
+    assert!(serde_json::to_string(&refreshed.content).expect("json").contains("panel refreshed"));
+    let time = router.call_app_tool("app", "get-time", None).await.expect("shared");
+    assert!(time.structured_content.is_some(), "{time:?}");
+    let refused = router.call_app_tool("docs", "nope", None).await.expect_err("unknown");
+    assert!(refused.to_string().contains("is not one its app may call"), "{refused}");
+    let not_ui =
+        router.read_ui_resource("docs", "demo://notes/welcome").await.expect_err("ui only");
+    assert_eq!(
+        not_ui.to_string(),
+        "MCP server 'docs' demo://notes/welcome is not a ui:// resource"
+    );
+    manager.shutdown().await;
+}
