@@ -68,6 +68,9 @@ pub struct ManagerOptions {
     /// Tool search `auto`: those servers are lazy only when the cataloged tools' specs pass a
     /// threshold; `None` (tool search `on`) makes them lazy whenever they have a catalog.
     pub lazy_over: Option<crate::LazyOver>,
+    /// `reset_timeout_on_progress`: a `tools/call` or `resources/read` whose server reports
+    /// progress gets its tool timeout anew from each report (default false).
+    pub reset_timeout_on_progress: bool,
 }
 
 impl Default for ManagerOptions {
@@ -88,6 +91,7 @@ impl Default for ManagerOptions {
             progress_interval: Duration::from_millis(100),
             lazy_when_cataloged: std::collections::BTreeSet::new(),
             lazy_over: None,
+            reset_timeout_on_progress: false,
         }
     }
 }
@@ -412,6 +416,7 @@ impl McpConnectionManager {
                 method,
                 max_rounds: self.servers.options.max_input_rounds,
                 timeout,
+                reset_on_progress: self.servers.options.reset_timeout_on_progress,
             };
             let e = match exchange.run(|retry| send(conn.clone(), retry)).await {
                 Ok(result) => return Ok(result),

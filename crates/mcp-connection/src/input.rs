@@ -124,9 +124,20 @@ pub struct Exchange<'a> {
     pub max_rounds: usize,
     /// The whole exchange's time, elicitation excluded.
     pub timeout: Duration,
+    /// `reset_timeout_on_progress`: each progress report of the call restarts the time.
+    pub reset_on_progress: bool,
 }
 
 impl Exchange<'_> {
+    /// With `reset_on_progress`: when the server last reported progress for this call.
+    fn heard(&self) -> Option<std::time::Instant> {
+        if !self.reset_on_progress {
+            return None;
+        }
+        let call_id = mcp_backend::current_call_id()?;
+        self.client.progress.last_heard(&call_id)
+    }
+
     /// Sends the request (`send` builds it from the previous round's inputs) until it
     /// completes.
     pub async fn run<T, F, Fut>(&self, mut send: F) -> Result<T, ExchangeError>
@@ -139,14 +150,18 @@ impl Exchange<'_> {
         let mut retry = Retry::default();
         for round in 0..=self.max_rounds {
             let started = Instant::now();
-            let answer = match tokio::time::timeout(budget, send(std::mem::take(&mut retry))).await
-            {
-                Err(_) => return Err(ExchangeError::TimedOut),
-                Ok(Err(error)) => return Err(ExchangeError::Service(error)),
-                Ok(Ok(Err(unusable))) => return Err(ExchangeError::Protocol(unusable)),
-                Ok(Ok(Ok(answer))) => answer,
+            let sent = send(std::mem::take(&mut retry));
+            let answer = match crate::progress::within(budget, sent, || self.heard()).await {
+                None => return Err(ExchangeError::TimedOut),
+                Some(Err(error)) => return Err(ExchangeError::Service(error)),
+                Some(Ok(Err(unusable))) => return Err(ExchangeError::Protocol(unusable)),
+                Some(Ok(Ok(answer))) => answer,
             };
-            budget = budget.saturating_sub(started.elapsed());
+            budget = match self.heard() {
+                // Reported progress restarted the clock: the time left counts from the report.
+                Some(at) => self.timeout.saturating_sub(at.elapsed()),
+                None => budget.saturating_sub(started.elapsed()),
+            };
             let required = match answer {
                 Round::Complete(result) => return self.check_final(result),
                 Round::InputRequired(required) => required,
@@ -280,7 +295,13 @@ mod tests {
     }
 
     fn exchange(client: &RouterClient, max_rounds: usize) -> Exchange<'_> {
-        Exchange { client, method: "tools/call", max_rounds, timeout: Duration::from_secs(1) }
+        Exchange {
+            client,
+            method: "tools/call",
+            max_rounds,
+            timeout: Duration::from_secs(1),
+            reset_on_progress: false,
+        }
     }
 
     fn asking() -> InputRequiredResult {

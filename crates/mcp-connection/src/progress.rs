@@ -46,6 +46,8 @@ struct Route {
     call_id: Arc<str>,
     token: Option<ProgressToken>,
     last: Option<Instant>,
+    /// When the server last reported progress for it (every report, events or not).
+    heard: Option<Instant>,
 }
 
 impl Progress {
@@ -59,7 +61,11 @@ impl Progress {
     pub fn track<'a>(&'a self, meta: &mut Option<RequestMetaObject>) -> Option<Tracked<'a>> {
         let call_id = mcp_backend::current_call_id()?;
         let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.state.lock().ok()?.routes.insert(key, Route { call_id, token: None, last: None });
+        self.state
+            .lock()
+            .ok()?
+            .routes
+            .insert(key, Route { call_id, token: None, last: None, heard: None });
         let meta = meta.get_or_insert_with(RequestMetaObject::new);
         meta.0.0.insert(PROGRESS_KEY.to_string(), Value::from(key));
         self.untaken.fetch_add(1, Ordering::SeqCst);
@@ -102,6 +108,7 @@ impl Progress {
             let Ok(mut state) = self.state.lock() else { return };
             let Some(key) = state.tokens.get(&params.progress_token).copied() else { return };
             let Some(route) = state.routes.get_mut(&key) else { return };
+            route.heard = Some(now);
             let due = route.last.is_none_or(|at| now.duration_since(at) >= self.interval);
             if !(due || last) {
                 return;
@@ -116,6 +123,39 @@ impl Progress {
             total: params.total,
             message: params.message,
         }));
+    }
+}
+
+impl Progress {
+    /// When a server last reported progress for a request of `call_id` in flight.
+    pub fn last_heard(&self, call_id: &str) -> Option<Instant> {
+        let state = self.state.lock().ok()?;
+        let routes = state.routes.values().filter(|r| &*r.call_id == call_id);
+        routes.filter_map(|r| r.heard).max()
+    }
+}
+
+/// `work` within `timeout`; when `heard` reports progress (`reset_timeout_on_progress`), the
+/// clock restarts from the last report, so a server that keeps reporting keeps its call alive.
+/// `None` when the time ran out. `heard` is asked only when the time runs out.
+pub async fn within<F: std::future::Future>(
+    timeout: Duration,
+    work: F,
+    heard: impl Fn() -> Option<Instant>,
+) -> Option<F::Output> {
+    tokio::pin!(work);
+    let mut deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        tokio::select! {
+            out = &mut work => return Some(out),
+            () = tokio::time::sleep_until(deadline) => {
+                let next = heard().map(|at| tokio::time::Instant::from_std(at) + timeout);
+                match next {
+                    Some(next) if next > deadline => deadline = next,
+                    _ => return None,
+                }
+            }
+        }
     }
 }
 

@@ -228,6 +228,12 @@ fn startup_by_tool_search(
     }
 }
 
+/// A number of seconds from `min` to `max`.
+fn seconds(value: &Value, min: f64, max: f64) -> Option<Duration> {
+    let secs = value.as_f64().filter(|s| s.is_finite() && *s >= min && *s <= max)?;
+    Some(Duration::from_secs_f64(secs))
+}
+
 /// A setting that names one of `choices`: its value, or the error's `expected …` words.
 fn one_of<T: Copy>(value: &Value, choices: &[(&str, T)]) -> Result<T, String> {
     let found = choices.iter().find(|(name, _)| value.as_str() == Some(name));
@@ -295,21 +301,18 @@ fn parse_settings(
                 manager.progress_interval = Duration::from_millis(bytes(0)? as u64);
             }
             "list_cache_sec" => {
-                let secs = value.as_f64().filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0);
-                let secs = secs.ok_or_else(|| {
-                    err(key, format!("expected a number of seconds from 0 to 86400, found {value}"))
-                })?;
-                manager.list_cache = Duration::from_secs_f64(secs);
+                let why = || format!("expected a number of seconds from 0 to 86400, found {value}");
+                manager.list_cache =
+                    seconds(value, 0.0, 86_400.0).ok_or_else(|| err(key, why()))?;
             }
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,
+            "reset_timeout_on_progress" => manager.reset_timeout_on_progress = flag()?,
             "max_watched_resources" => manager.max_watched_resources = bytes(0)?,
             "query_timeout_sec" => {
-                let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
-                let secs = secs.ok_or_else(|| {
-                    err(key, format!("expected a positive number of seconds, found {value}"))
-                })?;
-                settings.query_timeout = Duration::from_secs_f64(secs);
+                let why = || format!("expected a positive number of seconds, found {value}");
+                let secs = seconds(value, f64::MIN_POSITIVE, 3600.0);
+                settings.query_timeout = secs.ok_or_else(|| err(key, why()))?;
             }
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")

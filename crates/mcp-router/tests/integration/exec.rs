@@ -963,3 +963,35 @@ fn a_servers_progress_reaches_the_host_between_begin_and_end_rate_limited() {
     assert_eq!(some.first(), Some(&(1.0, Some(20.0))));
     assert!(some.windows(2).all(|w| w[0].0 < w[1].0), "{some:?}");
 }
+
+#[test]
+fn with_reset_timeout_on_progress_a_call_that_keeps_reporting_outlives_its_tool_timeout() {
+    // 5 reports 400 ms apart (2 s) against a 1 s tool timeout.
+    let calls = [call("p", "mcp__docs__progress", json!({"steps": 5, "ms": 400}))];
+    let config = |dir: &tempfile::TempDir, settings: &str| {
+        write_config(
+            dir,
+            "config.toml",
+            &format!(
+                "{settings}\n[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\ntool_timeout_sec = 1\n"
+            ),
+        )
+    };
+    let output = |lines: &[Value]| {
+        lines.iter().find(|l| l["type"] == "function_call_output").expect("output").clone()
+    };
+    let plain = tempfile::tempdir().expect("tempdir");
+    let (lines, code) = exec(&config(&plain, ""), &calls);
+    assert_eq!(code, 0);
+    let timed_out = output(&lines);
+    assert!(
+        timed_out.to_string().contains("timed out awaiting tools/call after 1s"),
+        "{timed_out}"
+    );
+    let reset = tempfile::tempdir().expect("tempdir");
+    let (lines, code) =
+        exec(&config(&reset, "[mcp_router]\nreset_timeout_on_progress = true"), &calls);
+    assert_eq!(code, 0);
+    let done = output(&lines);
+    assert_eq!(done["output"]["result"]["Ok"]["isError"], false, "{done}");
+}
