@@ -44,19 +44,22 @@ pub(crate) fn idle_servers<'a>(
     let cataloged = servers.clone().filter(|(config, catalog)| {
         options.lazy_when_cataloged.contains(&config.name) && catalog.get().is_some()
     });
-    let defer = match options.lazy_over {
-        None => true,
-        Some(over) => {
+    // Measured only when some server could be deferred, and only until past the threshold.
+    let defer = cataloged.clone().next().is_some()
+        && options.lazy_over.is_none_or(|over| {
             let mut bytes = 0usize;
             for (config, catalog) in servers.clone() {
-                for tool in catalog.get().iter().flat_map(|c| c.tools.iter()) {
+                let Some(catalog) = catalog.get() else { continue };
+                for tool in &catalog.tools {
                     let name = mcp_backend::qualified_tool_name(&config.name, &tool.name);
                     bytes = bytes.saturating_add((over.measure)(&name, tool));
+                    if bytes > over.threshold {
+                        return true;
+                    }
                 }
             }
-            bytes > over.threshold
-        }
-    };
+            false
+        });
     let explicit = servers.filter(|(config, _)| config.startup == Startup::Lazy);
     let mut idle: BTreeSet<String> = explicit.map(|(config, _)| config.name.clone()).collect();
     if defer {

@@ -6,6 +6,7 @@
 
 mod backend;
 mod catalog;
+mod declared;
 mod idle;
 mod lifecycle;
 mod listings;

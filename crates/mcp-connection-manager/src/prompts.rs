@@ -2,13 +2,11 @@
 //! `max_list_pages`, a repeated cursor ending it; asked afresh each time, so a changed list is
 //! seen at once), `prompts/get` through the input rounds, and completion of a prompt argument.
 
-use std::collections::HashSet;
-
 use futures::future::join_all;
-use mcp_backend::{McpError, PromptsListing};
+use mcp_backend::{Follow, McpError, Paged, PromptsListing};
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionInfo, GetPromptRequestParams, GetPromptResult,
-    JsonObject, PaginatedRequestParams, Prompt, Reference,
+    JsonObject, PaginatedRequestParams, Prompt, Reference, ServerCapabilities,
 };
 use tracing::Instrument as _;
 
@@ -17,51 +15,29 @@ use crate::manager::McpConnectionManager;
 use mcp_connection::input::{Retry, Round};
 
 impl McpConnectionManager {
-    /// `server`'s prompts, every page.
+    /// `server`'s prompts, every page (the one cursor loop, `Follow`).
     async fn prompts_of(&self, server: &str) -> Result<Vec<Prompt>, McpError> {
-        let mut prompts = Vec::new();
-        let (mut cursor, mut seen) = (None::<String>, HashSet::new());
-        for _ in 0..self.servers.options.max_list_pages.max(1) {
-            let page = self
-                .request(server, "prompts/list", |conn| {
-                    let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-                    async move { conn.service.list_prompts(Some(params)).await }
-                })
-                .await?;
-            prompts.extend(page.prompts);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() && seen.insert(next.clone()) => cursor = Some(next),
-                _ => break,
-            }
-        }
-        Ok(prompts)
+        let follow = Follow { server, max_pages: self.servers.options.max_list_pages };
+        let followed = follow
+            .run(Vec::new(), None, |cursor| async move {
+                let page = self
+                    .request(server, "prompts/list", |conn| {
+                        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+                        async move { conn.service.list_prompts(Some(params)).await }
+                    })
+                    .await?;
+                Ok(Paged { items: page.prompts, next_cursor: page.next_cursor, ttl_ms: None })
+            })
+            .await;
+        Ok(crate::declared::gathered(server, followed)?.0)
     }
 
     /// Every server's prompts, sorted by server name: the servers that declare `prompts` (a
     /// starting one waited for), the idle ones named apart.
     pub(crate) async fn every_prompt(&self) -> PromptsListing {
-        let mut not_started = Vec::new();
-        let mut asked = Vec::new();
-        for (name, managed) in &self.servers.servers {
-            if matches!(&*managed.state.borrow(), ServerState::Lazy) {
-                not_started.push(name.clone());
-            } else {
-                asked.push(name.as_str());
-            }
-        }
-        let answers = join_all(asked.into_iter().map(|name| async move {
-            let declares = match self.servers.settled(name).await {
-                Ok(ServerState::Ready { conn, .. }) => conn.capabilities.prompts.is_some(),
-                // A failed server is asked anyway: the next use restarts it, or says why not.
-                _ => true,
-            };
-            if !declares {
-                return None;
-            }
-            Some((name.to_string(), self.prompts_of(name).await.map_err(|e| e.to_string())))
-        }))
-        .await;
-        PromptsListing { servers: answers.into_iter().flatten().collect(), not_started }
+        let declares = |c: &ServerCapabilities| c.prompts.is_some();
+        let declared = self.each_declaring(declares, |name| self.prompts_of(name)).await;
+        PromptsListing { servers: declared.answers, not_started: declared.not_started }
     }
 
     /// Whether any server declares `prompts`: a ready one by its capabilities, a starting one

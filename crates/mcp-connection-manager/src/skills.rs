@@ -3,13 +3,13 @@
 //! `skills/get`, and the host's approval. Nothing here reads a skill's files: retrieval is the
 //! router's, on load.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::join_all;
-use mcp_backend::{McpError, ServerSkills, SkillsListing, no_skills};
-use rmcp::model::{GetSkillRequestParams, PaginatedRequestParams, Skill};
+use mcp_backend::{Follow, McpError, Paged, ServerSkills, SkillsListing, no_skills};
+use rmcp::model::{GetSkillRequestParams, PaginatedRequestParams, ServerCapabilities, Skill};
 use tokio::time::Instant;
 
 use crate::lifecycle::ServerState;
@@ -49,32 +49,25 @@ impl McpConnectionManager {
         if let Some(kept) = self.skill_cache.fresh(server, generation) {
             return Ok(kept);
         }
-        let mut listed: Vec<Skill> = Vec::new();
-        let (mut cursor, mut seen) = (None::<String>, HashSet::new());
-        let mut ttl: Option<u64> = None;
-        for _ in 0..self.servers.options.max_list_pages.max(1) {
-            let page = self
-                .request(server, "skills/list", |conn| {
-                    let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-                    async move {
-                        if !conn.capabilities.supports_skills() {
-                            return Ok(None);
+        let follow = Follow { server, max_pages: self.servers.options.max_list_pages };
+        let followed = follow
+            .run(Vec::new(), None, |cursor| async move {
+                let page = self
+                    .request(server, "skills/list", |conn| {
+                        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+                        async move {
+                            if !conn.capabilities.supports_skills() {
+                                return Ok(None);
+                            }
+                            conn.service.list_skills(Some(params)).await.map(Some)
                         }
-                        conn.service.list_skills(Some(params)).await.map(Some)
-                    }
-                })
-                .await?
-                .ok_or_else(|| no_skills(server))?;
-            ttl = match (ttl, page.ttl_ms) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            listed.extend(page.skills);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() && seen.insert(next.clone()) => cursor = Some(next),
-                _ => break,
-            }
-        }
+                    })
+                    .await?
+                    .ok_or_else(|| no_skills(server))?;
+                Ok(Paged { items: page.skills, next_cursor: page.next_cursor, ttl_ms: page.ttl_ms })
+            })
+            .await;
+        let (listed, ttl) = crate::declared::gathered(server, followed)?;
         let skills = Arc::new(ServerSkills::checked(listed));
         for rejected in &skills.rejected {
             tracing::warn!(server, %rejected, "skill entry left out");
@@ -88,29 +81,10 @@ impl McpConnectionManager {
     /// Every server's skills, sorted by server name: the ones that declare the extension (a
     /// starting server is waited for), the lazy ones not started named apart.
     pub(crate) async fn every_skill(&self) -> SkillsListing {
-        let mut not_started = Vec::new();
-        let mut asked = Vec::new();
-        for (name, managed) in &self.servers.servers {
-            if matches!(&*managed.state.borrow(), ServerState::Lazy) {
-                not_started.push(name.clone());
-            } else {
-                asked.push(name.as_str());
-            }
-        }
-        let answers = join_all(asked.into_iter().map(|name| async move {
-            let declares = match self.servers.settled(name).await {
-                Ok(ServerState::Ready { conn, .. }) => conn.capabilities.supports_skills(),
-                // A failed server is asked anyway: the next use restarts it, or says why not.
-                _ => true,
-            };
-            if !declares {
-                return None;
-            }
-            Some((name.to_string(), self.skills_of(name).await.map_err(|e| e.to_string())))
-        }))
-        .await;
-        let servers = answers.into_iter().flatten().collect();
-        SkillsListing { servers, not_started }
+        let declared = self
+            .each_declaring(ServerCapabilities::supports_skills, |name| self.skills_of(name))
+            .await;
+        SkillsListing { servers: declared.answers, not_started: declared.not_started }
     }
 
     /// Whether any server declares the skills extension: a ready one by its capabilities, a

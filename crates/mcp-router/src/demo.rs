@@ -158,15 +158,8 @@ async fn tool_search(
         ("mcp__notes__add", r#"{"a":20,"b":22}"#),
     ];
     for (i, (name, arguments)) in steps.into_iter().enumerate() {
-        println!("   call    {name} {arguments}");
-        let call = ToolCall {
-            call_id: format!("call-{step}{}", ['a', 'b'][i]),
-            name: name.to_string(),
-            arguments: arguments.to_string().into(),
-        };
-        let output = searching.dispatch_to_output(ctx, call).await?;
-        print_events(rx);
-        print_output(&output);
+        let call_id = format!("call-{step}{}", ['a', 'b'][i]);
+        sub_step(&searching, ctx, rx, call_id, name, arguments).await?;
         if i == 0 {
             let after = names(searching.specs().await);
             println!("   specs   … {}", after[base.len()..].join(" "));
@@ -198,16 +191,27 @@ async fn skills(
         ),
     ];
     for (i, (name, arguments)) in steps.into_iter().enumerate() {
-        println!("   call    {name} {arguments}");
-        let call = ToolCall {
-            call_id: format!("call-{step}{}", ['a', 'b'][i]),
-            name: name.to_string(),
-            arguments: arguments.to_string().into(),
-        };
-        let output = running.router.dispatch_to_output(ctx, call).await?;
-        print_events(rx);
-        print_output(&output);
+        let call_id = format!("call-{step}{}", ['a', 'b'][i]);
+        sub_step(&running.router, ctx, rx, call_id, name, arguments).await?;
     }
+    Ok(())
+}
+
+/// One call of a later step through `router`: the call, its events, its output.
+async fn sub_step(
+    router: &tool_router::ToolRouter,
+    ctx: &CallContext,
+    rx: &mut EventReceiver,
+    call_id: String,
+    name: &str,
+    arguments: &str,
+) -> anyhow::Result<()> {
+    println!("   call    {name} {arguments}");
+    let call =
+        ToolCall { call_id, name: name.to_string(), arguments: arguments.to_string().into() };
+    let output = router.dispatch_to_output(ctx, call).await?;
+    print_events(rx);
+    print_output(&output);
     Ok(())
 }
 

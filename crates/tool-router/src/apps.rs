@@ -15,9 +15,7 @@ impl ToolRouter {
         server: &str,
         uri: &str,
     ) -> Result<ReadResourceResult, McpError> {
-        let Some(backend) = self.backend() else {
-            return Err(McpError::UnknownServer(server.to_string()));
-        };
+        let backend = self.backend_for(server)?;
         if !uri.starts_with("ui://") {
             return Err(refused(server, format!("{uri} is not a ui:// resource")));
         }
@@ -32,9 +30,7 @@ impl ToolRouter {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
-        let Some(backend) = self.backend() else {
-            return Err(McpError::UnknownServer(server.to_string()));
-        };
+        let backend = self.backend_for(server)?;
         if backend.app_tool(server, tool).is_none() {
             let why = format!(
                 "tool `{tool}` is not one its app may call (not listed by the ready server, or its _meta.ui.visibility leaves out \"app\")"

@@ -38,9 +38,7 @@ impl ToolRouter {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<GetPromptResult, McpError> {
-        let Some(backend) = self.backend() else {
-            return Err(McpError::UnknownServer(server.to_string()));
-        };
+        let backend = self.backend_for(server)?;
         backend.get_prompt(server, name, arguments).await
     }
 
@@ -52,9 +50,7 @@ impl ToolRouter {
         argument: &str,
         value: &str,
     ) -> Result<CompletionInfo, McpError> {
-        let Some(backend) = self.backend() else {
-            return Err(McpError::UnknownServer(server.to_string()));
-        };
+        let backend = self.backend_for(server)?;
         backend.complete_prompt_argument(server, prompt, argument, value).await
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use data_sources::{DataSources, QueryLimits};
-use mcp_backend::{ListKind, McpBackend, looks_qualified};
+use mcp_backend::{ListKind, McpBackend, McpError, looks_qualified};
 use serde_json::Value;
 
 use crate::content::ContentPolicy;
@@ -195,6 +195,11 @@ impl ToolRouter {
     /// The MCP backend, when the router has one (for the host-side APIs beside dispatch).
     pub(crate) fn backend(&self) -> Option<&Arc<dyn McpBackend>> {
         self.mcp.as_ref().map(|m| &m.backend)
+    }
+
+    /// The MCP backend for a host-side request to `server`; without one, `server` is unknown.
+    pub(crate) fn backend_for(&self, server: &str) -> Result<&Arc<dyn McpBackend>, McpError> {
+        self.backend().ok_or_else(|| McpError::UnknownServer(server.to_string()))
     }
 
     /// Every server's skills (SEP-2640): name, description, server and `SKILL.md` uri — what a

@@ -9,16 +9,10 @@ Usage: log_fixture.py
 
 from __future__ import annotations
 
-import json
-import sys
+from jsonrpc_stdio import send, serve
 
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 level = "debug"
-
-
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def log(at: str, data: object) -> None:
@@ -52,20 +46,5 @@ def answer(request: dict) -> dict:
     raise LookupError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        if "id" not in request:
-            continue
-        reply: dict = {"jsonrpc": "2.0", "id": request["id"]}
-        try:
-            reply["result"] = answer(request)
-        except LookupError as e:
-            reply["error"] = {"code": -32601, "message": f"Method not found: {e.args[0]}"}
-        send(reply)
-
-
 if __name__ == "__main__":
-    main()
+    serve(answer)

@@ -13,8 +13,8 @@ Usage: tampered_skills.py
 from __future__ import annotations
 
 import hashlib
-import json
-import sys
+
+from jsonrpc_stdio import serve
 
 
 def skill_md(name: str, description: str) -> str:
@@ -82,23 +82,5 @@ def answer(request: dict) -> dict | None:
     raise LookupError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        if "id" not in request:
-            continue
-        reply: dict = {"jsonrpc": "2.0", "id": request["id"]}
-        try:
-            reply["result"] = answer(request)
-        except KeyError as e:
-            reply["error"] = {"code": -32602, "message": f"Resource not found: {e.args[0]}"}
-        except LookupError as e:
-            reply["error"] = {"code": -32601, "message": f"Method not found: {e.args[0]}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    serve(answer)
