@@ -12,6 +12,7 @@ mod resources;
 mod serve;
 mod server;
 mod skills;
+mod tasks;
 mod tools;
 
 use std::fmt;

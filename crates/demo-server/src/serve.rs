@@ -154,6 +154,7 @@ pub async fn run_http(
 
     let registry = options_registry(&options);
     let added_tools = Arc::default();
+    let tasks = rmcp::task_manager::TaskManager::new();
     let auth = match options.oauth_token_ttl {
         Some(ttl) => {
             let local = listener.local_addr().map_err(DemoError::Accept)?;
@@ -163,7 +164,8 @@ pub async fn run_http(
     };
     let service = StreamableHttpService::new(
         move || {
-            Ok(DemoServer::with_shared(options.clone(), registry.clone(), Arc::clone(&added_tools)))
+            let (options, registry) = (options.clone(), registry.clone());
+            Ok(DemoServer::with_shared(options, registry, Arc::clone(&added_tools), tasks.clone()))
         },
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),

@@ -25,6 +25,8 @@ pub struct DemoServer {
     resources: RegistryConnection,
     /// Tools added by `add_tool`, in order.
     added_tools: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The tasks of task tools (shared by every HTTP session and stateless request).
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 impl DemoServer {
@@ -36,7 +38,7 @@ impl DemoServer {
 
     /// A connection to a shared registry (one per HTTP session), with its own added tools.
     pub fn with_registry(options: DemoOptions, registry: Arc<ResourceRegistry>) -> Self {
-        Self::with_shared(options, registry, Arc::default())
+        Self::with_shared(options, registry, Arc::default(), Default::default())
     }
 
     /// A connection to a shared registry and a shared list of added tools (HTTP: every
@@ -45,6 +47,7 @@ impl DemoServer {
         mut options: DemoOptions,
         registry: Arc<ResourceRegistry>,
         added_tools: Arc<std::sync::Mutex<Vec<String>>>,
+        tasks: rmcp::task_manager::TaskManager,
     ) -> Self {
         options.page_size = options.page_size.max(1);
         let info = Implementation::new(options.name.clone(), env!("CARGO_PKG_VERSION"));
@@ -52,6 +55,7 @@ impl DemoServer {
             options: Arc::new(options),
             resources: RegistryConnection::new(registry, info),
             added_tools,
+            tasks,
         }
     }
 
@@ -156,10 +160,13 @@ impl ServerHandler for DemoServer {
             // the cache hints on `prompts/list`.
             capabilities.prompts = ServerCapabilities::builder().enable_prompts().build().prompts;
         }
+        let declared = |caps: ServerCapabilities| caps.extensions.unwrap_or_default();
+        let mut extensions = declared(ServerCapabilities::builder().enable_tasks().build());
         if self.options.skills.is_some() {
             let skills = ServerCapabilities::builder().enable_skills_with_directory_read().build();
-            capabilities.extensions = skills.extensions;
+            extensions.extend(declared(skills));
         }
+        capabilities.extensions = Some(extensions);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 self.options.name.clone(),
@@ -296,6 +303,33 @@ impl ServerHandler for DemoServer {
         self.resources.listen(context).await
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.record("tasks/get");
+        self.tasks.get_task(&request.task_id).map(rmcp::model::GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.record("tasks/update");
+        self.tasks.update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.record("tasks/cancel");
+        self.tasks.cancel_task(&request.task_id)
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -303,8 +337,10 @@ impl ServerHandler for DemoServer {
     ) -> Result<ListToolsResult, ErrorData> {
         self.record("tools/list");
         let mut all = tools();
+        all.push(crate::tasks::job_tool());
         if self.options.conformance_fixtures {
             all.push(missing_capability_tool());
+            all.extend(crate::tasks::fixture_tools());
         }
         all.extend(self.added_tools().iter().map(|name| added_tool(name)));
         let (items, next) = self.page(&all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
@@ -328,6 +364,10 @@ impl ServerHandler for DemoServer {
         }
         if request.name == "add_tool" {
             return self.add_tool(&request).await;
+        }
+        let fixtures = self.options.conformance_fixtures;
+        if let Some(answer) = crate::tasks::call(&self.tasks, &request, &context, fixtures).await {
+            return answer;
         }
         if request.name == "add_note" {
             let args = request.arguments.clone().unwrap_or_default();
