@@ -55,8 +55,16 @@ pub(crate) fn fixture_tools() -> Vec<Tool> {
             "Sleep `seconds` seconds, then answer (a task when the client allows).",
             json!({"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}}),
         ),
-        tool("failing_job", "Fails with an isError result after a second (a task only).", empty.clone()),
-        tool("protocol_error_job", "Fails with a protocol error (a task when allowed).", empty.clone()),
+        tool(
+            "failing_job",
+            "Fails with an isError result after a second (a task only).",
+            empty.clone(),
+        ),
+        tool(
+            "protocol_error_job",
+            "Fails with a protocol error (a task when allowed).",
+            empty.clone(),
+        ),
         tool("confirm_delete", "Asks for a confirmation, then answers (a task).", empty.clone()),
         tool("multi_input", "Asks two questions at once, then answers (a task).", empty.clone()),
         tool(
@@ -228,7 +236,11 @@ async fn work(task: &TaskContext, secs: f64) -> Result<(), TaskExit> {
     }
 }
 
-async fn run_task(name: &str, args: JsonObject, task: TaskContext) -> Result<CallToolResult, TaskExit> {
+async fn run_task(
+    name: &str,
+    args: JsonObject,
+    task: TaskContext,
+) -> Result<CallToolResult, TaskExit> {
     match name {
         "job" => {
             let asked = if flag(&args, "ask") {
@@ -250,9 +262,12 @@ async fn run_task(name: &str, args: JsonObject, task: TaskContext) -> Result<Cal
             work(&task, 1.0).await?;
             Ok(failed("failing_job failed, as it always does"))
         }
-        "protocol_error_job" => Err(TaskExit::Error(ErrorData::internal_error("the job broke", None))),
+        "protocol_error_job" => {
+            Err(TaskExit::Error(ErrorData::internal_error("the job broke", None)))
+        }
         "confirm_delete" => {
-            let answer = task.request_input("confirm", elicitation("Delete it?", "confirm")).await?;
+            let answer =
+                task.request_input("confirm", elicitation("Delete it?", "confirm")).await?;
             Ok(text(format!("confirm_delete: {}", elicited(&answer, "confirm"))))
         }
         "multi_input" => {

@@ -61,7 +61,9 @@ pub trait McpBackend: Send + Sync {
     async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError>;
     /// `resources/read`.
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError>;
-    /// `tools/call` by original tool name.
+    /// `tools/call` by original tool name. A call the server runs as a task (SEP-2663) is
+    /// followed to its end; a backend that hands long tasks to the background answers with a
+    /// handle instead (see [`McpBackend::await_task`]).
     async fn call_tool(
         &self,
         server: &str,
@@ -88,6 +90,24 @@ pub trait McpBackend: Send + Sync {
     /// such a lazy server in the background, so that its tools become known.
     async fn known_tools(&self) -> KnownTools {
         KnownTools { tools: Arc::new(self.list_tools().await), unknown: Vec::new() }
+    }
+    /// The server of a task handed to the background (`background_tasks_after`): `server` when
+    /// given and it has such a task, else the one server that has. Only looks.
+    fn backgrounded_task(&self, server: Option<&str>, task: &str) -> Result<String, McpError> {
+        let _ = server;
+        Err(McpError::Task { task: task.to_string(), error: crate::NO_SUCH_TASK.to_string() })
+    }
+    /// The result of `server`'s backgrounded task `task`, waiting at most `wait`: the tool's
+    /// result once the task has ended (then it is forgotten), or the handle again, with the
+    /// task's status, while it runs.
+    async fn await_task(
+        &self,
+        server: &str,
+        task: &str,
+        wait: std::time::Duration,
+    ) -> Result<CallToolResult, McpError> {
+        let _ = (server, wait);
+        Err(McpError::Task { task: task.to_string(), error: crate::NO_SUCH_TASK.to_string() })
     }
     /// `server`'s tool `tool` as listed (a ready server's live list, else its tool catalog).
     /// Only looks: never starts or waits for a server.

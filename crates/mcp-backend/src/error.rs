@@ -64,6 +64,15 @@ pub enum McpError {
         /// What the server or the credentials said.
         sign_in: SignIn,
     },
+    /// A task handed to the background cannot be awaited: unknown, or several servers have one
+    /// of that id.
+    #[error("task '{task}': {error}")]
+    Task {
+        /// The task id as the model gave it.
+        task: String,
+        /// Why, as the model reads it.
+        error: String,
+    },
     /// The connection broke (process exited, HTTP session gone, bad framing).
     #[error("connection to MCP server '{server}' failed: {error}")]
     Transport {

@@ -16,6 +16,7 @@ mod paging;
 mod prompts;
 mod qualify;
 mod skills;
+mod tasks;
 
 pub use apps::{app_visible, model_visible, ui_resource_uri};
 pub use backend::{KnownTools, McpBackend, no_skills};
@@ -33,6 +34,7 @@ pub use qualify::{
     resolve_tool_name, unlisted_tool,
 };
 pub use skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, ServerSkills, SkillApproval, SkillsListing};
+pub use tasks::{NO_SUCH_TASK, TaskHandle, status_name};
 
 /// Bytes of `value` as compact JSON, counted without building the text (what a listing costs
 /// to keep, what an item costs in a payload).

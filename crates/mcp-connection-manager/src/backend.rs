@@ -18,7 +18,7 @@ use tracing::Instrument as _;
 
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
-use mcp_connection::input::{Retry, Round};
+use mcp_connection::input::{Retry, Round, ToolAnswer};
 
 #[async_trait]
 impl McpBackend for McpConnectionManager {
@@ -168,22 +168,40 @@ impl McpBackend for McpConnectionManager {
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        self.exchange(server, "tools/call", |conn, retry| {
-            let mut params = params.clone();
-            params.input_responses = retry.input_responses;
-            params.request_state = retry.request_state;
-            async move {
-                let _progress = conn.progress().track(&mut params.meta);
-                let mut span = conn.telemetry().start("tools/call", Some(&params.name), None);
-                span.tag(&mut params.meta);
-                let answer = conn.service.call_tool_once(params).instrument(span.span()).await;
-                span.finish_with(&answer, |answer| {
+        let answer = self
+            .exchange(server, "tools/call", |conn, retry| {
+                let mut params = params.clone();
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
+                async move {
+                    let _progress = conn.progress().track(&mut params.meta);
+                    let mut span = conn.telemetry().start("tools/call", Some(&params.name), None);
+                    span.tag(&mut params.meta);
+                    let answer = conn.service.call_tool_once(params).instrument(span.span()).await;
+                    span.finish_with(&answer, |answer| {
                     matches!(answer, CallToolResponse::Complete(r) if r.is_error == Some(true))
                 });
-                answer.map(Round::try_from)
-            }
-        })
-        .await
+                    answer.map(Round::try_from)
+                }
+            })
+            .await?;
+        match answer {
+            ToolAnswer::Result(result) => Ok(result),
+            ToolAnswer::Task(created) => self.follow_task(server, created.task).await,
+        }
+    }
+
+    fn backgrounded_task(&self, server: Option<&str>, task: &str) -> Result<String, McpError> {
+        self.backgrounded_server(server, task)
+    }
+
+    async fn await_task(
+        &self,
+        server: &str,
+        task: &str,
+        wait: std::time::Duration,
+    ) -> Result<CallToolResult, McpError> {
+        self.await_backgrounded(server, task, wait).await
     }
 
     /// `completion/complete` for an argument of a resource template on one server.

@@ -12,9 +12,11 @@ mod lifecycle;
 mod listings;
 mod manager;
 mod prompts;
+mod requests;
 mod restart;
 mod skills;
 mod start;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod toolcache;

@@ -75,7 +75,7 @@ pub(crate) struct Servers {
     pub(crate) servers: BTreeMap<String, ManagedServer>,
     startups: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) options: ManagerOptions,
-    events: EventSender,
+    pub(crate) events: EventSender,
     pub(crate) host: Arc<dyn HostHandler>,
     connector: Arc<dyn Connector>,
     shut_down: AtomicBool,

@@ -19,7 +19,7 @@ use crate::lifecycle::{ServerState, Servers};
 use mcp_connection::client::{Connector, SharedConnection, Transports};
 use mcp_connection::config::ServerConfig;
 use mcp_connection::host::{DefaultHost, HostHandler};
-use mcp_connection::input::{Exchange, ExchangeError, Final, Retry, Round};
+use mcp_connection::input::{Final, Retry, Round};
 
 /// Tunables that are not per server.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +71,13 @@ pub struct ManagerOptions {
     /// `reset_timeout_on_progress`: a `tools/call` or `resources/read` whose server reports
     /// progress gets its tool timeout anew from each report (default false).
     pub reset_timeout_on_progress: bool,
+    /// `task_timeout_sec`: how long a tool call the server runs as a task (SEP-2663) is
+    /// followed before it is cancelled (default 1 hour; each poll has the tool timeout).
+    pub task_timeout: Duration,
+    /// `background_tasks_after_sec`: a call whose task still runs after this long returns a
+    /// handle and the task goes on in the background (`await_mcp_task`); `None` (the default)
+    /// waits for every task.
+    pub background_tasks_after: Option<Duration>,
 }
 
 impl Default for ManagerOptions {
@@ -92,6 +99,8 @@ impl Default for ManagerOptions {
             lazy_when_cataloged: std::collections::BTreeSet::new(),
             lazy_over: None,
             reset_timeout_on_progress: false,
+            task_timeout: Duration::from_secs(3600),
+            background_tasks_after: None,
         }
     }
 }
@@ -123,12 +132,14 @@ pub enum ServerStatus {
 /// server; `list_tools` starts a lazy server that has no tool catalog, to learn its tools. After [`McpConnectionManager::shutdown`] every request fails with
 /// [`McpError::ShutDown`].
 pub struct McpConnectionManager {
-    pub(crate) servers: Servers,
+    pub(crate) servers: Arc<Servers>,
     catalog: ToolCatalog,
     /// Complete resource and template listings, kept behind continuations and filtered lists.
     pub(crate) kept: KeptListings,
     /// Each server's kept skill listing (SEP-2640).
     pub(crate) skill_cache: crate::skills::SkillCache,
+    /// Tool calls' tasks handed to the background (`background_tasks_after`).
+    pub(crate) backgrounded: crate::tasks::Backgrounded,
 }
 
 impl McpConnectionManager {
@@ -162,8 +173,14 @@ impl McpConnectionManager {
         connector: Arc<dyn Connector>,
     ) -> Self {
         let kept = KeptListings::new(options.list_cache, options.list_cache_bytes);
-        let servers = Servers::start(configs, events, options, host, connector);
-        Self { servers, catalog: ToolCatalog::default(), kept, skill_cache: Default::default() }
+        let servers = Arc::new(Servers::start(configs, events, options, host, connector));
+        Self {
+            servers,
+            catalog: ToolCatalog::default(),
+            kept,
+            skill_cache: Default::default(),
+            backgrounded: Default::default(),
+        }
     }
 
     /// Configured (enabled) server names, sorted.
@@ -295,35 +312,14 @@ impl McpConnectionManager {
         KnownTools { tools, unknown }
     }
 
-    /// A request failed in rmcp. A broken connection is marked dead (not retried here: a
-    /// tools/call may have had effects; the next use restarts it); one refused for want of
-    /// sign-in marks the server signed out.
+    /// See [`Servers::failed`].
     pub(crate) fn failed(
         &self,
         server: &str,
         conn: &SharedConnection,
         e: rmcp::ServiceError,
     ) -> McpError {
-        if let Some(challenge) = e.auth_challenge()
-            && let Some(managed) = self.servers.servers.get(server)
-            && let Ok(mut last) = managed.challenge.lock()
-        {
-            *last = Some(challenge.to_string());
-        }
-        let error = conn.failure(e);
-        match &error {
-            // Refused: signed out until someone signs in again.
-            McpError::SignInRequired { sign_in: sign_in @ SignIn::Required, .. } => {
-                self.servers.signed_out(server, conn, sign_in);
-                conn.mark_dead();
-            }
-            // Signed in with too little: the connection is fine, a step-up sign-in helps.
-            McpError::SignInRequired { sign_in: SignIn::MoreScope { .. }, .. } => {}
-            // A refresh that could not be made, a broken connection: the next use restarts.
-            McpError::SignInRequired { .. } | McpError::Transport { .. } => conn.mark_dead(),
-            _ => {}
-        }
-        error
+        self.servers.failed(server, conn, e)
     }
 
     /// A number that changes whenever `server`'s lists may have changed (it said so with
@@ -338,10 +334,7 @@ impl McpConnectionManager {
         Ok(managed.list_generation.load(std::sync::atomic::Ordering::SeqCst))
     }
 
-    /// One request, bounded by the tool timeout. A request that failed because the connection
-    /// broke is sent once more on a new connection (the server restarted by the restart rules)
-    /// when that cannot repeat an effect: it never reached the server, or it is not a
-    /// `tools/call` (see [`resend`]).
+    /// See [`Servers::request`].
     pub(crate) async fn request<T, F, Fut>(
         &self,
         server: &str,
@@ -352,92 +345,23 @@ impl McpConnectionManager {
         F: Fn(SharedConnection) -> Fut,
         Fut: Future<Output = Result<T, rmcp::ServiceError>>,
     {
-        let timeout = self.managed_timeout(server)?;
-        let mut resent = false;
-        loop {
-            let conn = self.servers.connection(server).await?;
-            // Dropping the request future on timeout makes rmcp send notifications/cancelled.
-            let e = match tokio::time::timeout(timeout, f(conn.clone())).await {
-                Ok(Ok(result)) => return Ok(result),
-                Ok(Err(e)) => e,
-                Err(_) => {
-                    return Err(McpError::Timeout { server: server.to_string(), method, timeout });
-                }
-            };
-            self.send_again(server, method, &conn, e, &mut resent)?;
-        }
+        self.servers.request(server, method, f).await
     }
 
-    /// A request failed: `Ok` when it is to be sent once more on a new connection (see
-    /// [`resend`]; at most once, `resent` remembers), otherwise the error for the caller.
-    fn send_again(
-        &self,
-        server: &str,
-        method: &'static str,
-        conn: &SharedConnection,
-        e: rmcp::ServiceError,
-        resent: &mut bool,
-    ) -> Result<(), McpError> {
-        let again = !*resent && resend(method, &e);
-        let error = self.failed(server, conn, e);
-        if !(again && matches!(error, McpError::Transport { .. })) {
-            return Err(error);
-        }
-        tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
-        *resent = true;
-        Ok(())
-    }
-
-    fn managed_timeout(&self, server: &str) -> Result<std::time::Duration, McpError> {
-        let managed = self.servers.managed(server)?;
-        Ok(managed.config.tool_timeout)
-    }
-
-    /// A request that may answer `input_required`: the whole exchange with its retries, bounded
-    /// by the tool timeout (elicitation time excluded). Sent again on a broken connection as
-    /// [`Self::request`] is.
+    /// See [`Servers::exchange`].
     pub(crate) async fn exchange<T, F, Fut>(
         &self,
         server: &str,
         method: &'static str,
-        mut send: F,
+        send: F,
     ) -> Result<T, McpError>
     where
         T: Final,
         F: FnMut(SharedConnection, Retry) -> Fut,
         Fut: Future<Output = Result<Result<Round<T>, String>, rmcp::ServiceError>>,
     {
-        let timeout = self.managed_timeout(server)?;
-        let mut resent = false;
-        loop {
-            let conn = self.servers.connection(server).await?;
-            let exchange = Exchange {
-                client: conn.service.service(),
-                method,
-                max_rounds: self.servers.options.max_input_rounds,
-                timeout,
-                reset_on_progress: self.servers.options.reset_timeout_on_progress,
-            };
-            let e = match exchange.run(|retry| send(conn.clone(), retry)).await {
-                Ok(result) => return Ok(result),
-                Err(ExchangeError::TimedOut) => {
-                    return Err(McpError::Timeout { server: server.to_string(), method, timeout });
-                }
-                Err(ExchangeError::Protocol(error)) => {
-                    return Err(McpError::Protocol { server: server.to_string(), error });
-                }
-                Err(ExchangeError::Service(e)) => e,
-            };
-            self.send_again(server, method, &conn, e, &mut resent)?;
-        }
+        self.servers.exchange(server, method, send).await
     }
-}
-
-/// Whether a request that failed in the transport may be sent once more on a new connection:
-/// always when it never reached the server; otherwise only when it is not a `tools/call` (a
-/// tool may have had effects; reads, lists and completions have none).
-fn resend(method: &str, error: &rmcp::ServiceError) -> bool {
-    method != "tools/call" || mcp_connection::client::never_sent(error)
 }
 
 impl Drop for McpConnectionManager {

@@ -32,6 +32,10 @@ impl ClientHandler for RouterClient {
         if declared.sampling {
             capabilities.sampling = Some(SamplingCapability::default());
         }
+        // The tasks extension (SEP-2663), to every server: a server that offers it may answer a
+        // tools/call with a task, which the connection manager follows to its end.
+        let tasks = rmcp::model::TASKS_EXTENSION_ID.to_string();
+        capabilities.extensions = Some([(tasks, Default::default())].into_iter().collect());
         ClientConfig::new(
             capabilities,
             Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")),

@@ -69,14 +69,33 @@ impl TryFrom<rmcp::model::GetPromptResponse> for Round<rmcp::model::GetPromptRes
     }
 }
 
-impl TryFrom<CallToolResponse> for Round<CallToolResult> {
+/// A `tools/call`'s final answer: the result, or a task (SEP-2663) that will produce it.
+pub enum ToolAnswer {
+    /// The tool's result.
+    Result(CallToolResult),
+    /// The server runs the call as a task; `tasks/get` tells how it goes.
+    Task(rmcp::model::CreateTaskResult),
+}
+
+impl Final for ToolAnswer {
+    fn result_type(&self) -> Option<&ResultType> {
+        match self {
+            ToolAnswer::Result(result) => result.result_type(),
+            ToolAnswer::Task(_) => None,
+        }
+    }
+}
+
+impl TryFrom<CallToolResponse> for Round<ToolAnswer> {
     type Error = String;
     fn try_from(response: CallToolResponse) -> Result<Self, String> {
         match response {
-            CallToolResponse::Complete(result) => Ok(Round::Complete(result)),
+            CallToolResponse::Complete(result) => Ok(Round::Complete(ToolAnswer::Result(result))),
             CallToolResponse::InputRequired(required) => Ok(Round::InputRequired(required)),
-            // We never declare the tasks extension, so a task is not an answer we can use.
-            _ => Err("answered tools/call with a task (resultType \"task\"), which this client did not ask for".into()),
+            CallToolResponse::Task(task) => Ok(Round::Complete(ToolAnswer::Task(task))),
+            _ => {
+                Err("answered tools/call with a result of a kind this client does not know".into())
+            }
         }
     }
 }
@@ -202,12 +221,21 @@ impl Exchange<'_> {
         }
     }
 
-    /// Answers every input request through the host, in key order. Returns the answers and
-    /// the time that counts against the budget (everything but elicitation).
     async fn answer(&self, requests: InputRequests) -> (InputResponses, Duration) {
+        answer_inputs(self.client, requests).await
+    }
+}
+
+/// Answers every input request through the host, in key order, each announced with an
+/// `mcp_server_request` event (an exchange's rounds, a task's `input_required`). Returns the
+/// answers and the time that counts against a budget (everything but elicitation).
+pub async fn answer_inputs(
+    client: &RouterClient,
+    requests: InputRequests,
+) -> (InputResponses, Duration) {
+    {
         let mut responses = InputResponses::new();
         let mut counted = Duration::ZERO;
-        let client = self.client;
         let host = &client.host;
         for (key, request) in requests {
             let started = Instant::now();

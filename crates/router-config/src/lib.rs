@@ -308,6 +308,17 @@ fn parse_settings(
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,
             "reset_timeout_on_progress" => manager.reset_timeout_on_progress = flag()?,
+            "task_timeout_sec" => {
+                let why = || format!("expected a positive number of seconds, found {value}");
+                let secs = seconds(value, f64::MIN_POSITIVE, 7.0 * 86_400.0);
+                manager.task_timeout = secs.ok_or_else(|| err(key, why()))?;
+            }
+            "background_tasks_after_sec" => {
+                let why = || format!("expected a number of seconds from 0 to 86400, found {value}");
+                let secs = seconds(value, 0.0, 86_400.0);
+                manager.background_tasks_after = Some(secs.ok_or_else(|| err(key, why()))?);
+                settings.await_task_tool = true;
+            }
             "max_watched_resources" => manager.max_watched_resources = bytes(0)?,
             "query_timeout_sec" => {
                 let why = || format!("expected a positive number of seconds, found {value}");

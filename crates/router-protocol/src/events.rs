@@ -46,6 +46,31 @@ pub enum EventMsg {
     McpSkillRejected(McpSkillRejectedEvent),
     /// A server's log message (`notifications/message`).
     McpServerLog(McpServerLogEvent),
+    /// A tool call the server runs as a task (SEP-2663) changed status, or the server said
+    /// something new about it; or the call was handed to the background.
+    McpTaskStatus(McpTaskStatusEvent),
+}
+
+/// `mcp_task_status`: a tool call answered with a task (SEP-2663), as the router follows it —
+/// once when the task is created, then whenever a `tasks/get` shows a new status or status
+/// message, and once when the call hands the task to the background (`background: true`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpTaskStatusEvent {
+    /// The model's call id, when a model's call started the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The configured server name.
+    pub server: String,
+    /// The server's task id.
+    pub task: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// What the server says about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// The call returned a handle and the task goes on in the background.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 /// Most bytes (as JSON) of a log message's `data` an `mcp_server_log` event carries.

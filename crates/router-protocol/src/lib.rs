@@ -16,9 +16,9 @@ pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
     McpServerFailedEvent, McpServerIdleEvent, McpServerLogEvent, McpServerReadyEvent,
     McpServerRequestEvent, McpServerRestartingEvent, McpServerStartingEvent, McpSkillRejectedEvent,
-    McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent, McpToolsChangedEvent,
-    McpToolsRevealedEvent, ResourceCallSummary, SERVER_LOG_DATA_BYTES, ServerCapabilitySummary,
-    ServerFailure, duration_ms,
+    McpTaskStatusEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent,
+    McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary, SERVER_LOG_DATA_BYTES,
+    ServerCapabilitySummary, ServerFailure, duration_ms,
 };
 pub use exec::{ExecCall, ExecInput, ExecOutput, Rejected, call_id_of};
 pub use output::{ContentItem, ResourceChange, ToolOutput};

@@ -45,6 +45,7 @@ pub use handlers::prompt::GET_MCP_PROMPT;
 pub use handlers::read::READ_MCP_RESOURCE;
 pub use handlers::search::SEARCH_MCP_TOOLS;
 pub use handlers::skills::{LIST_MCP_SKILLS, LOAD_MCP_SKILL};
+pub use handlers::tasks::AWAIT_MCP_TASK;
 pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,

@@ -19,6 +19,7 @@ use crate::handlers::prompt::PromptHandler;
 use crate::handlers::read::{McpReadHandler, ReadOptions};
 use crate::handlers::search::SearchToolsHandler;
 use crate::handlers::skills::{ListSkillsHandler, LoadSkillHandler};
+use crate::handlers::tasks::AwaitTaskHandler;
 use crate::invocation::{
     CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
@@ -54,7 +55,7 @@ struct Registered {
 
 /// The route for qualified names: the backend resolves and lists them, the handler calls them.
 struct McpRoute {
-    handler: McpHandler,
+    handler: Arc<McpHandler>,
     backend: Arc<dyn McpBackend>,
 }
 
@@ -130,7 +131,12 @@ impl ToolRouter {
                 ));
             }
             if settings.prompt_tool {
-                optional.push((PromptHandler::spec(), Arc::new(PromptHandler::new(backend))));
+                let prompts = Arc::new(PromptHandler::new(backend.clone()));
+                optional.push((PromptHandler::spec(), prompts));
+            }
+            if settings.await_task_tool {
+                let awaiting = AwaitTaskHandler::new(backend, mcp.handler.clone());
+                optional.push((AwaitTaskHandler::spec(), Arc::new(awaiting)));
             }
             for (spec, handler) in optional {
                 router.handlers.insert(spec.name.clone(), Registered { spec, handler });
@@ -181,7 +187,7 @@ impl ToolRouter {
             .into_iter()
             .map(|(spec, handler)| (spec.name.clone(), Registered { spec, handler }))
             .collect();
-        let handler = McpHandler::new(backend.clone(), policy, kept, links);
+        let handler = Arc::new(McpHandler::new(backend.clone(), policy, kept, links));
         let mcp = McpRoute { handler, backend };
         Self {
             handlers,

@@ -26,5 +26,6 @@ mod search;
 mod skills;
 mod startup;
 mod support;
+mod tasks;
 mod telemetry;
 mod tidy;

@@ -71,6 +71,21 @@ impl McpHandler {
         call: McpCall,
     ) -> Result<ToolOutput, FunctionCallError> {
         let object = Self::arguments_object(call.arguments.as_ref())?;
+        let (server, tool) = (call.server.clone(), call.tool.clone());
+        let ui = if ctx.has_listener() { self.ui_resource_uri(&server, &tool) } else { None };
+        let result = self.backend.call_tool(&server, &tool, object);
+        self.answer(ctx, call, ui, result).await
+    }
+
+    /// A tool's `result` (a call, or a backgrounded task's collection) between begin/end
+    /// events, shaped for the model as every tool result is.
+    pub(crate) async fn answer(
+        &self,
+        ctx: &CallContext,
+        call: McpCall,
+        ui: Option<String>,
+        result: impl std::future::Future<Output = Result<CallToolResult, McpError>>,
+    ) -> Result<ToolOutput, FunctionCallError> {
         let McpCall { call_id, server, tool, arguments } = call;
         let invocation =
             McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
@@ -78,11 +93,10 @@ impl McpHandler {
         // model gets it within the budget: one shared result when that changes nothing (almost
         // always); otherwise the kept copy shares the server's result too.
         let work = async {
-            let mut raw = self.backend.call_tool(&server, &tool, object).await?;
+            let mut raw = result.await?;
             self.follow_links(&server, &mut raw).await;
             Ok(self.budgeted(&call_id, &server, &tool, raw))
         };
-        let ui = if ctx.has_listener() { self.ui_resource_uri(&server, &tool) } else { None };
         let (outcome, _) = bracket(ctx, &call_id, invocation, ui, work, |r| {
             let result = r.as_ref().map_err(tool_call_error);
             (result.map(|(raw, _)| CallResult::Call(raw.clone())), None)

@@ -21,6 +21,7 @@ mod search_tests;
 pub(crate) mod skills;
 #[cfg(test)]
 mod skills_tests;
+pub(crate) mod tasks;
 pub(crate) mod template;
 
 use std::future::Future;

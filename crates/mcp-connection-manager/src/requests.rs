@@ -1,0 +1,146 @@
+//! Requests to one server, as every part of the manager (and a followed task) sends them:
+//! bounded by the server's tool timeout, a failure classified (a broken connection marked dead,
+//! a refused sign-in remembered), and sent once more on a new connection when that cannot repeat
+//! an effect.
+
+use std::future::Future;
+
+use mcp_backend::{McpError, SignIn};
+use mcp_connection::client::SharedConnection;
+use mcp_connection::input::{Exchange, ExchangeError, Final, Retry, Round};
+
+use crate::lifecycle::Servers;
+
+impl Servers {
+    /// A request failed in rmcp. A broken connection is marked dead (not retried here: a
+    /// tools/call may have had effects; the next use restarts it); one refused for want of
+    /// sign-in marks the server signed out.
+    pub(crate) fn failed(
+        &self,
+        server: &str,
+        conn: &SharedConnection,
+        e: rmcp::ServiceError,
+    ) -> McpError {
+        if let Some(challenge) = e.auth_challenge()
+            && let Some(managed) = self.servers.get(server)
+            && let Ok(mut last) = managed.challenge.lock()
+        {
+            *last = Some(challenge.to_string());
+        }
+        let error = conn.failure(e);
+        match &error {
+            // Refused: signed out until someone signs in again.
+            McpError::SignInRequired { sign_in: sign_in @ SignIn::Required, .. } => {
+                self.signed_out(server, conn, sign_in);
+                conn.mark_dead();
+            }
+            // Signed in with too little: the connection is fine, a step-up sign-in helps.
+            McpError::SignInRequired { sign_in: SignIn::MoreScope { .. }, .. } => {}
+            // A refresh that could not be made, a broken connection: the next use restarts.
+            McpError::SignInRequired { .. } | McpError::Transport { .. } => conn.mark_dead(),
+            _ => {}
+        }
+        error
+    }
+
+    /// One request, bounded by the tool timeout. A request that failed because the connection
+    /// broke is sent once more on a new connection (the server restarted by the restart rules)
+    /// when that cannot repeat an effect: it never reached the server, or it is not a
+    /// `tools/call` (see [`resend`]).
+    pub(crate) async fn request<T, F, Fut>(
+        &self,
+        server: &str,
+        method: &'static str,
+        f: F,
+    ) -> Result<T, McpError>
+    where
+        F: Fn(SharedConnection) -> Fut,
+        Fut: Future<Output = Result<T, rmcp::ServiceError>>,
+    {
+        let timeout = self.managed_timeout(server)?;
+        let mut resent = false;
+        loop {
+            let conn = self.connection(server).await?;
+            // Dropping the request future on timeout makes rmcp send notifications/cancelled.
+            let e = match tokio::time::timeout(timeout, f(conn.clone())).await {
+                Ok(Ok(result)) => return Ok(result),
+                Ok(Err(e)) => e,
+                Err(_) => {
+                    return Err(McpError::Timeout { server: server.to_string(), method, timeout });
+                }
+            };
+            self.send_again(server, method, &conn, e, &mut resent)?;
+        }
+    }
+
+    /// A request failed: `Ok` when it is to be sent once more on a new connection (see
+    /// [`resend`]; at most once, `resent` remembers), otherwise the error for the caller.
+    fn send_again(
+        &self,
+        server: &str,
+        method: &'static str,
+        conn: &SharedConnection,
+        e: rmcp::ServiceError,
+        resent: &mut bool,
+    ) -> Result<(), McpError> {
+        let again = !*resent && resend(method, &e);
+        let error = self.failed(server, conn, e);
+        if !(again && matches!(error, McpError::Transport { .. })) {
+            return Err(error);
+        }
+        tracing::info!(%server, method, %error, "connection broke; sending again on a new one");
+        *resent = true;
+        Ok(())
+    }
+
+    fn managed_timeout(&self, server: &str) -> Result<std::time::Duration, McpError> {
+        let managed = self.managed(server)?;
+        Ok(managed.config.tool_timeout)
+    }
+
+    /// A request that may answer `input_required`: the whole exchange with its retries, bounded
+    /// by the tool timeout (elicitation time excluded). Sent again on a broken connection as
+    /// [`Self::request`] is.
+    pub(crate) async fn exchange<T, F, Fut>(
+        &self,
+        server: &str,
+        method: &'static str,
+        mut send: F,
+    ) -> Result<T, McpError>
+    where
+        T: Final,
+        F: FnMut(SharedConnection, Retry) -> Fut,
+        Fut: Future<Output = Result<Result<Round<T>, String>, rmcp::ServiceError>>,
+    {
+        let timeout = self.managed_timeout(server)?;
+        let mut resent = false;
+        loop {
+            let conn = self.connection(server).await?;
+            let exchange = Exchange {
+                client: conn.service.service(),
+                method,
+                max_rounds: self.options.max_input_rounds,
+                timeout,
+                reset_on_progress: self.options.reset_timeout_on_progress,
+            };
+            let e = match exchange.run(|retry| send(conn.clone(), retry)).await {
+                Ok(result) => return Ok(result),
+                Err(ExchangeError::TimedOut) => {
+                    return Err(McpError::Timeout { server: server.to_string(), method, timeout });
+                }
+                Err(ExchangeError::Protocol(error)) => {
+                    return Err(McpError::Protocol { server: server.to_string(), error });
+                }
+                Err(ExchangeError::Service(e)) => e,
+            };
+            self.send_again(server, method, &conn, e, &mut resent)?;
+        }
+    }
+}
+
+/// Whether a request that failed in the transport may be sent once more on a new connection:
+/// always when it never reached the server; otherwise only when it is not a `tools/call` (a
+/// tool may have had effects; reads, lists and completions have none).
+fn resend(method: &str, error: &rmcp::ServiceError) -> bool {
+    method != "tools/call" || mcp_connection::client::never_sent(error)
+}
