@@ -413,7 +413,7 @@ pub(crate) fn describe(event: &EventMsg) -> String {
     }
 }
 
-/// The rest of [`describe`]: idle servers, server logs, skill rejections.
+/// The rest of [`describe`]: idle servers, server logs, skill rejections, task statuses.
 fn describe_more(event: &EventMsg) -> String {
     match event {
         EventMsg::McpServerIdle(e) => format!(
@@ -432,6 +432,14 @@ fn describe_more(event: &EventMsg) -> String {
         EventMsg::McpSkillRejected(e) => {
             format!("mcp_skill_rejected   {} {} {}: {}", e.server, e.skill, e.uri, e.reason)
         }
+        EventMsg::McpTaskStatus(e) => format!(
+            "mcp_task_status      {} {} {}{}{}",
+            e.server,
+            e.task,
+            e.status,
+            e.status_message.as_deref().map(|m| format!(": {m}")).unwrap_or_default(),
+            if e.background { " (goes on in the background)" } else { "" }
+        ),
         // An event kind added after this transcript was written: its JSON.
         other => serde_json::to_string(other).unwrap_or_default(),
     }

@@ -100,7 +100,8 @@ struct CallRow {
     finished: Option<Finished>,
     /// Known only by its output (no begin/end event announced it).
     by_output: bool,
-    /// The server's last progress report while in flight: `7/20 step 7 of 20`.
+    /// The server's last progress report while in flight (`[#####.....] 7/20 step 7 of 20`),
+    /// or its task's status (`task working: 3 of 30 s`).
     progress: Option<String>,
 }
 
@@ -283,6 +284,9 @@ impl LiveState {
             }
             EventMsg::McpToolCallEnd(e) => self.end_call(e, now),
             EventMsg::McpToolCallProgress(e) => self.progress(e),
+            EventMsg::McpTaskStatus(e) if !e.background && e.call_id.is_some() => {
+                self.task_status(e)
+            }
             other => self.notice(describe(other)),
         }
     }
@@ -324,6 +328,15 @@ impl LiveState {
         let call = self.calls.iter_mut().rev().find(|c| c.call_id == e.call_id);
         if let Some(call) = call.filter(|c| c.finished.is_none()) {
             call.progress = Some(progress_text(e));
+        }
+    }
+
+    /// A server's task status for a call in flight (SEP-2663): shown on its call's row.
+    fn task_status(&mut self, e: &router_protocol::McpTaskStatusEvent) {
+        let call = self.calls.iter_mut().rev().find(|c| Some(&c.call_id) == e.call_id.as_ref());
+        if let Some(call) = call.filter(|c| c.finished.is_none()) {
+            let message = e.status_message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+            call.progress = Some(format!("task {}{message}", e.status));
         }
     }
 
@@ -605,6 +618,11 @@ fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
 /// A progress report as the calls table shows it: `7/20 step 7 of 20`, or `7` without a total.
 fn progress_text(e: &router_protocol::McpToolCallProgressEvent) -> String {
     let count = match e.total {
+        Some(total) if total > 0.0 => {
+            // A bar of ten cells, filled as far as the server counts.
+            let filled = ((e.progress / total).clamp(0.0, 1.0) * 10.0).round() as usize;
+            format!("[{}{}] {}/{}", "#".repeat(filled), ".".repeat(10 - filled), e.progress, total)
+        }
         Some(total) => format!("{}/{}", e.progress, total),
         None => e.progress.to_string(),
     };
@@ -1154,7 +1172,20 @@ mod tests {
             now,
         );
         let screen = render(&state, now, 140, 30);
-        assert!(screen.contains("in flight 7/20 step 7 of 20"), "{screen}");
+        assert!(screen.contains("in flight [####......] 7/20 step 7 of 20"), "{screen}");
         assert!(!screen.contains("mcp_tool_call_progress"), "no notice: {screen}");
+        state.push(
+            EventMsg::McpTaskStatus(router_protocol::McpTaskStatusEvent {
+                call_id: Some("c1".into()),
+                server: "docs".into(),
+                task: "t1".into(),
+                status: "input_required".into(),
+                status_message: Some("asks for a name".into()),
+                background: false,
+            }),
+            now,
+        );
+        let screen = render(&state, now, 140, 30);
+        assert!(screen.contains("in flight task input_required: asks for a name"), "{screen}");
     }
 }

@@ -543,6 +543,18 @@ mod tests {
             McpServerLogEvent::bounded("s", "debug".into(), None, Value::from("é".repeat(3000)));
         assert_eq!(long.data_truncated_from, Some(6002));
         assert!(long.data.as_str().expect("cut").len() <= SERVER_LOG_DATA_BYTES);
+        let status = |status: &str, message: Option<&str>, background| {
+            EventMsg::McpTaskStatus(McpTaskStatusEvent {
+                call_id: Some("call-7".to_string()),
+                server: "docs".to_string(),
+                task: "0b6a1c52".to_string(),
+                status: status.to_string(),
+                status_message: message.map(str::to_string),
+                background,
+            })
+        };
+        insta::assert_json_snapshot!("task_status", status("working", Some("3 of 30 s"), false));
+        insta::assert_json_snapshot!("task_background", status("working", None, true));
     }
 
     #[test]

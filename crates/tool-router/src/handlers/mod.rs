@@ -22,6 +22,8 @@ pub(crate) mod skills;
 #[cfg(test)]
 mod skills_tests;
 pub(crate) mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 pub(crate) mod template;
 
 use std::future::Future;
