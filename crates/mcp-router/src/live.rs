@@ -682,7 +682,7 @@ fn first_line(text: &str) -> &str {
 /// One readable line per event (what `watch` prints when stdout is not a terminal, and the
 /// notices panel).
 pub(crate) fn describe(event: &EventMsg) -> String {
-    crate::demo::describe(event)
+    crate::event_lines::describe(event)
 }
 
 /// `mcp-router watch [FILE|-]`: an exec JSON-lines stream (events, outputs, errors) in the

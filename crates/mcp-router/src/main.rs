@@ -11,6 +11,7 @@
 mod auth;
 mod conformance;
 mod demo;
+mod event_lines;
 mod exec;
 mod human;
 mod live;

@@ -244,6 +244,58 @@ fn one_of<T: Copy>(value: &Value, choices: &[(&str, T)]) -> Result<T, String> {
     })
 }
 
+/// Settings of time (`…_sec`, `…_ms`).
+const TIMED_SETTINGS: [&str; 5] = [
+    "progress_interval_ms",
+    "list_cache_sec",
+    "query_timeout_sec",
+    "task_timeout_sec",
+    "background_tasks_after_sec",
+];
+
+/// A setting of time: `None` when `key` is not one, else whether `value` could be used (the
+/// error's `expected …` words).
+fn timed_setting(
+    key: &str,
+    value: &Value,
+    settings: &mut RouterSettings,
+    manager: &mut ManagerOptions,
+) -> Option<Result<(), String>> {
+    TIMED_SETTINGS.contains(&key).then(|| set_timed(key, value, settings, manager))
+}
+
+fn set_timed(
+    key: &str,
+    value: &Value,
+    settings: &mut RouterSettings,
+    manager: &mut ManagerOptions,
+) -> Result<(), String> {
+    const DAY: f64 = 86_400.0;
+    let within = |min: f64, max: f64| {
+        seconds(value, min, max).ok_or_else(|| match min {
+            0.0 => format!("expected a number of seconds from 0 to {max}, found {value}"),
+            _ => format!("expected a positive number of seconds, found {value}"),
+        })
+    };
+    match key {
+        "progress_interval_ms" => {
+            let ms = value
+                .as_u64()
+                .ok_or_else(|| format!("expected a whole number of at least 0, found {value}"))?;
+            manager.progress_interval = Duration::from_millis(ms);
+        }
+        "list_cache_sec" => manager.list_cache = within(0.0, DAY)?,
+        "query_timeout_sec" => settings.query_timeout = within(f64::MIN_POSITIVE, 3600.0)?,
+        "task_timeout_sec" => manager.task_timeout = within(f64::MIN_POSITIVE, 7.0 * DAY)?,
+        "background_tasks_after_sec" => {
+            manager.background_tasks_after = Some(within(0.0, DAY)?);
+            settings.await_task_tool = true;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn parse_settings(
     path: &Path,
     section: &str,
@@ -259,6 +311,10 @@ fn parse_settings(
     let mut manager = ManagerOptions::default();
     let mut tool_cache = true;
     for (key, value) in table {
+        if let Some(timed) = timed_setting(key, value, &mut settings, &mut manager) {
+            timed.map_err(|e| err(key, e))?;
+            continue;
+        }
         let bytes = |min: u64| {
             value.as_u64().filter(|n| *n >= min).and_then(|n| usize::try_from(n).ok()).ok_or_else(
                 || err(key, format!("expected a whole number of at least {min}, found {value}")),
@@ -297,34 +353,10 @@ fn parse_settings(
             "list_skills_tool" => settings.list_skills_tool = flag()?,
             "prompt_tool" => settings.prompt_tool = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
-            "progress_interval_ms" => {
-                manager.progress_interval = Duration::from_millis(bytes(0)? as u64);
-            }
-            "list_cache_sec" => {
-                let why = || format!("expected a number of seconds from 0 to 86400, found {value}");
-                manager.list_cache =
-                    seconds(value, 0.0, 86_400.0).ok_or_else(|| err(key, why()))?;
-            }
             "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
             "response_cache" => manager.response_cache = flag()?,
             "reset_timeout_on_progress" => manager.reset_timeout_on_progress = flag()?,
-            "task_timeout_sec" => {
-                let why = || format!("expected a positive number of seconds, found {value}");
-                let secs = seconds(value, f64::MIN_POSITIVE, 7.0 * 86_400.0);
-                manager.task_timeout = secs.ok_or_else(|| err(key, why()))?;
-            }
-            "background_tasks_after_sec" => {
-                let why = || format!("expected a number of seconds from 0 to 86400, found {value}");
-                let secs = seconds(value, 0.0, 86_400.0);
-                manager.background_tasks_after = Some(secs.ok_or_else(|| err(key, why()))?);
-                settings.await_task_tool = true;
-            }
             "max_watched_resources" => manager.max_watched_resources = bytes(0)?,
-            "query_timeout_sec" => {
-                let why = || format!("expected a positive number of seconds, found {value}");
-                let secs = seconds(value, f64::MIN_POSITIVE, 3600.0);
-                settings.query_timeout = secs.ok_or_else(|| err(key, why()))?;
-            }
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }
@@ -476,6 +508,38 @@ mod tests {
             err.to_string(),
             "c.toml: `mcp_router`: key `read_budget_bytes`: expected a whole number of at least 256, found 3"
         );
+    }
+
+    #[test]
+    fn task_settings() {
+        let parse = |text: &str| {
+            parse_config_file(
+                &format!("[mcp_router]\n{text}\n[mcp_servers]\n"),
+                ConfigFormat::CodexToml,
+                Path::new("c.toml"),
+            )
+        };
+        let default = parse("").expect("valid");
+        assert_eq!(default.manager.background_tasks_after, None);
+        assert!(!default.settings.await_task_tool);
+        assert_eq!(default.manager.task_timeout, Duration::from_secs(3600));
+        let set = parse("task_timeout_sec = 90\nbackground_tasks_after_sec = 2.5").expect("valid");
+        assert_eq!(set.manager.task_timeout, Duration::from_secs(90));
+        assert_eq!(set.manager.background_tasks_after, Some(Duration::from_millis(2500)));
+        assert!(set.settings.await_task_tool, "the model gets await_mcp_task");
+        let errors = [
+            (
+                "task_timeout_sec = 0",
+                "c.toml: `mcp_router`: key `task_timeout_sec`: expected a positive number of seconds, found 0",
+            ),
+            (
+                "background_tasks_after_sec = \"soon\"",
+                "c.toml: `mcp_router`: key `background_tasks_after_sec`: expected a number of seconds from 0 to 86400, found \"soon\"",
+            ),
+        ];
+        for (text, expected) in errors {
+            assert_eq!(parse(text).expect_err(text).to_string(), expected);
+        }
     }
 
     #[test]

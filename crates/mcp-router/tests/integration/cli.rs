@@ -93,6 +93,7 @@ fn tools_in_both_formats() {
             "mcp__docs__fail",
             "mcp__docs__garbage",
             "mcp__docs__huge",
+            "mcp__docs__job",
             "mcp__docs__progress",
             "mcp__docs__roots",
             "mcp__docs__sleep",
