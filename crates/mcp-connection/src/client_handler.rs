@@ -32,10 +32,8 @@ impl ClientHandler for RouterClient {
         if declared.sampling {
             capabilities.sampling = Some(SamplingCapability::default());
         }
-        // The tasks extension (SEP-2663), to every server: a server that offers it may answer a
-        // tools/call with a task, which the connection manager follows to its end.
-        let tasks = rmcp::model::TASKS_EXTENSION_ID.to_string();
-        capabilities.extensions = Some([(tasks, Default::default())].into_iter().collect());
+        // The tasks extension (SEP-2663) is declared by the transport, on the requests it
+        // matters to (`telemetry::declare_tasks`).
         ClientConfig::new(
             capabilities,
             Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")),

@@ -347,6 +347,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
         &mut self,
         mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let rmcp::model::JsonRpcMessage::Request(request) = &mut item {
+            declare_tasks(&mut request.request);
+        }
         if self.progress.waiting()
             && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
         {
@@ -381,6 +384,40 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+/// The tasks extension (SEP-2663), declared to every server where it matters: in `initialize`
+/// (2025-11-25), and in the per-request client capabilities (2026-07-28) of `tools/call` — which
+/// a server may answer with a task, followed by the connection manager — and of `tasks/*`. Reads
+/// and lists do not carry it: rmcp copies the connection's capabilities into every request, and
+/// the extension would cost each of them ten allocations for nothing.
+fn declare_tasks(request: &mut ClientRequest) {
+    use rmcp::model::GetMeta as _;
+    const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    let tasks = rmcp::model::TASKS_EXTENSION_ID;
+    match request {
+        ClientRequest::InitializeRequest(r) => {
+            let extensions = r.params.capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(tasks.to_string(), Default::default());
+        }
+        ClientRequest::CallToolRequest(_)
+        | ClientRequest::GetTaskRequest(_)
+        | ClientRequest::UpdateTaskRequest(_)
+        | ClientRequest::CancelTaskRequest(_) => {
+            let meta = request.get_meta_mut();
+            let Some(serde_json::Value::Object(capabilities)) = meta.0.0.get_mut(CAPABILITIES)
+            else {
+                return;
+            };
+            let extensions = capabilities
+                .entry("extensions")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+            if let serde_json::Value::Object(extensions) = extensions {
+                extensions.insert(tasks.to_string(), serde_json::json!({}));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -488,6 +525,42 @@ mod tests {
         // Other tests' subscribers may have cached an interest in these callsites: ask again.
         tracing::callsite::rebuild_interest_cache();
         (recorder, guard)
+    }
+
+    #[test]
+    fn the_tasks_extension_is_declared_on_the_requests_it_matters_to_only() {
+        use rmcp::model::{
+            CallToolRequest, CallToolRequestParams, ClientCapabilities, GetMeta as _,
+        };
+        let modern = |mut request: ClientRequest| {
+            let caps = serde_json::json!({"elicitation": {}});
+            request
+                .get_meta_mut()
+                .0
+                .0
+                .insert("io.modelcontextprotocol/clientCapabilities".to_string(), caps);
+            declare_tasks(&mut request);
+            request.get_meta_mut().0.0["io.modelcontextprotocol/clientCapabilities"].clone()
+        };
+        let call =
+            ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new("t")));
+        assert_eq!(
+            modern(call),
+            serde_json::json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        );
+        let read = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new("demo://x"),
+        ));
+        assert_eq!(modern(read), serde_json::json!({"elicitation": {}}));
+        let params = rmcp::model::InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            rmcp::model::Implementation::new("c", "1"),
+        );
+        let mut initialize =
+            ClientRequest::InitializeRequest(rmcp::model::InitializeRequest::new(params));
+        declare_tasks(&mut initialize);
+        let ClientRequest::InitializeRequest(initialize) = initialize else { unreachable!() };
+        assert!(initialize.params.capabilities.supports_tasks());
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_connection_manager::{HostHandler, ManagerOptions, ServerConfig};
+use mcp_connection_manager::{HostHandler, ManagerOptions, ProtocolChoice, ServerConfig};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use router_protocol::{EventMsg, McpTaskStatusEvent};
 use serde_json::{Value, json};
@@ -64,6 +64,23 @@ async fn a_task_outliving_the_tool_timeout_completes_through_polling_with_its_st
     let end = at(|e| matches!(e, EventMsg::McpToolCallEnd(_)));
     let first_status = at(|e| matches!(e, EventMsg::McpTaskStatus(_)));
     assert!(begin < first_status && first_status < end);
+    h.manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_2025_11_25_server_is_declared_the_extension_at_initialize_and_runs_tasks_too() {
+    let mut server = demo("d", 100);
+    server.protocol = ProtocolChoice::Legacy;
+    let mut h = Harness::start(vec![server]);
+    let output = h.call("mcp__d__job", r#"{"seconds": 0.3}"#).await;
+    assert_eq!(mcp_text(&output), "job done after 0.3 s");
+    let events = h.drain();
+    assert_eq!(
+        crate::support::ready_protocols(&events),
+        [("d".to_string(), "2025-11-25".to_string())]
+    );
+    let seen = statuses(&events);
+    assert_eq!(seen.last().map(|s| s.status.as_str()), Some("completed"), "{seen:?}");
     h.manager.shutdown().await;
 }
 
