@@ -175,6 +175,14 @@ impl ServerHandler for DemoServer {
             .with_instructions("A demo server: read demo://docs/README.md to start.")
     }
 
+    async fn on_cancelled(
+        &self,
+        _notification: rmcp::model::CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.record("notifications/cancelled");
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.resources.attach_peer(context.peer);
     }

@@ -49,7 +49,12 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Outgoing>();
     let to_view = view.as_ref().and_then(|v| v.sender());
     let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view));
-    let session = Session { running: running.clone(), events: events.clone(), out: out_tx };
+    let session = Session {
+        running: running.clone(),
+        events: events.clone(),
+        out: out_tx,
+        in_flight: Default::default(),
+    };
     let mut calls = JoinSet::new();
     // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
     let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
@@ -93,7 +98,12 @@ struct Session {
     running: Arc<setup::Running>,
     events: EventSender,
     out: mpsc::UnboundedSender<Outgoing>,
+    /// Calls in flight, by call id and input line: whoever takes a call out (its task when it
+    /// ends, `cancel`) writes its one output line.
+    in_flight: Arc<std::sync::Mutex<InFlight>>,
 }
+
+type InFlight = std::collections::BTreeMap<(String, u64), tokio::task::AbortHandle>;
 
 impl Session {
     /// Input line `number`: a call runs on its own task; a request is answered; a line that
@@ -112,7 +122,8 @@ impl Session {
             return;
         }
         match ExecInput::parse(&line) {
-            Ok(ExecInput::Call(call)) => self.call(to_call(call), calls),
+            Ok(ExecInput::Call(call)) => self.call(number, to_call(call), calls),
+            Ok(ExecInput::Cancel { call_id }) => self.cancel(number, call_id),
             Ok(ExecInput::ListTools { format }) => {
                 self.list_tools(number, format.as_deref(), calls)
             }
@@ -148,9 +159,33 @@ impl Session {
         }
     }
 
+    /// `cancel`: the calls in flight with that id are dropped (their servers are told:
+    /// `notifications/cancelled`, or `tasks/cancel` for a task), each with its end event and an
+    /// output saying so.
+    fn cancel(&self, number: u64, call_id: String) {
+        let taken: Vec<_> = {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            let keys: Vec<_> = in_flight.keys().filter(|(id, _)| *id == call_id).cloned().collect();
+            keys.into_iter().filter_map(|key| in_flight.remove(&key)).collect()
+        };
+        if taken.is_empty() {
+            let message = format!("no call `{call_id}` is in flight");
+            return self.error(Rejected { message, call_id: None }, Some(number));
+        }
+        for call in taken {
+            call.abort();
+            let output = ToolOutput::failure(tool_router::CANCELLED.to_string());
+            let line = ExecOutput::FunctionCallOutput { call_id: call_id.clone(), output };
+            let _ = self.out.send(Outgoing { line, name: None });
+        }
+    }
+
     /// A call, on its own task.
-    fn call(&self, call: ToolCall, calls: &mut JoinSet<()>) {
+    fn call(&self, number: u64, call: ToolCall, calls: &mut JoinSet<()>) {
         let running = self.running.clone();
+        let in_flight = self.in_flight.clone();
+        let key = (call.call_id.clone(), number);
+        let registered = key.clone();
         let ctx = CallContext::new(self.events.clone());
         let out = self.out.clone();
         // The host-side span of the call (GenAI's `execute_tool`): the request spans of the
@@ -163,7 +198,9 @@ impl Session {
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.call_id,
         );
-        calls.spawn(tracing::Instrument::instrument(
+        // Held until the call is registered, so a call that ends at once still finds itself.
+        let mut registry = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        let task = calls.spawn(tracing::Instrument::instrument(
             async move {
                 let call_id = call.call_id.clone();
                 let name = call.name.clone();
@@ -174,11 +211,15 @@ impl Session {
                     .dispatch_to_output(&ctx, call)
                     .await
                     .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
-                let line = ExecOutput::FunctionCallOutput { call_id, output };
-                let _ = out.send(Outgoing { line, name: Some(name) });
+                let ours = in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+                if ours.is_some() {
+                    let line = ExecOutput::FunctionCallOutput { call_id, output };
+                    let _ = out.send(Outgoing { line, name: Some(name) });
+                }
             },
             span,
         ));
+        registry.insert(registered, task);
     }
 
     /// `get_prompt`: the prompt's messages, on their own task like a call; a failure is an

@@ -9,7 +9,8 @@
 //! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten);
 //! - `{"type": "list_skills"}` (every server's skills, for the host's prompt);
 //! - `{"type": "list_prompts"}` and `{"type": "get_prompt", "server", "name", "arguments"?}`
-//!   (prompts, for slash commands).
+//!   (prompts, for slash commands);
+//! - `{"type": "cancel", "call_id": "…"}` (the host gives up a call in flight).
 
 use std::fmt;
 
@@ -46,6 +47,11 @@ pub enum ExecInput {
         name: String,
         /// Its arguments, as the host wrote them.
         arguments: Option<Value>,
+    },
+    /// Give up the calls in flight with this id.
+    Cancel {
+        /// The call's id.
+        call_id: String,
     },
 }
 
@@ -178,6 +184,9 @@ impl<'de> Visitor<'de> for InputVisitor {
             Some("reset_tools") => Ok(ExecInput::ResetTools),
             Some("list_skills") => Ok(ExecInput::ListSkills),
             Some("list_prompts") => Ok(ExecInput::ListPrompts),
+            Some("cancel") => Ok(ExecInput::Cancel {
+                call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
+            }),
             Some("get_prompt") => Ok(ExecInput::GetPrompt {
                 server: server.ok_or_else(|| de::Error::missing_field("server"))?,
                 name: name.ok_or_else(|| de::Error::missing_field("name"))?,
@@ -280,6 +289,7 @@ mod tests {
             (r#"{"type":"take_notices"}"#, ExecInput::TakeNotices),
             (r#"{"type":"reset_tools"}"#, ExecInput::ResetTools),
             (r#"{"type":"list_skills"}"#, ExecInput::ListSkills),
+            (r#"{"type":"cancel","call_id":"c9"}"#, ExecInput::Cancel { call_id: "c9".into() }),
             (r#"{"type":"list_prompts"}"#, ExecInput::ListPrompts),
             (
                 r#"{"type":"get_prompt","server":"s","name":"p","arguments":{"city":"Paris"}}"#,

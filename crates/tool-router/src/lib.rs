@@ -38,6 +38,7 @@ mod tool_search;
 
 pub use event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
 pub use handler::ToolHandler;
+pub use handlers::CANCELLED;
 pub use handlers::completion::COMPLETE_MCP_RESOURCE_ARGUMENT;
 pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
 pub use handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};

@@ -3,6 +3,7 @@
 //! `mcp-router` binary end to end.
 
 mod apps;
+mod cancel;
 mod catalog;
 mod cli;
 mod code_map;

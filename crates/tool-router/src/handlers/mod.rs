@@ -72,7 +72,14 @@ where
         invocation: invocation.clone(),
         arguments_truncated_from: arguments.cut_from,
     }));
+    let mut unended = Unended {
+        ctx,
+        call_id,
+        started,
+        begun: Some((invocation, ui_resource_uri, arguments.cut_from)),
+    };
     let outcome = work.await;
+    let (invocation, ui_resource_uri, _) = unended.begun.take().expect("taken once");
     let duration = started.elapsed();
     let (result, summary) = to_event(&outcome);
     let bounded = event_bounds::result(result, limit);
@@ -98,6 +105,38 @@ where
         summary,
     })));
     (outcome, duration)
+}
+
+/// The model's call the host dropped before it finished (exec's `cancel`, a cancelled turn):
+/// its end event, so every begin still gets exactly one end.
+pub const CANCELLED: &str = "cancelled before it finished";
+
+/// A begun call whose end event is not sent yet: dropped with the call, it sends the end.
+struct Unended<'a> {
+    ctx: &'a CallContext,
+    call_id: &'a str,
+    started: Instant,
+    begun: Option<(McpInvocation, Option<String>, Option<usize>)>,
+}
+
+impl Drop for Unended<'_> {
+    fn drop(&mut self) {
+        let Some((invocation, ui_resource_uri, arguments_truncated_from)) = self.begun.take()
+        else {
+            return;
+        };
+        self.ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
+            ui_resource_uri,
+            call_id: self.call_id.to_string(),
+            invocation,
+            duration: self.started.elapsed(),
+            result: Err(CANCELLED.to_string()),
+            result_omitted: false,
+            arguments_truncated_from,
+            result_truncated_from: None,
+            summary: None,
+        })));
+    }
 }
 
 /// What a successful resource call produced: the model's JSON text and the event summary.
