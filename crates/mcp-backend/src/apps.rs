@@ -5,6 +5,9 @@
 use rmcp::model::Tool;
 use serde_json::Value;
 
+/// The MCP Apps extension's id, which a host that renders apps declares.
+pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+
 /// Whether the model may see and call `tool`: no `_meta.ui.visibility`, or one naming `"model"`.
 pub fn model_visible(tool: &Tool) -> bool {
     let visibility =

@@ -18,7 +18,7 @@ mod qualify;
 mod skills;
 mod tasks;
 
-pub use apps::{app_visible, model_visible, ui_resource_uri};
+pub use apps::{UI_EXTENSION_ID, app_visible, model_visible, ui_resource_uri};
 pub use backend::{KnownTools, McpBackend, no_skills};
 pub use call_scope::{current_call_id, with_call_id};
 pub use error::{McpError, SignIn};

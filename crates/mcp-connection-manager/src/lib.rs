@@ -27,6 +27,8 @@ pub use mcp_connection::config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, LOG_LEVELS, ProtocolChoice, ServerConfig,
     Startup, TransportConfig, is_valid_server_name,
 };
-pub use mcp_connection::host::{DefaultHost, HostCapabilities, HostHandler};
+pub use mcp_connection::host::{
+    APPS_MIME_TYPE, AppsHost, DefaultHost, HostCapabilities, HostHandler,
+};
 pub use mcp_connection::oauth;
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};

@@ -32,6 +32,12 @@ impl ClientHandler for RouterClient {
         if declared.sampling {
             capabilities.sampling = Some(SamplingCapability::default());
         }
+        if declared.apps {
+            let ui = serde_json::json!({"mimeTypes": [crate::host::APPS_MIME_TYPE]});
+            let serde_json::Value::Object(ui) = ui else { unreachable!("an object") };
+            let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+            extensions.insert(mcp_backend::UI_EXTENSION_ID.to_string(), ui);
+        }
         // The tasks extension (SEP-2663) is declared by the transport, on the requests it
         // matters to (`telemetry::declare_tasks`).
         ClientConfig::new(

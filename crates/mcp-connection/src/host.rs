@@ -24,14 +24,21 @@ pub struct HostCapabilities {
     pub sampling: bool,
     /// Declare roots.
     pub roots: bool,
+    /// Declare MCP Apps (`io.modelcontextprotocol/ui`, SEP-1865) with the mime type apps use,
+    /// [`APPS_MIME_TYPE`]: the host renders a tool's `ui://` resource.
+    pub apps: bool,
 }
+
+/// The one mime type of MCP Apps' `ui://` resources.
+pub const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// The embedding application's side of server-to-client requests.
 #[async_trait]
 pub trait HostHandler: Send + Sync {
-    /// Capabilities declared to every server (default: elicitation and roots, no sampling).
+    /// Capabilities declared to every server (default: elicitation and roots; no sampling, no
+    /// apps).
     fn capabilities(&self) -> HostCapabilities {
-        HostCapabilities { elicitation: true, sampling: false, roots: true }
+        HostCapabilities { elicitation: true, sampling: false, roots: true, apps: false }
     }
 
     /// A server asks the user for input. Default: decline.
@@ -79,3 +86,14 @@ pub trait HostHandler: Send + Sync {
 pub struct DefaultHost;
 
 impl HostHandler for DefaultHost {}
+
+/// The safe defaults, and MCP Apps declared: a host that renders apps (`apps_ui = true`) but
+/// leaves every server request to the defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AppsHost;
+
+impl HostHandler for AppsHost {
+    fn capabilities(&self) -> HostCapabilities {
+        HostCapabilities { apps: true, ..DefaultHost.capabilities() }
+    }
+}

@@ -124,6 +124,27 @@ impl Session {
         match ExecInput::parse(&line) {
             Ok(ExecInput::Call(call)) => self.call(number, to_call(call), calls),
             Ok(ExecInput::Cancel { call_id }) => self.cancel(number, call_id),
+            Ok(ExecInput::ReadUiResource { server, uri }) => {
+                let running = self.running.clone();
+                self.answer(number, calls, async move {
+                    match running.router.read_ui_resource(&server, &uri).await {
+                        Ok(result) => Ok(ExecOutput::UiResource { server, uri, result }),
+                        Err(e) => Err(format!("resources/read failed: {e}")),
+                    }
+                })
+            }
+            Ok(ExecInput::CallAppTool { server, name, arguments }) => {
+                let Some(arguments) = self.object(number, "call_app_tool", arguments) else {
+                    return;
+                };
+                let running = self.running.clone();
+                self.answer(number, calls, async move {
+                    match running.router.call_app_tool(&server, &name, arguments).await {
+                        Ok(result) => Ok(ExecOutput::AppToolResult { server, name, result }),
+                        Err(e) => Err(format!("tools/call failed: {e}")),
+                    }
+                })
+            }
             Ok(ExecInput::ListTools { format }) => {
                 self.list_tools(number, format.as_deref(), calls)
             }
@@ -232,27 +253,52 @@ impl Session {
         arguments: Option<Value>,
         calls: &mut JoinSet<()>,
     ) {
-        let arguments = match arguments {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(map)) => Some(map),
+        let Some(arguments) = self.object(number, "get_prompt", arguments) else { return };
+        let running = self.running.clone();
+        self.answer(number, calls, async move {
+            match running.router.get_prompt(&server, &name, arguments).await {
+                Ok(result) => Ok(ExecOutput::Prompt { server, name, result }),
+                Err(e) => Err(format!("prompts/get failed: {e}")),
+            }
+        });
+    }
+
+    /// A request's `arguments`: absent, `null` or an object (`Some`); anything else gets an
+    /// error line naming input line `number` (`None`).
+    fn object(
+        &self,
+        number: u64,
+        request: &str,
+        arguments: Option<Value>,
+    ) -> Option<Option<serde_json::Map<String, Value>>> {
+        match arguments {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::Object(map)) => Some(Some(map)),
             Some(other) => {
                 let message = format!(
-                    "invalid request line: `arguments` of get_prompt must be an object, got {other}"
+                    "invalid request line: `arguments` of {request} must be an object, got {other}"
                 );
-                return self.error(Rejected { message, call_id: None }, Some(number));
+                self.error(Rejected { message, call_id: None }, Some(number));
+                None
             }
-        };
-        let running = self.running.clone();
+        }
+    }
+
+    /// A host request on its own task, like a call: its answer line, or an error line with the
+    /// reason, naming input line `number`.
+    fn answer(
+        &self,
+        number: u64,
+        calls: &mut JoinSet<()>,
+        work: impl std::future::Future<Output = Result<ExecOutput, String>> + Send + 'static,
+    ) {
         let out = self.out.clone();
         calls.spawn(async move {
-            let line = match running.router.get_prompt(&server, &name, arguments).await {
-                Ok(result) => ExecOutput::Prompt { server, name, result },
-                Err(e) => ExecOutput::Error {
-                    message: format!("prompts/get failed: {e}"),
-                    call_id: None,
-                    line: Some(number),
-                },
-            };
+            let line = work.await.unwrap_or_else(|message| ExecOutput::Error {
+                message,
+                call_id: None,
+                line: Some(number),
+            });
             let _ = out.send(line.into());
         });
     }

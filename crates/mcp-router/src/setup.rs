@@ -53,6 +53,7 @@ pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
             settings: RouterSettings::default(),
             manager: ManagerOptions::default(),
             tool_cache: true,
+            apps_ui: false,
             unusable: Vec::new(),
         });
     };
@@ -86,7 +87,14 @@ pub(crate) fn idle_servers(config: &ConfigFile) -> std::collections::BTreeSet<St
 
 pub(crate) fn start(mut config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
     config.manager = manager_options(&config);
-    let manager = Arc::new(McpConnectionManager::start(config.servers, events, config.manager));
+    // `apps_ui`: the host renders MCP Apps and says so; server requests keep the defaults.
+    let host: Arc<dyn mcp_connection_manager::HostHandler> = match config.apps_ui {
+        true => Arc::new(mcp_connection_manager::AppsHost),
+        false => Arc::new(mcp_connection_manager::DefaultHost),
+    };
+    let manager =
+        McpConnectionManager::start_with_host(config.servers, events, config.manager, host);
+    let manager = Arc::new(manager);
     let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
     Ok(Running { manager, router })
 }

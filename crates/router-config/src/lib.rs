@@ -34,6 +34,9 @@ pub struct ConfigFile {
     /// `tool_cache` (default true): keep each server's tool list in the user's cache directory
     /// so tools are listed at once while servers start (see `mcp_connection_manager::ToolCache`).
     pub tool_cache: bool,
+    /// `apps_ui` (default false): the host renders MCP Apps, so `io.modelcontextprotocol/ui` is
+    /// declared to servers (`mcp_connection_manager::AppsHost`).
+    pub apps_ui: bool,
     /// Server entries that could not be used, left out (never with [`Strictness::Strict`]):
     /// each server's name and why, naming the file and the key.
     pub unusable: Vec<UnusableServer>,
@@ -197,15 +200,15 @@ pub fn parse_config_file_with(
         ConfigFormat::CodexToml => "mcp_router",
         ConfigFormat::McpJson => "mcpRouter",
     };
-    let (settings, manager, tool_cache) = match root.get(settings_key) {
-        None => (RouterSettings::default(), ManagerOptions::default(), true),
+    let (settings, manager, (tool_cache, apps_ui)) = match root.get(settings_key) {
+        None => (RouterSettings::default(), ManagerOptions::default(), (true, false)),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
     let mut settings = settings;
     settings.always_load_servers = always_load;
     let mut manager = manager;
     startup_by_tool_search(&settings, &mut manager, startup_unsaid);
-    Ok(ConfigFile { servers: out, settings, manager, tool_cache, unusable })
+    Ok(ConfigFile { servers: out, settings, manager, tool_cache, apps_ui, unusable })
 }
 
 /// With tool search, a server whose entry says nothing of `startup` and whose tools a catalog
@@ -300,7 +303,7 @@ fn parse_settings(
     path: &Path,
     section: &str,
     value: &Value,
-) -> Result<(RouterSettings, ManagerOptions, bool), ConfigError> {
+) -> Result<(RouterSettings, ManagerOptions, (bool, bool)), ConfigError> {
     let Value::Object(table) = value else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table")));
     };
@@ -310,6 +313,7 @@ fn parse_settings(
     let mut settings = RouterSettings::default();
     let mut manager = ManagerOptions::default();
     let mut tool_cache = true;
+    let mut apps_ui = false;
     for (key, value) in table {
         if let Some(timed) = timed_setting(key, value, &mut settings, &mut manager) {
             timed.map_err(|e| err(key, e))?;
@@ -350,6 +354,7 @@ fn parse_settings(
                 settings.tool_search_via = one_of(value, &choices).map_err(|e| err(key, e))?;
             }
             "tool_cache" => tool_cache = flag()?,
+            "apps_ui" => apps_ui = flag()?,
             "list_skills_tool" => settings.list_skills_tool = flag()?,
             "prompt_tool" => settings.prompt_tool = flag()?,
             "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
@@ -362,7 +367,7 @@ fn parse_settings(
             }
         }
     }
-    Ok((settings, manager, tool_cache))
+    Ok((settings, manager, (tool_cache, apps_ui)))
 }
 
 #[cfg(test)]
@@ -527,6 +532,7 @@ mod tests {
         assert_eq!(set.manager.task_timeout, Duration::from_secs(90));
         assert_eq!(set.manager.background_tasks_after, Some(Duration::from_millis(2500)));
         assert!(set.settings.await_task_tool, "the model gets await_mcp_task");
+        assert!(!set.apps_ui && parse("apps_ui = true").expect("valid").apps_ui);
         let errors = [
             (
                 "task_timeout_sec = 0",

@@ -10,7 +10,9 @@
 //! - `{"type": "list_skills"}` (every server's skills, for the host's prompt);
 //! - `{"type": "list_prompts"}` and `{"type": "get_prompt", "server", "name", "arguments"?}`
 //!   (prompts, for slash commands);
-//! - `{"type": "cancel", "call_id": "…"}` (the host gives up a call in flight).
+//! - `{"type": "cancel", "call_id": "…"}` (the host gives up a call in flight);
+//! - `{"type": "read_ui_resource", "server", "uri"}` and `{"type": "call_app_tool", "server",
+//!   "name", "arguments"?}` (MCP Apps: what an app the host renders asks of its server).
 
 use std::fmt;
 
@@ -52,6 +54,23 @@ pub enum ExecInput {
     Cancel {
         /// The call's id.
         call_id: String,
+    },
+    /// An app's `ui://` resource (MCP Apps).
+    ReadUiResource {
+        /// The server the app came from.
+        server: String,
+        /// The `ui://` URI.
+        uri: String,
+    },
+    /// A tool call an app makes through the host (MCP Apps): its server's tools whose
+    /// visibility names `"app"`.
+    CallAppTool {
+        /// The server the app came from.
+        server: String,
+        /// The tool's name on that server.
+        name: String,
+        /// Its arguments, as the host wrote them.
+        arguments: Option<Value>,
     },
 }
 
@@ -161,6 +180,7 @@ impl<'de> Visitor<'de> for InputVisitor {
         let mut kind: Option<String> = None;
         let (mut call_id, mut name, mut arguments, mut format) = (None, None, None, None);
         let mut server: Option<String> = None;
+        let mut uri: Option<String> = None;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match key.as_ref() {
                 "type" => kind = map.next_value()?,
@@ -173,6 +193,7 @@ impl<'de> Visitor<'de> for InputVisitor {
                 "arguments" => arguments = map.next_value::<Option<Value>>()?,
                 "format" => format = map.next_value::<Option<String>>()?,
                 "server" => server = map.next_value::<Option<String>>()?,
+                "uri" => uri = map.next_value::<Option<String>>()?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -184,6 +205,15 @@ impl<'de> Visitor<'de> for InputVisitor {
             Some("reset_tools") => Ok(ExecInput::ResetTools),
             Some("list_skills") => Ok(ExecInput::ListSkills),
             Some("list_prompts") => Ok(ExecInput::ListPrompts),
+            Some("read_ui_resource") => Ok(ExecInput::ReadUiResource {
+                server: server.ok_or_else(|| de::Error::missing_field("server"))?,
+                uri: uri.ok_or_else(|| de::Error::missing_field("uri"))?,
+            }),
+            Some("call_app_tool") => Ok(ExecInput::CallAppTool {
+                server: server.ok_or_else(|| de::Error::missing_field("server"))?,
+                name: name.ok_or_else(|| de::Error::missing_field("name"))?,
+                arguments,
+            }),
             Some("cancel") => Ok(ExecInput::Cancel {
                 call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
             }),
@@ -238,6 +268,24 @@ pub enum ExecOutput {
         /// `{"description"?, "messages": […]}` as the server sent it.
         result: rmcp::model::GetPromptResult,
     },
+    /// The answer to `read_ui_resource`: the server's `ReadResourceResult`.
+    UiResource {
+        /// The server.
+        server: String,
+        /// The `ui://` URI.
+        uri: String,
+        /// `{"contents": […]}` as the server sent it.
+        result: rmcp::model::ReadResourceResult,
+    },
+    /// The answer to `call_app_tool`: the server's `CallToolResult`.
+    AppToolResult {
+        /// The server.
+        server: String,
+        /// The tool's name.
+        name: String,
+        /// The tool's result as the server sent it.
+        result: rmcp::model::CallToolResult,
+    },
     /// The answer to `reset_tools`: how many revealed tools were forgotten.
     ToolsReset {
         /// The number forgotten.
@@ -290,6 +338,18 @@ mod tests {
             (r#"{"type":"reset_tools"}"#, ExecInput::ResetTools),
             (r#"{"type":"list_skills"}"#, ExecInput::ListSkills),
             (r#"{"type":"cancel","call_id":"c9"}"#, ExecInput::Cancel { call_id: "c9".into() }),
+            (
+                r#"{"type":"read_ui_resource","server":"s","uri":"ui://s/app.html"}"#,
+                ExecInput::ReadUiResource { server: "s".into(), uri: "ui://s/app.html".into() },
+            ),
+            (
+                r#"{"type":"call_app_tool","server":"s","name":"refresh","arguments":{"n":1}}"#,
+                ExecInput::CallAppTool {
+                    server: "s".into(),
+                    name: "refresh".into(),
+                    arguments: Some(serde_json::json!({"n": 1})),
+                },
+            ),
             (r#"{"type":"list_prompts"}"#, ExecInput::ListPrompts),
             (
                 r#"{"type":"get_prompt","server":"s","name":"p","arguments":{"city":"Paris"}}"#,

@@ -113,3 +113,88 @@ async fn a_host_reads_an_apps_ui_and_calls_tools_for_it() {
     );
     manager.shutdown().await;
 }
+
+/// What the client declared at `initialize` to the hand-spoken fixture, with `settings`.
+fn declared(settings: &str) -> Value {
+    use crate::interop::{python, python_script};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "{settings}\n[mcp_servers.caps]\ncommand = {:?}\nargs = [{:?}]\nprotocol = \"2025-11-25\"\n",
+        python(),
+        python_script("caps_fixture.py")
+    );
+    let mut exec = ExecSession::spawn(exec_command(&write_config(&dir, "caps.toml", &text)));
+    exec.send(&json!({"call_id": "c", "name": "mcp__caps__capabilities", "arguments": {}}));
+    let output = exec.output("c");
+    let text = output["result"]["Ok"]["content"][0]["text"].as_str().expect("text").to_string();
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+    serde_json::from_str(&text).expect("the capabilities as JSON")
+}
+
+#[test]
+fn a_host_that_renders_apps_declares_the_ui_extension_and_one_that_does_not_leaves_it_out() {
+    let plain = declared("");
+    assert_eq!(plain["extensions"], json!({"io.modelcontextprotocol/tasks": {}}), "{plain}");
+    assert!(plain["elicitation"].is_object() && plain["roots"].is_object(), "{plain}");
+    let apps = declared("[mcp_router]\napps_ui = true");
+    assert_eq!(
+        apps["extensions"],
+        json!({
+            "io.modelcontextprotocol/tasks": {},
+            "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}
+        }),
+        "{apps}"
+    );
+}
+
+#[test]
+fn exec_reads_an_apps_ui_and_calls_tools_for_it_or_says_why_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vanilla = crate::interop::harness_dir()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    let text = format!(
+        "[mcp_router]\napps_ui = true\n[mcp_servers.app]\ncommand = {:?}\nargs = [{:?}, \"--stdio\"]\n[mcp_servers.docs]\ncommand = {DEMO:?}\n",
+        crate::interop::node(),
+        vanilla.display().to_string()
+    );
+    let mut exec = ExecSession::spawn(exec_command(&write_config(&dir, "apps.toml", &text)));
+    for server in ["app", "docs"] {
+        exec.line("ready", |v| v["type"] == "mcp_server_ready" && v["server"] == server);
+    }
+    let ui =
+        json!({"type": "read_ui_resource", "server": "app", "uri": "ui://get-time/mcp-app.html"});
+    exec.send(&ui);
+    let read = exec.line("the ui", |v| v["type"] == "ui_resource");
+    assert_eq!(
+        (read["server"].as_str(), read["uri"].as_str()),
+        (Some("app"), Some("ui://get-time/mcp-app.html"))
+    );
+    assert!(read["result"]["contents"][0]["text"].as_str().unwrap_or_default().contains("<html"));
+    exec.send(&json!({"type": "call_app_tool", "server": "docs", "name": "panel_refresh"}));
+    let called = exec.line("the app's call", |v| v["type"] == "app_tool_result");
+    assert_eq!(called["name"], "panel_refresh");
+    assert!(called["result"]["content"].to_string().contains("panel refreshed"), "{called}");
+    exec.send(
+        &json!({"type": "call_app_tool", "server": "docs", "name": "echo", "arguments": [1]}),
+    );
+    exec.send(
+        &json!({"type": "read_ui_resource", "server": "docs", "uri": "demo://notes/welcome"}),
+    );
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let errors: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "error")
+        .filter_map(|l| l["message"].as_str())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "invalid request line: `arguments` of call_app_tool must be an object, got [1]",
+            "resources/read failed: MCP server 'docs' demo://notes/welcome is not a ui:// resource",
+        ]
+    );
+    // The app's calls are not the model's: no begin/end events.
+    assert!(!lines.iter().any(|l| l["type"] == "mcp_tool_call_begin"));
+}
