@@ -58,6 +58,8 @@ pub struct Telemetry {
     pending: Mutex<HashMap<u64, Span>>,
     pending_count: AtomicUsize,
     next: AtomicU64,
+    /// The config's `log_level`, asked of a 2026-07-28 server on every request.
+    log_level: Option<String>,
 }
 
 impl Telemetry {
@@ -82,6 +84,7 @@ impl Telemetry {
             pending: Mutex::new(HashMap::new()),
             pending_count: AtomicUsize::new(0),
             next: AtomicU64::new(1),
+            log_level: config.log_level.clone(),
         })
     }
 
@@ -349,6 +352,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let rmcp::model::JsonRpcMessage::Request(request) = &mut item {
             declare_tasks(&mut request.request);
+            if let Some(level) = &self.telemetry.log_level {
+                ask_log_level(&mut request.request, level);
+            }
         }
         if self.progress.waiting()
             && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
@@ -418,6 +424,19 @@ fn declare_tasks(request: &mut ClientRequest) {
             }
         }
         _ => {}
+    }
+}
+
+/// The config's `log_level` in a 2026-07-28 request (one that carries the per-request client
+/// capabilities): there a server sends log messages for a request only when its `_meta` asks
+/// (`io.modelcontextprotocol/logLevel`), at that level and above. 2025-11-25 servers are asked
+/// once, with `logging/setLevel`.
+fn ask_log_level(request: &mut ClientRequest, level: &str) {
+    use rmcp::model::GetMeta as _;
+    let meta = &mut request.get_meta_mut().0.0;
+    if meta.contains_key("io.modelcontextprotocol/clientCapabilities") {
+        let key = "io.modelcontextprotocol/logLevel".to_string();
+        meta.insert(key, serde_json::Value::String(level.to_string()));
     }
 }
 

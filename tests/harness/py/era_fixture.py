@@ -7,7 +7,9 @@ eras (the SDK decides per connection from the client's first request) and serves
 - `secret://{key}`: a template resource that needs the user's name before it answers (2026-07-28
   only, as the SDK allows input requests on template reads);
 - `era://hello`: a plain text resource;
-- `touch(uri)`: publishes a resource update of `uri` to `subscriptions/listen` streams.
+- `touch(uri)`: publishes a resource update of `uri` to `subscriptions/listen` streams;
+- `chatty()`: logs one message at `debug`, `info` and `warning` (logger "era"); in 2026-07-28 the
+  SDK sends only those at or above the level the request's `_meta` asks for, none without one.
 
 `--modern-only` (http): refuse the 2025-11-25 lifecycle the way a server that only speaks
 2026-07-28 does: `initialize` gets HTTP 400 with UNSUPPORTED_PROTOCOL_VERSION, GET and DELETE 405.
@@ -68,6 +70,14 @@ async def touch(uri: str, ctx: Context) -> str:
     """Tell subscribed clients that `uri` changed (on their subscriptions/listen streams)."""
     await ctx.notify_resource_updated(uri)
     return f"published an update of {uri}"
+
+
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Log one message at debug, info and warning."""
+    for level in ("debug", "info", "warning"):
+        await ctx.log(level, f"{level} message", logger_name="era")
+    return "logged"
 
 
 @server.resource("era://hello", name="hello", mime_type="text/plain")

@@ -65,3 +65,36 @@ fn a_servers_log_messages_become_events_at_the_level_the_config_asks() {
     assert_eq!(sorted(&warnings), expected);
     assert!(output.to_string().contains("logged at warning and above"), "{output}");
 }
+
+/// The log events of the Python SDK fixture's `chatty` call, in protocol 2026-07-28, with the
+/// server's `log_level` (or none).
+fn modern_logs(log_level: Option<&str>) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let level = log_level.map(|l| format!("log_level = \"{l}\"\n")).unwrap_or_default();
+    let text = format!(
+        "[mcp_servers.era]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nprotocol = \"2026-07-28\"\n{level}",
+        python(),
+        python_script("era_fixture.py")
+    );
+    let mut exec = ExecSession::spawn(exec_command(&write_config(&dir, "era.toml", &text)));
+    exec.send(&json!({"call_id": "c1", "name": "mcp__era__chatty", "arguments": {}}));
+    let output = exec.output("c1");
+    assert_eq!(output["result"]["Ok"]["content"][0]["text"], "logged", "{output}");
+    if log_level.is_some() {
+        exec.line("the warning", |v| v["type"] == "mcp_server_log" && v["level"] == "warning");
+    }
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    lines.into_iter().filter(|l| l["type"] == "mcp_server_log").collect()
+}
+
+#[test]
+fn a_2026_server_is_asked_for_its_log_level_on_every_request() {
+    let asked = modern_logs(Some("info"));
+    let mut levels: Vec<&str> = asked.iter().filter_map(|l| l["level"].as_str()).collect();
+    levels.sort();
+    assert_eq!(levels, ["info", "warning"], "{asked:?}");
+    assert!(asked.iter().all(|l| l["server"] == "era" && l["logger"] == "era"), "{asked:?}");
+    // Unasked, a 2026-07-28 server sends none (the SDK follows the spec's per-request opt-in).
+    assert_eq!(modern_logs(None), Vec::<Value>::new());
+}
