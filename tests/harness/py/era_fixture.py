@@ -8,8 +8,9 @@ eras (the SDK decides per connection from the client's first request) and serves
   only, as the SDK allows input requests on template reads);
 - `era://hello`: a plain text resource;
 - `touch(uri)`: publishes a resource update of `uri` to `subscriptions/listen` streams;
-- `chatty()`: logs one message at `debug`, `info` and `warning` (logger "era"); in 2026-07-28 the
-  SDK sends only those at or above the level the request's `_meta` asks for, none without one.
+- `chatty()`: logs one message at `debug`, `info` and `warning` (logger "era"), reporting progress
+  after each (1, 2, 3 of 3, "after <level>"); in 2026-07-28 the SDK sends only the log messages
+  at or above the level the request's `_meta` asks for, none without one.
 
 `--modern-only` (http): refuse the 2025-11-25 lifecycle the way a server that only speaks
 2026-07-28 does: `initialize` gets HTTP 400 with UNSUPPORTED_PROTOCOL_VERSION, GET and DELETE 405.
@@ -75,8 +76,9 @@ async def touch(uri: str, ctx: Context) -> str:
 @server.tool()
 async def chatty(ctx: Context) -> str:
     """Log one message at debug, info and warning."""
-    for level in ("debug", "info", "warning"):
+    for step, level in enumerate(("debug", "info", "warning"), start=1):
         await ctx.log(level, f"{level} message", logger_name="era")
+        await ctx.report_progress(step, 3, f"after {level}")
     return "logged"
 
 

@@ -67,12 +67,12 @@ fn a_servers_log_messages_become_events_at_the_level_the_config_asks() {
 }
 
 /// The log events of the Python SDK fixture's `chatty` call, in protocol 2026-07-28, with the
-/// server's `log_level` (or none).
+/// server's `log_level` (or none); its progress reports checked on the way.
 fn modern_logs(log_level: Option<&str>) -> Vec<Value> {
     let dir = tempfile::tempdir().expect("tempdir");
     let level = log_level.map(|l| format!("log_level = \"{l}\"\n")).unwrap_or_default();
     let text = format!(
-        "[mcp_servers.era]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nprotocol = \"2026-07-28\"\n{level}",
+        "[mcp_router]\nprogress_interval_ms = 0\n[mcp_servers.era]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nprotocol = \"2026-07-28\"\n{level}",
         python(),
         python_script("era_fixture.py")
     );
@@ -85,6 +85,21 @@ fn modern_logs(log_level: Option<&str>) -> Vec<Value> {
     }
     let (lines, code) = exec.finish();
     assert_eq!(code, 0);
+    // The SDK's progress reports (floats) reach the host too, between the call's begin and end.
+    let at = |kind: &str| lines.iter().position(|l| l["type"] == kind && l["call_id"] == "c1");
+    let (begin, end) =
+        (at("mcp_tool_call_begin").expect("begin"), at("mcp_tool_call_end").expect("end"));
+    let progress: Vec<(usize, &Value)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l["type"] == "mcp_tool_call_progress" && l["call_id"] == "c1")
+        .collect();
+    assert!(!progress.is_empty(), "some progress arrives");
+    for (i, report) in &progress {
+        assert!(begin < *i && *i < end, "{report}");
+        assert_eq!((report["total"].as_f64(), report["server"].as_str()), (Some(3.0), Some("era")));
+        assert!(report["message"].as_str().unwrap_or_default().starts_with("after "), "{report}");
+    }
     lines.into_iter().filter(|l| l["type"] == "mcp_server_log").collect()
 }
 
