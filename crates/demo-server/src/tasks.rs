@@ -223,6 +223,7 @@ async fn work(task: &TaskContext, secs: f64) -> Result<(), TaskExit> {
     loop {
         let left = total.saturating_sub(started.elapsed());
         if left.is_zero() {
+            task.set_status_message(format!("{secs} of {secs} s"));
             return Ok(());
         }
         task.set_status_message(format!(

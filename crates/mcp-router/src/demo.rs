@@ -125,6 +125,10 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     resource_change(&running, &ctx, &mut rx, SCRIPT.len() + 2).await?;
     tool_search(&running, &ctx, &mut rx, SCRIPT.len() + 3).await?;
     skills(&running, &ctx, &mut rx, SCRIPT.len() + 4).await?;
+    let step = SCRIPT.len() + 5;
+    println!("\n── {step}. A long call the server runs as a task (SEP-2663): polled to its end");
+    let job = r#"{"seconds":1.5}"#;
+    sub_step(&running.router, &ctx, &mut rx, format!("call-{step}"), "mcp__docs__job", job).await?;
     running.manager.shutdown().await;
     Ok(0)
 }
