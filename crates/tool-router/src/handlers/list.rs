@@ -16,14 +16,15 @@ use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args_with_default, respond};
 use crate::handlers::list_payload::{
-    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures,
+    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures, shared_out,
 };
 use crate::handlers::list_shape::{
     Continuation, Filter, ListArgs, Request, SearchMemo, carried, fit, for_assistant, json_len,
-    locate, model_view, position, request, share, sort_by_priority,
+    locate, model_view, position, request, sizes_within, sort_by_priority,
 };
 use crate::handlers::{
-    Failed, Produced, backend_failure, one_server, produced, run, shut_down, single_failure,
+    Failed, Produced, backend_failure, into_produced, one_server, produced, run, shut_down,
+    single_failure,
 };
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::spec::ToolSpec;
@@ -201,39 +202,41 @@ impl McpListHandler {
             }
         }
         let room = self.budget.saturating_sub(json_len(&envelope));
-        let sizes: Vec<Vec<usize>> = listings
-            .iter()
-            .zip(&candidates)
-            .map(|(shared, chosen)| {
-                let (server, items) = (&shared.listing.server, T::slice(&shared.listing.items));
-                chosen
-                    .iter()
-                    .map(|i| json_len(&WithServer { server, item: model_view(&items[*i]) }))
-                    .collect()
-            })
-            .collect();
-        let shown = share(&sizes, room, request.limit);
-        let mut payload = Payload::<T>::new(None);
-        payload.errors = envelope.errors;
-        payload.listed_at = listed_at;
-        payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
-        for (s, shared) in listings.iter().enumerate() {
-            let listing = &shared.listing;
-            let items = T::slice(&listing.items);
-            payload.items.extend(candidates[s][..shown[s]].iter().map(|i| WithServer {
-                server: listing.server.as_str(),
-                item: model_view(&items[*i]),
-            }));
-            if shown[s] < candidates[s].len() {
-                payload.incomplete.push(Incomplete {
-                    server: listing.server.clone(),
-                    shown: shown[s],
-                    total: candidates[s].len(),
-                    next_cursor: continuation(s, shown[s]).encode(),
-                });
+        let errors = envelope.errors;
+        let payload_of = |shown: &[usize]| {
+            let mut payload = Payload::<T>::new(None);
+            payload.errors = errors.clone();
+            payload.listed_at = listed_at.clone();
+            payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
+            for (s, shared) in listings.iter().enumerate() {
+                let listing = &shared.listing;
+                let items = T::slice(&listing.items);
+                payload.items.extend(candidates[s][..shown[s]].iter().map(|i| WithServer {
+                    server: listing.server.as_str(),
+                    item: model_view(&items[*i]),
+                }));
+                if shown[s] < candidates[s].len() {
+                    payload.incomplete.push(Incomplete {
+                        server: listing.server.clone(),
+                        shown: shown[s],
+                        total: candidates[s].len(),
+                        next_cursor: continuation(s, shown[s]).encode(),
+                    });
+                }
             }
-        }
-        produced(self.backend.as_ref(), &payload, aggregate_summary(listings, payload.items.len()))
+            payload
+        };
+        let measure = || {
+            let each = listings.iter().zip(&candidates).map(|(shared, chosen)| {
+                let (server, items) = (&shared.listing.server, T::slice(&shared.listing.items));
+                chosen.iter().map(move |i| WithServer { server, item: model_view(&items[*i]) })
+            });
+            each.map(|items| sizes_within(items, room, request.limit)).collect()
+        };
+        let every: Vec<usize> = candidates.iter().map(Vec::len).collect();
+        let changes = self.backend.take_resource_changes();
+        let (text, shown) = shared_out(&every, room, request.limit, &changes, payload_of, measure);
+        into_produced(text, aggregate_summary(listings, shown))
     }
 
     async fn one_server(
@@ -341,11 +344,8 @@ impl McpListHandler {
             .max_by_key(String::len);
         envelope.next_cursor = Some(worst);
         let room = self.budget.saturating_sub(json_len(&envelope));
-        let sizes: Vec<usize> = visible
-            .iter()
-            .map(|i| json_len(&WithServer { server, item: model_view(&items[*i]) }))
-            .collect();
-        let shown = fit(&sizes, room, limit);
+        let each = visible.iter().map(|i| WithServer { server, item: model_view(&items[*i]) });
+        let shown = fit(&sizes_within(each, room, limit), room, limit);
         let mut payload = Payload::<T>::new(Some(server));
         payload.items = visible[..shown]
             .iter()
@@ -416,11 +416,8 @@ impl McpListHandler {
                 .push(ServerFailure { server: server.to_string(), error: error.clone() });
         }
         let room = self.budget.saturating_sub(json_len(&envelope));
-        let sizes: Vec<usize> = window
-            .iter()
-            .map(|i| json_len(&WithServer { server, item: model_view(&all[*i]) }))
-            .collect();
-        let shown = fit(&sizes, room, request.limit);
+        let each = window.iter().map(|i| WithServer { server, item: model_view(&all[*i]) });
+        let shown = fit(&sizes_within(each, room, request.limit), room, request.limit);
         let mut payload = Payload::<T>::new(Some(server));
         payload.items = window[..shown]
             .iter()

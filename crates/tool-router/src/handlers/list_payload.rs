@@ -3,13 +3,15 @@
 //! `incomplete`, `matched` and `listed_at` keys. Serialized from structs so key order is fixed.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use mcp_backend::{Items, SharedListing};
 use rmcp::model::{Resource, ResourceTemplate};
-use router_protocol::{ResourceCallSummary, ServerFailure};
+use router_protocol::{ResourceCallSummary, ResourceChange, ServerFailure};
 use serde::Serialize;
 
-use crate::handlers::list_shape::Listed;
+use crate::handlers::list_shape::{Listed, share};
+use crate::handlers::write_payload;
 
 /// An item with the server it came from, next to the item's own MCP fields.
 #[derive(Serialize)]
@@ -75,6 +77,56 @@ pub(crate) struct Payload<'a, T: Kind> {
     pub(crate) matched: Option<usize>,
     /// When the listing was taken, if the backend kept it from an earlier request.
     pub(crate) listed_at: Option<String>,
+    /// Serialize the items only while they stay under this cap (see [`ItemsCap`]).
+    pub(crate) cap: Option<ItemsCap<'a>>,
+}
+
+/// A cap on the bytes of a payload's items array, for serializing a payload that may not fit
+/// in one pass: the writer counts what it was given ([`Counting`]), and serialization stops
+/// with an error, `over` set, once the items' bytes (between the brackets) reach `room`.
+#[derive(Clone, Copy)]
+pub(crate) struct ItemsCap<'a> {
+    pub(crate) written: &'a Cell<usize>,
+    pub(crate) over: &'a Cell<bool>,
+    pub(crate) room: usize,
+}
+
+/// A writer that keeps what it is given and counts it in `written`.
+pub(crate) struct Counting<'a> {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) written: &'a Cell<usize>,
+}
+
+impl std::io::Write for Counting<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(buf);
+        self.written.set(self.bytes.len());
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+struct CappedItems<'p, 'a, T: Listed> {
+    items: &'p [WithServer<'a, T>],
+    cap: ItemsCap<'a>,
+}
+
+impl<T: Listed> Serialize for CappedItems<'_, '_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeSeq};
+        let mut seq = serializer.serialize_seq(Some(self.items.len()))?;
+        let start = self.cap.written.get();
+        for item in self.items {
+            seq.serialize_element(item)?;
+            if self.cap.written.get() - start >= self.cap.room {
+                self.cap.over.set(true);
+                return Err(S::Error::custom("the items pass the list budget"));
+            }
+        }
+        seq.end()
+    }
 }
 
 impl<T: Kind> Serialize for Payload<'_, T> {
@@ -82,7 +134,10 @@ impl<T: Kind> Serialize for Payload<'_, T> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("server", &self.server)?;
-        map.serialize_entry(T::KEY, &self.items)?;
+        match self.cap {
+            None => map.serialize_entry(T::KEY, &self.items)?,
+            Some(cap) => map.serialize_entry(T::KEY, &CappedItems { items: &self.items, cap })?,
+        }
         if let Some(next) = &self.next_cursor {
             map.serialize_entry("nextCursor", next)?;
         }
@@ -112,6 +167,7 @@ impl<'a, T: Kind> Payload<'a, T> {
             incomplete: Vec::new(),
             matched: None,
             listed_at: None,
+            cap: None,
         }
     }
 }
@@ -136,5 +192,84 @@ pub(crate) fn aggregate_summary(listings: &[SharedListing], shown: usize) -> Res
         pages: listings.iter().filter(|l| l.kept_at.is_none()).map(|l| l.listing.pages).sum(),
         servers: listings.len(),
         failed_servers: failures(listings),
+    }
+}
+
+/// The all-server payload's JSON, and how many items it shows, sharing `room` bytes and `limit`
+/// items fairly between servers (`every[s]` items each could show). When all of them may fit
+/// (`limit` allows), the payload showing everything is serialized at once, each item measured
+/// as it is written, and given up (at most `room` bytes in) when the items pass the room: a
+/// list that fits costs one serialization. Otherwise `measure` sizes the items (as far as they
+/// could be shown), [`share`] decides, and `payload_of(shown)` is serialized.
+pub(crate) fn shared_out<'a, T: Kind + 'a>(
+    every: &[usize],
+    room: usize,
+    limit: usize,
+    changes: &[ResourceChange],
+    payload_of: impl Fn(&[usize]) -> Payload<'a, T>,
+    measure: impl FnOnce() -> Vec<Vec<usize>>,
+) -> (serde_json::Result<Vec<u8>>, usize) {
+    if every.iter().sum::<usize>() <= limit {
+        let mut payload = payload_of(every);
+        let (written, over) = (Cell::new(0), Cell::new(false));
+        payload.cap = Some(ItemsCap { written: &written, over: &over, room });
+        let capacity = room.min(1 << 20);
+        let mut text = Counting { bytes: Vec::with_capacity(capacity), written: &written };
+        let result = write_payload(&mut text, &payload, changes);
+        if !over.get() {
+            return (result.map(|()| text.bytes), payload.items.len());
+        }
+    }
+    let payload = payload_of(&share(&measure(), room, limit));
+    let mut text = Vec::with_capacity(128);
+    let result = write_payload(&mut text, &payload, changes);
+    (result.map(|()| text), payload.items.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::list_shape::{json_len, sizes_within};
+
+    /// `shared_out` gives what measuring every item and sharing gives, at every room: the one
+    /// pass when all fits, the other way when not.
+    #[test]
+    fn one_pass_or_two_the_payload_is_the_same() {
+        let servers: Vec<(String, Vec<Resource>)> = (0..3)
+            .map(|s| {
+                let items = (0..4 + s)
+                    .map(|i| {
+                        Resource::new(format!("demo://{s}/{}", "x".repeat(i)), format!("r{i}"))
+                    })
+                    .collect();
+                (format!("s{s}"), items)
+            })
+            .collect();
+        let payload_of = |shown: &[usize]| {
+            let mut payload = Payload::<Resource>::new(None);
+            for ((server, items), n) in servers.iter().zip(shown) {
+                let each =
+                    items[..*n].iter().map(|r| WithServer { server, item: Cow::Borrowed(r) });
+                payload.items.extend(each);
+            }
+            payload
+        };
+        let every: Vec<usize> = servers.iter().map(|(_, items)| items.len()).collect();
+        let whole = json_len(&payload_of(&every));
+        for room in 0..whole + 10 {
+            for limit in [3, 100] {
+                let measure = || {
+                    let each = servers.iter().map(|(server, items)| {
+                        items.iter().map(move |r| WithServer { server, item: Cow::Borrowed(r) })
+                    });
+                    each.map(|items| sizes_within(items, room, limit)).collect::<Vec<_>>()
+                };
+                let (text, shown) = shared_out(&every, room, limit, &[], payload_of, measure);
+                let expected = payload_of(&share(&measure(), room, limit));
+                assert_eq!(shown, expected.items.len(), "room {room}, limit {limit}");
+                let expected = serde_json::to_vec(&expected).expect("json");
+                assert_eq!(text.expect("json"), expected, "room {room}, limit {limit}");
+            }
+        }
     }
 }

@@ -250,6 +250,28 @@ impl Continuation {
 
 pub(crate) use mcp_backend::json_len;
 
+/// The sizes (as JSON) of `items` in order, up to the first that takes them past `room` bytes
+/// (each with its separator, as [`fit`] and [`share`] count) or past `limit` items; the items
+/// after it cannot be shown, so they are not measured. `fit` and `share` decide the same on the
+/// shorter list: its last item already fails their test.
+pub(crate) fn sizes_within<I: Serialize>(
+    items: impl Iterator<Item = I>,
+    room: usize,
+    limit: usize,
+) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut total = 0usize;
+    for item in items {
+        let size = json_len(&item);
+        sizes.push(size);
+        total = total.saturating_add(size + 1);
+        if total > room || sizes.len() > limit {
+            break;
+        }
+    }
+    sizes
+}
+
 /// How many items of one sequence to show: as many as fit in `budget` bytes (each item costs
 /// its size plus a separator) and at most `limit`.
 pub(crate) fn fit(sizes: &[usize], budget: usize, limit: usize) -> usize {
@@ -480,6 +502,38 @@ mod tests {
         assert_eq!(share(&sizes, 10_000, 5), [2, 2, 1]);
         assert_eq!(share(&sizes, 5, usize::MAX), [0, 0, 0]);
         assert_eq!(share(&[], 100, 10), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn measuring_stops_where_nothing_more_can_be_shown_and_decides_the_same() {
+        // A small generator, so the cases are the same in every run.
+        let mut seed = 0x2545_f491_u64;
+        let mut next = |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below) as usize
+        };
+        for _ in 0..2000 {
+            let servers = 1 + next(5);
+            let texts: Vec<Vec<String>> = (0..servers)
+                .map(|_| (0..next(12)).map(|_| "x".repeat(next(40))).collect())
+                .collect();
+            let (room, limit) = (next(400), 1 + next(30));
+            let full: Vec<Vec<usize>> =
+                texts.iter().map(|t| t.iter().map(json_len).collect()).collect();
+            let cut: Vec<Vec<usize>> =
+                texts.iter().map(|t| sizes_within(t.iter(), room, limit)).collect();
+            assert!(cut.iter().zip(&full).all(|(c, f)| f.starts_with(c)));
+            assert_eq!(
+                share(&cut, room, limit),
+                share(&full, room, limit),
+                "{full:?} {room} {limit}"
+            );
+            for (c, f) in cut.iter().zip(&full) {
+                assert_eq!(fit(c, room, limit), fit(f, room, limit), "{f:?} {room} {limit}");
+            }
+        }
     }
 
     #[test]

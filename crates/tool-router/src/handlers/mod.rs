@@ -195,11 +195,32 @@ pub(crate) fn produced(
     summary: ResourceCallSummary,
 ) -> Result<Produced, Failed> {
     let changes = backend.take_resource_changes();
-    let text = if changes.is_empty() {
-        serde_json::to_string(payload)
+    let mut text = Vec::with_capacity(128);
+    let written = write_payload(&mut text, payload, &changes);
+    into_produced(written.map(|()| text), summary)
+}
+
+/// The payload as JSON into `writer`, with `changes` as its `changed` field when there are any.
+pub(crate) fn write_payload(
+    writer: impl std::io::Write,
+    payload: &impl Serialize,
+    changes: &[ResourceChange],
+) -> serde_json::Result<()> {
+    if changes.is_empty() {
+        serde_json::to_writer(writer, payload)
     } else {
-        serde_json::to_string(&WithChanges { payload, changed: &changes })
-    };
+        serde_json::to_writer(writer, &WithChanges { payload, changed: changes })
+    }
+}
+
+/// A payload's JSON (or why it has none) as the model's output.
+pub(crate) fn into_produced(
+    text: serde_json::Result<Vec<u8>>,
+    summary: ResourceCallSummary,
+) -> Result<Produced, Failed> {
+    let text = text.and_then(|bytes| {
+        String::from_utf8(bytes).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    });
     match text {
         Ok(content) => Ok(Produced { content: content.into(), items: None, summary }),
         Err(e) => Err(Failed {
