@@ -12,8 +12,54 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::json_len;
 use crate::listing::{Items, ListKind, ServerListing, SharedListing};
+
+/// About the bytes `items` take as JSON, without serializing them (the list tools serialize
+/// what they show; keeping a listing must not cost a pass of its own): exact for text without
+/// escapes — each field's key, quotes and separators counted — plus the JSON of the rarer parts
+/// (icons, annotations, `_meta`). Text with escapes counts as it is held in memory.
+pub(crate) fn about_json_bytes(items: &Items) -> usize {
+    // `"key":"text"` and its comma (the braces take the place of the first comma).
+    fn text(key: &str, text: Option<&String>) -> usize {
+        text.map_or(0, |text| key.len() + text.len() + 6)
+    }
+    // `"key":<json>` and its comma.
+    fn rare<T: serde::Serialize>(key: &str, part: &Option<T>) -> usize {
+        part.as_ref().map_or(0, |part| key.len() + 4 + crate::json_len(part))
+    }
+    fn size(size: Option<u64>) -> usize {
+        size.map_or(0, |n| "size".len() + 4 + n.checked_ilog10().unwrap_or(0) as usize + 1)
+    }
+    match items {
+        Items::Resources(items) => items
+            .iter()
+            .map(|r| {
+                1 + text("uri", Some(&r.uri))
+                    + text("name", Some(&r.name))
+                    + text("title", r.title.as_ref())
+                    + text("description", r.description.as_ref())
+                    + text("mimeType", r.mime_type.as_ref())
+                    + size(r.size)
+                    + rare("icons", &r.icons)
+                    + rare("annotations", &r.annotations)
+                    + rare("_meta", &r.meta)
+            })
+            .sum(),
+        Items::Templates(items) => items
+            .iter()
+            .map(|t| {
+                1 + text("uriTemplate", Some(&t.uri_template))
+                    + text("name", Some(&t.name))
+                    + text("title", t.title.as_ref())
+                    + text("description", t.description.as_ref())
+                    + text("mimeType", t.mime_type.as_ref())
+                    + rare("icons", &t.icons)
+                    + rare("annotations", &t.annotations)
+                    + rare("_meta", &t.meta)
+            })
+            .sum(),
+    }
+}
 
 /// The kept listings of both kinds.
 #[derive(Debug)]
@@ -36,7 +82,7 @@ struct Entry {
 
 impl KeptListings {
     /// Keep listings for `window` (when the server sends no positive `ttlMs`), at most
-    /// `cap_bytes` (as JSON) per kind.
+    /// `cap_bytes` (as JSON, counted by `about_json_bytes`) per kind.
     pub fn new(window: Duration, cap_bytes: usize) -> Self {
         Self { window, cap_bytes, entries: Mutex::default(), last_all: Mutex::default() }
     }
@@ -73,10 +119,7 @@ impl KeptListings {
         if keep.is_zero() {
             return;
         }
-        let bytes = match &listing.items {
-            Items::Resources(items) => json_len(items),
-            Items::Templates(items) => json_len(items),
-        };
+        let bytes = about_json_bytes(&listing.items);
         if bytes > self.cap_bytes {
             return;
         }
@@ -178,6 +221,30 @@ mod tests {
         assert!(kept.get("d", ListKind::Resources, 0).is_some());
         kept.put(&listing("e", 1_000, None), 0);
         assert!(kept.get("e", ListKind::Resources, 0).is_none(), "over the cap");
+    }
+
+    #[test]
+    fn the_size_kept_is_about_the_json_size() {
+        let plain: Vec<Resource> = (0..500)
+            .map(|i| {
+                let mut r = Resource::new(
+                    format!("file:///work/src/module_{i}.rs"),
+                    format!("module_{i}.rs"),
+                );
+                r.description = Some(format!("Source file number {i} of the project"));
+                r.mime_type = Some("text/x-rust".into());
+                r.size = Some(1000 + i);
+                if i % 3 == 0 {
+                    let json = serde_json::json!({"audience": ["user"], "priority": 0.5});
+                    r.annotations = serde_json::from_value(json).ok();
+                }
+                r
+            })
+            .collect();
+        let exact = crate::json_len(&plain);
+        let about = about_json_bytes(&Items::Resources(plain));
+        // The array's brackets and commas are the only difference for plain text.
+        assert_eq!(about, exact - 1 - 500, "about {about} for {exact} bytes");
     }
 
     #[test]

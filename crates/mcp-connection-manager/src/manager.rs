@@ -52,7 +52,8 @@ pub struct ManagerOptions {
     /// for continuations and filtered lists when it sends no positive `ttlMs` (default 30 s;
     /// zero keeps only listings with a positive `ttlMs`).
     pub list_cache: Duration,
-    /// `list_cache_bytes`: most bytes (as JSON) of listings kept, per list kind (default
+    /// `list_cache_bytes`: most bytes (as JSON, counted without serializing: see
+    /// `mcp_backend::KeptListings`) of listings kept, per list kind (default
     /// 64 MiB).
     pub list_cache_bytes: usize,
     /// Servers named in the config whose entries cannot be used (name → why): never started;

@@ -16,11 +16,11 @@ use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args_with_default, respond};
 use crate::handlers::list_payload::{
-    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures, shared_out,
+    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures, model_view, shared_out,
 };
 use crate::handlers::list_shape::{
     Continuation, Filter, ListArgs, Request, SearchMemo, carried, fit, for_assistant, json_len,
-    locate, model_view, position, request, sizes_within, sort_by_priority,
+    locate, position, request, sizes_within, sort_by_priority,
 };
 use crate::handlers::{
     Failed, Produced, backend_failure, into_produced, one_server, produced, run, shut_down,
@@ -177,13 +177,7 @@ impl McpListHandler {
             let (page, offset) = position(&listing.page_starts, index);
             Continuation { page, offset, filter: filter.clone(), limit }
         };
-        // When every listing was kept, the oldest one's time.
-        let listed_at = listings
-            .iter()
-            .map(|l| l.kept_at)
-            .collect::<Option<Vec<_>>>()
-            .and_then(|times| times.into_iter().min())
-            .map(mcp_backend::rfc3339);
+        let listed_at = oldest_kept(listings);
         // What the payload costs besides items, at most: every server with items incomplete,
         // with the longest cursor it could get.
         let mut envelope = Payload::<T>::new(None);
@@ -205,6 +199,7 @@ impl McpListHandler {
         let errors = envelope.errors;
         let payload_of = |shown: &[usize]| {
             let mut payload = Payload::<T>::new(None);
+            payload.items.reserve_exact(shown.iter().sum());
             payload.errors = errors.clone();
             payload.listed_at = listed_at.clone();
             payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
@@ -490,4 +485,10 @@ impl ToolHandler for McpListHandler {
         };
         run(ctx, &invocation.call_id, event_invocation, work).await.0
     }
+}
+
+/// When every listing was kept, the oldest one's time.
+fn oldest_kept(listings: &[SharedListing]) -> Option<String> {
+    let times = listings.iter().map(|l| l.kept_at).collect::<Option<Vec<_>>>()?;
+    times.into_iter().min().map(mcp_backend::rfc3339)
 }

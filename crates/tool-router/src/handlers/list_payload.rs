@@ -2,23 +2,65 @@
 //! envelope (`server`, `resources`|`resourceTemplates`, `nextCursor`, `errors`) and the additive
 //! `incomplete`, `matched` and `listed_at` keys. Serialized from structs so key order is fixed.
 
-use std::borrow::Cow;
 use std::cell::Cell;
 
 use mcp_backend::{Items, SharedListing};
-use rmcp::model::{Resource, ResourceTemplate};
+use rmcp::model::{Icon, Resource, ResourceTemplate};
 use router_protocol::{ResourceCallSummary, ResourceChange, ServerFailure};
 use serde::Serialize;
 
 use crate::handlers::list_shape::{Listed, share};
 use crate::handlers::write_payload;
 
+/// An item as the model sees it: the server's own (almost always), or a trimmed copy. Two words,
+/// not an item's size (as a `Cow` of an item would be): an all-server payload holds one per item
+/// of every server.
+pub(crate) enum ModelView<'a, T> {
+    /// The item as the server sent it.
+    Shown(&'a T),
+    /// A copy with something left out.
+    Trimmed(Box<T>),
+}
+
+impl<T> std::ops::Deref for ModelView<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match self {
+            ModelView::Shown(item) => item,
+            ModelView::Trimmed(item) => item,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for ModelView<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
+/// The item as the model sees it: icons given inline as `data:` URLs are dropped (a model cannot
+/// use them and they can be large); everything else as the server sent it.
+pub(crate) fn model_view<T: Listed>(item: &T) -> ModelView<'_, T> {
+    let inline = |icon: &Icon| {
+        icon.src.trim_start().get(..5).is_some_and(|s| s.eq_ignore_ascii_case("data:"))
+    };
+    match item.icons() {
+        Some(icons) if icons.iter().any(inline) => {
+            let kept: Vec<Icon> = icons.iter().filter(|i| !inline(i)).cloned().collect();
+            let mut item = item.clone();
+            item.set_icons(if kept.is_empty() { None } else { Some(kept) });
+            ModelView::Trimmed(Box::new(item))
+        }
+        _ => ModelView::Shown(item),
+    }
+}
+
 /// An item with the server it came from, next to the item's own MCP fields.
 #[derive(Serialize)]
 pub(crate) struct WithServer<'a, T: Listed> {
     pub(crate) server: &'a str,
     #[serde(flatten)]
-    pub(crate) item: Cow<'a, T>,
+    pub(crate) item: ModelView<'a, T>,
 }
 
 /// Items of one kind, as the list tools see them.
@@ -249,7 +291,7 @@ mod tests {
             let mut payload = Payload::<Resource>::new(None);
             for ((server, items), n) in servers.iter().zip(shown) {
                 let each =
-                    items[..*n].iter().map(|r| WithServer { server, item: Cow::Borrowed(r) });
+                    items[..*n].iter().map(|r| WithServer { server, item: ModelView::Shown(r) });
                 payload.items.extend(each);
             }
             payload
@@ -260,7 +302,7 @@ mod tests {
             for limit in [3, 100] {
                 let measure = || {
                     let each = servers.iter().map(|(server, items)| {
-                        items.iter().map(move |r| WithServer { server, item: Cow::Borrowed(r) })
+                        items.iter().map(move |r| WithServer { server, item: ModelView::Shown(r) })
                     });
                     each.map(|items| sizes_within(items, room, limit)).collect::<Vec<_>>()
                 };

@@ -15,7 +15,6 @@
 //! counts items of the sorted list, which is listed again from the start). A server's own
 //! cursor is passed on untouched.
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex, Weak};
 
 use base64::Engine as _;
@@ -76,23 +75,6 @@ macro_rules! listed {
 
 listed!(Resource, uri);
 listed!(ResourceTemplate, uri_template);
-
-/// The item as the model sees it: icons given inline as `data:` URLs are dropped (a model cannot
-/// use them and they can be large); everything else as the server sent it.
-pub(crate) fn model_view<T: Listed>(item: &T) -> Cow<'_, T> {
-    let inline = |icon: &Icon| {
-        icon.src.trim_start().get(..5).is_some_and(|s| s.eq_ignore_ascii_case("data:"))
-    };
-    match item.icons() {
-        Some(icons) if icons.iter().any(inline) => {
-            let kept: Vec<Icon> = icons.iter().filter(|i| !inline(i)).cloned().collect();
-            let mut item = item.clone();
-            item.set_icons(if kept.is_empty() { None } else { Some(kept) });
-            Cow::Owned(item)
-        }
-        _ => Cow::Borrowed(item),
-    }
-}
 
 /// Whether the model may see `item`: its `annotations.audience`, when given, includes
 /// `"assistant"` (or the setting shows every audience).
@@ -482,6 +464,7 @@ pub(crate) fn request(args: &mut ListArgs) -> Result<Request, FunctionCallError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handlers::list_payload::{ModelView, model_view};
 
     fn audience(roles: Vec<Role>) -> Annotations {
         let mut a = Annotations::default();
@@ -617,7 +600,7 @@ mod tests {
         assert_eq!(view.icons.as_ref().map(Vec::len), Some(1));
         let only_inline = resource("x://j").with_icons(vec![icon("DATA:image/png;base64,AAAA")]);
         assert_eq!(model_view(&only_inline).icons, None);
-        assert!(matches!(model_view(&resource("x://k")), Cow::Borrowed(_)));
+        assert!(matches!(model_view(&resource("x://k")), ModelView::Shown(_)));
     }
 
     #[test]
