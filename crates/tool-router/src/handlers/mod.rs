@@ -195,9 +195,38 @@ pub(crate) fn produced(
     summary: ResourceCallSummary,
 ) -> Result<Produced, Failed> {
     let changes = backend.take_resource_changes();
-    let mut text = Vec::with_capacity(128);
-    let written = write_payload(&mut text, payload, &changes);
-    into_produced(written.map(|()| text), summary)
+    into_produced(scratch_text(payload, &changes), summary)
+}
+
+thread_local! {
+    /// Where payloads are written before they are copied out at their size: one buffer per
+    /// thread, kept between calls, so a payload costs one allocation instead of a vector grown
+    /// by doubling (four or five copies for a read's).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Above this the scratch buffer is not kept after a payload: a huge list's text does not stay
+/// behind on a worker thread.
+const SCRATCH_KEPT: usize = 1 << 20;
+
+/// The payload's JSON through the thread's scratch buffer, copied out at its size.
+fn scratch_text(
+    payload: &impl Serialize,
+    changes: &[ResourceChange],
+) -> serde_json::Result<Vec<u8>> {
+    SCRATCH.with(|scratch| {
+        let Ok(mut buffer) = scratch.try_borrow_mut() else {
+            // Taken further up this thread's stack (it never is): a buffer of its own.
+            let mut own = Vec::new();
+            return write_payload(&mut own, payload, changes).map(|()| own);
+        };
+        buffer.clear();
+        let written = write_payload(&mut *buffer, payload, changes).map(|()| buffer.to_vec());
+        if buffer.capacity() > SCRATCH_KEPT {
+            *buffer = Vec::new();
+        }
+        written
+    })
 }
 
 /// The payload as JSON into `writer`, with `changes` as its `changed` field when there are any.
