@@ -53,6 +53,7 @@ impl McpBackend for McpConnectionManager {
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let params = ReadResourceRequestParams::new(uri);
         let result = self
+            .servers
             .exchange(server, "resources/read", |conn, retry| {
                 // Only the first round may be answered from, or kept in, the cache: later rounds
                 // depend on the inputs given.
@@ -169,6 +170,7 @@ impl McpBackend for McpConnectionManager {
             params = params.with_arguments(arguments);
         }
         let answer = self
+            .servers
             .exchange(server, "tools/call", |conn, retry| {
                 let mut params = params.clone();
                 params.input_responses = retry.input_responses;
@@ -216,17 +218,18 @@ impl McpBackend for McpConnectionManager {
             Reference::for_resource(template),
             ArgumentInfo::new(argument, value),
         );
-        self.request(server, "completion/complete", |conn| {
-            let mut params = params.clone();
-            async move {
-                let mut span = conn.telemetry().start("completion/complete", None, None);
-                span.tag(&mut params.meta);
-                let answer = conn.service.complete(params).instrument(span.span()).await;
-                span.finish_with(&answer, |_| false);
-                answer.map(|r| r.completion)
-            }
-        })
-        .await
+        self.servers
+            .request(server, "completion/complete", |conn| {
+                let mut params = params.clone();
+                async move {
+                    let mut span = conn.telemetry().start("completion/complete", None, None);
+                    span.tag(&mut params.meta);
+                    let answer = conn.service.complete(params).instrument(span.span()).await;
+                    span.finish_with(&answer, |_| false);
+                    answer.map(|r| r.completion)
+                }
+            })
+            .await
     }
 
     /// Whether any server declares the `completions` capability (after startups settle). Only

@@ -27,7 +27,9 @@ impl McpConnectionManager {
         kind: ListKind,
         cursor: Option<String>,
     ) -> Result<Page, McpError> {
-        self.request(server, kind.method(), |conn| fetch_page(conn, kind, cursor.clone())).await
+        self.servers
+            .request(server, kind.method(), |conn| fetch_page(conn, kind, cursor.clone()))
+            .await
     }
 
     /// One server's list from the page `from` names to the end (see
@@ -125,7 +127,7 @@ impl McpConnectionManager {
                 let page = tokio::time::timeout(timeout, fetch_page(conn.clone(), kind, cursor));
                 match page.await {
                     Ok(Ok(page)) => Ok(page),
-                    Ok(Err(e)) => Err(self.failed(server, conn, e)),
+                    Ok(Err(e)) => Err(self.servers.failed(server, conn, e)),
                     Err(_) => Err(McpError::Timeout {
                         server: server.to_string(),
                         method: kind.method(),

@@ -6,7 +6,6 @@
 //! the qualified tool set in `catalog`.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,10 +15,9 @@ use router_protocol::EventSender;
 
 use crate::catalog::ToolCatalog;
 use crate::lifecycle::{ServerState, Servers};
-use mcp_connection::client::{Connector, SharedConnection, Transports};
+use mcp_connection::client::{Connector, Transports};
 use mcp_connection::config::ServerConfig;
 use mcp_connection::host::{DefaultHost, HostHandler};
-use mcp_connection::input::{Final, Retry, Round};
 
 /// Tunables that are not per server.
 #[derive(Debug, Clone, PartialEq)]
@@ -313,16 +311,6 @@ impl McpConnectionManager {
         KnownTools { tools, unknown }
     }
 
-    /// See [`Servers::failed`].
-    pub(crate) fn failed(
-        &self,
-        server: &str,
-        conn: &SharedConnection,
-        e: rmcp::ServiceError,
-    ) -> McpError {
-        self.servers.failed(server, conn, e)
-    }
-
     /// A number that changes whenever `server`'s lists may have changed (it said so with
     /// `resources/list_changed`, or it was connected anew): a kept listing taken before a
     /// change is not used.
@@ -333,35 +321,6 @@ impl McpConnectionManager {
             .get(server)
             .ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
         Ok(managed.list_generation.load(std::sync::atomic::Ordering::SeqCst))
-    }
-
-    /// See [`Servers::request`].
-    pub(crate) async fn request<T, F, Fut>(
-        &self,
-        server: &str,
-        method: &'static str,
-        f: F,
-    ) -> Result<T, McpError>
-    where
-        F: Fn(SharedConnection) -> Fut,
-        Fut: Future<Output = Result<T, rmcp::ServiceError>>,
-    {
-        self.servers.request(server, method, f).await
-    }
-
-    /// See [`Servers::exchange`].
-    pub(crate) async fn exchange<T, F, Fut>(
-        &self,
-        server: &str,
-        method: &'static str,
-        send: F,
-    ) -> Result<T, McpError>
-    where
-        T: Final,
-        F: FnMut(SharedConnection, Retry) -> Fut,
-        Fut: Future<Output = Result<Result<Round<T>, String>, rmcp::ServiceError>>,
-    {
-        self.servers.exchange(server, method, send).await
     }
 }
 

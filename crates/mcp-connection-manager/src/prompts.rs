@@ -21,6 +21,7 @@ impl McpConnectionManager {
         let followed = follow
             .run(Vec::new(), None, |cursor| async move {
                 let page = self
+                    .servers
                     .request(server, "prompts/list", |conn| {
                         let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
                         async move { conn.service.list_prompts(Some(params)).await }
@@ -61,19 +62,20 @@ impl McpConnectionManager {
     ) -> Result<GetPromptResult, McpError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = arguments;
-        self.exchange(server, "prompts/get", |conn, retry: Retry| {
-            let mut params = params.clone();
-            params.input_responses = retry.input_responses;
-            params.request_state = retry.request_state;
-            async move {
-                let mut span = conn.telemetry().start("prompts/get", Some(&params.name), None);
-                span.tag(&mut params.meta);
-                let answer = conn.service.get_prompt_once(params).instrument(span.span()).await;
-                span.finish_with(&answer, |_| false);
-                answer.map(Round::try_from)
-            }
-        })
-        .await
+        self.servers
+            .exchange(server, "prompts/get", |conn, retry: Retry| {
+                let mut params = params.clone();
+                params.input_responses = retry.input_responses;
+                params.request_state = retry.request_state;
+                async move {
+                    let mut span = conn.telemetry().start("prompts/get", Some(&params.name), None);
+                    span.tag(&mut params.meta);
+                    let answer = conn.service.get_prompt_once(params).instrument(span.span()).await;
+                    span.finish_with(&answer, |_| false);
+                    answer.map(Round::try_from)
+                }
+            })
+            .await
     }
 
     /// `completion/complete` for an argument of a prompt.
@@ -88,10 +90,11 @@ impl McpConnectionManager {
             Reference::for_prompt(prompt),
             ArgumentInfo::new(argument, value),
         );
-        self.request(server, "completion/complete", |conn| {
-            let params = params.clone();
-            async move { conn.service.complete(params).await.map(|r| r.completion) }
-        })
-        .await
+        self.servers
+            .request(server, "completion/complete", |conn| {
+                let params = params.clone();
+                async move { conn.service.complete(params).await.map(|r| r.completion) }
+            })
+            .await
     }
 }

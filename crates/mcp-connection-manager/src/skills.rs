@@ -53,6 +53,7 @@ impl McpConnectionManager {
         let followed = follow
             .run(Vec::new(), None, |cursor| async move {
                 let page = self
+                    .servers
                     .request(server, "skills/list", |conn| {
                         let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
                         async move {
@@ -111,6 +112,7 @@ impl McpConnectionManager {
     /// `skills/get`.
     pub(crate) async fn skill_entry(&self, server: &str, uri: &str) -> Result<Skill, McpError> {
         let answer = self
+            .servers
             .request(server, "skills/get", |conn| {
                 let params = GetSkillRequestParams::new(uri);
                 async move {

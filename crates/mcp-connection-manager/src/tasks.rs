@@ -13,7 +13,8 @@
 //!
 //! With `background_tasks_after`, a call whose task still runs after that long hands it to the
 //! background: the call's result is a handle ([`mcp_backend::TaskHandle`]), the task is
-//! followed on, and [`McpConnectionManager::await_backgrounded`] collects its result.
+//! followed on, and [`McpConnectionManager::await_backgrounded`] collects its result. Of the
+//! ended ones never collected, the oldest are forgotten past 64 backgrounded tasks.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,6 +35,10 @@ use crate::manager::McpConnectionManager;
 /// Polls that may fail in a row (the connection broke, the server restarts) before the
 /// follow gives up with the last error.
 const FAILED_POLLS: u32 = 3;
+
+/// Backgrounded tasks kept at most, counting the running ones: past it the oldest that ended
+/// (their results never collected) are forgotten; running ones are never dropped for room.
+const KEPT_BACKGROUNDED: usize = 64;
 
 /// How a followed call ended (`None` while it runs).
 type Outcome = Option<Result<CallToolResult, McpError>>;
@@ -102,7 +107,14 @@ impl McpConnectionManager {
         }
         background.follow.announce(true);
         let handle = background.follow.handle();
-        self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner()).push(background);
+        let mut tasks = self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        // Results nobody collected do not pile up: past the limit the oldest ended ones go.
+        while tasks.len() >= KEPT_BACKGROUNDED
+            && let Some(ended) = tasks.iter().position(|b| b.done.borrow().is_some())
+        {
+            tasks.remove(ended);
+        }
+        tasks.push(background);
         Ok(handle.to_call_tool_result())
     }
 

@@ -213,3 +213,28 @@ fn backgrounded_a_long_task_gives_the_model_a_handle_and_await_mcp_task_collects
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
 }
+
+#[tokio::test]
+async fn ended_results_nobody_collects_do_not_pile_up() {
+    use mcp_backend::McpBackend as _;
+    let options =
+        ManagerOptions { background_tasks_after: Some(Duration::ZERO), ..Default::default() };
+    let h = Harness::start_with(vec![demo("d", 100)], options);
+    let mut handles = Vec::new();
+    for _ in 0..70 {
+        let output = h.call("mcp__d__job", r#"{"seconds": 0.05}"#).await;
+        let ToolOutput::Mcp { result: Ok(result) } = output else { panic!("{output:?}") };
+        let handle = result.structured_content.clone().expect("a handle");
+        handles.push(handle["task"].as_str().expect("task").to_string());
+    }
+    // Let every task end, then one more backgrounded call makes room.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    h.call("mcp__d__job", r#"{"seconds": 0.05}"#).await;
+    let forgotten = h.manager.await_task("d", &handles[0], Duration::ZERO).await;
+    assert!(forgotten.is_err(), "the oldest ended result went: {forgotten:?}");
+    let kept = h.manager.await_task("d", &handles[69], Duration::from_secs(5)).await;
+    let kept = kept.expect("the newest is kept");
+    let text = kept.content[0].as_text().map(|t| t.text.clone());
+    assert_eq!(text.as_deref(), Some("job done after 0.05 s"));
+    h.manager.shutdown().await;
+}
