@@ -378,12 +378,18 @@ fn rows(
     ]
 }
 
-/// Every end-to-end row.
-pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
+/// E1's rows and its diagnostics alone (`mcp-router-bench e1`, for profiling the read path).
+pub(crate) async fn rows_e1(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = sequential(quick, E1::Agent).await?;
     for diagnostic in [E1::Legacy, E1::Quiet, E1::Inline, E1::Manager] {
         out.extend(sequential(quick, diagnostic).await?);
     }
+    Ok(out)
+}
+
+/// Every end-to-end row.
+pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let mut out = rows_e1(quick).await?;
     let plain = read_options(1024);
     let spread = Reads::new(4, 1_000, 1);
     out.extend(rows(

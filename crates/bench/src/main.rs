@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|e2e|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 
@@ -70,6 +70,8 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     if wanted("e2e") {
         // On a runtime worker, as P1 (and an agent's calls) are.
         rows.extend(tokio::spawn(e2e::rows_all(quick)).await??);
+    } else if wanted("e1") {
+        rows.extend(tokio::spawn(e2e::rows_e1(quick)).await??);
     }
     if wanted("e5") || wanted("e2e") {
         rows.extend(tokio::spawn(results::big_result(quick)).await??);
