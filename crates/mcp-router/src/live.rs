@@ -944,7 +944,9 @@ mod tests {
             invocation: McpInvocation {
                 server: Some(server.into()),
                 tool: tool.into(),
-                arguments: Some(json!({"server": server, "uri": "demo://notes/welcome"})),
+                arguments: Some(std::sync::Arc::new(
+                    json!({"server": server, "uri": "demo://notes/welcome"}),
+                )),
             },
             arguments_truncated_from: None,
         })

@@ -216,8 +216,9 @@ pub struct McpInvocation {
     /// The tool: the MCP tool's original name, or the resource tool's name
     /// (`list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`).
     pub tool: String,
-    /// The parsed JSON arguments, `null` when the model sent none.
-    pub arguments: Option<Value>,
+    /// The parsed JSON arguments, `null` when the model sent none. Shared (a reference count),
+    /// so the begin and end events of a call hold one copy; serialized as the JSON itself.
+    pub arguments: Option<std::sync::Arc<Value>>,
 }
 
 /// `mcp_tool_call_begin`.
@@ -398,7 +399,7 @@ mod tests {
         McpInvocation {
             server: Some("docs".to_string()),
             tool: "read_mcp_resource".to_string(),
-            arguments: Some(json!({"server": "docs", "uri": "memo://1"})),
+            arguments: Some(std::sync::Arc::new(json!({"server": "docs", "uri": "memo://1"}))),
         }
     }
 

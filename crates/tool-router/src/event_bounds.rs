@@ -22,14 +22,18 @@ pub(crate) struct Bounded<T> {
 
 /// The arguments as events carry them: as they are within `limit` bytes of JSON, otherwise the
 /// first `limit` bytes of their JSON text, as a string.
-pub(crate) fn arguments(arguments: Option<Value>, limit: usize) -> Bounded<Option<Value>> {
+pub(crate) fn arguments(
+    arguments: Option<Arc<Value>>,
+    limit: usize,
+) -> Bounded<Option<Arc<Value>>> {
     let Some(value) = arguments else { return Bounded { value: None, cut_from: None } };
-    let size = json_len(&value);
+    let size = json_len(&*value);
     if size <= limit {
         return Bounded { value: Some(value), cut_from: None };
     }
-    let text = serde_json::to_string(&value).unwrap_or_default();
-    Bounded { value: Some(Value::String(prefix(&text, limit).to_string())), cut_from: Some(size) }
+    let text = serde_json::to_string(&*value).unwrap_or_default();
+    let cut = Value::String(prefix(&text, limit).to_string());
+    Bounded { value: Some(Arc::new(cut)), cut_from: Some(size) }
 }
 
 /// The end event's result: as it is within `limit` bytes (as JSON), otherwise a cut copy.
@@ -141,9 +145,10 @@ mod tests {
 
     #[test]
     fn payloads_within_the_limit_pass_as_they_are() {
-        let args = Some(serde_json::json!({"text": "hi"}));
+        let args = Some(Arc::new(serde_json::json!({"text": "hi"})));
         let bounded = arguments(args.clone(), 100);
-        assert_eq!((bounded.value, bounded.cut_from), (args, None));
+        assert!(bounded.value.as_ref().zip(args.as_ref()).is_some_and(|(a, b)| Arc::ptr_eq(a, b)));
+        assert_eq!(bounded.cut_from, None);
         let call = Arc::new(CallToolResult::success(vec![ContentBlock::text("short")]));
         let bounded = result(Ok(CallResult::Call(call.clone())), 1_000);
         assert_eq!(bounded.cut_from, None);
@@ -153,8 +158,8 @@ mod tests {
     #[test]
     fn big_payloads_are_cut_to_the_limit_and_say_their_size() {
         let big = "é".repeat(10_000);
-        let bounded = arguments(Some(serde_json::json!({"text": big})), 1_000);
-        let Some(Value::String(shown)) = bounded.value else { panic!("a string") };
+        let bounded = arguments(Some(Arc::new(serde_json::json!({"text": big}))), 1_000);
+        let Some(Value::String(shown)) = bounded.value.as_deref() else { panic!("a string") };
         assert!(shown.len() <= 1_000 && shown.starts_with("{\"text\":\"é"), "{shown}");
         assert_eq!(bounded.cut_from, Some(20_011));
 

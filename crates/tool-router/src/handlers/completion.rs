@@ -95,7 +95,7 @@ impl ToolHandler for McpCompletionHandler {
         let event_invocation = McpInvocation {
             server: Some(server.clone()),
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let work = async {
             let info = self

@@ -475,7 +475,7 @@ impl ToolHandler for McpListHandler {
         let event_invocation = McpInvocation {
             server: server.clone(),
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let work = async {
             match &server {

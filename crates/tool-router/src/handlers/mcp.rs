@@ -87,8 +87,11 @@ impl McpHandler {
         result: impl std::future::Future<Output = Result<CallToolResult, McpError>>,
     ) -> Result<ToolOutput, FunctionCallError> {
         let McpCall { call_id, server, tool, arguments } = call;
-        let invocation =
-            McpInvocation { server: Some(server.clone()), tool: tool.clone(), arguments };
+        let invocation = McpInvocation {
+            server: Some(server.clone()),
+            tool: tool.clone(),
+            arguments: arguments.map(Arc::new),
+        };
         // The end event shows the server's result as sent (cut to `event_payload_bytes`), the
         // model gets it within the budget: one shared result when that changes nothing (almost
         // always); otherwise the kept copy shares the server's result too.

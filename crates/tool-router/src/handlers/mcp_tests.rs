@@ -33,7 +33,7 @@ async fn success_passes_the_result_through() {
     };
     assert_eq!(begin.invocation.server.as_deref(), Some("figma"));
     assert_eq!(begin.invocation.tool, "echo");
-    assert_eq!(begin.invocation.arguments, Some(json!({"text": "hi"})));
+    assert_eq!(begin.invocation.arguments.as_deref(), Some(&json!({"text": "hi"})));
     assert_eq!(end.summary, None);
     let ToolOutput::Mcp { result: Ok(result) } = &output else { panic!() };
     // The event and the output share one result: nothing was copied.

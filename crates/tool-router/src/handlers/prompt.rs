@@ -91,7 +91,7 @@ impl ToolHandler for PromptHandler {
         let event_invocation = McpInvocation {
             server: Some(server.clone()),
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let work = self.get(&server, &name, arguments);
         run(ctx, &invocation.call_id, event_invocation, work).await.0

@@ -298,7 +298,7 @@ impl ToolHandler for McpReadHandler {
         let event_invocation = McpInvocation {
             server: Some(request.server.clone()),
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let span = tracing::info_span!(
             "resource_retrieval",

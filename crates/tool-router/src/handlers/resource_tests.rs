@@ -102,7 +102,8 @@ async fn list_single_server_keeps_next_cursor_key() {
     insta::assert_snapshot!("list_single_first_page", raw(&result));
     let end = end_event(&events);
     assert_eq!(end.invocation.server.as_deref(), Some("figma"));
-    assert_eq!(end.invocation.arguments, Some(json!({"server": "figma", "cursor": null})));
+    let arguments = end.invocation.arguments.as_deref();
+    assert_eq!(arguments, Some(&json!({"server": "figma", "cursor": null})));
 
     let (result, _) =
         call(backend(), LIST_MCP_RESOURCES, r#"{"server":" figma ","cursor":"1"}"#).await;

@@ -182,7 +182,7 @@ impl ToolHandler for SearchToolsHandler {
         let event_invocation = McpInvocation {
             server: request.server.clone(),
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let work = self.search(ctx, &request);
         run(ctx, &invocation.call_id, event_invocation, work).await.0

@@ -290,7 +290,7 @@ impl ToolHandler for LoadSkillHandler {
         let event_invocation = McpInvocation {
             server: args.server.clone(),
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let work = self.load(ctx, &args);
         run(ctx, &invocation.call_id, event_invocation, work).await.0
@@ -335,7 +335,7 @@ impl ToolHandler for ListSkillsHandler {
         let event_invocation = McpInvocation {
             server: None,
             tool: invocation.tool_name,
-            arguments: invocation.arguments,
+            arguments: invocation.arguments.map(std::sync::Arc::new),
         };
         let work = async {
             let skills = crate::skills::gather(self.backend.as_ref()).await;
