@@ -11,8 +11,8 @@ use mcp_backend::{
     SharedListing, find_listed_tool, resolve_tool_name,
 };
 use rmcp::model::{
-    ArgumentInfo, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompletionInfo, JsonObject, ReadResourceRequestParams, ReadResourceResult, Reference,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompletionInfo, JsonObject,
+    ReadResourceRequestParams, ReadResourceResult, Reference,
 };
 use tracing::Instrument as _;
 
@@ -214,22 +214,7 @@ impl McpBackend for McpConnectionManager {
         argument: &str,
         value: &str,
     ) -> Result<CompletionInfo, McpError> {
-        let params = CompleteRequestParams::new(
-            Reference::for_resource(template),
-            ArgumentInfo::new(argument, value),
-        );
-        self.servers
-            .request(server, "completion/complete", |conn| {
-                let mut params = params.clone();
-                async move {
-                    let mut span = conn.telemetry().start("completion/complete", None, None);
-                    span.tag(&mut params.meta);
-                    let answer = conn.service.complete(params).instrument(span.span()).await;
-                    span.finish_with(&answer, |_| false);
-                    answer.map(|r| r.completion)
-                }
-            })
-            .await
+        self.servers.complete(server, Reference::for_resource(template), argument, value).await
     }
 
     /// Whether any server declares the `completions` capability (after startups settle). Only

@@ -5,8 +5,8 @@
 use futures::future::join_all;
 use mcp_backend::{Follow, McpError, Paged, PromptsListing};
 use rmcp::model::{
-    ArgumentInfo, CompleteRequestParams, CompletionInfo, GetPromptRequestParams, GetPromptResult,
-    JsonObject, PaginatedRequestParams, Prompt, Reference, ServerCapabilities,
+    CompletionInfo, GetPromptRequestParams, GetPromptResult, JsonObject, PaginatedRequestParams,
+    Prompt, Reference, ServerCapabilities,
 };
 use tracing::Instrument as _;
 
@@ -86,15 +86,6 @@ impl McpConnectionManager {
         argument: &str,
         value: &str,
     ) -> Result<CompletionInfo, McpError> {
-        let params = CompleteRequestParams::new(
-            Reference::for_prompt(prompt),
-            ArgumentInfo::new(argument, value),
-        );
-        self.servers
-            .request(server, "completion/complete", |conn| {
-                let params = params.clone();
-                async move { conn.service.complete(params).await.map(|r| r.completion) }
-            })
-            .await
+        self.servers.complete(server, Reference::for_prompt(prompt), argument, value).await
     }
 }

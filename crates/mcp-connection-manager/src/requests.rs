@@ -12,6 +12,33 @@ use mcp_connection::input::{Exchange, ExchangeError, Final, Retry, Round};
 use crate::lifecycle::Servers;
 
 impl Servers {
+    /// `completion/complete` on one server for `argument` of `reference` (a resource template
+    /// or a prompt), with its request span.
+    pub(crate) async fn complete(
+        &self,
+        server: &str,
+        reference: rmcp::model::Reference,
+        argument: &str,
+        value: &str,
+    ) -> Result<rmcp::model::CompletionInfo, McpError> {
+        use tracing::Instrument as _;
+        let argument = rmcp::model::ArgumentInfo::new(argument, value);
+        let params = rmcp::model::CompleteRequestParams::new(reference, argument);
+        self.request(server, "completion/complete", |conn| {
+            let mut params = params.clone();
+            async move {
+                let mut span = conn.telemetry().start("completion/complete", None, None);
+                span.tag(&mut params.meta);
+                let answer = conn.service.complete(params).instrument(span.span()).await;
+                span.finish_with(&answer, |_| false);
+                answer.map(|r| r.completion)
+            }
+        })
+        .await
+    }
+}
+
+impl Servers {
     /// A request failed in rmcp. A broken connection is marked dead (not retried here: a
     /// tools/call may have had effects; the next use restarts it); one refused for want of
     /// sign-in marks the server signed out.
