@@ -21,8 +21,8 @@ use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
 use crate::Row;
 use crate::server::Options;
 use crate::workloads::{
-    bare, bare_read, bench_server, draining, median, ratio, read_call, read_options, routed,
-    router_read, show,
+    bare, bare_modern, bare_read, bench_server, draining, median, ratio, read_call, read_options,
+    routed, router_read, show,
 };
 
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
@@ -98,6 +98,8 @@ enum E1 {
     /// The connection manager alone (`McpBackend::read_resource` and the JSON of its result),
     /// without the router's handler, in the bare client's era: what the manager itself adds.
     Manager,
+    /// The row's router against a bare client that speaks 2026-07-28 too.
+    Modern,
 }
 
 /// E1: one read at a time, in blocks that alternate between the router and the bare client
@@ -109,14 +111,14 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
         config.protocol = mcp_connection_manager::ProtocolChoice::Legacy;
     }
     let r = routed(vec![config], EventSender::discard()).await;
-    let b = bare(&options).await?;
+    let b = if setup == E1::Modern { bare_modern(&options).await? } else { bare(&options).await? };
     let peer = b.client.peer().clone();
     let (drained, consumer) = draining();
     let (inline_events, mut inline) = router_protocol::event_channel();
     let ctx = match setup {
         E1::Quiet => CallContext::new(EventSender::discard()),
         E1::Inline => CallContext::new(inline_events),
-        E1::Agent | E1::Legacy | E1::Manager => drained,
+        E1::Agent | E1::Legacy | E1::Manager | E1::Modern => drained,
     };
     let call = read_call("s", "bench://r/1");
     let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
@@ -154,15 +156,17 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     Ok(e1_rows(setup, router, baseline))
 }
 
+/// CPU per call, with the context switches per call beside it.
+fn with_switches(cpu: Duration, side: &Side) -> String {
+    format!("{} ({:.1} switches)", show(cpu), side.switches_per_call())
+}
+
 /// E1's rows: the row itself (wall and CPU), or one diagnostic (CPU).
 fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
     let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
     let cpu = ratio(router_cpu, bare_cpu);
     let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
     let wall = ratio(router_wall, bare_wall);
-    let with_switches = |cpu: Duration, side: &Side| {
-        format!("{} ({:.1} switches)", show(cpu), side.switches_per_call())
-    };
     let diagnostic = |name: &'static str| {
         vec![Row {
             name,
@@ -190,6 +194,11 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
         E1::Manager => {
             return diagnostic(
                 "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router, 2025-11-25",
+            );
+        }
+        E1::Modern => {
+            return diagnostic(
+                "E1 diagnostic, CPU per call: the row's router against a bare rmcp client that speaks 2026-07-28 too",
             );
         }
         E1::Agent => {}
@@ -316,6 +325,7 @@ async fn concurrent(
     servers: usize,
     options: &Options,
     reads: &Reads,
+    modern_baseline: bool,
 ) -> anyhow::Result<(Side, Side)> {
     let configs = (0..servers)
         .map(|i| bench_server(&format!("s{i}"), options))
@@ -323,7 +333,11 @@ async fn concurrent(
     let r = routed(configs, EventSender::discard()).await;
     let mut clients = Vec::new();
     for _ in 0..servers {
-        clients.push(bare(options).await?);
+        clients.push(if modern_baseline {
+            bare_modern(options).await?
+        } else {
+            bare(options).await?
+        });
     }
     let peers = Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect::<Vec<_>>());
     let (ctx, consumer) = draining();
@@ -356,7 +370,7 @@ fn rows(
 ) -> Vec<Row> {
     let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
     let cpu = ratio(router_cpu, bare_cpu);
-    let (router_wall, bare_wall) = (median(router.wall), median(baseline.wall));
+    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
     let wall = ratio(router_wall, bare_wall);
     vec![
         Row {
@@ -369,8 +383,8 @@ fn rows(
         },
         Row {
             name: cpu_name,
-            baseline: show(bare_cpu),
-            router: show(router_cpu),
+            baseline: with_switches(bare_cpu, &baseline),
+            router: with_switches(router_cpu, &router),
             ratio: cpu,
             target: "≤ 1.15",
             met: Some(cpu <= 1.15),
@@ -381,39 +395,55 @@ fn rows(
 /// E1's rows and its diagnostics alone (`mcp-router-bench e1`, for profiling the read path).
 pub(crate) async fn rows_e1(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = sequential(quick, E1::Agent).await?;
-    for diagnostic in [E1::Legacy, E1::Quiet, E1::Inline, E1::Manager] {
+    for diagnostic in [E1::Modern, E1::Legacy, E1::Quiet, E1::Inline, E1::Manager] {
         out.extend(sequential(quick, diagnostic).await?);
     }
+    Ok(out)
+}
+
+/// E2's rows alone (`mcp-router-bench e2`, for profiling concurrent reads).
+pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let plain = read_options(1024);
+    let spread = Reads::new(4, 1_000, 1);
+    let mut out = rows(
+        concurrent(quick, 4, &plain, &spread, false).await?,
+        "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
+        "E2 same, CPU time of this process per read (and its context switches per read)",
+    );
+    let (router, baseline) = concurrent(quick, 4, &plain, &spread, true).await?;
+    let cpu = ratio(router.cpu_per_call(), baseline.cpu_per_call());
+    out.push(Row {
+        name: "E2 diagnostic, CPU per read: the same against bare rmcp clients that speak 2026-07-28 too",
+        baseline: with_switches(baseline.cpu_per_call(), &baseline),
+        router: with_switches(router.cpu_per_call(), &router),
+        ratio: cpu,
+        target: "(diagnostic)",
+        met: None,
+    });
     Ok(out)
 }
 
 /// Every end-to-end row.
 pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = rows_e1(quick).await?;
-    let plain = read_options(1024);
-    let spread = Reads::new(4, 1_000, 1);
-    out.extend(rows(
-        concurrent(quick, 4, &plain, &spread).await?,
-        "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
-        "E2 same, CPU time of this process per read",
-    ));
+    out.extend(rows_e2(quick).await?);
     let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
     let distinct = Reads::new(1, 1_000, 1_000);
     out.extend(rows(
-        concurrent(quick, 1, &watched, &distinct).await?,
+        concurrent(quick, 1, &watched, &distinct, false).await?,
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
         "E3 same, CPU time of this process per read",
     ));
     let unwatched = Options { resources: 1_000, ..read_options(1024) };
     out.extend(rows(
-        concurrent(quick, 1, &unwatched, &distinct).await?,
+        concurrent(quick, 1, &unwatched, &distinct, false).await?,
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
     out.push(working_set(quick).await?);
     let hundred = Reads::new(1, 1_000, 100);
     out.extend(rows(
-        concurrent(quick, 1, &watched, &hundred).await?,
+        concurrent(quick, 1, &watched, &hundred, false).await?,
         "E3 1,000 concurrent reads of 100 URIs read again and again (all watched), wall per round",
         "E3 same (100 URIs), CPU time of this process per read",
     ));

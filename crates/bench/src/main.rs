@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 
@@ -7,6 +7,7 @@ mod alloc;
 mod e2e;
 mod fuzz;
 mod results;
+mod rmcp_cost;
 mod search;
 mod server;
 mod workloads;
@@ -70,8 +71,16 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     if wanted("e2e") {
         // On a runtime worker, as P1 (and an agent's calls) are.
         rows.extend(tokio::spawn(e2e::rows_all(quick)).await??);
-    } else if wanted("e1") {
-        rows.extend(tokio::spawn(e2e::rows_e1(quick)).await??);
+    } else {
+        if wanted("e1") {
+            rows.extend(tokio::spawn(e2e::rows_e1(quick)).await??);
+        }
+        if wanted("e2") {
+            rows.extend(tokio::spawn(e2e::rows_e2(quick)).await??);
+        }
+    }
+    if wanted("r1") || wanted("e2e") {
+        rows.extend(rmcp_cost::rows(quick)?);
     }
     if wanted("e5") || wanted("e2e") {
         rows.extend(tokio::spawn(results::big_result(quick)).await??);

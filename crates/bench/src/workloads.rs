@@ -64,6 +64,16 @@ pub(crate) async fn bare(options: &Options) -> anyhow::Result<Bare> {
 /// A bare client that takes lines up to `max_line` bytes (rmcp drops longer ones, 16 MiB by
 /// default, and the request then waits for an answer that never comes).
 pub(crate) async fn bare_lines_up_to(options: &Options, max_line: usize) -> anyhow::Result<Bare> {
+    bare_client(options, max_line, false).await
+}
+
+/// A bare client that speaks 2026-07-28 (`server/discover`, per-request client context), as
+/// the router does with the bench server: the era's own cost in rmcp, for the diagnostics.
+pub(crate) async fn bare_modern(options: &Options) -> anyhow::Result<Bare> {
+    bare_client(options, rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH, true).await
+}
+
+async fn bare_client(options: &Options, max_line: usize, modern: bool) -> anyhow::Result<Bare> {
     let mut child = tokio::process::Command::new(std::env::current_exe()?)
         .args(options.args())
         .stdin(std::process::Stdio::piped())
@@ -77,7 +87,14 @@ pub(crate) async fn bare_lines_up_to(options: &Options, max_line: usize) -> anyh
         .with_protocol_version(ProtocolVersion::V_2025_11_25);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(max_line);
-    let client = config.serve(transport).await?;
+    let client = if modern {
+        let lifecycle = rmcp::ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        rmcp::ClientServiceExt::serve_with_lifecycle(config, transport, lifecycle).await?
+    } else {
+        config.serve(transport).await?
+    };
     client.set_response_cache_config(ClientCacheConfig::disabled()).await;
     Ok(Bare { client, _child: child })
 }

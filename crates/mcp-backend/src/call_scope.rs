@@ -10,9 +10,9 @@ tokio::task_local! {
 }
 
 /// Runs `work` with `call_id` as the current call (for this task; work spawned on other tasks
-/// does not see it).
-pub async fn with_call_id<F: Future>(call_id: &str, work: F) -> F::Output {
-    CALL_ID.scope(Arc::from(call_id), work).await
+/// does not see it). Not an `async fn`: that would hold `work` twice.
+pub fn with_call_id<F: Future>(call_id: &str, work: F) -> impl Future<Output = F::Output> {
+    CALL_ID.scope(Arc::from(call_id), work)
 }
 
 /// The call the current task works for, if the router said so.

@@ -229,7 +229,9 @@ impl Servers {
                     if reset_restarts {
                         managed.restarts.store(0, Ordering::SeqCst);
                     }
-                    self.restart(managed, &settled, reason).await;
+                    // Boxed: a restart's future is large and rare; every request's would be
+                    // as large.
+                    Box::pin(self.restart(managed, &settled, reason)).await;
                 }
             }
         }

@@ -55,12 +55,17 @@ impl ResponseCache {
         self.enabled.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    fn get(&self, key: &Key) -> Option<Value> {
+    fn get(&self, key: impl FnOnce() -> Key) -> Option<Value> {
         let mut entries = self.entries.lock().ok()?;
-        match entries.get(key) {
+        if entries.is_empty() {
+            // Nothing kept (most servers give no hints): no key to build.
+            return None;
+        }
+        let key = key();
+        match entries.get(&key) {
             Some(entry) if entry.expires > Instant::now() => Some(entry.value.clone()),
             Some(_) => {
-                entries.remove(key);
+                entries.remove(&key);
                 None
             }
             None => None,
@@ -83,7 +88,10 @@ impl ResponseCache {
 
     /// A cached page of `kind` at `cursor`.
     pub fn page(&self, kind: ListKind, cursor: &Option<String>) -> Option<Page> {
-        match self.get(&Key::List(kind, cursor.clone()))? {
+        if !self.enabled.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        match self.get(|| Key::List(kind, cursor.clone()))? {
             Value::Page(page) => Some(page),
             Value::Read(_) => None,
         }
@@ -98,12 +106,19 @@ impl ResponseCache {
         page: &Page,
         ttl_ms: Option<u64>,
     ) {
+        if !self.keeps(ttl_ms) {
+            return;
+        }
         self.put(Key::List(kind, cursor), Value::Page(page.clone()), ttl_ms);
     }
 
     /// A cached read of `uri`.
     pub fn read(&self, uri: &str) -> Option<ReadResourceResult> {
-        match self.get(&Key::Read(uri.to_string()))? {
+        if !self.enabled.load(std::sync::atomic::Ordering::SeqCst) {
+            // A legacy connection, or caching off: nothing was ever put (no key to build).
+            return None;
+        }
+        match self.get(|| Key::Read(uri.to_string()))? {
             Value::Read(result) => Some(result),
             Value::Page(_) => None,
         }
@@ -111,8 +126,17 @@ impl ResponseCache {
 
     /// Keep a read result under its cache hint, if caching is on and the hint is positive.
     pub fn put_read(&self, uri: &str, result: &ReadResourceResult) {
+        // Copied only when it will be kept: most reads carry no hint.
+        if !self.keeps(result.ttl_ms) {
+            return;
+        }
         let ttl = result.ttl_ms;
         self.put(Key::Read(uri.to_string()), Value::Read(result.clone()), ttl);
+    }
+
+    /// Whether an answer with this hint would be kept.
+    fn keeps(&self, ttl_ms: Option<u64>) -> bool {
+        self.enabled.load(std::sync::atomic::Ordering::SeqCst) && ttl_ms.is_some_and(|ms| ms > 0)
     }
 
     /// `notifications/resources/list_changed`: both lists are stale.

@@ -169,7 +169,9 @@ impl Exchange<'_> {
         let mut retry = Retry::default();
         for round in 0..=self.max_rounds {
             let started = Instant::now();
-            let sent = send(std::mem::take(&mut retry));
+            // Pinned here and lent to `within`: moved into it, the request's future would be
+            // stored twice in this one (rmcp's read is 5 KiB).
+            let sent = std::pin::pin!(send(std::mem::take(&mut retry)));
             let answer = match crate::progress::within(budget, sent, || self.heard()).await {
                 None => return Err(ExchangeError::TimedOut),
                 Some(Err(error)) => return Err(ExchangeError::Service(error)),
@@ -195,7 +197,8 @@ impl Exchange<'_> {
                     self.method
                 )));
             }
-            let (responses, counted) = self.answer(requests).await;
+            // Boxed: answering inputs is rare, and its future would enlarge every request's.
+            let (responses, counted) = Box::pin(self.answer(requests)).await;
             budget = budget.saturating_sub(counted);
             if budget.is_zero() {
                 return Err(ExchangeError::TimedOut);

@@ -284,6 +284,10 @@ impl RequestSpan {
 
 impl Drop for RequestSpan {
     fn drop(&mut self) {
+        if self.done {
+            // Finished: nothing to say (and no description to build for nothing).
+            return;
+        }
         self.end(Err((
             "cancelled".to_string(),
             "the request was dropped before its answer (timeout or cancellation)".to_string(),

@@ -321,13 +321,19 @@ impl ToolRouter {
     ) -> Result<ToolOutput, FunctionCallError> {
         let omit = self.omit_result_text && ctx.result_text();
         let bound = self.event_payload_bytes.filter(|_| !ctx.has_event_payload_bytes());
-        if (omit || bound.is_some()) && ctx.has_listener() {
-            let mut ctx = ctx.clone().with_result_text(ctx.result_text() && !omit);
+        // One await point, so the future holds one route (an agent spawns a task per call,
+        // whose size is this future's).
+        let own;
+        let ctx = if (omit || bound.is_some()) && ctx.has_listener() {
+            let mut with = ctx.clone().with_result_text(ctx.result_text() && !omit);
             if let Some(bytes) = bound {
-                ctx = ctx.with_event_payload_bytes(bytes);
+                with = with.with_event_payload_bytes(bytes);
             }
-            return self.traced_route(&ctx, call).await;
-        }
+            own = with;
+            &own
+        } else {
+            ctx
+        };
         self.traced_route(ctx, call).await
     }
 
@@ -360,7 +366,10 @@ impl ToolRouter {
                 let arguments = arguments
                     .into_value()
                     .map_err(|e| FunctionCallError::RespondToModel(format!("err: {e}")))?;
-                route.handler.call(ctx, McpCall { call_id, server, tool, arguments }).await
+                // Boxed: a tool call's future is large, and a read's future would otherwise be
+                // as large as it (every call's task is).
+                Box::pin(route.handler.call(ctx, McpCall { call_id, server, tool, arguments }))
+                    .await
             }
         }
     }

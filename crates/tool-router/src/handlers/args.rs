@@ -49,7 +49,13 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 }
 
 pub(crate) fn normalize_optional_string(value: Option<String>) -> Option<String> {
-    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    value.map(trimmed).filter(|v| !v.is_empty())
+}
+
+/// `value` without surrounding whitespace; the same string when it has none (no copy).
+fn trimmed(value: String) -> String {
+    let trimmed = value.trim();
+    if trimmed.len() == value.len() { value } else { trimmed.to_string() }
 }
 
 pub(crate) fn normalize_required_string(

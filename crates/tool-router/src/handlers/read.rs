@@ -178,7 +178,8 @@ impl McpReadHandler {
         if let Some(data) = &self.options.data
             && result.contents.iter().any(|c| is_csv(c, uri))
         {
-            return import_csv(data.clone(), server, uri, result.contents).await;
+            // Boxed: the import's future is large and rare; every read's would be as large.
+            return Box::pin(import_csv(data.clone(), server, uri, result.contents)).await;
         }
         let shaped =
             shape_read(&result.contents, &self.options.policy, request.offset, request.max_bytes)
@@ -307,7 +308,8 @@ impl ToolHandler for McpReadHandler {
             outcome = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        let work = self.read(ctx, &request);
+        // Pinned here and lent: moved into `run`, the read's future would be held twice.
+        let work = std::pin::pin!(self.read(ctx, &request));
         let (outcome, duration) =
             run(ctx, &invocation.call_id, event_invocation, work).instrument(span.clone()).await;
         span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
