@@ -25,7 +25,6 @@ use rmcp::service::RunningService;
 use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
 
 use crate::oauth::TokenStore;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
@@ -345,8 +344,8 @@ async fn open(
                 cwd: cwd.as_ref(),
             })
             .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
-            let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin)
-                .with_max_line_length(MAX_MESSAGE_BYTES);
+            let transport =
+                crate::lines::LineTransport::new(spawned.stdout, spawned.stdin, MAX_MESSAGE_BYTES);
             let transport = client.traced(transport);
             // On failure `spawned` is dropped here, which kills the process group.
             let service = client

@@ -1,0 +1,164 @@
+//! The stdio transport against rmcp's own parse: every answer it builds itself must be the
+//! message rmcp would have built from the same line; everything else must be framed and
+//! refused as rmcp's transport does.
+
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, JsonRpcMessage, JsonRpcRequest, NumberOrString,
+    ReadResourceRequest, ReadResourceRequestParams, ServerJsonRpcMessage, ServerResult,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+use super::*;
+
+// The messages have no `PartialEq` (server requests do not): they are compared by their
+// `Debug` form, which shows every field and variant.
+type Pipes = (LineTransport<DuplexStream, DuplexStream>, DuplexStream, BufReader<DuplexStream>);
+
+/// The transport, the server's end of its stdout (to write answers) and of its stdin (to
+/// read what the client wrote).
+fn pipes(max_line: usize) -> Pipes {
+    let (client_out, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, client_in) = tokio::io::duplex(1 << 20);
+    (LineTransport::new(client_in, client_out, max_line), server_out, BufReader::new(server_in))
+}
+
+fn request(id: i64, request: ClientRequest) -> TxJsonRpcMessage<RoleClient> {
+    JsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc: Default::default(),
+        id: NumberOrString::Number(id),
+        request,
+    })
+}
+
+fn read(id: i64) -> TxJsonRpcMessage<RoleClient> {
+    let params = ReadResourceRequestParams::new("demo://a");
+    request(id, ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params)))
+}
+
+fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
+    let params = CallToolRequestParams::new("echo");
+    request(id, ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)))
+}
+
+/// Sends `sent`, has the server answer with `line`, and returns what the transport delivered
+/// next and what rmcp's own parse makes of the line.
+async fn answered(
+    sent: TxJsonRpcMessage<RoleClient>,
+    line: &str,
+) -> (ServerJsonRpcMessage, ServerJsonRpcMessage) {
+    let (mut transport, mut server_out, mut server_in) = pipes(1 << 20);
+    transport.send(sent).await.expect("send");
+    let mut written = String::new();
+    server_in.read_line(&mut written).await.expect("the request reached the server");
+    server_out.write_all(format!("{line}\n").as_bytes()).await.expect("answer");
+    let got = transport.receive().await.expect("a message");
+    let rmcp: ServerJsonRpcMessage = serde_json::from_str(line).expect("rmcp parses it");
+    (got, rmcp)
+}
+
+#[tokio::test]
+async fn a_read_answer_is_the_message_rmcp_would_build() {
+    let line = r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"demo://a","mimeType":"text/plain","text":"hello"}],"ttlMs":5000,"_meta":{"k":1}}}"#;
+    let (got, rmcp) = answered(read(3), line).await;
+    assert_eq!(format!("{got:?}"), format!("{rmcp:?}"));
+    assert!(
+        matches!(got, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::ReadResourceResult(_)))
+    );
+}
+
+#[tokio::test]
+async fn an_input_required_read_answer_is_parsed_as_rmcp_does() {
+    let line = r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}}}}"#;
+    let (got, rmcp) = answered(read(4), line).await;
+    assert_eq!(format!("{got:?}"), format!("{rmcp:?}"));
+    assert!(
+        matches!(got, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::InputRequiredResult(_)))
+    );
+}
+
+#[tokio::test]
+async fn tool_answers_plain_erroring_and_tasks_are_the_messages_rmcp_would_build() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[],"structuredContent":null,"isError":true}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":{"task":{"taskId":"t1","status":"working","createdAt":"2026-11-26T00:00:00Z","lastUpdatedAt":"2026-11-26T00:00:00Z","ttl":null}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"no such tool"}}"#,
+    ];
+    for line in lines {
+        let (got, rmcp) = answered(call(5), line).await;
+        assert_eq!(format!("{got:?}"), format!("{rmcp:?}"), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn answers_to_other_requests_and_server_requests_are_parsed_as_rmcp_does() {
+    let (mut transport, mut server_out, _server_in) = pipes(1 << 20);
+    transport.send(read(7)).await.expect("send");
+    // The server's own request, with the same id as ours, comes first; then our answer.
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[]}}"#,
+    ];
+    for line in lines {
+        server_out.write_all(format!("{line}\n").as_bytes()).await.expect("write");
+        let got = transport.receive().await.expect("a message");
+        let rmcp: ServerJsonRpcMessage = serde_json::from_str(line).expect("rmcp parses it");
+        assert_eq!(format!("{got:?}"), format!("{rmcp:?}"), "{line}");
+    }
+}
+
+/// Notifications rmcp cannot parse (their params are not objects), which it then ignores as
+/// outside MCP.
+const EDITOR: &str = r#"{"jsonrpc":"2.0","method":"$/x","params":5}"#;
+const UNKNOWN: &str = r#"{"jsonrpc":"2.0","method":"notifications/x","params":5}"#;
+
+#[tokio::test]
+async fn lines_are_framed_as_rmcp_frames_them() {
+    for line in [EDITOR, UNKNOWN] {
+        assert!(serde_json::from_str::<ServerJsonRpcMessage>(line).is_err(), "{line}");
+    }
+    let (mut transport, mut server_out, mut server_in) = pipes(64);
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let too_long = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"{}"}}}}"#,
+        "x".repeat(100)
+    );
+    let input = [
+        // A line over the limit is dropped, the connection kept.
+        format!("{too_long}\n"),
+        // Not JSON, an editor's notification and an unknown MCP notification that rmcp cannot
+        // parse, a blank line: ignored without an answer.
+        "not json\n".to_string(),
+        format!("{EDITOR}\n"),
+        format!("{UNKNOWN}\n"),
+        "\r\n".to_string(),
+        // Well-formed, wrong shape: answered with Invalid Request.
+        "{\"jsonrpc\":\"2.0\",\"id\":9}\n".to_string(),
+        // A message written in two parts, with a byte order mark and CRLF.
+        "\u{feff}".to_string() + &ping[..10],
+        format!("{}\r\n", &ping[10..]),
+    ];
+    for part in &input {
+        server_out.write_all(part.as_bytes()).await.expect("write");
+    }
+    let got = transport.receive().await.expect("the ping");
+    let rmcp: ServerJsonRpcMessage = serde_json::from_str(ping).expect("parse");
+    assert_eq!(format!("{got:?}"), format!("{rmcp:?}"));
+    let mut answer = String::new();
+    server_in.read_line(&mut answer).await.expect("the refusal");
+    let answer: serde_json::Value = serde_json::from_str(&answer).expect("json");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    drop(server_out);
+    assert!(transport.receive().await.is_none(), "the end of the stream ends receiving");
+}
+
+#[tokio::test]
+async fn forgotten_requests_are_bounded() {
+    let (mut transport, _server_out, _server_in) = pipes(1 << 20);
+    for id in 0..(MAX_EXPECTED as i64 + 10) {
+        // Unanswered reads (their writes are not even awaited): the map is cleared at its
+        // bound, never grows past it.
+        drop(transport.send(read(id)));
+        assert!(transport.expected.len() <= MAX_EXPECTED);
+    }
+}
