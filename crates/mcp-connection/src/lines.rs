@@ -34,6 +34,9 @@ enum Expected {
 /// parsed as rmcp would (always right, only slower).
 const MAX_EXPECTED: usize = 4096;
 
+/// Most bytes of line buffer kept between messages.
+const KEPT_BUFFER_BYTES: usize = 1 << 20;
+
 /// The client transport over a child's stdout (`R`) and stdin (`W`).
 pub(crate) struct LineTransport<R, W: AsyncWrite> {
     read: BufReader<R>,
@@ -244,6 +247,10 @@ where
             let parsed = self.parse(&line);
             self.line = line;
             self.line.clear();
+            // One huge message does not keep its buffer for the connection's life.
+            if self.line.capacity() > KEPT_BUFFER_BYTES {
+                self.line.shrink_to(KEPT_BUFFER_BYTES);
+            }
             if parsed.is_some() {
                 return parsed;
             }

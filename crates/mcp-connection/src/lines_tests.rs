@@ -162,3 +162,19 @@ async fn forgotten_requests_are_bounded() {
         assert!(transport.expected.len() <= MAX_EXPECTED);
     }
 }
+
+#[tokio::test]
+async fn a_huge_message_does_not_keep_its_buffer() {
+    let (mut transport, mut server_out, _server_in) = pipes(64 << 20);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"{}"}}}}"#,
+        "x".repeat(3 << 20)
+    );
+    let writer = tokio::spawn(async move {
+        server_out.write_all(format!("{big}\n").as_bytes()).await.expect("write");
+        server_out
+    });
+    assert!(transport.receive().await.is_some(), "the message arrives whole");
+    assert!(transport.line.capacity() <= KEPT_BUFFER_BYTES, "{}", transport.line.capacity());
+    drop(writer.await);
+}
