@@ -16,13 +16,13 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::service::Peer;
 use router_protocol::EventSender;
-use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
+use tool_router::{CallContext, McpBackend, ToolCall};
 
 use crate::Row;
 use crate::server::Options;
 use crate::workloads::{
-    bare, bare_modern, bare_read, bench_server, draining, median, ratio, read_call, read_options,
-    routed, router_read, show,
+    Routed, bare, bare_modern, bare_read, bench_server, draining, median, ratio, read_call,
+    read_options, routed, router_read, show,
 };
 
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
@@ -290,23 +290,54 @@ impl Reads {
     }
 }
 
-/// Every read of `reads` at once, through the router (with `ctx`) or the bare clients.
+/// Who reads in a concurrent round.
+#[derive(Clone)]
+enum Reader {
+    /// The router, with this context (its events drained, or nobody listening).
+    Router(CallContext),
+    /// The connection manager alone (`read_resource` and its JSON), no router.
+    Manager,
+    /// The bare clients.
+    Bare,
+}
+
+/// The router's side of a concurrent workload: the row itself or a diagnostic.
+#[derive(Clone, Copy, PartialEq)]
+enum Spread {
+    /// A draining consumer, against bare clients in 2025-11-25 (the row).
+    Agent,
+    /// The same against bare clients that speak 2026-07-28 too.
+    ModernBaseline,
+    /// Nobody listening (no events built).
+    Quiet,
+    /// The connection manager alone.
+    Manager,
+}
+
+/// Every read of `reads` at once, by `reader`.
 async fn all_at_once(
-    router: &Arc<ToolRouter>,
+    r: &Routed,
     peers: &Arc<Vec<Peer<RoleClient>>>,
     reads: &Reads,
-    ctx: Option<&CallContext>,
+    reader: &Reader,
 ) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..reads.calls.len())
         .map(|i| {
-            let (router, peers) = (router.clone(), peers.clone());
+            let (router, manager, peers) = (r.router.clone(), r.manager.clone(), peers.clone());
             let (calls, uris) = (reads.calls.clone(), reads.uris.clone());
-            let ctx = ctx.cloned();
+            let reader = reader.clone();
             tokio::spawn(async move {
-                match ctx {
-                    Some(ctx) => router_read(&router, &ctx, &calls[i]).await,
-                    None => bare_read(&peers[uris[i].0], &uris[i].1).await.map(|_| ()),
+                let (server, uri) = &uris[i];
+                match reader {
+                    Reader::Router(ctx) => router_read(&router, &ctx, &calls[i]).await,
+                    Reader::Manager => {
+                        let result = manager.read_resource(&format!("s{server}"), uri).await;
+                        let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+                        serde_json::to_string(&result)?;
+                        Ok(())
+                    }
+                    Reader::Bare => bare_read(&peers[*server], uri).await.map(|_| ()),
                 }
             })
         })
@@ -325,7 +356,7 @@ async fn concurrent(
     servers: usize,
     options: &Options,
     reads: &Reads,
-    modern_baseline: bool,
+    spread: Spread,
 ) -> anyhow::Result<(Side, Side)> {
     let configs = (0..servers)
         .map(|i| bench_server(&format!("s{i}"), options))
@@ -333,7 +364,7 @@ async fn concurrent(
     let r = routed(configs, EventSender::discard()).await;
     let mut clients = Vec::new();
     for _ in 0..servers {
-        clients.push(if modern_baseline {
+        clients.push(if spread == Spread::ModernBaseline {
             bare_modern(options).await?
         } else {
             bare(options).await?
@@ -341,14 +372,19 @@ async fn concurrent(
     }
     let peers = Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect::<Vec<_>>());
     let (ctx, consumer) = draining();
+    let router_side = match spread {
+        Spread::Agent | Spread::ModernBaseline => Reader::Router(ctx),
+        Spread::Quiet => Reader::Router(CallContext::new(EventSender::discard())),
+        Spread::Manager => Reader::Manager,
+    };
     let reps = if quick { 3 } else { 7 };
     let mut sides = [Side::default(), Side::default()];
     for rep in 0..=reps {
         for k in 0..2 {
             let which = (rep + k) % 2;
-            let ctx = (which == 0).then_some(&ctx);
+            let reader = if which == 0 { &router_side } else { &Reader::Bare };
             let before = usage();
-            let elapsed = all_at_once(&r.router, &peers, reads, ctx).await?;
+            let elapsed = all_at_once(&r, &peers, reads, reader).await?;
             if rep > 0 {
                 let side = &mut sides[which];
                 side.add(usage() - before, reads.calls.len() as u32);
@@ -406,20 +442,31 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
     let plain = read_options(1024);
     let spread = Reads::new(4, 1_000, 1);
     let mut out = rows(
-        concurrent(quick, 4, &plain, &spread, false).await?,
+        concurrent(quick, 4, &plain, &spread, Spread::Agent).await?,
         "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
         "E2 same, CPU time of this process per read (and its context switches per read)",
     );
-    let (router, baseline) = concurrent(quick, 4, &plain, &spread, true).await?;
-    let cpu = ratio(router.cpu_per_call(), baseline.cpu_per_call());
-    out.push(Row {
-        name: "E2 diagnostic, CPU per read: the same against bare rmcp clients that speak 2026-07-28 too",
-        baseline: with_switches(baseline.cpu_per_call(), &baseline),
-        router: with_switches(router.cpu_per_call(), &router),
-        ratio: cpu,
-        target: "(diagnostic)",
-        met: None,
-    });
+    for (setup, name) in [
+        (
+            Spread::ModernBaseline,
+            "E2 diagnostic, CPU per read: the same against bare rmcp clients that speak 2026-07-28 too",
+        ),
+        (Spread::Quiet, "E2 diagnostic, CPU per read: nobody listening (no events built)"),
+        (
+            Spread::Manager,
+            "E2 diagnostic, CPU per read: the connection manager alone (read_resource and its JSON), no router",
+        ),
+    ] {
+        let (router, baseline) = concurrent(quick, 4, &plain, &spread, setup).await?;
+        out.push(Row {
+            name,
+            baseline: with_switches(baseline.cpu_per_call(), &baseline),
+            router: with_switches(router.cpu_per_call(), &router),
+            ratio: ratio(router.cpu_per_call(), baseline.cpu_per_call()),
+            target: "(diagnostic)",
+            met: None,
+        });
+    }
     Ok(out)
 }
 
@@ -430,20 +477,20 @@ pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
     let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
     let distinct = Reads::new(1, 1_000, 1_000);
     out.extend(rows(
-        concurrent(quick, 1, &watched, &distinct, false).await?,
+        concurrent(quick, 1, &watched, &distinct, Spread::Agent).await?,
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
         "E3 same, CPU time of this process per read",
     ));
     let unwatched = Options { resources: 1_000, ..read_options(1024) };
     out.extend(rows(
-        concurrent(quick, 1, &unwatched, &distinct, false).await?,
+        concurrent(quick, 1, &unwatched, &distinct, Spread::Agent).await?,
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
     out.push(working_set(quick).await?);
     let hundred = Reads::new(1, 1_000, 100);
     out.extend(rows(
-        concurrent(quick, 1, &watched, &hundred, false).await?,
+        concurrent(quick, 1, &watched, &hundred, Spread::Agent).await?,
         "E3 1,000 concurrent reads of 100 URIs read again and again (all watched), wall per round",
         "E3 same (100 URIs), CPU time of this process per read",
     ));

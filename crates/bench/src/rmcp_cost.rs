@@ -2,14 +2,14 @@
 //! `docs/benchmarks.md`. rmcp parses each incoming line as a `ServerJsonRpcMessage`, whose
 //! result is the untagged `ServerResult`: serde buffers the result and tries the variants in
 //! order, and each miss builds an error (a `resources/read` answer misses 7 variants first, a
-//! `tools/call` answer 15). The baseline parses the same line as the one result type the
+//! `tools/call` answer 15, a `resources/list` page 5). The baseline parses the same line as the one result type the
 //! request expects, which rmcp knows from the request id when the answer arrives.
 
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolResult, ContentBlock, JsonRpcResponse, ReadResourceResult, ResourceContents,
-    ServerJsonRpcMessage,
+    CallToolResult, ContentBlock, JsonRpcResponse, ListResourcesResult, ReadResourceResult,
+    ResourceContents, ServerJsonRpcMessage,
 };
 use serde::de::DeserializeOwned;
 
@@ -58,12 +58,18 @@ fn row<T: DeserializeOwned>(name: &'static str, line: &[u8], n: u32) -> anyhow::
     })
 }
 
-/// R1's rows: a 1 KiB `resources/read` answer and a 1 KiB `tools/call` answer.
+/// R1's rows: a 1 KiB `resources/read` answer, a 1 KiB `tools/call` answer and a page of 100
+/// resources.
 pub(crate) fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     let n = if quick { 2_000 } else { 20_000 };
     let text = "x".repeat(1024);
     let read = ReadResourceResult::new(vec![ResourceContents::text(text.clone(), "bench://r/1")]);
     let call = CallToolResult::success(vec![ContentBlock::text(text)]);
+    let page = serde_json::json!({"resources": (0..100).map(|i| serde_json::json!({
+        "uri": format!("bench://r/{i}"),
+        "name": format!("resource {i}"),
+        "mimeType": "text/plain",
+    })).collect::<Vec<_>>(), "nextCursor": "100"});
     Ok(vec![
         row::<ReadResourceResult>(
             "R1 rmcp diagnostic: one resources/read answer (1 KiB) parsed as rmcp does (untagged ServerResult, right) vs as the expected result (left)",
@@ -74,6 +80,11 @@ pub(crate) fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
             "R1 rmcp diagnostic: one tools/call answer (1 KiB) parsed as rmcp does (untagged ServerResult, right) vs as the expected result (left)",
             &answer_line(call)?,
             n,
+        )?,
+        row::<ListResourcesResult>(
+            "R1 rmcp diagnostic: one resources/list page (100 resources) parsed as rmcp does (untagged ServerResult, right) vs as the expected result (left)",
+            &answer_line(page)?,
+            n / 10,
         )?,
     ])
 }

@@ -2,19 +2,19 @@
 //! `AsyncRwTransport` frames it (bounded lines, an over-long line dropped with the connection
 //! kept, unparsable input ignored, a well-formed message of the wrong shape answered with
 //! `Invalid Request`, non-MCP notifications ignored) and written by it. One difference: the
-//! answer to a `resources/read` or a `tools/call` is parsed as the result its request expects.
+//! answer to a read, a tool call, a list page (resources, templates, tools, prompts), a prompt
+//! or a completion is parsed as the result its request expects.
 //! rmcp 3.11 parses every answer as its untagged `ServerResult`, trying the variants in order
 //! and building an error for each miss: a 1 KiB read answer costs 4× the direct parse and a
 //! tool answer 6.5× (bench R1). An answer that does not parse as expected (an `input_required`
 //! round, an error, a task) is parsed as rmcp would, and so is a tool answer that names a
-//! `task`. A read answer that also carries another result's fields is taken as the read it
-//! answers (rmcp would take the other result, and the read would fail as unexpected).
+//! `task`. An answer that also carries another result's fields is taken as the result its
+//! request asked for (rmcp would take the other, and the request would fail as unexpected).
 
 use std::collections::HashMap;
 
 use rmcp::model::{
-    CallToolResult, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcResponse, ReadResourceResult,
-    RequestId, ServerResult,
+    ClientRequest, ErrorData, JsonRpcMessage, JsonRpcResponse, RequestId, ServerResult,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -28,6 +28,43 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 enum Expected {
     Read,
     ToolCall,
+    Resources,
+    Templates,
+    Tools,
+    Prompts,
+    Prompt,
+    Completion,
+}
+
+impl Expected {
+    /// What the answer to `request` is parsed as first, for the requests that are frequent or
+    /// large (a page of a list is buffered whole by rmcp's parse before it is tried).
+    fn of(request: &ClientRequest) -> Option<Self> {
+        Some(match request {
+            ClientRequest::ReadResourceRequest(_) => Self::Read,
+            ClientRequest::CallToolRequest(_) => Self::ToolCall,
+            ClientRequest::ListResourcesRequest(_) => Self::Resources,
+            ClientRequest::ListResourceTemplatesRequest(_) => Self::Templates,
+            ClientRequest::ListToolsRequest(_) => Self::Tools,
+            ClientRequest::ListPromptsRequest(_) => Self::Prompts,
+            ClientRequest::GetPromptRequest(_) => Self::Prompt,
+            ClientRequest::CompleteRequest(_) => Self::Completion,
+            _ => return None,
+        })
+    }
+}
+
+/// The answer on `line` as `T`, in its `ServerResult` variant; `None` when it is not one.
+fn typed<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+    variant: fn(T) -> ServerResult,
+) -> Option<RxJsonRpcMessage<RoleClient>> {
+    let answer: JsonRpcResponse<T> = serde_json::from_slice(line).ok()?;
+    Some(JsonRpcMessage::Response(JsonRpcResponse {
+        jsonrpc: answer.jsonrpc,
+        id: answer.id,
+        result: variant(answer.result),
+    }))
 }
 
 /// Most requests remembered for their answers; past it they are forgotten, and their answers
@@ -155,18 +192,18 @@ where
             return None;
         }
         let expected = self.expected.remove(&peek.id?)?;
-        let result = match expected {
-            Expected::Read => serde_json::from_slice::<JsonRpcResponse<ReadResourceResult>>(line)
-                .ok()
-                .map(|r| (r.jsonrpc, r.id, ServerResult::ReadResourceResult(r.result))),
+        match expected {
+            Expected::Read => typed(line, ServerResult::ReadResourceResult),
             // A task is what rmcp would make of a tool answer that names one.
             Expected::ToolCall if peek.result?.task.is_some() => None,
-            Expected::ToolCall => serde_json::from_slice::<JsonRpcResponse<CallToolResult>>(line)
-                .ok()
-                .map(|r| (r.jsonrpc, r.id, ServerResult::CallToolResult(r.result))),
-        };
-        let (jsonrpc, id, result) = result?;
-        Some(JsonRpcMessage::Response(JsonRpcResponse { jsonrpc, id, result }))
+            Expected::ToolCall => typed(line, ServerResult::CallToolResult),
+            Expected::Resources => typed(line, ServerResult::ListResourcesResult),
+            Expected::Templates => typed(line, ServerResult::ListResourceTemplatesResult),
+            Expected::Tools => typed(line, ServerResult::ListToolsResult),
+            Expected::Prompts => typed(line, ServerResult::ListPromptsResult),
+            Expected::Prompt => typed(line, ServerResult::GetPromptResult),
+            Expected::Completion => typed(line, ServerResult::CompleteResult),
+        }
     }
 
     /// A line that is no message: ignored when it is not JSON or is a notification outside
@@ -209,18 +246,13 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(request) = &item {
-            let expected = match &request.request {
-                ClientRequest::ReadResourceRequest(_) => Some(Expected::Read),
-                ClientRequest::CallToolRequest(_) => Some(Expected::ToolCall),
-                _ => None,
-            };
-            if let Some(expected) = expected {
-                if self.expected.len() >= MAX_EXPECTED {
-                    self.expected.clear();
-                }
-                self.expected.insert(request.id.clone(), expected);
+        if let JsonRpcMessage::Request(request) = &item
+            && let Some(expected) = Expected::of(&request.request)
+        {
+            if self.expected.len() >= MAX_EXPECTED {
+                self.expected.clear();
             }
+            self.expected.insert(request.id.clone(), expected);
         }
         self.write.send(item)
     }

@@ -178,3 +178,58 @@ async fn a_huge_message_does_not_keep_its_buffer() {
     assert!(transport.line.capacity() <= KEPT_BUFFER_BYTES, "{}", transport.line.capacity());
     drop(writer.await);
 }
+
+/// A request of `method` with `params`, as the client would send it.
+fn of(id: i64, method: &str, params: serde_json::Value) -> TxJsonRpcMessage<RoleClient> {
+    let client_request: ClientRequest =
+        serde_json::from_value(serde_json::json!({"method": method, "params": params}))
+            .expect("a client request");
+    request(id, client_request)
+}
+
+#[tokio::test]
+async fn list_prompt_and_completion_answers_are_the_messages_rmcp_would_build() {
+    let cases = [
+        (
+            "resources/list",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"demo://a","name":"a","mimeType":"text/plain"}],"nextCursor":"c2","ttlMs":100}}"#,
+        ),
+        (
+            "resources/templates/list",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"resourceTemplates":[{"uriTemplate":"demo://{id}","name":"t"}]}}"#,
+        ),
+        (
+            "tools/list",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#,
+        ),
+        (
+            "prompts/list",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"prompts":[{"name":"p","arguments":[{"name":"x","required":true}]}]}}"#,
+        ),
+        (
+            "prompts/get",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}}"#,
+        ),
+        (
+            "prompts/get",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"x?","requestedSchema":{"type":"object","properties":{}}}}}}}"#,
+        ),
+        (
+            "completion/complete",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"completion":{"values":["a","b"],"total":2,"hasMore":false}}}"#,
+        ),
+        // The wrong shape for its request: rmcp's parse decides.
+        ("tools/list", r#"{"jsonrpc":"2.0","id":2,"result":{"resources":[]}}"#),
+    ];
+    for (method, line) in cases {
+        let params = match method {
+            "prompts/get" => serde_json::json!({"name": "p"}),
+            "completion/complete" => {
+                serde_json::json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "x", "value": ""}})
+            }
+            _ => serde_json::json!({}),
+        };
+        let (got, rmcp) = answered(of(2, method, params), line).await;
+        assert_eq!(format!("{got:?}"), format!("{rmcp:?}"), "{method}: {line}");
+    }
+}
