@@ -80,7 +80,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         }
     }
     if wanted("r1") || wanted("e2e") {
-        rows.extend(rmcp_cost::rows(quick)?);
+        rows.extend(tokio::spawn(rmcp_cost::rows(quick)).await??);
     }
     if wanted("e5") || wanted("e2e") {
         rows.extend(tokio::spawn(results::big_result(quick)).await??);

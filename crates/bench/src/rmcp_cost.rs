@@ -1,90 +1,147 @@
-//! R1: where rmcp 3.11's client spends on every answer, in-process, for the upstream proposal in
-//! `docs/benchmarks.md`. rmcp parses each incoming line as a `ServerJsonRpcMessage`, whose
-//! result is the untagged `ServerResult`: serde buffers the result and tries the variants in
-//! order, and each miss builds an error (a `resources/read` answer misses 7 variants first, a
-//! `tools/call` answer 15, a `resources/list` page 5). The baseline parses the same line as the one result type the
-//! request expects, which rmcp knows from the request id when the answer arrives.
+//! R1: what receiving one answer costs a client, in-process, for the upstream proposal in
+//! `docs/benchmarks.md`: rmcp 3.11's stdio transport (`AsyncRwTransport`), which parses each
+//! line as a `ServerJsonRpcMessage` whose result is the untagged `ServerResult` (serde buffers
+//! the result and tries the variants in order, building an error for each miss: a
+//! `resources/read` answer misses 7 variants first, a `tools/call` answer 15, a
+//! `resources/list` page 5), against the router's (`mcp_connection::lines::LineTransport`),
+//! which parses an answer as the result its request expects. Both read the same lines from an
+//! in-memory pipe, after the same requests were sent through them.
 
 use std::time::{Duration, Instant};
 
+use mcp_connection::lines::LineTransport;
+use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolResult, ContentBlock, JsonRpcResponse, ListResourcesResult, ReadResourceResult,
-    ResourceContents, ServerJsonRpcMessage,
+    CallToolResult, ClientRequest, ContentBlock, JsonRpcMessage, JsonRpcRequest, NumberOrString,
+    ReadResourceResult, ResourceContents,
 };
-use serde::de::DeserializeOwned;
+use rmcp::service::TxJsonRpcMessage;
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::{AsyncWriteExt, DuplexStream};
 
 use crate::Row;
 use crate::workloads::{median, ratio, show};
 
-/// The line rmcp would read for an answer with `result`, id 7.
-fn answer_line(result: impl serde::Serialize) -> anyhow::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": 7,
-        "result": result,
-    }))?;
-    line.push(b'\n');
-    Ok(line)
+/// Answers per timed round.
+const ROUND: i64 = 500;
+
+/// One kind of answer: the request that asks for it and the result that answers it.
+struct Case {
+    name: &'static str,
+    request: serde_json::Value,
+    result: serde_json::Value,
 }
 
-/// The median time of one parse of `line` as `T`, over rounds of `n` parses.
-fn parse_time<T: DeserializeOwned>(line: &[u8], n: u32) -> anyhow::Result<Duration> {
-    let mut rounds = Vec::new();
-    for _ in 0..9 {
-        let started = Instant::now();
-        for _ in 0..n {
-            let parsed: T = serde_json::from_slice(std::hint::black_box(line))?;
-            std::hint::black_box(parsed);
-        }
-        rounds.push(started.elapsed() / n);
+impl Case {
+    fn request(&self, id: i64) -> anyhow::Result<TxJsonRpcMessage<RoleClient>> {
+        let request: ClientRequest = serde_json::from_value(self.request.clone())?;
+        Ok(JsonRpcMessage::Request(JsonRpcRequest {
+            jsonrpc: Default::default(),
+            id: NumberOrString::Number(id),
+            request,
+        }))
     }
-    Ok(median(rounds))
+
+    /// The server's answer lines to requests `0..ROUND`, in one buffer.
+    fn answers(&self) -> anyhow::Result<Vec<u8>> {
+        let mut lines = Vec::new();
+        for id in 0..ROUND {
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": self.result});
+            serde_json::to_writer(&mut lines, &answer)?;
+            lines.push(b'\n');
+        }
+        Ok(lines)
+    }
 }
 
-/// One row: `line` parsed as rmcp does against as the expected `T`.
-fn row<T: DeserializeOwned>(name: &'static str, line: &[u8], n: u32) -> anyhow::Result<Row> {
-    // Both must parse: the comparison is of the same work done two ways.
-    let _: ServerJsonRpcMessage = serde_json::from_slice(line)?;
-    let _: JsonRpcResponse<T> = serde_json::from_slice(line)?;
-    let expected = parse_time::<JsonRpcResponse<T>>(line, n)?;
-    let untagged = parse_time::<ServerJsonRpcMessage>(line, n)?;
-    Ok(Row {
-        name,
-        baseline: show(expected),
-        router: show(untagged),
-        ratio: ratio(untagged, expected),
-        target: "(diagnostic)",
-        met: None,
-    })
+/// The median time one answer takes to receive through the transport `make` builds over a
+/// client's pipes (its stdout, its stdin), over `rounds` rounds of [`ROUND`] answers.
+async fn receive_time<T: Transport<RoleClient>>(
+    case: &Case,
+    rounds: usize,
+    make: impl Fn(DuplexStream, DuplexStream) -> T,
+) -> anyhow::Result<Duration> {
+    let answers = case.answers()?;
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        let (client_out, mut server_in) = tokio::io::duplex(1 << 16);
+        let (mut server_out, client_in) = tokio::io::duplex(answers.len() + 1);
+        // What the client writes is drained; only the receiving is timed.
+        let drain =
+            tokio::spawn(
+                async move { tokio::io::copy(&mut server_in, &mut tokio::io::sink()).await },
+            );
+        let mut transport = make(client_in, client_out);
+        for id in 0..ROUND {
+            transport.send(case.request(id)?).await.map_err(|_| anyhow::anyhow!("send"))?;
+        }
+        server_out.write_all(&answers).await?;
+        let started = Instant::now();
+        for _ in 0..ROUND {
+            let answer = transport.receive().await;
+            anyhow::ensure!(
+                matches!(answer, Some(JsonRpcMessage::Response(_))),
+                "{}: not an answer",
+                case.name
+            );
+        }
+        times.push(started.elapsed() / ROUND as u32);
+        drop(transport);
+        drop(drain.await);
+    }
+    Ok(median(times))
 }
 
 /// R1's rows: a 1 KiB `resources/read` answer, a 1 KiB `tools/call` answer and a page of 100
-/// resources.
-pub(crate) fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
-    let n = if quick { 2_000 } else { 20_000 };
+/// resources, each received through the router's transport (left) and rmcp's (right).
+pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let rounds = if quick { 3 } else { 15 };
     let text = "x".repeat(1024);
     let read = ReadResourceResult::new(vec![ResourceContents::text(text.clone(), "bench://r/1")]);
     let call = CallToolResult::success(vec![ContentBlock::text(text)]);
-    let page = serde_json::json!({"resources": (0..100).map(|i| serde_json::json!({
-        "uri": format!("bench://r/{i}"),
-        "name": format!("resource {i}"),
-        "mimeType": "text/plain",
-    })).collect::<Vec<_>>(), "nextCursor": "100"});
-    Ok(vec![
-        row::<ReadResourceResult>(
-            "R1 rmcp diagnostic: one resources/read answer (1 KiB) parsed as rmcp does (untagged ServerResult, right) vs as the expected result (left)",
-            &answer_line(read)?,
-            n,
-        )?,
-        row::<CallToolResult>(
-            "R1 rmcp diagnostic: one tools/call answer (1 KiB) parsed as rmcp does (untagged ServerResult, right) vs as the expected result (left)",
-            &answer_line(call)?,
-            n,
-        )?,
-        row::<ListResourcesResult>(
-            "R1 rmcp diagnostic: one resources/list page (100 resources) parsed as rmcp does (untagged ServerResult, right) vs as the expected result (left)",
-            &answer_line(page)?,
-            n / 10,
-        )?,
-    ])
+    let page: Vec<_> = (0..100)
+        .map(|i| {
+            serde_json::json!({
+                "uri": format!("bench://r/{i}"),
+                "name": format!("resource {i}"),
+                "mimeType": "text/plain",
+            })
+        })
+        .collect();
+    let cases = [
+        Case {
+            name: "R1 one resources/read answer (1 KiB) received: the router's stdio transport (left) vs rmcp's (right)",
+            request: serde_json::json!({"method": "resources/read", "params": {"uri": "bench://r/1"}}),
+            result: serde_json::to_value(read)?,
+        },
+        Case {
+            name: "R1 one tools/call answer (1 KiB) received: the router's stdio transport (left) vs rmcp's (right)",
+            request: serde_json::json!({"method": "tools/call", "params": {"name": "echo"}}),
+            result: serde_json::to_value(call)?,
+        },
+        Case {
+            name: "R1 one resources/list page (100 resources) received: the router's stdio transport (left) vs rmcp's (right)",
+            request: serde_json::json!({"method": "resources/list", "params": {}}),
+            result: serde_json::json!({"resources": page, "nextCursor": "100"}),
+        },
+    ];
+    let max_line = 64 << 20;
+    let mut out = Vec::new();
+    for case in &cases {
+        let ours = receive_time(case, rounds, |r, w| LineTransport::new(r, w, max_line)).await?;
+        let rmcp = receive_time(case, rounds, |r, w| {
+            AsyncRwTransport::new_client(r, w).with_max_line_length(max_line)
+        })
+        .await?;
+        out.push(Row {
+            name: case.name,
+            baseline: show(ours),
+            router: show(rmcp),
+            ratio: ratio(rmcp, ours),
+            target: "(diagnostic)",
+            met: None,
+        });
+    }
+    Ok(out)
 }

@@ -58,7 +58,8 @@ impl ResponseCache {
     fn get(&self, key: impl FnOnce() -> Key) -> Option<Value> {
         let mut entries = self.entries.lock().ok()?;
         if entries.is_empty() {
-            // Nothing kept (most servers give no hints): no key to build.
+            // Nothing kept (caching off, a legacy connection, or a server that gives no
+            // hints, as most do): no key to build.
             return None;
         }
         let key = key();
@@ -88,9 +89,6 @@ impl ResponseCache {
 
     /// A cached page of `kind` at `cursor`.
     pub fn page(&self, kind: ListKind, cursor: &Option<String>) -> Option<Page> {
-        if !self.enabled.load(std::sync::atomic::Ordering::SeqCst) {
-            return None;
-        }
         match self.get(|| Key::List(kind, cursor.clone()))? {
             Value::Page(page) => Some(page),
             Value::Read(_) => None,
@@ -114,10 +112,6 @@ impl ResponseCache {
 
     /// A cached read of `uri`.
     pub fn read(&self, uri: &str) -> Option<ReadResourceResult> {
-        if !self.enabled.load(std::sync::atomic::Ordering::SeqCst) {
-            // A legacy connection, or caching off: nothing was ever put (no key to build).
-            return None;
-        }
         match self.get(|| Key::Read(uri.to_string()))? {
             Value::Read(result) => Some(result),
             Value::Page(_) => None,

@@ -13,7 +13,7 @@ pub mod config;
 pub mod errors;
 pub mod host;
 pub mod input;
-mod lines;
+pub mod lines;
 pub mod oauth;
 mod procs;
 pub mod progress;

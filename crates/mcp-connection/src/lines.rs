@@ -6,9 +6,10 @@
 //! or a completion is parsed as the result its request expects.
 //! rmcp 3.11 parses every answer as its untagged `ServerResult`, trying the variants in order
 //! and building an error for each miss: a 1 KiB read answer costs 4× the direct parse and a
-//! tool answer 6.5× (bench R1). An answer that does not parse as expected (an `input_required`
+//! tool answer 6.5×. An answer that does not parse as expected (an `input_required`
 //! round, an error, a task) is parsed as rmcp would, and so is a tool answer that names a
-//! `task`. An answer that also carries another result's fields is taken as the result its
+//! `task`. Which request a line answers is read first, in a pass that builds nothing (`Peek`);
+//! receiving a 1 KiB read answer this way, framing included, costs 2.0 µs against rmcp's 4.6. An answer that also carries another result's fields is taken as the result its
 //! request asked for (rmcp would take the other, and the request would fail as unexpected).
 
 use std::collections::HashMap;
@@ -74,8 +75,9 @@ const MAX_EXPECTED: usize = 4096;
 /// Most bytes of line buffer kept between messages.
 const KEPT_BUFFER_BYTES: usize = 1 << 20;
 
-/// The client transport over a child's stdout (`R`) and stdin (`W`).
-pub(crate) struct LineTransport<R, W: AsyncWrite> {
+/// The client transport over a child's stdout (`R`) and stdin (`W`) (every stdio connection
+/// of the manager uses it; public for hosts that run a connection themselves, and the bench).
+pub struct LineTransport<R, W: AsyncWrite> {
     read: BufReader<R>,
     /// The line being read; a read cancelled mid-line leaves its bytes here for the next.
     line: Vec<u8>,
@@ -115,7 +117,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     /// A transport that takes lines up to `max_line` bytes (longer ones are dropped).
-    pub(crate) fn new(read: R, write: W, max_line: usize) -> Self {
+    pub fn new(read: R, write: W, max_line: usize) -> Self {
         Self {
             read: BufReader::new(read),
             line: Vec::new(),

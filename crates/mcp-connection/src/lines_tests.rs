@@ -57,23 +57,19 @@ async fn answered(
 }
 
 #[tokio::test]
-async fn a_read_answer_is_the_message_rmcp_would_build() {
-    let line = r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"demo://a","mimeType":"text/plain","text":"hello"}],"ttlMs":5000,"_meta":{"k":1}}}"#;
-    let (got, rmcp) = answered(read(3), line).await;
-    assert_eq!(format!("{got:?}"), format!("{rmcp:?}"));
-    assert!(
-        matches!(got, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::ReadResourceResult(_)))
-    );
-}
-
-#[tokio::test]
-async fn an_input_required_read_answer_is_parsed_as_rmcp_does() {
-    let line = r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}}}}"#;
-    let (got, rmcp) = answered(read(4), line).await;
-    assert_eq!(format!("{got:?}"), format!("{rmcp:?}"));
-    assert!(
-        matches!(got, JsonRpcMessage::Response(r) if matches!(r.result, ServerResult::InputRequiredResult(_)))
-    );
+async fn read_answers_complete_and_input_required_are_the_messages_rmcp_would_build() {
+    let complete = r#"{"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"demo://a","mimeType":"text/plain","text":"hello"}],"ttlMs":5000,"_meta":{"k":1}}}"#;
+    let input_required = r#"{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}}}}"#;
+    for (line, is_read) in [(complete, true), (input_required, false)] {
+        let (got, rmcp) = answered(read(3), line).await;
+        assert_eq!(format!("{got:?}"), format!("{rmcp:?}"), "{line}");
+        let JsonRpcMessage::Response(answer) = got else { panic!("an answer: {line}") };
+        match answer.result {
+            ServerResult::ReadResourceResult(_) => assert!(is_read, "{line}"),
+            ServerResult::InputRequiredResult(_) => assert!(!is_read, "{line}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
 
 #[tokio::test]
