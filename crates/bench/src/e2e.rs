@@ -19,6 +19,7 @@ use router_protocol::EventSender;
 use tool_router::{CallContext, McpBackend, ToolCall};
 
 use crate::Row;
+use crate::everything::Target;
 use crate::server::Options;
 use crate::workloads::{
     Routed, bare, bare_modern, bare_read, bench_server, draining, median, ratio, read_call,
@@ -28,12 +29,12 @@ use crate::workloads::{
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
 /// switches (voluntary and not), from `getrusage`.
 #[derive(Clone, Copy, Default)]
-struct Usage {
+pub(crate) struct Usage {
     cpu: Duration,
     switches: u64,
 }
 
-fn usage() -> Usage {
+pub(crate) fn usage() -> Usage {
     // SAFETY: getrusage writes into the struct we own; RUSAGE_SELF is always valid.
     #[allow(unsafe_code)]
     let usage = unsafe {
@@ -60,15 +61,15 @@ impl std::ops::Sub for Usage {
 
 /// Wall samples per call and CPU time per call of one side.
 #[derive(Default)]
-struct Side {
-    wall: Vec<Duration>,
+pub(crate) struct Side {
+    pub(crate) wall: Vec<Duration>,
     cpu: Duration,
     switches: u64,
     calls: u32,
 }
 
 impl Side {
-    fn cpu_per_call(&self) -> Duration {
+    pub(crate) fn cpu_per_call(&self) -> Duration {
         self.cpu / self.calls.max(1)
     }
 
@@ -77,7 +78,7 @@ impl Side {
         self.switches as f64 / f64::from(self.calls.max(1))
     }
 
-    fn add(&mut self, spent: Usage, calls: u32) {
+    pub(crate) fn add(&mut self, spent: Usage, calls: u32) {
         self.cpu += spent.cpu;
         self.switches += spent.switches;
         self.calls += calls;
@@ -157,7 +158,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
 }
 
 /// CPU per call, with the context switches per call beside it.
-fn with_switches(cpu: Duration, side: &Side) -> String {
+pub(crate) fn with_switches(cpu: Duration, side: &Side) -> String {
     format!("{} ({:.1} switches)", show(cpu), side.switches_per_call())
 }
 
@@ -221,57 +222,6 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
             met: Some(cpu <= 1.15),
         },
     ]
-}
-
-/// E4: a host that reads 5,000 different resources against one that reads 5, one read at a
-/// time on the same kind of server (one that takes subscriptions, watching on): the first's
-/// reads must not slow down as its working set grows past the watched cap. Two routers, each on
-/// its own server, alternate in blocks; the 5,000-URI router reads each URI once before the
-/// measured blocks begin, so every measured read is of a URI it read before.
-async fn working_set(quick: bool) -> anyhow::Result<Row> {
-    let options = Options { subscribe: true, resources: 5_000, ..read_options(1024) };
-    let small = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
-    let large = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
-    let (ctx, consumer) = draining();
-    let calls =
-        |n: usize| (0..n).map(|i| read_call("s", &format!("bench://r/{i}"))).collect::<Vec<_>>();
-    let (few, many) = (calls(5), calls(5_000));
-    for call in &many {
-        router_read(&large.router, &ctx, call).await?;
-    }
-    for call in few.iter().cycle().take(500) {
-        router_read(&small.router, &ctx, call).await?;
-    }
-    let (blocks, per_block) = if quick { (10, 200) } else { (30, 400) };
-    let mut samples = [Vec::new(), Vec::new()];
-    let mut next = [0usize, 0usize];
-    for block in 0..blocks {
-        for k in 0..2 {
-            let which = (block + k) % 2;
-            let (router, calls) =
-                if which == 0 { (&large.router, &many) } else { (&small.router, &few) };
-            for _ in 0..per_block {
-                let call = &calls[next[which] % calls.len()];
-                next[which] += 1;
-                let started = Instant::now();
-                router_read(router, &ctx, call).await?;
-                samples[which].push(started.elapsed());
-            }
-        }
-    }
-    consumer.abort();
-    small.manager.shutdown().await;
-    large.manager.shutdown().await;
-    let [large_t, small_t] = samples.map(median);
-    let r = ratio(large_t, small_t);
-    Ok(Row {
-        name: "E4 sequential read latency of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)",
-        baseline: show(small_t),
-        router: show(large_t),
-        ratio: r,
-        target: "≤ 1.10",
-        met: Some(r <= 1.10),
-    })
 }
 
 /// What one concurrent round reads: the router's calls, or the bare clients' URIs.
@@ -474,6 +424,13 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
 pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = rows_e1(quick).await?;
     out.extend(rows_e2(quick).await?);
+    out.extend(rows_e3(quick).await?);
+    Ok(out)
+}
+
+/// The watching rows (E3) and the working-set row (E4) alone (`mcp-router-bench e3`).
+pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let mut out = Vec::new();
     let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
     let distinct = Reads::new(1, 1_000, 1_000);
     out.extend(rows(
@@ -487,7 +444,7 @@ pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
-    out.push(working_set(quick).await?);
+    out.push(crate::everything::working_set(quick, &Target::Bench).await?);
     let hundred = Reads::new(1, 1_000, 100);
     out.extend(rows(
         concurrent(quick, 1, &watched, &hundred, Spread::Agent).await?,

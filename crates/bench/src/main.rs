@@ -5,6 +5,7 @@
 
 mod alloc;
 mod e2e;
+mod everything;
 mod fuzz;
 mod results;
 mod rmcp_cost;
@@ -78,6 +79,12 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         if wanted("e2") {
             rows.extend(tokio::spawn(e2e::rows_e2(quick)).await??);
         }
+        if wanted("e3") {
+            rows.extend(tokio::spawn(e2e::rows_e3(quick)).await??);
+        }
+    }
+    if wanted("everything") || wanted("e2e") {
+        rows.extend(tokio::spawn(everything::rows(quick)).await??);
     }
     if wanted("r1") || wanted("e2e") {
         rows.extend(tokio::spawn(rmcp_cost::rows(quick)).await??);
@@ -140,9 +147,12 @@ fn print_table(rows: &[Row]) {
             Some(false) => "NO",
             None => "—",
         };
+        // A row that did not run has no ratio.
+        let ratio =
+            if row.ratio.is_nan() { "—".to_string() } else { format!("{:.3}", row.ratio) };
         println!(
-            "| {} | {} | {} | {:.3} | {} | {met} |",
-            row.name, row.baseline, row.router, row.ratio, row.target
+            "| {} | {} | {} | {ratio} | {} | {met} |",
+            row.name, row.baseline, row.router, row.target
         );
     }
 }

@@ -74,8 +74,25 @@ pub(crate) async fn bare_modern(options: &Options) -> anyhow::Result<Bare> {
 }
 
 async fn bare_client(options: &Options, max_line: usize, modern: bool) -> anyhow::Result<Bare> {
-    let mut child = tokio::process::Command::new(std::env::current_exe()?)
-        .args(options.args())
+    let mut command = tokio::process::Command::new(std::env::current_exe()?);
+    command.args(options.args());
+    bare_spawned(command, max_line, modern).await
+}
+
+/// A bare rmcp client, in rmcp's default era (2025-11-25), on its own child process of
+/// `program` (another server than the bench's: server-everything, for the issue's own rows).
+pub(crate) async fn bare_command(program: &str, args: &[String]) -> anyhow::Result<Bare> {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).stderr(std::process::Stdio::null());
+    bare_spawned(command, rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH, false).await
+}
+
+async fn bare_spawned(
+    mut command: tokio::process::Command,
+    max_line: usize,
+    modern: bool,
+) -> anyhow::Result<Bare> {
+    let mut child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)

@@ -1,0 +1,228 @@
+//! The issue's own setup (issue 25): server-everything 2026.8.31 over stdio, from the pinned
+//! harness (`tests/harness/install`, which `./scripts/test` runs first), against a bare rmcp
+//! client on its own copy of it; and E4, the working-set row, on the bench server and on
+//! server-everything. Without the harness, the server-everything rows say how to get it.
+//!
+//! server-everything answers `demo://resource/dynamic/text/{id}` for any positive id and takes
+//! subscriptions, so a host can read 5,000 different resources of it, past the watched cap.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcp_connection_manager::ServerConfig;
+use router_protocol::EventSender;
+
+use crate::Row;
+use crate::e2e::{Side, usage, with_switches};
+use crate::server::Options;
+use crate::workloads::{
+    Bare, bare, bare_command, bare_modern, bare_read, bench_server, draining, median, ratio,
+    read_call, read_options, routed, router_read, show,
+};
+
+/// The installed harness's node and server-everything 2026.8.31.
+pub(crate) struct Everything {
+    node: String,
+    script: String,
+}
+
+impl Everything {
+    /// The harness's server-everything, if `tests/harness/install` has run.
+    pub(crate) fn find() -> Option<Self> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness");
+        let node = dir.join("node_modules/.bin/node");
+        let script = dir.join("node_modules/server-everything-2026/dist/index.js");
+        if !(node.exists() && script.exists()) {
+            return None;
+        }
+        let text = |p: &Path| p.to_string_lossy().into_owned();
+        Some(Self { node: text(&node), script: text(&script) })
+    }
+
+    fn args(&self) -> Vec<String> {
+        vec![self.script.clone(), "stdio".to_string()]
+    }
+}
+
+/// The server a watching row reads from.
+pub(crate) enum Target {
+    /// The bench server (`mcp-router-bench serve`) with the row's options.
+    Bench,
+    /// server-everything 2026.8.31 (its own options: subscriptions on, any id readable).
+    Everything(Everything),
+}
+
+impl Target {
+    pub(crate) fn config(&self, name: &str, options: &Options) -> anyhow::Result<ServerConfig> {
+        match self {
+            Self::Bench => bench_server(name, options),
+            Self::Everything(e) => Ok(ServerConfig::stdio(name, e.node.clone(), e.args())),
+        }
+    }
+
+    /// A bare rmcp client on its own copy of the server (in 2026-07-28 if `modern`; the
+    /// server-everything rows compare with rmcp's default era only).
+    pub(crate) async fn bare(&self, options: &Options, modern: bool) -> anyhow::Result<Bare> {
+        match self {
+            Self::Bench if modern => bare_modern(options).await,
+            Self::Bench => bare(options).await,
+            Self::Everything(e) => bare_command(&e.node, &e.args()).await,
+        }
+    }
+
+    /// The `i`th resource (from 0).
+    pub(crate) fn uri(&self, i: usize) -> String {
+        match self {
+            Self::Bench => format!("bench://r/{i}"),
+            Self::Everything(_) => format!("demo://resource/dynamic/text/{}", i + 1),
+        }
+    }
+}
+
+/// A row that could not run: the harness is not installed.
+fn skipped(name: &'static str) -> Row {
+    Row {
+        name,
+        baseline: "—".into(),
+        router: "not run: tests/harness/install first".into(),
+        ratio: f64::NAN,
+        target: "(needs the harness)",
+        met: None,
+    }
+}
+
+/// The server-everything rows (`mcp-router-bench everything`, and with `e2e`).
+pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
+    const SEQUENTIAL: [&str; 2] = [
+        "EV1 sequential read on server-everything 2026.8.31, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+        "EV1 same, CPU time of this process per call",
+    ];
+    const WORKING_SET: &str = "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
+    let Some(everything) = Everything::find() else {
+        return Ok(vec![skipped(SEQUENTIAL[0]), skipped(WORKING_SET)]);
+    };
+    let target = Target::Everything(everything);
+    let mut out = sequential(quick, &target, SEQUENTIAL).await?;
+    out.push(working_set(quick, &target).await?);
+    Ok(out)
+}
+
+/// EV1 (on `target`): one read at a time, in blocks that alternate between the router and the bare client.
+async fn sequential(
+    quick: bool,
+    target: &Target,
+    [wall_name, cpu_name]: [&'static str; 2],
+) -> anyhow::Result<Vec<Row>> {
+    let options = read_options(1024);
+    let r = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
+    let b = target.bare(&options, false).await?;
+    let peer = b.client.peer().clone();
+    let (ctx, consumer) = draining();
+    let uri = target.uri(0);
+    let call = read_call("s", &uri);
+    for _ in 0..200 {
+        router_read(&r.router, &ctx, &call).await?;
+        bare_read(&peer, &uri).await?;
+    }
+    let (blocks, per_block) = if quick { (10, 100) } else { (20, 200) };
+    let mut sides = [Side::default(), Side::default()];
+    for block in 0..blocks {
+        for k in 0..2 {
+            let which = (block + k) % 2;
+            let side = &mut sides[which];
+            let before = usage();
+            for _ in 0..per_block {
+                let started = Instant::now();
+                if which == 0 {
+                    router_read(&r.router, &ctx, &call).await?;
+                } else {
+                    bare_read(&peer, &uri).await?;
+                }
+                side.wall.push(started.elapsed());
+            }
+            side.add(usage() - before, per_block);
+        }
+    }
+    consumer.abort();
+    r.manager.shutdown().await;
+    let [router, baseline] = sides;
+    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
+    let (wall, cpu) =
+        (ratio(router_wall, bare_wall), ratio(router.cpu_per_call(), baseline.cpu_per_call()));
+    Ok(vec![
+        Row {
+            name: wall_name,
+            baseline: show(bare_wall),
+            router: show(router_wall),
+            ratio: wall,
+            target: "≤ 1.10",
+            met: Some(wall <= 1.10),
+        },
+        Row {
+            name: cpu_name,
+            baseline: with_switches(baseline.cpu_per_call(), &baseline),
+            router: with_switches(router.cpu_per_call(), &router),
+            ratio: cpu,
+            target: "≤ 1.15",
+            met: Some(cpu <= 1.15),
+        },
+    ])
+}
+
+/// E4 (EV4 on server-everything): a host that reads 5,000 different resources against one that
+/// reads 5, one read at a time on the same kind of server (one that takes subscriptions,
+/// watching on): the first's reads must not slow down as its working set grows past the
+/// watched cap. Two routers, each on its own server, alternate in blocks; the 5,000-URI router
+/// reads each URI once before the measured blocks begin, so every measured read is of a URI it
+/// read before.
+pub(crate) async fn working_set(quick: bool, target: &Target) -> anyhow::Result<Row> {
+    let options = Options { subscribe: true, resources: 5_000, ..read_options(1024) };
+    let small = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
+    let large = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
+    let (ctx, consumer) = draining();
+    let calls = |n: usize| (0..n).map(|i| read_call("s", &target.uri(i))).collect::<Vec<_>>();
+    let (few, many) = (calls(5), calls(5_000));
+    for call in &many {
+        router_read(&large.router, &ctx, call).await?;
+    }
+    for call in few.iter().cycle().take(500) {
+        router_read(&small.router, &ctx, call).await?;
+    }
+    let (blocks, per_block) = if quick { (10, 200) } else { (30, 400) };
+    let mut samples: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    let mut next = [0usize, 0usize];
+    for block in 0..blocks {
+        for k in 0..2 {
+            let which = (block + k) % 2;
+            let (router, calls) =
+                if which == 0 { (&large.router, &many) } else { (&small.router, &few) };
+            for _ in 0..per_block {
+                let call = &calls[next[which] % calls.len()];
+                next[which] += 1;
+                let started = Instant::now();
+                router_read(router, &ctx, call).await?;
+                samples[which].push(started.elapsed());
+            }
+        }
+    }
+    consumer.abort();
+    small.manager.shutdown().await;
+    large.manager.shutdown().await;
+    let [large_t, small_t] = samples.map(median);
+    let r = ratio(large_t, small_t);
+    Ok(Row {
+        name: match target {
+            Target::Bench => {
+                "E4 sequential read latency of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)"
+            }
+            Target::Everything(_) => {
+                "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)"
+            }
+        },
+        baseline: show(small_t),
+        router: show(large_t),
+        ratio: r,
+        target: "≤ 1.10",
+        met: Some(r <= 1.10),
+    })
+}
