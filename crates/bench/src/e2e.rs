@@ -225,7 +225,7 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
 }
 
 /// What one concurrent round reads: the router's calls, or the bare clients' URIs.
-struct Reads {
+pub(crate) struct Reads {
     calls: Arc<Vec<ToolCall>>,
     uris: Arc<Vec<(usize, String)>>,
 }
@@ -233,7 +233,12 @@ struct Reads {
 impl Reads {
     /// `n` reads spread over `servers`, of `distinct` URIs (`bench://r/{i}`).
     fn new(servers: usize, n: usize, distinct: usize) -> Self {
-        let uri = |i: usize| format!("bench://r/{}", i % distinct);
+        Self::on(&Target::Bench, servers, n, distinct)
+    }
+
+    /// The same, of `target`'s URIs.
+    pub(crate) fn on(target: &Target, servers: usize, n: usize, distinct: usize) -> Self {
+        let uri = |i: usize| target.uri(i % distinct);
         let calls = (0..n).map(|i| read_call(&format!("s{}", i % servers), &uri(i))).collect();
         let uris = (0..n).map(|i| (i % servers, uri(i))).collect();
         Self { calls: Arc::new(calls), uris: Arc::new(uris) }
@@ -253,7 +258,7 @@ enum Reader {
 
 /// The router's side of a concurrent workload: the row itself or a diagnostic.
 #[derive(Clone, Copy, PartialEq)]
-enum Spread {
+pub(crate) enum Spread {
     /// A draining consumer, against bare clients in 2025-11-25 (the row).
     Agent,
     /// The same against bare clients that speak 2026-07-28 too.
@@ -308,17 +313,25 @@ async fn concurrent(
     reads: &Reads,
     spread: Spread,
 ) -> anyhow::Result<(Side, Side)> {
+    concurrent_on(&Target::Bench, quick, servers, options, reads, spread).await
+}
+
+/// [`concurrent`] on `target`'s servers.
+pub(crate) async fn concurrent_on(
+    target: &Target,
+    quick: bool,
+    servers: usize,
+    options: &Options,
+    reads: &Reads,
+    spread: Spread,
+) -> anyhow::Result<(Side, Side)> {
     let configs = (0..servers)
-        .map(|i| bench_server(&format!("s{i}"), options))
+        .map(|i| target.config(&format!("s{i}"), options))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let r = routed(configs, EventSender::discard()).await;
     let mut clients = Vec::new();
     for _ in 0..servers {
-        clients.push(if spread == Spread::ModernBaseline {
-            bare_modern(options).await?
-        } else {
-            bare(options).await?
-        });
+        clients.push(target.bare(options, spread == Spread::ModernBaseline).await?);
     }
     let peers = Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect::<Vec<_>>());
     let (ctx, consumer) = draining();
@@ -349,7 +362,7 @@ async fn concurrent(
 }
 
 /// The rows of one concurrent workload: wall median of a round, CPU per call.
-fn rows(
+pub(crate) fn rows(
     (router, baseline): (Side, Side),
     wall_name: &'static str,
     cpu_name: &'static str,

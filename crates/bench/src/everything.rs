@@ -13,7 +13,7 @@ use mcp_connection_manager::ServerConfig;
 use router_protocol::EventSender;
 
 use crate::Row;
-use crate::e2e::{Side, usage, with_switches};
+use crate::e2e::{self, Reads, Side, Spread, concurrent_on, usage, with_switches};
 use crate::server::Options;
 use crate::workloads::{
     Bare, bare, bare_command, bare_modern, bare_read, bench_server, draining, median, ratio,
@@ -97,12 +97,20 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
         "EV1 sequential read on server-everything 2026.8.31, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
         "EV1 same, CPU time of this process per call",
     ];
+    const DISTINCT: [&str; 2] = [
+        "EV3 1,000 concurrent reads of 1,000 distinct URIs on server-everything 2026.8.31 (takes subscriptions), watching on (cap 256), wall per round",
+        "EV3 same, CPU time of this process per read",
+    ];
     const WORKING_SET: &str = "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
     let Some(everything) = Everything::find() else {
-        return Ok(vec![skipped(SEQUENTIAL[0]), skipped(WORKING_SET)]);
+        return Ok([SEQUENTIAL[0], DISTINCT[0], WORKING_SET].map(skipped).into());
     };
     let target = Target::Everything(everything);
     let mut out = sequential(quick, &target, SEQUENTIAL).await?;
+    let distinct = Reads::on(&target, 1, 1_000, 1_000);
+    let options = read_options(1024);
+    let round = concurrent_on(&target, quick, 1, &options, &distinct, Spread::Agent).await?;
+    out.extend(e2e::rows(round, DISTINCT[0], DISTINCT[1]));
     out.push(working_set(quick, &target).await?);
     Ok(out)
 }
