@@ -254,6 +254,8 @@ enum Reader {
     Manager,
     /// The bare clients.
     Bare,
+    /// Other bare clients, each on its own copy of the server (the calibration).
+    OtherBare(Arc<Vec<Peer<RoleClient>>>),
 }
 
 /// The router's side of a concurrent workload: the row itself or a diagnostic.
@@ -267,6 +269,9 @@ pub(crate) enum Spread {
     Quiet,
     /// The connection manager alone.
     Manager,
+    /// No router: a second set of bare clients, each on its own server, against the first
+    /// (what the row's wall ratio reads when both sides do the same work).
+    Calibration,
 }
 
 /// Every read of `reads` at once, by `reader`.
@@ -293,6 +298,7 @@ async fn all_at_once(
                         Ok(())
                     }
                     Reader::Bare => bare_read(&peers[*server], uri).await.map(|_| ()),
+                    Reader::OtherBare(others) => bare_read(&others[*server], uri).await.map(|_| ()),
                 }
             })
         })
@@ -335,10 +341,19 @@ pub(crate) async fn concurrent_on(
     }
     let peers = Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect::<Vec<_>>());
     let (ctx, consumer) = draining();
+    let mut others = Vec::new();
+    if spread == Spread::Calibration {
+        for _ in 0..servers {
+            others.push(target.bare(options, false).await?);
+        }
+    }
     let router_side = match spread {
         Spread::Agent | Spread::ModernBaseline => Reader::Router(ctx),
         Spread::Quiet => Reader::Router(CallContext::new(EventSender::discard())),
         Spread::Manager => Reader::Manager,
+        Spread::Calibration => {
+            Reader::OtherBare(Arc::new(others.iter().map(|b| b.client.peer().clone()).collect()))
+        }
     };
     // A round's wall time swings 30–150 ms from one round to the next on this 2-core VM (the
     // server, a client and the kernel share two cores), on both sides: 25 rounds a side, so
@@ -454,6 +469,16 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
         "E3 same, CPU time of this process per read",
     ));
+    let (other, first) = concurrent(quick, 1, &watched, &distinct, Spread::Calibration).await?;
+    let (other_wall, first_wall) = (median(other.wall), median(first.wall));
+    out.push(Row {
+        name: "E3 calibration, wall per round: a second bare rmcp client on its own server vs the first (no router either side: what the ratio reads for equal work)",
+        baseline: show(first_wall),
+        router: show(other_wall),
+        ratio: ratio(other_wall, first_wall),
+        target: "(calibration)",
+        met: None,
+    });
     let unwatched = Options { resources: 1_000, ..read_options(1024) };
     out.extend(rows(
         concurrent(quick, 1, &unwatched, &distinct, Spread::Agent).await?,
