@@ -101,6 +101,9 @@ enum E1 {
     Manager,
     /// The row's router against a bare client that speaks 2026-07-28 too.
     Modern,
+    /// No router: a second bare client on its own server against the first (what the row's
+    /// ratios read for equal work).
+    Calibration,
 }
 
 /// E1: one read at a time, in blocks that alternate between the router and the bare client
@@ -114,12 +117,14 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     let r = routed(vec![config], EventSender::discard()).await;
     let b = if setup == E1::Modern { bare_modern(&options).await? } else { bare(&options).await? };
     let peer = b.client.peer().clone();
+    let other = if setup == E1::Calibration { Some(bare(&options).await?) } else { None };
+    let other_peer = other.as_ref().map(|o| o.client.peer().clone());
     let (drained, consumer) = draining();
     let (inline_events, mut inline) = router_protocol::event_channel();
     let ctx = match setup {
         E1::Quiet => CallContext::new(EventSender::discard()),
         E1::Inline => CallContext::new(inline_events),
-        E1::Agent | E1::Legacy | E1::Manager | E1::Modern => drained,
+        E1::Agent | E1::Legacy | E1::Manager | E1::Modern | E1::Calibration => drained,
     };
     let call = read_call("s", "bench://r/1");
     let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
@@ -136,7 +141,9 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
             let before = usage();
             for _ in 0..per_block {
                 let started = Instant::now();
-                if which == 0 && setup == E1::Manager {
+                if let (0, Some(other)) = (which, &other_peer) {
+                    bare_read(other, "bench://r/1").await?;
+                } else if which == 0 && setup == E1::Manager {
                     let result = r.manager.read_resource("s", "bench://r/1").await;
                     let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
                     serde_json::to_string(&result)?;
@@ -196,6 +203,16 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
             return diagnostic(
                 "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router, 2025-11-25",
             );
+        }
+        E1::Calibration => {
+            return vec![Row {
+                name: "E1 calibration, wall median (CPU per call in the next columns' brackets): a second bare rmcp client on its own server vs the first (no router either side)",
+                baseline: format!("{} ({})", show(bare_wall), show(bare_cpu)),
+                router: format!("{} ({})", show(router_wall), show(router_cpu)),
+                ratio: wall,
+                target: "(calibration)",
+                met: None,
+            }];
         }
         E1::Modern => {
             return diagnostic(
@@ -412,7 +429,8 @@ pub(crate) fn rows(
 /// E1's rows and its diagnostics alone (`mcp-router-bench e1`, for profiling the read path).
 pub(crate) async fn rows_e1(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = sequential(quick, E1::Agent).await?;
-    for diagnostic in [E1::Modern, E1::Legacy, E1::Quiet, E1::Inline, E1::Manager] {
+    for diagnostic in [E1::Modern, E1::Legacy, E1::Quiet, E1::Inline, E1::Manager, E1::Calibration]
+    {
         out.extend(sequential(quick, diagnostic).await?);
     }
     Ok(out)
