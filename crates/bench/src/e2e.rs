@@ -249,7 +249,7 @@ pub(crate) struct Reads {
 
 impl Reads {
     /// `n` reads spread over `servers`, of `distinct` URIs (`bench://r/{i}`).
-    fn new(servers: usize, n: usize, distinct: usize) -> Self {
+    pub(crate) fn new(servers: usize, n: usize, distinct: usize) -> Self {
         Self::on(&Target::Bench, servers, n, distinct)
     }
 
@@ -329,7 +329,7 @@ async fn all_at_once(
 /// One concurrent workload: `servers` copies of the bench server with `options` behind the
 /// router (default options: watching on) and as many bare clients on their own copies; rounds
 /// of `reads` alternate between them after a warm-up round each.
-async fn concurrent(
+pub(crate) async fn concurrent(
     quick: bool,
     servers: usize,
     options: &Options,
@@ -473,42 +473,6 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
 pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = rows_e1(quick).await?;
     out.extend(rows_e2(quick).await?);
-    out.extend(rows_e3(quick).await?);
-    Ok(out)
-}
-
-/// The watching rows (E3) and the working-set row (E4) alone (`mcp-router-bench e3`).
-pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
-    let mut out = Vec::new();
-    let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
-    let distinct = Reads::new(1, 1_000, 1_000);
-    out.extend(rows(
-        concurrent(quick, 1, &watched, &distinct, Spread::Agent).await?,
-        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
-        "E3 same, CPU time of this process per read",
-    ));
-    let (other, first) = concurrent(quick, 1, &watched, &distinct, Spread::Calibration).await?;
-    let (other_wall, first_wall) = (median(other.wall), median(first.wall));
-    out.push(Row {
-        name: "E3 calibration, wall per round: a second bare rmcp client on its own server vs the first (no router either side: what the ratio reads for equal work)",
-        baseline: show(first_wall),
-        router: show(other_wall),
-        ratio: ratio(other_wall, first_wall),
-        target: "(calibration)",
-        met: None,
-    });
-    let unwatched = Options { resources: 1_000, ..read_options(1024) };
-    out.extend(rows(
-        concurrent(quick, 1, &unwatched, &distinct, Spread::Agent).await?,
-        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
-        "E3 same (no subscriptions), CPU time of this process per read",
-    ));
-    out.push(crate::everything::working_set(quick, &Target::Bench).await?);
-    let hundred = Reads::new(1, 1_000, 100);
-    out.extend(rows(
-        concurrent(quick, 1, &watched, &hundred, Spread::Agent).await?,
-        "E3 1,000 concurrent reads of 100 URIs read again and again (all watched), wall per round",
-        "E3 same (100 URIs), CPU time of this process per read",
-    ));
+    out.extend(crate::everything::rows_e3(quick).await?);
     Ok(out)
 }

@@ -1,7 +1,9 @@
 //! The issue's own setup (issue 25): server-everything 2026.8.31 over stdio, from the pinned
 //! harness (`tests/harness/install`, which `./scripts/test` runs first), against a bare rmcp
-//! client on its own copy of it; and E4, the working-set row, on the bench server and on
-//! server-everything. Without the harness, the server-everything rows say how to get it.
+//! client on its own copy of it; and the watching rows on the bench server: E3 (1,000 reads at
+//! once, with a calibration that puts a second bare client against the first) and E4, the
+//! working-set row, which runs on server-everything too. Without the harness, the
+//! server-everything rows say how to get it.
 //!
 //! server-everything answers `demo://resource/dynamic/text/{id}` for any positive id and takes
 //! subscriptions, so a host can read 5,000 different resources of it, past the watched cap.
@@ -233,4 +235,41 @@ pub(crate) async fn working_set(quick: bool, target: &Target) -> anyhow::Result<
         target: "≤ 1.10",
         met: Some(r <= 1.10),
     })
+}
+
+/// The watching rows (E3) and the working-set row (E4) alone (`mcp-router-bench e3`).
+pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let mut out = Vec::new();
+    let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
+    let distinct = Reads::new(1, 1_000, 1_000);
+    out.extend(e2e::rows(
+        e2e::concurrent(quick, 1, &watched, &distinct, Spread::Agent).await?,
+        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
+        "E3 same, CPU time of this process per read",
+    ));
+    let (other, first) =
+        e2e::concurrent(quick, 1, &watched, &distinct, Spread::Calibration).await?;
+    let (other_wall, first_wall) = (median(other.wall), median(first.wall));
+    out.push(Row {
+        name: "E3 calibration, wall per round: a second bare rmcp client on its own server vs the first (no router either side: what the ratio reads for equal work)",
+        baseline: show(first_wall),
+        router: show(other_wall),
+        ratio: ratio(other_wall, first_wall),
+        target: "(calibration)",
+        met: None,
+    });
+    let unwatched = Options { resources: 1_000, ..read_options(1024) };
+    out.extend(e2e::rows(
+        e2e::concurrent(quick, 1, &unwatched, &distinct, Spread::Agent).await?,
+        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
+        "E3 same (no subscriptions), CPU time of this process per read",
+    ));
+    out.push(working_set(quick, &Target::Bench).await?);
+    let hundred = Reads::new(1, 1_000, 100);
+    out.extend(e2e::rows(
+        e2e::concurrent(quick, 1, &watched, &hundred, Spread::Agent).await?,
+        "E3 1,000 concurrent reads of 100 URIs read again and again (all watched), wall per round",
+        "E3 same (100 URIs), CPU time of this process per read",
+    ));
+    Ok(out)
 }

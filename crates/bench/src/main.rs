@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|e3|everything|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 
@@ -80,7 +80,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
             rows.extend(tokio::spawn(e2e::rows_e2(quick)).await??);
         }
         if wanted("e3") {
-            rows.extend(tokio::spawn(e2e::rows_e3(quick)).await??);
+            rows.extend(tokio::spawn(everything::rows_e3(quick)).await??);
         }
     }
     if wanted("everything") || wanted("e2e") {
