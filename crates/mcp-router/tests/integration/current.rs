@@ -1,7 +1,8 @@
 //! Keeping the model current, against the demo server as a real process in both protocol eras
 //! and both transports: a server that changes its tool list is read again, the router's specs
 //! and dispatch follow, and `mcp_tools_changed` says what changed; a burst of notifications
-//! costs one re-read.
+//! costs one re-read; and the watched set stays put past its cap, on the demo server and on
+//! server-everything.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -182,6 +183,75 @@ async fn a_working_set_larger_than_the_cap_leaves_the_watched_set_stable() {
         }
         h.manager.shutdown().await;
     }
+}
+
+/// The subscribe and unsubscribe requests server-everything acknowledged, as the log messages
+/// it sends for each (`Received Subscribe Resource request for URI: …`), from the events seen
+/// so far; waits (at most 20 s) until `subscribed` have come, then half a second for more.
+async fn everything_subscriptions(
+    h: &mut Harness,
+    seen: &mut Vec<String>,
+    subscribed: usize,
+) -> (Vec<String>, usize) {
+    let tally = |seen: &[String]| {
+        let subscribed: Vec<String> = seen
+            .iter()
+            .filter_map(|l| l.strip_prefix("Received Subscribe Resource request for URI: "))
+            .map(|uri| uri.trim().to_string())
+            .collect();
+        let unsubscribed =
+            seen.iter().filter(|l| l.starts_with("Received Unsubscribe Resource")).count();
+        (subscribed, unsubscribed)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut settle = None;
+    loop {
+        for event in h.drain() {
+            if let EventMsg::McpServerLog(log) = event
+                && let Some(text) = log.data.as_str()
+            {
+                seen.push(text.to_string());
+            }
+        }
+        if settle.is_none() && tally(seen).0.len() >= subscribed {
+            settle = Some(Instant::now() + Duration::from_millis(500));
+        }
+        if settle.is_some_and(|at| Instant::now() >= at) || Instant::now() >= deadline {
+            return tally(seen);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn server_everything_keeps_its_watched_set_while_a_host_reads_thousands() {
+    // Past the cap nothing is swapped: 2,000 different resources read, 3 watched, the first
+    // three, and no unsubscribe. Counted from server-everything's own acknowledgements, in
+    // 2025-11-25, where each subscription is a request it logs.
+    let target = crate::interop::Target::everything_stdio("2026");
+    let config = pinned(target.config("e"), ProtocolChoice::Legacy);
+    let options =
+        mcp_connection_manager::ManagerOptions { max_watched_resources: 3, ..Default::default() };
+    let mut h = Harness::start_with(vec![config], options);
+    h.manager.wait_until_started().await;
+    let uri = |n: usize| format!("demo://resource/dynamic/text/{n}");
+    let mut seen = Vec::new();
+    for n in 1..=2_000 {
+        let read = format!(r#"{{"server":"e","uri":"{}"}}"#, uri(n));
+        let payload = h.payload("read_mcp_resource", &read).await;
+        assert_eq!(payload["contents"][0]["uri"], uri(n), "{payload}");
+    }
+    let (mut subscribed, unsubscribed) = everything_subscriptions(&mut h, &mut seen, 3).await;
+    subscribed.sort();
+    assert_eq!(subscribed, [uri(1), uri(2), uri(3)], "{seen:#?}");
+    assert_eq!(unsubscribed, 0, "{seen:#?}");
+    // Read again, the watched ones and the others: still nothing more.
+    for n in [1, 2, 3, 4, 1_999, 2_000] {
+        h.payload("read_mcp_resource", &format!(r#"{{"server":"e","uri":"{}"}}"#, uri(n))).await;
+    }
+    let (subscribed, unsubscribed) = everything_subscriptions(&mut h, &mut seen, 3).await;
+    assert_eq!((subscribed.len(), unsubscribed), (3, 0), "{seen:#?}");
+    h.manager.shutdown().await;
 }
 
 #[tokio::test]
