@@ -26,6 +26,8 @@ use crate::workloads::{
 pub(crate) struct Everything {
     node: String,
     script: String,
+    /// `tests/harness/ts/read_timer.mjs`, the TypeScript SDK clients' timer.
+    timer: String,
 }
 
 impl Everything {
@@ -34,11 +36,12 @@ impl Everything {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness");
         let node = dir.join("node_modules/.bin/node");
         let script = dir.join("node_modules/server-everything-2026/dist/index.js");
-        if !(node.exists() && script.exists()) {
+        let timer = dir.join("ts/read_timer.mjs");
+        if !(node.exists() && script.exists() && timer.exists()) {
             return None;
         }
         let text = |p: &Path| p.to_string_lossy().into_owned();
-        Some(Self { node: text(&node), script: text(&script) })
+        Some(Self { node: text(&node), script: text(&script), timer: text(&timer) })
     }
 
     fn args(&self) -> Vec<String> {
@@ -99,6 +102,16 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
         "EV1 sequential read on server-everything 2026.8.31, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
         "EV1 same, CPU time of this process per call",
     ];
+    const TYPESCRIPT: [(&str, &str); 2] = [
+        (
+            "sdk",
+            "EV1 reference, wall median (CPU per read): the TypeScript SDK's client (@modelcontextprotocol/sdk, right) against bare rmcp (left), each on its own server-everything",
+        ),
+        (
+            "client",
+            "EV1 reference, the same with the TypeScript SDK's 2.x client (@modelcontextprotocol/client, right)",
+        ),
+    ];
     const DISTINCT: [&str; 2] = [
         "EV3 1,000 concurrent reads of 1,000 distinct URIs on server-everything 2026.8.31 (takes subscriptions), watching on (cap 256), wall per round",
         "EV3 same, CPU time of this process per read",
@@ -108,7 +121,12 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
         return Ok([SEQUENTIAL[0], DISTINCT[0], WORKING_SET].map(skipped).into());
     };
     let target = Target::Everything(everything);
-    let mut out = sequential(quick, &target, SEQUENTIAL).await?;
+    let (mut out, bare) = sequential(quick, &target, SEQUENTIAL).await?;
+    if let Target::Everything(everything) = &target {
+        for (which, name) in TYPESCRIPT {
+            out.push(typescript(quick, everything, which, name, &bare).await?);
+        }
+    }
     let distinct = Reads::on(&target, 1, 1_000, 1_000);
     let options = read_options(1024);
     let round = concurrent_on(&target, quick, 1, &options, &distinct, Spread::Agent).await?;
@@ -122,7 +140,7 @@ async fn sequential(
     quick: bool,
     target: &Target,
     [wall_name, cpu_name]: [&'static str; 2],
-) -> anyhow::Result<Vec<Row>> {
+) -> anyhow::Result<(Vec<Row>, Side)> {
     let options = read_options(1024);
     let r = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
     let b = target.bare(&options, false).await?;
@@ -159,7 +177,7 @@ async fn sequential(
     let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
     let (wall, cpu) =
         (ratio(router_wall, bare_wall), ratio(router.cpu_per_call(), baseline.cpu_per_call()));
-    Ok(vec![
+    let rows = vec![
         Row {
             name: wall_name,
             baseline: show(bare_wall),
@@ -176,7 +194,48 @@ async fn sequential(
             target: "≤ 1.15",
             met: Some(cpu <= 1.15),
         },
-    ])
+    ];
+    Ok((rows, baseline))
+}
+
+/// What a TypeScript SDK client's own process measured (`tests/harness/ts/read_timer.mjs`).
+#[derive(serde::Deserialize)]
+struct Timed {
+    version: String,
+    median_us: f64,
+    cpu_us_per_read: f64,
+}
+
+/// EV1's reference: `which` TypeScript SDK client (`sdk`, 1.x, or `client`, 2.x) reading the
+/// same resource on its own server-everything, sequentially, against bare rmcp's EV1 figures
+/// (`bare`); the client times itself in its own process, after EV1's blocks.
+async fn typescript(
+    quick: bool,
+    everything: &Everything,
+    which: &str,
+    name: &'static str,
+    bare: &Side,
+) -> anyhow::Result<Row> {
+    let reads = if quick { "1000" } else { "4000" };
+    let output = tokio::process::Command::new(&everything.node)
+        .arg(&everything.timer)
+        .args([which, &everything.script, "demo://resource/dynamic/text/1", "200", reads])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .await?;
+    anyhow::ensure!(output.status.success(), "read_timer.mjs {which}: {}", output.status);
+    let timed: Timed = serde_json::from_slice(&output.stdout)?;
+    let micros = |us: f64| Duration::from_secs_f64(us / 1e6);
+    let (wall, cpu) = (micros(timed.median_us), micros(timed.cpu_us_per_read));
+    let bare_wall = median(bare.wall.clone());
+    Ok(Row {
+        name,
+        baseline: format!("{} ({} CPU)", show(bare_wall), show(bare.cpu_per_call())),
+        router: format!("{}: {} ({} CPU)", timed.version, show(wall), show(cpu)),
+        ratio: ratio(wall, bare_wall),
+        target: "(reference)",
+        met: None,
+    })
 }
 
 /// E4 (EV4 on server-everything): a host that reads 5,000 different resources against one that
