@@ -165,7 +165,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
 }
 
 /// CPU per call, with the context switches per call beside it.
-pub(crate) fn with_switches(cpu: Duration, side: &Side) -> String {
+fn with_switches(cpu: Duration, side: &Side) -> String {
     format!("{} ({:.1} switches)", show(cpu), side.switches_per_call())
 }
 
@@ -221,24 +221,11 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
         }
         E1::Agent => {}
     }
-    vec![
-        Row {
-            name: "E1 sequential read, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
-            baseline: show(bare_wall),
-            router: show(router_wall),
-            ratio: wall,
-            target: "≤ 1.10",
-            met: Some(wall <= 1.10),
-        },
-        Row {
-            name: "E1 sequential read, end to end, CPU time of this process per call (and its context switches per call)",
-            baseline: with_switches(bare_cpu, &baseline),
-            router: with_switches(router_cpu, &router),
-            ratio: cpu,
-            target: "≤ 1.15",
-            met: Some(cpu <= 1.15),
-        },
-    ]
+    rows(
+        (router, baseline),
+        "E1 sequential read, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+        "E1 sequential read, end to end, CPU time of this process per call (and its context switches per call)",
+    )
 }
 
 /// What one concurrent round reads: the router's calls, or the bare clients' URIs.

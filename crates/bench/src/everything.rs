@@ -15,7 +15,7 @@ use mcp_connection_manager::ServerConfig;
 use router_protocol::EventSender;
 
 use crate::Row;
-use crate::e2e::{self, Reads, Side, Spread, concurrent_on, usage, with_switches};
+use crate::e2e::{self, Reads, Side, Spread, concurrent_on, usage};
 use crate::server::Options;
 use crate::workloads::{
     Bare, bare, bare_command, bare_modern, bare_read, bench_server, draining, median, ratio,
@@ -23,6 +23,7 @@ use crate::workloads::{
 };
 
 /// The installed harness's node and server-everything 2026.8.31.
+#[derive(Clone)]
 pub(crate) struct Everything {
     node: String,
     script: String,
@@ -48,6 +49,10 @@ impl Everything {
         vec![self.script.clone(), "stdio".to_string()]
     }
 }
+
+/// The working-set row's names, on the bench server and on server-everything.
+const E4: &str = "E4 sequential read latency of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
+const EV4: &str = "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
 
 /// The server a watching row reads from.
 pub(crate) enum Target {
@@ -116,16 +121,13 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
         "EV3 1,000 concurrent reads of 1,000 distinct URIs on server-everything 2026.8.31 (takes subscriptions), watching on (cap 256), wall per round",
         "EV3 same, CPU time of this process per read",
     ];
-    const WORKING_SET: &str = "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
     let Some(everything) = Everything::find() else {
-        return Ok([SEQUENTIAL[0], DISTINCT[0], WORKING_SET].map(skipped).into());
+        return Ok([SEQUENTIAL[0], DISTINCT[0], EV4].map(skipped).into());
     };
-    let target = Target::Everything(everything);
+    let target = Target::Everything(everything.clone());
     let (mut out, bare) = sequential(quick, &target, SEQUENTIAL).await?;
-    if let Target::Everything(everything) = &target {
-        for (which, name) in TYPESCRIPT {
-            out.push(typescript(quick, everything, which, name, &bare).await?);
-        }
+    for (which, name) in TYPESCRIPT {
+        out.push(typescript(quick, &everything, which, name, bare).await?);
     }
     let distinct = Reads::on(&target, 1, 1_000, 1_000);
     let options = read_options(1024);
@@ -135,12 +137,13 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     Ok(out)
 }
 
-/// EV1 (on `target`): one read at a time, in blocks that alternate between the router and the bare client.
+/// EV1 (on `target`): one read at a time, in blocks that alternate between the router and the
+/// bare client; also bare rmcp's wall median and CPU per call, for the TypeScript reference.
 async fn sequential(
     quick: bool,
     target: &Target,
     [wall_name, cpu_name]: [&'static str; 2],
-) -> anyhow::Result<(Vec<Row>, Side)> {
+) -> anyhow::Result<(Vec<Row>, (Duration, Duration))> {
     let options = read_options(1024);
     let r = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
     let b = target.bare(&options, false).await?;
@@ -174,28 +177,8 @@ async fn sequential(
     consumer.abort();
     r.manager.shutdown().await;
     let [router, baseline] = sides;
-    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
-    let (wall, cpu) =
-        (ratio(router_wall, bare_wall), ratio(router.cpu_per_call(), baseline.cpu_per_call()));
-    let rows = vec![
-        Row {
-            name: wall_name,
-            baseline: show(bare_wall),
-            router: show(router_wall),
-            ratio: wall,
-            target: "≤ 1.10",
-            met: Some(wall <= 1.10),
-        },
-        Row {
-            name: cpu_name,
-            baseline: with_switches(baseline.cpu_per_call(), &baseline),
-            router: with_switches(router.cpu_per_call(), &router),
-            ratio: cpu,
-            target: "≤ 1.15",
-            met: Some(cpu <= 1.15),
-        },
-    ];
-    Ok((rows, baseline))
+    let bare = (median(baseline.wall.clone()), baseline.cpu_per_call());
+    Ok((e2e::rows((router, baseline), wall_name, cpu_name), bare))
 }
 
 /// What a TypeScript SDK client's own process measured (`tests/harness/ts/read_timer.mjs`).
@@ -214,7 +197,7 @@ async fn typescript(
     everything: &Everything,
     which: &str,
     name: &'static str,
-    bare: &Side,
+    (bare_wall, bare_cpu): (Duration, Duration),
 ) -> anyhow::Result<Row> {
     let reads = if quick { "1000" } else { "4000" };
     let output = tokio::process::Command::new(&everything.node)
@@ -227,10 +210,9 @@ async fn typescript(
     let timed: Timed = serde_json::from_slice(&output.stdout)?;
     let micros = |us: f64| Duration::from_secs_f64(us / 1e6);
     let (wall, cpu) = (micros(timed.median_us), micros(timed.cpu_us_per_read));
-    let bare_wall = median(bare.wall.clone());
     Ok(Row {
         name,
-        baseline: format!("{} ({} CPU)", show(bare_wall), show(bare.cpu_per_call())),
+        baseline: format!("{} ({} CPU)", show(bare_wall), show(bare_cpu)),
         router: format!("{}: {} ({} CPU)", timed.version, show(wall), show(cpu)),
         ratio: ratio(wall, bare_wall),
         target: "(reference)",
@@ -281,12 +263,8 @@ pub(crate) async fn working_set(quick: bool, target: &Target) -> anyhow::Result<
     let r = ratio(large_t, small_t);
     Ok(Row {
         name: match target {
-            Target::Bench => {
-                "E4 sequential read latency of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)"
-            }
-            Target::Everything(_) => {
-                "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)"
-            }
+            Target::Bench => E4,
+            Target::Everything(_) => EV4,
         },
         baseline: show(small_t),
         router: show(large_t),
