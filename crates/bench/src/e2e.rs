@@ -29,12 +29,12 @@ use crate::workloads::{
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
 /// switches (voluntary and not), from `getrusage`.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Usage {
+struct Usage {
     cpu: Duration,
     switches: u64,
 }
 
-pub(crate) fn usage() -> Usage {
+fn usage() -> Usage {
     // SAFETY: getrusage writes into the struct we own; RUSAGE_SELF is always valid.
     #[allow(unsafe_code)]
     let usage = unsafe {
@@ -78,7 +78,7 @@ impl Side {
         self.switches as f64 / f64::from(self.calls.max(1))
     }
 
-    pub(crate) fn add(&mut self, spent: Usage, calls: u32) {
+    fn add(&mut self, spent: Usage, calls: u32) {
         self.cpu += spent.cpu;
         self.switches += spent.switches;
         self.calls += calls;
@@ -104,6 +104,34 @@ enum E1 {
     /// No router: a second bare client on its own server against the first (what the row's
     /// ratios read for equal work).
     Calibration,
+}
+
+/// `blocks` pairs of blocks of `per_block` timed calls, `call(0)` and `call(1)` alternating,
+/// and which goes first alternating too (CPU time needs a side to run alone for a while):
+/// each side's wall time per call and CPU time over its blocks.
+pub(crate) async fn alternate<F>(
+    blocks: usize,
+    per_block: u32,
+    mut call: impl FnMut(usize) -> F,
+) -> anyhow::Result<[Side; 2]>
+where
+    F: Future<Output = anyhow::Result<()>>,
+{
+    let mut sides = [Side::default(), Side::default()];
+    for block in 0..blocks {
+        for k in 0..2 {
+            let which = (block + k) % 2;
+            let side = &mut sides[which];
+            let before = usage();
+            for _ in 0..per_block {
+                let started = Instant::now();
+                call(which).await?;
+                side.wall.push(started.elapsed());
+            }
+            side.add(usage() - before, per_block);
+        }
+    }
+    Ok(sides)
 }
 
 /// E1: one read at a time, in blocks that alternate between the router and the bare client
@@ -133,31 +161,29 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
         while inline.try_recv().is_ok() {}
         bare_read(&peer, "bench://r/1").await?;
     }
-    let mut sides = [Side::default(), Side::default()];
-    for block in 0..blocks {
-        for k in 0..2 {
-            let which = (block + k) % 2;
-            let side = &mut sides[which];
-            let before = usage();
-            for _ in 0..per_block {
-                let started = Instant::now();
-                if let (0, Some(other)) = (which, &other_peer) {
-                    bare_read(other, "bench://r/1").await?;
-                } else if which == 0 && setup == E1::Manager {
-                    let result = r.manager.read_resource("s", "bench://r/1").await;
-                    let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
-                    serde_json::to_string(&result)?;
-                } else if which == 0 {
-                    router_read(&r.router, &ctx, &call).await?;
-                    while inline.try_recv().is_ok() {}
-                } else {
-                    bare_read(&peer, "bench://r/1").await?;
-                }
-                side.wall.push(started.elapsed());
-            }
-            side.add(usage() - before, per_block);
+    let inline = std::sync::Mutex::new(inline);
+    let drain = || {
+        if let Ok(mut inline) = inline.lock() {
+            while inline.try_recv().is_ok() {}
         }
-    }
+    };
+    let (r, ctx, call, peer, other_peer) = (&r, &ctx, &call, &peer, &other_peer);
+    let sides = alternate(blocks, per_block, |which| async move {
+        if let (0, Some(other)) = (which, other_peer) {
+            bare_read(other, "bench://r/1").await?;
+        } else if which == 0 && setup == E1::Manager {
+            let result = r.manager.read_resource("s", "bench://r/1").await;
+            let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+            serde_json::to_string(&result)?;
+        } else if which == 0 {
+            router_read(&r.router, ctx, call).await?;
+            drain();
+        } else {
+            bare_read(peer, "bench://r/1").await?;
+        }
+        Ok(())
+    })
+    .await?;
     consumer.abort();
     r.manager.shutdown().await;
     let [router, baseline] = sides;
@@ -313,21 +339,10 @@ async fn all_at_once(
     Ok(started.elapsed())
 }
 
-/// One concurrent workload: `servers` copies of the bench server with `options` behind the
+/// One concurrent workload: `servers` copies of `target`'s server with `options` behind the
 /// router (default options: watching on) and as many bare clients on their own copies; rounds
 /// of `reads` alternate between them after a warm-up round each.
 pub(crate) async fn concurrent(
-    quick: bool,
-    servers: usize,
-    options: &Options,
-    reads: &Reads,
-    spread: Spread,
-) -> anyhow::Result<(Side, Side)> {
-    concurrent_on(&Target::Bench, quick, servers, options, reads, spread).await
-}
-
-/// [`concurrent`] on `target`'s servers.
-pub(crate) async fn concurrent_on(
     target: &Target,
     quick: bool,
     servers: usize,
@@ -428,7 +443,7 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
     let plain = read_options(1024);
     let spread = Reads::new(4, 1_000, 1);
     let mut out = rows(
-        concurrent(quick, 4, &plain, &spread, Spread::Agent).await?,
+        concurrent(&Target::Bench, quick, 4, &plain, &spread, Spread::Agent).await?,
         "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
         "E2 same, CPU time of this process per read (and its context switches per read)",
     );
@@ -443,7 +458,8 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
             "E2 diagnostic, CPU per read: the connection manager alone (read_resource and its JSON), no router",
         ),
     ] {
-        let (router, baseline) = concurrent(quick, 4, &plain, &spread, setup).await?;
+        let (router, baseline) =
+            concurrent(&Target::Bench, quick, 4, &plain, &spread, setup).await?;
         out.push(Row {
             name,
             baseline: with_switches(baseline.cpu_per_call(), &baseline),

@@ -15,7 +15,7 @@ use mcp_connection_manager::ServerConfig;
 use router_protocol::EventSender;
 
 use crate::Row;
-use crate::e2e::{self, Reads, Side, Spread, concurrent_on, usage};
+use crate::e2e::{self, Reads, Spread, alternate};
 use crate::server::Options;
 use crate::workloads::{
     Bare, bare, bare_command, bare_modern, bare_read, bench_server, draining, median, ratio,
@@ -131,7 +131,7 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     }
     let distinct = Reads::on(&target, 1, 1_000, 1_000);
     let options = read_options(1024);
-    let round = concurrent_on(&target, quick, 1, &options, &distinct, Spread::Agent).await?;
+    let round = e2e::concurrent(&target, quick, 1, &options, &distinct, Spread::Agent).await?;
     out.extend(e2e::rows(round, DISTINCT[0], DISTINCT[1]));
     out.push(working_set(quick, &target).await?);
     Ok(out)
@@ -156,24 +156,14 @@ async fn sequential(
         bare_read(&peer, &uri).await?;
     }
     let (blocks, per_block) = if quick { (10, 100) } else { (20, 200) };
-    let mut sides = [Side::default(), Side::default()];
-    for block in 0..blocks {
-        for k in 0..2 {
-            let which = (block + k) % 2;
-            let side = &mut sides[which];
-            let before = usage();
-            for _ in 0..per_block {
-                let started = Instant::now();
-                if which == 0 {
-                    router_read(&r.router, &ctx, &call).await?;
-                } else {
-                    bare_read(&peer, &uri).await?;
-                }
-                side.wall.push(started.elapsed());
-            }
-            side.add(usage() - before, per_block);
+    let (r, ctx, call, peer, uri) = (&r, &ctx, &call, &peer, &uri);
+    let sides = alternate(blocks, per_block, |which| async move {
+        match which {
+            0 => router_read(&r.router, ctx, call).await,
+            _ => bare_read(peer, uri).await.map(|_| ()),
         }
-    }
+    })
+    .await?;
     consumer.abort();
     r.manager.shutdown().await;
     let [router, baseline] = sides;
@@ -280,12 +270,12 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
     let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };
     let distinct = Reads::new(1, 1_000, 1_000);
     out.extend(e2e::rows(
-        e2e::concurrent(quick, 1, &watched, &distinct, Spread::Agent).await?,
+        e2e::concurrent(&Target::Bench, quick, 1, &watched, &distinct, Spread::Agent).await?,
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
         "E3 same, CPU time of this process per read",
     ));
     let (other, first) =
-        e2e::concurrent(quick, 1, &watched, &distinct, Spread::Calibration).await?;
+        e2e::concurrent(&Target::Bench, quick, 1, &watched, &distinct, Spread::Calibration).await?;
     let (other_wall, first_wall) = (median(other.wall), median(first.wall));
     out.push(Row {
         name: "E3 calibration, wall per round: a second bare rmcp client on its own server vs the first (no router either side: what the ratio reads for equal work)",
@@ -297,14 +287,14 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
     });
     let unwatched = Options { resources: 1_000, ..read_options(1024) };
     out.extend(e2e::rows(
-        e2e::concurrent(quick, 1, &unwatched, &distinct, Spread::Agent).await?,
+        e2e::concurrent(&Target::Bench, quick, 1, &unwatched, &distinct, Spread::Agent).await?,
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
     out.push(working_set(quick, &Target::Bench).await?);
     let hundred = Reads::new(1, 1_000, 100);
     out.extend(e2e::rows(
-        e2e::concurrent(quick, 1, &watched, &hundred, Spread::Agent).await?,
+        e2e::concurrent(&Target::Bench, quick, 1, &watched, &hundred, Spread::Agent).await?,
         "E3 1,000 concurrent reads of 100 URIs read again and again (all watched), wall per round",
         "E3 same (100 URIs), CPU time of this process per read",
     ));
