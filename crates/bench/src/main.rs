@@ -67,75 +67,91 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         // On a runtime worker, as an agent runs each call on a task (`exec` does): from
         // the thread blocking on the runtime every event would wake the consumer across
         // threads, which costs 30 µs a call on this VM and is not the router's doing.
-        rows.extend(tokio::spawn(workloads::p1_dispatch(quick)).await??);
+        keep(&mut rows, "p1", tokio::spawn(workloads::p1_dispatch(quick)).await?);
     }
     if wanted("e2e") {
         // On a runtime worker, as P1 (and an agent's calls) are.
-        rows.extend(tokio::spawn(e2e::rows_all(quick)).await??);
+        keep(&mut rows, "e2e", tokio::spawn(e2e::rows_all(quick)).await?);
     } else {
         if wanted("e1") {
-            rows.extend(tokio::spawn(e2e::rows_e1(quick)).await??);
+            keep(&mut rows, "e1", tokio::spawn(e2e::rows_e1(quick)).await?);
         }
         if wanted("e2") {
-            rows.extend(tokio::spawn(e2e::rows_e2(quick)).await??);
+            keep(&mut rows, "e2", tokio::spawn(e2e::rows_e2(quick)).await?);
         }
         if wanted("e3") {
-            rows.extend(tokio::spawn(everything::rows_e3(quick)).await??);
+            keep(&mut rows, "e3", tokio::spawn(everything::rows_e3(quick)).await?);
         }
     }
     if wanted("everything") || wanted("e2e") {
-        rows.extend(tokio::spawn(everything::rows(quick)).await??);
+        keep(&mut rows, "everything", tokio::spawn(everything::rows(quick)).await?);
     }
     if wanted("r1") || wanted("e2e") {
-        rows.extend(tokio::spawn(rmcp_cost::rows(quick)).await??);
+        keep(&mut rows, "r1", tokio::spawn(rmcp_cost::rows(quick)).await?);
     }
     if wanted("e5") || wanted("e2e") {
-        rows.extend(tokio::spawn(results::big_result(quick)).await??);
+        keep(&mut rows, "e5", tokio::spawn(results::big_result(quick)).await?);
     }
     if wanted("e6") {
-        rows.extend(search::rows(quick).await?);
-        rows.extend(search::unstarted(quick).await?);
+        keep(&mut rows, "e6", search::rows(quick).await);
+        keep(&mut rows, "e6", search::unstarted(quick).await);
     }
     // Workloads that start many processes run before the ones that fill this process's
     // memory: a server is started by fork (its pre-exec step sets the parent-death signal),
     // whose cost grows with the parent's mapped memory, which glibc keeps after P3/P8/P10.
     if wanted("p2") {
-        rows.extend(workloads::p2_fan_out(quick).await?);
+        keep(&mut rows, "p2", workloads::p2_fan_out(quick).await);
     }
     if wanted("p4") {
-        rows.extend(workloads::p4_throughput(quick).await?);
+        keep(&mut rows, "p4", workloads::p4_throughput(quick).await);
     }
     if wanted("p5") {
-        rows.extend(workloads::p5_startup(quick).await?);
+        keep(&mut rows, "p5", workloads::p5_startup(quick).await);
     }
     if wanted("p6") {
-        rows.push(workloads::p6_events(quick).await?);
+        keep(&mut rows, "p6", workloads::p6_events(quick).await.map(|row| vec![row]));
     }
     if wanted("p7") {
-        rows.extend(workloads::p7_updates(quick).await?);
+        keep(&mut rows, "p7", workloads::p7_updates(quick).await);
     }
     if wanted("p9") {
-        rows.extend(workloads::p9_first_specs(quick).await?);
+        keep(&mut rows, "p9", workloads::p9_first_specs(quick).await);
     }
     if wanted("scale") {
-        rows.extend(workloads::scale(quick).await?);
+        keep(&mut rows, "scale", workloads::scale(quick).await);
     }
     if wanted("p3") {
-        rows.extend(workloads::p3_scale(quick).await?);
+        keep(&mut rows, "p3", workloads::p3_scale(quick).await);
     }
     if wanted("p8") {
-        rows.push(workloads::p8_event_payload(quick).await?);
+        keep(&mut rows, "p8", workloads::p8_event_payload(quick).await.map(|row| vec![row]));
     }
     if wanted("p10") {
-        rows.extend(workloads::p10_million(quick).await?);
+        keep(&mut rows, "p10", workloads::p10_million(quick).await);
     }
     if which.contains(&"layers") {
-        rows.extend(workloads::p1_layers().await?);
+        keep(&mut rows, "layers", workloads::p1_layers().await);
     }
     if wanted("csv") {
-        rows.push(workloads::csv_import(quick)?);
+        keep(&mut rows, "csv", workloads::csv_import(quick).map(|row| vec![row]));
     }
     Ok(rows)
+}
+
+/// A workload's rows, or one row saying it failed and why: one workload that cannot run (a
+/// missing tool, a server that changed) does not take the others' rows with it.
+fn keep(rows: &mut Vec<Row>, mode: &str, result: anyhow::Result<Vec<Row>>) {
+    match result {
+        Ok(more) => rows.extend(more),
+        Err(error) => rows.push(Row {
+            name: "a workload failed",
+            baseline: "—".to_string(),
+            router: format!("{mode}: {error:#}"),
+            ratio: f64::NAN,
+            target: "runs",
+            met: Some(false),
+        }),
+    }
 }
 
 fn print_table(rows: &[Row]) {

@@ -650,7 +650,13 @@ pub(crate) async fn p9_first_specs(quick: bool) -> anyhow::Result<Vec<Row>> {
             let options = ManagerOptions { tool_cache: Some(cache), ..ManagerOptions::default() };
             let manager =
                 Arc::new(McpConnectionManager::start(servers, EventSender::discard(), options));
-            let router = ToolRouter::with_mcp(manager.clone());
+            // Every tool's spec, as before tool search: 500 tools pass the search threshold,
+            // and this row times the specs themselves, not the search tool that stands in.
+            let settings = tool_router::RouterSettings {
+                tool_search: tool_router::ToolSearchMode::Off,
+                ..Default::default()
+            };
+            let router = ToolRouter::with_mcp_settings(manager.clone(), &settings)?;
             let specs = router.specs().await;
             let elapsed = started.elapsed();
             let mcp = specs.iter().filter(|s| s.name.starts_with("mcp__")).count();
