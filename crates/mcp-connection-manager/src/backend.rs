@@ -70,8 +70,9 @@ impl McpBackend for McpConnectionManager {
                     let _progress = conn.progress().track(&mut params.meta);
                     let mut span = conn.telemetry().start("resources/read", None, Some(&uri));
                     span.tag(&mut params.meta);
-                    let answer =
-                        conn.service.read_resource_once(params).instrument(span.span()).await;
+                    let answer = mcp_connection::direct::read_resource(conn.service.peer(), params)
+                        .instrument(span.span())
+                        .await;
                     span.finish_with(&answer, |_| false);
                     let answer = answer.map(Round::try_from);
                     if first && let Ok(Ok(Round::Complete(result))) = &answer {

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod client;
 mod client_handler;
 pub mod config;
+pub mod direct;
 pub mod errors;
 pub mod host;
 pub mod input;

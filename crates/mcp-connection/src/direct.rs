@@ -1,0 +1,163 @@
+//! `resources/read` sent straight through rmcp's `Peer`, around rmcp's response cache.
+//!
+//! rmcp 3.11's `read_resource_once` consults its response cache on every read even when the cache
+//! is disabled (as every connection here has it: the router keeps its own, `cache`): it builds the
+//! cache key (two strings), takes the cache's async lock three times (twice to write, so
+//! concurrent reads of one connection queue on it) and clones the whole result to offer it to
+//! the disabled cache. This sends the same request with the same cancel-on-drop behaviour
+//! (a read whose future is dropped — a timeout, a cancelled call — tells the server with
+//! `notifications/cancelled`) and none of that.
+
+use rmcp::model::{
+    CancelledNotificationParam, ClientRequest, ReadResourceRequest, ReadResourceRequestParams,
+    ReadResourceResponse, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+
+/// The reason given to the server for a read nobody waits for any more (rmcp's own words).
+const ABANDONED: &str = "request abandoned by the caller";
+
+/// One `resources/read` round: the result, or the server's request for input (2026-07-28).
+pub async fn read_resource(
+    peer: &Peer<RoleClient>,
+    params: ReadResourceRequestParams,
+) -> Result<ReadResourceResponse, ServiceError> {
+    let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer? {
+        ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+        ServerResult::InputRequiredResult(required) => {
+            Ok(ReadResourceResponse::InputRequired(required))
+        }
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// While armed, dropping it tells the server the request `id` is abandoned.
+struct Abandoned<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        // Dropped inside the runtime (a timeout, a cancelled task): the notification is sent
+        // from a task of its own, as a drop cannot wait. Without a runtime nothing can be sent,
+        // and the connection is going away with it.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let cancelled = CancelledNotificationParam::new(Some(id), Some(ABANDONED.into()));
+            // The connection may be closing: then there is nobody to tell.
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rmcp::ServiceExt;
+    use rmcp::model::ResourceContents;
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+    use super::*;
+    use crate::lines::LineTransport;
+
+    /// A scripted server's two ends: what the client wrote, and where its answers go.
+    struct Server {
+        input: BufReader<DuplexStream>,
+        output: DuplexStream,
+    }
+
+    impl Server {
+        async fn next(&mut self) -> Value {
+            let mut line = String::new();
+            let read = self.input.read_line(&mut line);
+            let read = tokio::time::timeout(Duration::from_secs(5), read).await;
+            read.expect("a line within 5 s").expect("a line from the client");
+            serde_json::from_str(&line).expect("json")
+        }
+
+        async fn answer(&mut self, id: &Value, result: Value) {
+            let line = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+            self.output.write_all(format!("{line}\n").as_bytes()).await.expect("answer");
+        }
+    }
+
+    /// An rmcp client on the router's stdio transport, through `initialize` with a scripted
+    /// server (2025-11-25).
+    async fn connected() -> (rmcp::service::RunningService<RoleClient, ()>, Server) {
+        let (client_out, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, client_in) = tokio::io::duplex(1 << 16);
+        let mut server = Server { input: BufReader::new(server_in), output: server_out };
+        let transport = LineTransport::new(client_in, client_out, 1 << 20);
+        let client = tokio::spawn(async move { ().serve(transport).await.expect("initialized") });
+        let initialize = server.next().await;
+        assert_eq!(initialize["method"], "initialize");
+        let info = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"resources": {}},
+            "serverInfo": {"name": "scripted", "version": "1"},
+        });
+        server.answer(&initialize["id"], info).await;
+        assert_eq!(server.next().await["method"], "notifications/initialized");
+        (client.await.expect("client"), server)
+    }
+
+    #[tokio::test]
+    async fn a_read_is_answered_and_an_abandoned_one_is_cancelled_at_the_server() {
+        let (client, mut server) = connected().await;
+        let peer = client.peer().clone();
+
+        // Answered: the result as the server sent it.
+        let reading = tokio::spawn({
+            let peer = peer.clone();
+            async move { read_resource(&peer, ReadResourceRequestParams::new("demo://a")).await }
+        });
+        let request = server.next().await;
+        assert_eq!(
+            (&request["method"], &request["params"]["uri"]),
+            (&json!("resources/read"), &json!("demo://a"))
+        );
+        let contents = json!({"contents": [{"uri": "demo://a", "text": "hello"}]});
+        server.answer(&request["id"], contents).await;
+        let Ok(ReadResourceResponse::Complete(result)) = reading.await.expect("task") else {
+            panic!("a complete read");
+        };
+        let [ResourceContents::TextResourceContents { text, .. }] = &result.contents[..] else {
+            panic!("one text: {result:?}");
+        };
+        assert_eq!(text, "hello");
+
+        // Abandoned (its future dropped by a timeout): the server is told, with its id.
+        let read = read_resource(&peer, ReadResourceRequestParams::new("demo://slow"));
+        assert!(tokio::time::timeout(Duration::from_millis(50), read).await.is_err());
+        let request = server.next().await;
+        assert_eq!(request["params"]["uri"], "demo://slow");
+        let cancelled = server.next().await;
+        assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
+        assert_eq!(cancelled["params"]["requestId"], request["id"]);
+        assert_eq!(cancelled["params"]["reason"], ABANDONED);
+
+        // A read that completes is not cancelled: the next line is the next request.
+        let reading = tokio::spawn({
+            let peer = peer.clone();
+            async move { read_resource(&peer, ReadResourceRequestParams::new("demo://b")).await }
+        });
+        let request = server.next().await;
+        assert_eq!(request["params"]["uri"], "demo://b");
+        server.answer(&request["id"], json!({"contents": []})).await;
+        assert!(matches!(reading.await.expect("task"), Ok(ReadResourceResponse::Complete(_))));
+        let _ =
+            peer.notify_cancelled(CancelledNotificationParam::new(None, Some("end".into()))).await;
+        let next = server.next().await;
+        assert_eq!(next["params"]["reason"], "end", "only the test's own notification: {next}");
+    }
+}
