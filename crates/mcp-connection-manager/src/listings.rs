@@ -156,7 +156,9 @@ pub(crate) async fn fetch_page(
     }
     let (page, ttl_ms) = match kind {
         ListKind::Resources => {
-            let page = conn.service.list_resources(params).instrument(span.span()).await;
+            let page = mcp_connection::direct::list_resources(conn.service.peer(), params)
+                .instrument(span.span())
+                .await;
             span.finish_with(&page, |_| false);
             let page = page?;
             let ttl = page.ttl_ms;
@@ -164,7 +166,9 @@ pub(crate) async fn fetch_page(
             (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
         }
         ListKind::Templates => {
-            let page = conn.service.list_resource_templates(params).instrument(span.span()).await;
+            let page = mcp_connection::direct::list_resource_templates(conn.service.peer(), params)
+                .instrument(span.span())
+                .await;
             span.finish_with(&page, |_| false);
             let page = page?;
             let ttl = page.ttl_ms;

@@ -1,20 +1,24 @@
-//! `resources/read` sent straight through rmcp's `Peer`, around rmcp's response cache.
+//! `resources/read` and the resource and template list pages, sent straight through rmcp's
+//! `Peer`, around rmcp's response cache.
 //!
-//! rmcp 3.11's `read_resource_once` consults its response cache on every read even when the cache
-//! is disabled (as every connection here has it: the router keeps its own, `cache`): it builds the
-//! cache key (two strings), takes the cache's async lock three times (twice to write, so
-//! concurrent reads of one connection queue on it) and clones the whole result to offer it to
-//! the disabled cache. This sends the same request with the same cancel-on-drop behaviour
-//! (a read whose future is dropped — a timeout, a cancelled call — tells the server with
-//! `notifications/cancelled`) and none of that.
+//! rmcp 3.11's `read_resource_once`, `list_resources` and `list_resource_templates` consult its
+//! response cache on every request even when the cache is disabled (as every connection here
+//! has it: the router keeps its own, `cache`): they build the cache key (two strings), take the
+//! cache's async lock three times (twice to write, so concurrent requests of one connection
+//! queue on it) and clone the whole result (a read's contents, a page's items) to offer it to
+//! the disabled cache. These send the same requests with the same cancel-on-drop behaviour (a
+//! request whose future is dropped — a timeout, a cancelled call — tells the server with
+//! `notifications/cancelled`) and none of that. `tools/list` stays rmcp's: it also checks
+//! the tools.
 
 use rmcp::model::{
-    CancelledNotificationParam, ClientRequest, ReadResourceRequest, ReadResourceRequestParams,
-    ReadResourceResponse, RequestId, ServerResult,
+    CancelledNotificationParam, ClientRequest, ListResourceTemplatesRequest,
+    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 
-/// The reason given to the server for a read nobody waits for any more (rmcp's own words).
+/// The reason given to the server for a request nobody waits for any more (rmcp's own words).
 const ABANDONED: &str = "request abandoned by the caller";
 
 /// One `resources/read` round: the result, or the server's request for input (2026-07-28).
@@ -23,17 +27,54 @@ pub async fn read_resource(
     params: ReadResourceRequestParams,
 ) -> Result<ReadResourceResponse, ServiceError> {
     let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
-    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
-    let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
-    let answer = handle.await_response().await;
-    abandoned.id = None;
-    match answer? {
+    match send(peer, request).await? {
         ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
         ServerResult::InputRequiredResult(required) => {
             Ok(ReadResourceResponse::InputRequired(required))
         }
         _ => Err(ServiceError::UnexpectedResponse),
     }
+}
+
+/// One page of `resources/list`.
+pub async fn list_resources(
+    peer: &Peer<RoleClient>,
+    params: Option<PaginatedRequestParams>,
+) -> Result<ListResourcesResult, ServiceError> {
+    let request =
+        ListResourcesRequest { method: Default::default(), params, extensions: Default::default() };
+    match send(peer, ClientRequest::ListResourcesRequest(request)).await? {
+        ServerResult::ListResourcesResult(page) => Ok(page),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// One page of `resources/templates/list`.
+pub async fn list_resource_templates(
+    peer: &Peer<RoleClient>,
+    params: Option<PaginatedRequestParams>,
+) -> Result<ListResourceTemplatesResult, ServiceError> {
+    let request = ListResourceTemplatesRequest {
+        method: Default::default(),
+        params,
+        extensions: Default::default(),
+    };
+    match send(peer, ClientRequest::ListResourceTemplatesRequest(request)).await? {
+        ServerResult::ListResourceTemplatesResult(page) => Ok(page),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// `request`'s answer; the server is told if the answer is no longer awaited.
+async fn send(
+    peer: &Peer<RoleClient>,
+    request: ClientRequest,
+) -> Result<ServerResult, ServiceError> {
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    answer
 }
 
 /// While armed, dropping it tells the server the request `id` is abandoned.
@@ -112,7 +153,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_read_is_answered_and_an_abandoned_one_is_cancelled_at_the_server() {
+    async fn reads_and_pages_are_answered_and_an_abandoned_read_is_cancelled_at_the_server() {
         let (client, mut server) = connected().await;
         let peer = client.peer().clone();
 
@@ -135,6 +176,30 @@ mod tests {
             panic!("one text: {result:?}");
         };
         assert_eq!(text, "hello");
+
+        // A page of each list, its cursor sent and the next one given back.
+        let listing = tokio::spawn({
+            let peer = peer.clone();
+            let params = PaginatedRequestParams::default().with_cursor(Some("c2".into()));
+            async move { list_resources(&peer, Some(params)).await }
+        });
+        let request = server.next().await;
+        assert_eq!(request["method"], "resources/list");
+        assert_eq!(request["params"]["cursor"], "c2");
+        let page = json!({"resources": [{"uri": "demo://a", "name": "a"}], "nextCursor": "c3"});
+        server.answer(&request["id"], page).await;
+        let page = listing.await.expect("task").expect("a page");
+        assert_eq!((page.resources.len(), page.next_cursor.as_deref()), (1, Some("c3")));
+        let listing = tokio::spawn({
+            let peer = peer.clone();
+            async move { list_resource_templates(&peer, None).await }
+        });
+        let request = server.next().await;
+        assert_eq!(request["method"], "resources/templates/list");
+        let page = json!({"resourceTemplates": [{"uriTemplate": "demo://{x}", "name": "t"}]});
+        server.answer(&request["id"], page).await;
+        let page = listing.await.expect("task").expect("a page");
+        assert_eq!((page.resource_templates.len(), page.next_cursor), (1, None));
 
         // Abandoned (its future dropped by a timeout): the server is told, with its id.
         let read = read_resource(&peer, ReadResourceRequestParams::new("demo://slow"));
