@@ -460,7 +460,8 @@ pub(crate) async fn list_tools(
             if !span.span().is_disabled() {
                 span.tag(&mut params.get_or_insert_with(Default::default).meta);
             }
-            let page = service.list_tools(params).instrument(span.span()).await;
+            let page =
+                crate::direct::list_tools(service.peer(), params).instrument(span.span()).await;
             span.finish_with(&page, |_| false);
             let address = service.service().address.as_deref();
             let page = page.map_err(|e| service_error(server, address, e))?;

@@ -1,20 +1,21 @@
-//! `resources/read` and the resource and template list pages, sent straight through rmcp's
-//! `Peer`, around rmcp's response cache.
+//! `resources/read` and the pages of the resource, template and tool lists, sent straight
+//! through rmcp's `Peer`, around rmcp's response cache.
 //!
-//! rmcp 3.11's `read_resource_once`, `list_resources` and `list_resource_templates` consult its
+//! rmcp 3.11's `read_resource_once`, `list_resources`, `list_resource_templates` and
+//! `list_tools` consult its
 //! response cache on every request even when the cache is disabled (as every connection here
 //! has it: the router keeps its own, `cache`): they build the cache key (two strings), take the
 //! cache's async lock three times (twice to write, so concurrent requests of one connection
 //! queue on it) and clone the whole result (a read's contents, a page's items) to offer it to
 //! the disabled cache. These send the same requests with the same cancel-on-drop behaviour (a
 //! request whose future is dropped — a timeout, a cancelled call — tells the server with
-//! `notifications/cancelled`) and none of that. `tools/list` stays rmcp's: it also checks
-//! the tools.
+//! `notifications/cancelled`) and none of that.
 
 use rmcp::model::{
     CancelledNotificationParam, ClientRequest, ListResourceTemplatesRequest,
-    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerResult,
+    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListToolsRequest,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequest, ReadResourceRequestParams,
+    ReadResourceResponse, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 
@@ -61,6 +62,19 @@ pub async fn list_resource_templates(
     };
     match send(peer, ClientRequest::ListResourceTemplatesRequest(request)).await? {
         ServerResult::ListResourceTemplatesResult(page) => Ok(page),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// One page of `tools/list`.
+pub async fn list_tools(
+    peer: &Peer<RoleClient>,
+    params: Option<PaginatedRequestParams>,
+) -> Result<ListToolsResult, ServiceError> {
+    let request =
+        ListToolsRequest { method: Default::default(), params, extensions: Default::default() };
+    match send(peer, ClientRequest::ListToolsRequest(request)).await? {
+        ServerResult::ListToolsResult(page) => Ok(page),
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }
@@ -200,6 +214,17 @@ mod tests {
         server.answer(&request["id"], page).await;
         let page = listing.await.expect("task").expect("a page");
         assert_eq!((page.resource_templates.len(), page.next_cursor), (1, None));
+
+        let listing = tokio::spawn({
+            let peer = peer.clone();
+            async move { list_tools(&peer, None).await }
+        });
+        let request = server.next().await;
+        assert_eq!(request["method"], "tools/list");
+        let page = json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
+        server.answer(&request["id"], page).await;
+        let page = listing.await.expect("task").expect("a page");
+        assert_eq!(page.tools[0].name, "echo");
 
         // Abandoned (its future dropped by a timeout): the server is told, with its id.
         let read = read_resource(&peer, ReadResourceRequestParams::new("demo://slow"));
