@@ -1,8 +1,9 @@
 //! The read path's cost as counts, not time, so it cannot flake: the allocations one
 //! `read_mcp_resource` makes in this process (router, manager, rmcp, the transport, the event
 //! consumer — everything runs on this test's one thread) against the demo server over stdio,
-//! in both protocol eras. A change that adds a dozen allocations to the read path fails here;
-//! one that removes some lowers the ceiling on purpose.
+//! in both protocol eras, and the messages each read sends the server (one `resources/read`).
+//! A change that adds a dozen allocations or a request to the read path fails here; one that
+//! removes some lowers the ceiling on purpose.
 //!
 //! Its own test binary: the counting allocator must not count the other tests' threads.
 
@@ -69,7 +70,12 @@ fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        let mut config = ServerConfig::stdio("d", DEMO, vec!["--name".into(), "d".into()]);
+        // The demo server writes the method of every message it gets to this log.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("requests.log");
+        let args = ["--name", "d", "--request-log", log.to_str().expect("utf-8")];
+        let mut config =
+            ServerConfig::stdio("d", DEMO, args.iter().map(|a| a.to_string()).collect());
         config.protocol = protocol;
         let (events, mut rx) = event_channel();
         let manager =
@@ -85,7 +91,11 @@ fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
             arguments: arguments.to_string().into(),
         };
         let mut fewest = u64::MAX;
+        let mut logged_before = String::new();
         for i in 0..80 {
+            if i == 50 {
+                logged_before = std::fs::read_to_string(&log).expect("the request log");
+            }
             let call = call.clone();
             let before = allocations();
             if manager_only {
@@ -105,6 +115,17 @@ fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
             }
             while rx.try_recv().is_ok() {}
         }
+        // Requests are counted too: after the warm-up (the handshake, the first listings, the
+        // read resource's subscription), each read sent the server one `resources/read` and
+        // nothing else.
+        let logged = std::fs::read_to_string(&log).expect("the request log");
+        let since = logged.strip_prefix(logged_before.as_str()).expect("the log only grows");
+        let mut each = std::collections::BTreeMap::new();
+        for method in since.lines() {
+            *each.entry(method).or_insert(0) += 1;
+        }
+        let expected = std::collections::BTreeMap::from([("resources/read", 30)]);
+        assert_eq!(each, expected, "{protocol:?}: the messages of 30 reads, by method");
         manager.shutdown().await;
         fewest
     })
