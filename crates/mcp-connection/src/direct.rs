@@ -37,47 +37,37 @@ pub async fn read_resource(
     }
 }
 
-/// One page of `resources/list`.
-pub async fn list_resources(
-    peer: &Peer<RoleClient>,
-    params: Option<PaginatedRequestParams>,
-) -> Result<ListResourcesResult, ServiceError> {
-    let request =
-        ListResourcesRequest { method: Default::default(), params, extensions: Default::default() };
-    match send(peer, ClientRequest::ListResourcesRequest(request)).await? {
-        ServerResult::ListResourcesResult(page) => Ok(page),
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
-}
-
-/// One page of `resources/templates/list`.
-pub async fn list_resource_templates(
-    peer: &Peer<RoleClient>,
-    params: Option<PaginatedRequestParams>,
-) -> Result<ListResourceTemplatesResult, ServiceError> {
-    let request = ListResourceTemplatesRequest {
-        method: Default::default(),
-        params,
-        extensions: Default::default(),
+/// `pub async fn $name(peer, params)`: one page of the list whose request and result are
+/// `$request` and `$page` (the same names as their `ClientRequest` and `ServerResult` variants).
+macro_rules! list_page {
+    ($(#[$doc:meta])* $name:ident, $request:ident, $page:ident) => {
+        $(#[$doc])*
+        pub async fn $name(
+            peer: &Peer<RoleClient>,
+            params: Option<PaginatedRequestParams>,
+        ) -> Result<$page, ServiceError> {
+            let request =
+                $request { method: Default::default(), params, extensions: Default::default() };
+            match send(peer, ClientRequest::$request(request)).await? {
+                ServerResult::$page(page) => Ok(page),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        }
     };
-    match send(peer, ClientRequest::ListResourceTemplatesRequest(request)).await? {
-        ServerResult::ListResourceTemplatesResult(page) => Ok(page),
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
 }
 
-/// One page of `tools/list`.
-pub async fn list_tools(
-    peer: &Peer<RoleClient>,
-    params: Option<PaginatedRequestParams>,
-) -> Result<ListToolsResult, ServiceError> {
-    let request =
-        ListToolsRequest { method: Default::default(), params, extensions: Default::default() };
-    match send(peer, ClientRequest::ListToolsRequest(request)).await? {
-        ServerResult::ListToolsResult(page) => Ok(page),
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
-}
+list_page!(
+    /// One page of `resources/list`.
+    list_resources, ListResourcesRequest, ListResourcesResult
+);
+list_page!(
+    /// One page of `resources/templates/list`.
+    list_resource_templates, ListResourceTemplatesRequest, ListResourceTemplatesResult
+);
+list_page!(
+    /// One page of `tools/list`.
+    list_tools, ListToolsRequest, ListToolsResult
+);
 
 /// `request`'s answer; the server is told if the answer is no longer awaited.
 async fn send(
