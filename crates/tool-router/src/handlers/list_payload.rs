@@ -10,7 +10,7 @@ use router_protocol::{ResourceCallSummary, ResourceChange, ServerFailure};
 use serde::Serialize;
 
 use crate::handlers::list_shape::{Listed, share};
-use crate::handlers::write_payload;
+use crate::handlers::{fitted, write_payload};
 
 /// An item as the model sees it: the server's own (almost always), or a trimmed copy. Two words,
 /// not an item's size (as a `Cow` of an item would be): an all-server payload holds one per item
@@ -255,17 +255,22 @@ pub(crate) fn shared_out<'a, T: Kind + 'a>(
         let mut payload = payload_of(every);
         let (written, over) = (Cell::new(0), Cell::new(false));
         payload.cap = Some(ItemsCap { written: &written, over: &over, room });
-        let capacity = expected_len(&payload.items).min(room + ENVELOPE);
-        let mut text = Counting { bytes: Vec::with_capacity(capacity), written: &written };
+        let mut text = Counting { bytes: buffer_for(&payload.items, room), written: &written };
         let result = write_payload(&mut text, &payload, changes);
         if !over.get() {
             return (result.map(|()| fitted(text.bytes)), payload.items.len());
         }
     }
     let payload = payload_of(&share(&measure(), room, limit));
-    let mut text = Vec::with_capacity(expected_len(&payload.items).min(room + ENVELOPE));
+    let mut text = buffer_for(&payload.items, room);
     let result = write_payload(&mut text, &payload, changes);
     (result.map(|()| fitted(text)), payload.items.len())
+}
+
+/// An empty buffer for the payload of `items`, sized once: as long as they will likely take,
+/// never more than `room` bytes of items can.
+fn buffer_for<T: Listed>(items: &[WithServer<'_, T>], room: usize) -> Vec<u8> {
+    Vec::with_capacity(expected_len(items).min(room.saturating_add(ENVELOPE)))
 }
 
 /// Room for a payload's fields other than its items (server, cursors, errors, `incomplete`).
@@ -291,14 +296,6 @@ fn expected_len<T: Listed>(items: &[WithServer<'_, T>]) -> usize {
     // double its buffer for the last few items.
     let each = sampled.div_ceil(SAMPLE);
     (each + each / 16) * items.len() + ENVELOPE
-}
-
-/// The payload's text, its buffer given back past what it holds when the guess was long.
-fn fitted(mut text: Vec<u8>) -> Vec<u8> {
-    if text.capacity() - text.len() > text.len() / 8 {
-        text.shrink_to_fit();
-    }
-    text
 }
 
 #[cfg(test)]

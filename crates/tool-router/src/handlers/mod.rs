@@ -209,7 +209,8 @@ thread_local! {
 /// behind on a worker thread.
 const SCRATCH_KEPT: usize = 1 << 20;
 
-/// The payload's JSON through the thread's scratch buffer, copied out at its size.
+/// The payload's JSON through the thread's scratch buffer, copied out at its size (past
+/// `SCRATCH_KEPT`, the buffer itself is handed over).
 fn scratch_text(
     payload: &impl Serialize,
     changes: &[ResourceChange],
@@ -221,12 +222,28 @@ fn scratch_text(
             return write_payload(&mut own, payload, changes).map(|()| own);
         };
         buffer.clear();
-        let written = write_payload(&mut *buffer, payload, changes).map(|()| buffer.to_vec());
+        let written = write_payload(&mut *buffer, payload, changes).map(|()| {
+            if buffer.len() > SCRATCH_KEPT {
+                // Not kept anyway: handed over, not copied.
+                fitted(std::mem::take(&mut *buffer))
+            } else {
+                buffer.to_vec()
+            }
+        });
         if buffer.capacity() > SCRATCH_KEPT {
             *buffer = Vec::new();
         }
         written
     })
+}
+
+/// A payload's text, its buffer given back past what it holds when it is much longer (a
+/// buffer sized from a guess, or grown by doubling).
+pub(crate) fn fitted(mut text: Vec<u8>) -> Vec<u8> {
+    if text.capacity() - text.len() > text.len() / 8 {
+        text.shrink_to_fit();
+    }
+    text
 }
 
 /// The payload as JSON into `writer`, with `changes` as its `changed` field when there are any.
@@ -303,5 +320,22 @@ pub(crate) fn shut_down(server: Option<&str>) -> Failed {
                 .collect(),
         },
         error: FunctionCallError::Fatal(message),
+    }
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use super::*;
+
+    /// A payload past `SCRATCH_KEPT` is handed over (fitted) and one under it copied out; both
+    /// are the payload's JSON, and a small one after a big one still is.
+    #[test]
+    fn payloads_big_and_small_come_out_as_their_json() {
+        for length in [3 << 20, 10, 2 << 20, 0] {
+            let payload = serde_json::json!({"text": "x".repeat(length)});
+            let text = scratch_text(&payload, &[]).expect("json");
+            assert_eq!(text, serde_json::to_vec(&payload).expect("json"), "{length}");
+            assert!(text.capacity() - text.len() <= text.len() / 8, "{length}: fitted");
+        }
     }
 }
