@@ -29,12 +29,12 @@ use crate::workloads::{
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
 /// switches (voluntary and not), from `getrusage`.
 #[derive(Clone, Copy, Default)]
-struct Usage {
-    cpu: Duration,
-    switches: u64,
+pub(crate) struct Usage {
+    pub(crate) cpu: Duration,
+    pub(crate) switches: u64,
 }
 
-fn usage() -> Usage {
+pub(crate) fn usage() -> Usage {
     // SAFETY: getrusage writes into the struct we own; RUSAGE_SELF is always valid.
     #[allow(unsafe_code)]
     let usage = unsafe {
@@ -63,8 +63,8 @@ impl std::ops::Sub for Usage {
 #[derive(Default)]
 pub(crate) struct Side {
     pub(crate) wall: Vec<Duration>,
-    cpu: Duration,
-    switches: u64,
+    pub(crate) cpu: Duration,
+    pub(crate) switches: u64,
     calls: u32,
 }
 

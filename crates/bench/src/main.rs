@@ -11,6 +11,7 @@ mod results;
 mod rmcp_cost;
 mod search;
 mod server;
+mod solo;
 mod workloads;
 
 use std::time::Duration;
@@ -47,6 +48,19 @@ fn main() -> anyhow::Result<()> {
         let clean = runtime.block_on(fuzz::campaign(&args[1..]))?;
         runtime.shutdown_timeout(Duration::from_secs(1));
         std::process::exit(if clean { 0 } else { 1 });
+    }
+    if args.first().map(String::as_str) == Some("solo") {
+        let side = args.get(1).cloned().unwrap_or_else(|| "agent".to_string());
+        let number = |k: usize, default: usize| args.get(k).map_or(Ok(default), |n| n.parse());
+        let reads = number(2, 20_000).map_err(anyhow::Error::msg)?;
+        let at_once = number(3, 1).map_err(anyhow::Error::msg)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        // On a runtime worker, as an agent's calls are (see P1 below).
+        runtime.block_on(async move {
+            tokio::spawn(async move { solo::run(&side, reads, at_once).await }).await?
+        })?;
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
     let which: Vec<&str> =

@@ -22,3 +22,4 @@ pub mod stdio;
 pub mod telemetry;
 mod token_store;
 pub mod watch;
+mod wire;

@@ -1,8 +1,8 @@
 //! The stdio client transport: newline-delimited JSON-RPC over a child's pipes, framed as rmcp's
 //! `AsyncRwTransport` frames it (bounded lines, an over-long line dropped with the connection
 //! kept, unparsable input ignored, a well-formed message of the wrong shape answered with
-//! `Invalid Request`, non-MCP notifications ignored) and written by it. One difference: the
-//! answer to a read, a tool call, a list page (resources, templates, tools, prompts), a prompt
+//! `Invalid Request`, non-MCP notifications ignored) and written as it writes them (the frequent
+//! requests without its detour through a `Value`: `wire`). One difference: the answer to a read, a tool call, a list page (resources, templates, tools, prompts), a prompt
 //! or a completion is parsed as the result its request expects.
 //! rmcp 3.11 parses every answer as its untagged `ServerResult`, trying the variants in order
 //! and building an error for each miss: a 1 KiB read answer costs 4× the direct parse and a
@@ -19,7 +19,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
@@ -84,8 +83,8 @@ pub struct LineTransport<R, W: AsyncWrite> {
     max_line: usize,
     /// The rest of an over-long line is being skipped.
     discarding: bool,
-    /// rmcp's transport, for writing only (its reading side is empty).
-    write: AsyncRwTransport<RoleClient, tokio::io::Empty, W>,
+    /// The writing half (`wire`: the frequent requests written without rmcp's detour).
+    write: crate::wire::Writer<W>,
     expected: HashMap<RequestId, Expected>,
 }
 
@@ -123,7 +122,7 @@ where
             line: Vec::new(),
             max_line,
             discarding: false,
-            write: AsyncRwTransport::new_client(tokio::io::empty(), write),
+            write: crate::wire::Writer::new(write),
             expected: HashMap::new(),
         }
     }

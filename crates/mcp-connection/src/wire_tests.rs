@@ -1,0 +1,177 @@
+#![allow(deprecated)] // resources/subscribe: the router still sends it to 2025-11-25 servers.
+
+use proptest::prelude::*;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientNotification, GetMeta as _,
+    Implementation, InitializeRequest, InitializeRequestParams, ListResourcesRequest,
+    NumberOrString, PaginatedRequestParams, ProgressToken, ProtocolVersion, ReadResourceRequest,
+    ReadResourceRequestParams, RequestId, SubscribeRequest, SubscribeRequestParams,
+};
+use serde_json::json;
+
+use super::*;
+
+/// rmcp's own line for `item`.
+fn rmcp_line(item: &TxJsonRpcMessage<RoleClient>) -> String {
+    let mut out = serde_json::to_string(item).expect("rmcp serializes it");
+    out.push('\n');
+    out
+}
+
+/// Ours, with rmcp's beside it: they must be the same bytes.
+fn both(item: TxJsonRpcMessage<RoleClient>) -> (String, String) {
+    let expected = rmcp_line(&item);
+    let mut ours = b"left before".to_vec();
+    line(&mut ours, item).expect("serializes");
+    let ours = String::from_utf8(ours).expect("utf-8");
+    let ours = ours.strip_prefix("left before").expect("appended").to_string();
+    (ours, expected)
+}
+
+fn request(id: RequestId, request: ClientRequest) -> TxJsonRpcMessage<RoleClient> {
+    TxJsonRpcMessage::<RoleClient>::request(request, id)
+}
+
+/// What rmcp puts in a request's own `_meta` as it sends it: the progress token and, in
+/// 2026-07-28, the client's context.
+fn as_sent(mut r: ClientRequest, modern: bool) -> ClientRequest {
+    let meta = r.get_meta_mut();
+    if modern {
+        meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+        meta.set_client_info(Implementation::new("mcp-router", "0.1.0"));
+        let mut capabilities = ClientCapabilities::default();
+        let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+        extensions.insert("io.modelcontextprotocol/tasks".into(), Default::default());
+        meta.set_client_capabilities(capabilities);
+    }
+    meta.set_progress_token(ProgressToken(NumberOrString::Number(7)));
+    r
+}
+
+fn read(uri: &str, own_meta: Option<serde_json::Value>) -> ClientRequest {
+    let mut params = ReadResourceRequestParams::new(uri);
+    if let Some(serde_json::Value::Object(map)) = own_meta {
+        params.meta = Some(RequestMetaObject(MetaObject(map)));
+    }
+    ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
+}
+
+fn tool_call(arguments: serde_json::Value) -> ClientRequest {
+    let serde_json::Value::Object(arguments) = arguments else { panic!("an object") };
+    let params = CallToolRequestParams::new("echo").with_arguments(arguments);
+    ClientRequest::CallToolRequest(CallToolRequest::new(params))
+}
+
+#[test]
+fn the_frequent_requests_are_written_as_rmcp_writes_them() {
+    let own = json!({"io.github.mcp-router/progress": 3, "progressToken": "theirs", "x": [1, 2.5]});
+    let mut cases = Vec::new();
+    for modern in [false, true] {
+        for id in [RequestId::Number(41), RequestId::String("req-\"1\"".into())] {
+            let requests = [
+                read("demo://notes/welcome", None),
+                read("file:///tmp/a b/\u{e9}\u{1f600}\n\t\"\\", None),
+                read("demo://x", Some(own.clone())),
+                read("demo://empty-meta", Some(json!({}))),
+                tool_call(
+                    json!({"text": "h\u{e9}llo", "n": 3, "f": 0.1, "nested": {"a": [null, true]}}),
+                ),
+                tool_call(json!({})),
+                ClientRequest::ListResourcesRequest(ListResourcesRequest::default()),
+                ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(
+                    PaginatedRequestParams::default().with_cursor(Some("c\u{2028}1".into())),
+                )),
+                ClientRequest::SubscribeRequest(SubscribeRequest::new(
+                    SubscribeRequestParams::new("demo://notes/welcome"),
+                )),
+            ];
+            for r in requests {
+                // These are written here, not by rmcp.
+                let mut sent = as_sent(r.clone(), modern);
+                assert!(direct(&mut Vec::new(), &id, &mut sent).expect("written"));
+                cases.push(request(id.clone(), r.clone()));
+                cases.push(request(id.clone(), as_sent(r, modern)));
+            }
+        }
+    }
+    for case in cases {
+        let (ours, expected) = both(case);
+        assert_eq!(ours, expected);
+    }
+}
+
+#[test]
+fn other_messages_are_rmcp_s_own_lines() {
+    let init = InitializeRequest::new(InitializeRequestParams::new(
+        ClientCapabilities::default(),
+        Implementation::new("c", "1"),
+    ));
+    let notification = ClientNotification::InitializedNotification(Default::default());
+    for item in [
+        request(RequestId::Number(1), ClientRequest::InitializeRequest(init)),
+        TxJsonRpcMessage::<RoleClient>::notification(notification),
+    ] {
+        let (ours, expected) = both(item);
+        assert_eq!(ours, expected);
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_uri_and_arguments_are_written_as_rmcp_writes_them(
+        uri in any::<String>(),
+        key in any::<String>(),
+        text in any::<String>(),
+        number in any::<f64>().prop_filter("finite", |f| f.is_finite()),
+        modern in any::<bool>(),
+    ) {
+        let arguments = json!({ key: [text.clone(), number], "k": {"t": text} });
+        for r in [read(&uri, None), tool_call(arguments.clone())] {
+            let (ours, expected) = both(request(RequestId::Number(9), as_sent(r, modern)));
+            prop_assert_eq!(ours, expected);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_send_dropped_half_way_is_finished_by_the_next_and_a_closed_writer_says_so() {
+    use tokio::io::AsyncBufReadExt as _;
+    // A pipe that holds 16 bytes: the first line cannot be written whole before its send is
+    // dropped.
+    let (write, server) = tokio::io::duplex(16);
+    let writer = Writer::new(write);
+    let first = request(RequestId::Number(1), read("demo://a-long-enough-uri/first", None));
+    let expected_first = rmcp_line(&first);
+    let mut sending = Box::pin(writer.send(first));
+    assert!(futures_poll_once(&mut sending).await.is_none(), "the pipe is full");
+    drop(sending);
+    let second = request(RequestId::Number(2), read("demo://second", None));
+    let expected_second = rmcp_line(&second);
+    let sent = tokio::spawn(writer.send(second));
+    let mut lines = tokio::io::BufReader::new(server).lines();
+    let within = std::time::Duration::from_secs(10);
+    let mut next = async || {
+        let line = tokio::time::timeout(within, lines.next_line()).await.expect("a line in time");
+        line.expect("read").expect("a line")
+    };
+    let (one, two) = (next().await, next().await);
+    sent.await.expect("joined").expect("sent");
+    assert_eq!(format!("{one}\n"), expected_first);
+    assert_eq!(format!("{two}\n"), expected_second);
+
+    writer.close().await.expect("closed");
+    let third = request(RequestId::Number(3), read("demo://third", None));
+    let error = writer.send(third).await.expect_err("closed");
+    assert_eq!(error.kind(), std::io::ErrorKind::NotConnected);
+}
+
+/// Polls `future` once: its output if it is ready.
+async fn futures_poll_once<F: std::future::Future + Unpin>(future: &mut F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut *future).poll(cx) {
+            std::task::Poll::Ready(out) => Some(out),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}
