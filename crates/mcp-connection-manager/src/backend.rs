@@ -51,24 +51,21 @@ impl McpBackend for McpConnectionManager {
     /// `resources/read` on one server. An `input_required` answer (2026-07-28) is answered
     /// through the host and retried (see `input`).
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
-        let params = ReadResourceRequestParams::new(uri);
         let result = self
             .servers
             .exchange(server, "resources/read", |conn, retry| {
                 // Only the first round may be answered from, or kept in, the cache: later rounds
                 // depend on the inputs given.
                 let first = retry == Retry::default();
-                let mut params = params.clone();
+                let mut params = ReadResourceRequestParams::new(uri);
                 params.input_responses = retry.input_responses;
                 params.request_state = retry.request_state;
                 async move {
-                    if first && let Some(cached) = conn.cache().read(&params.uri) {
+                    if first && let Some(cached) = conn.cache().read(uri) {
                         return Ok(Ok(Round::Complete(cached)));
                     }
-                    let uri = params.uri.clone();
-                    let mut params = params;
                     let _progress = conn.progress().track(&mut params.meta);
-                    let mut span = conn.telemetry().start("resources/read", None, Some(&uri));
+                    let mut span = conn.telemetry().start("resources/read", None, Some(uri));
                     span.tag(&mut params.meta);
                     let answer = mcp_connection::direct::read_resource(conn.service.peer(), params)
                         .instrument(span.span())
@@ -76,7 +73,7 @@ impl McpBackend for McpConnectionManager {
                     span.finish_with(&answer, |_| false);
                     let answer = answer.map(Round::try_from);
                     if first && let Ok(Ok(Round::Complete(result))) = &answer {
-                        conn.cache().put_read(&uri, result);
+                        conn.cache().put_read(uri, result);
                     }
                     answer
                 }
