@@ -54,10 +54,11 @@ fn main() -> anyhow::Result<()> {
         let number = |k: usize, default: usize| args.get(k).map_or(Ok(default), |n| n.parse());
         let reads = number(2, 20_000).map_err(anyhow::Error::msg)?;
         let at_once = number(3, 1).map_err(anyhow::Error::msg)?;
+        let servers = args.get(4).map(|n| n.parse()).transpose().map_err(anyhow::Error::msg)?;
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
         // On a runtime worker, as an agent's calls are (see P1 below).
         runtime.block_on(async move {
-            tokio::spawn(async move { solo::run(&side, reads, at_once).await }).await?
+            tokio::spawn(async move { solo::run(&side, reads, at_once, servers).await }).await?
         })?;
         runtime.shutdown_timeout(Duration::from_secs(1));
         return Ok(());

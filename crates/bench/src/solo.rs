@@ -1,11 +1,11 @@
-//! `mcp-router-bench solo <side> [reads] [at-once]`: one side of E1 (or, with `at-once` > 1, of
-//! E2: rounds of that many reads at once over 4 servers) alone in this process, for profiling
-//! it (`perf record` of this run sees one side's work only) and for a ladder of what each layer
-//! costs. Sides: `agent` (the router, a consumer task draining its events), `quiet` (the router,
-//! nobody listening), `legacy` (the router pinned to 2025-11-25, nobody listening), `manager`
-//! (the connection manager alone, 2025-11-25), `bare` and `bare-modern` (bare rmcp clients in
-//! 2025-11-25 or 2026-07-28, each on its own server). Prints CPU time, context switches and
-//! wall time per read.
+//! `mcp-router-bench solo <side> [reads] [at-once] [servers]`: one side of E1 (or, with
+//! `at-once` above 1, of E2: rounds of that many reads at once over `servers`, 4 unless given)
+//! alone in this process, for profiling it (`perf record` of this run sees one side's work
+//! only) and for a ladder of what each layer costs. Sides: `agent` (the router, a consumer task
+//! draining its events), `quiet` (the router, nobody listening), `legacy` (the router pinned to
+//! 2025-11-25, nobody listening), `manager` (the connection manager alone, 2025-11-25), `bare`
+//! and `bare-modern` (bare rmcp clients in 2025-11-25 or 2026-07-28, each on its own server).
+//! Prints CPU time, context switches and wall time per read.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,14 +70,19 @@ impl Reader {
     }
 }
 
-/// Servers the reads at once are spread over (sequential reads use one).
+/// Servers the reads at once are spread over unless told (sequential reads use one).
 const SERVERS: usize = 4;
 
 /// Runs `reads` reads (after 1,000 to warm up), `at_once` at a time, on `side`, and prints what
 /// they cost.
-pub(crate) async fn run(side: &str, reads: usize, at_once: usize) -> anyhow::Result<()> {
+pub(crate) async fn run(
+    side: &str,
+    reads: usize,
+    at_once: usize,
+    servers: Option<usize>,
+) -> anyhow::Result<()> {
     let options = read_options(1024);
-    let servers = if at_once > 1 { SERVERS } else { 1 };
+    let servers = servers.unwrap_or(if at_once > 1 { SERVERS } else { 1 }).max(1);
     let legacy = matches!(side, "legacy" | "manager");
     let mut configs = Vec::new();
     for i in 0..servers {
@@ -123,7 +128,7 @@ pub(crate) async fn run(side: &str, reads: usize, at_once: usize) -> anyhow::Res
     }
     let n = reads.max(1) as f64;
     println!(
-        "{side}: {reads} reads, {at_once} at once: CPU {:.1} µs a read, {:.2} switches a read, wall {:.1} µs a read",
+        "{side}: {reads} reads, {at_once} at once over {servers} servers: CPU {:.1} µs a read, {:.2} switches a read, wall {:.1} µs a read",
         spent.cpu.as_secs_f64() * 1e6 / n,
         spent.switches as f64 / n,
         wall.as_secs_f64() * 1e6 / n,

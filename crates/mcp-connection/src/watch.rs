@@ -388,6 +388,9 @@ fn wanted(capabilities: &rmcp::model::ServerCapabilities) -> Option<Subscription
 pub struct Watched {
     cap: usize,
     state: std::sync::Mutex<WatchedState>,
+    /// A change may be waiting: set (under the lock) when one is heard, cleared when they are
+    /// taken, so the model's every call asks each server's set without taking its lock.
+    heard: std::sync::atomic::AtomicBool,
 }
 
 /// How long a watched URI must go unread before a new one may take its place in a full set.
@@ -410,7 +413,7 @@ pub struct Touch {
 impl Watched {
     /// `cap` 0 watches nothing.
     pub fn new(cap: usize) -> Self {
-        Self { cap, state: Default::default() }
+        Self { cap, state: Default::default(), heard: Default::default() }
     }
 
     /// The model read `uri` (successfully): watch it if the policy lets it, forget a pending
@@ -466,16 +469,21 @@ impl Watched {
         // A change already waiting keeps its first time (and costs no allocation).
         if !state.pending.contains_key(uri) {
             state.pending.insert(uri.to_string(), now_rfc3339());
+            self.heard.store(true, std::sync::atomic::Ordering::Release);
         }
         true
     }
 
-    /// The changes heard since they were last taken (each once).
+    /// The changes heard since they were last taken (each once). Without one heard, no lock is
+    /// taken and nothing allocated.
     pub fn take(&self) -> Vec<(String, String)> {
-        self.state
-            .lock()
-            .map(|mut s| std::mem::take(&mut s.pending).into_iter().collect())
-            .unwrap_or_default()
+        use std::sync::atomic::Ordering;
+        if !self.heard.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let Ok(mut state) = self.state.lock() else { return Vec::new() };
+        self.heard.store(false, Ordering::Release);
+        std::mem::take(&mut state.pending).into_iter().collect()
     }
 }
 
@@ -534,6 +542,8 @@ mod tests {
         watched.updated("c");
         watched.read("c");
         assert!(watched.take().is_empty(), "a re-read clears the notice");
+        watched.updated("b");
+        assert_eq!(watched.take().len(), 1, "a change heard after a take is reported");
         assert!(Watched::new(0).read("x").is_none(), "cap 0 watches nothing");
     }
 }
