@@ -1,10 +1,11 @@
 //! A request's line, written without rmcp's detour. rmcp 3.11 serializes every request's
 //! params through a `serde_json::Value` (to find a `_meta` among them) and clones the request's
 //! own `_meta` map (the progress token; in 2026-07-28 also the client's info and capabilities)
-//! to merge the two: a read's request costs some twenty allocations there, a tool call's more
-//! with its arguments. The frequent requests (reads, tool calls, list pages, completions,
-//! subscriptions) are written here directly, byte for byte as rmcp writes them (the unit tests
-//! compare the two); every other message goes through rmcp's serialization.
+//! to merge the two: a read's line costs 9 allocations there in 2025-11-25 and 26 in
+//! 2026-07-28 (`read_cost`), a tool call's more with its arguments. The frequent requests
+//! (reads, tool calls, list pages, completions, subscriptions) are serialized here from the
+//! same message with serde, byte for byte as rmcp writes them (the unit tests compare the two);
+//! every other message goes through rmcp's serialization.
 
 use std::sync::Arc;
 
@@ -122,7 +123,7 @@ own_meta!(
 );
 
 /// Writes `request` into `out` when it is one of the frequent kinds and carries no metadata
-/// rmcp would merge in a way not reproduced here; `false` otherwise (`out` is then garbage).
+/// rmcp would merge in a way not reproduced here; `false` otherwise (nothing written then).
 fn direct(
     out: &mut Vec<u8>,
     id: &RequestId,

@@ -56,6 +56,11 @@ fn read(uri: &str, own_meta: Option<serde_json::Value>) -> ClientRequest {
     ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
 }
 
+/// A request as a server would have it on the wire.
+fn from_json(request: serde_json::Value) -> ClientRequest {
+    serde_json::from_value(request).expect("a client request")
+}
+
 fn tool_call(arguments: serde_json::Value) -> ClientRequest {
     let serde_json::Value::Object(arguments) = arguments else { panic!("an object") };
     let params = CallToolRequestParams::new("echo").with_arguments(arguments);
@@ -84,6 +89,16 @@ fn the_frequent_requests_are_written_as_rmcp_writes_them() {
                 ClientRequest::SubscribeRequest(SubscribeRequest::new(
                     SubscribeRequestParams::new("demo://notes/welcome"),
                 )),
+                from_json(json!({"method": "completion/complete", "params": {
+                    "ref": {"type": "ref/prompt", "name": "p"},
+                    "argument": {"name": "a", "value": "v\u{e9}"},
+                    "context": {"arguments": {"x": "y"}}
+                }})),
+                from_json(
+                    json!({"method": "resources/unsubscribe", "params": {"uri": "demo://u"}}),
+                ),
+                from_json(json!({"method": "tools/list", "params": {"cursor": "t2"}})),
+                from_json(json!({"method": "resources/templates/list"})),
             ];
             for r in requests {
                 // These are written here, not by rmcp.
