@@ -16,22 +16,22 @@ use std::time::{Duration, Instant};
 use rmcp::RoleClient;
 use rmcp::service::Peer;
 use router_protocol::EventSender;
-use tool_router::{CallContext, McpBackend, ToolCall};
+use tool_router::{CallContext, ToolCall};
 
 use crate::Row;
 use crate::everything::Target;
 use crate::server::Options;
 use crate::workloads::{
-    Routed, bare, bare_modern, bare_read, bench_server, draining, median, ratio, read_call,
-    read_options, routed, router_read, show,
+    Routed, bare, bare_modern, bare_read, bench_server, draining, manager_read, median, ratio,
+    read_call, read_options, routed, router_read, show,
 };
 
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
 /// switches (voluntary and not), from `getrusage`.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Usage {
-    pub(crate) cpu: Duration,
-    pub(crate) switches: u64,
+    cpu: Duration,
+    switches: u64,
 }
 
 pub(crate) fn usage() -> Usage {
@@ -63,8 +63,8 @@ impl std::ops::Sub for Usage {
 #[derive(Default)]
 pub(crate) struct Side {
     pub(crate) wall: Vec<Duration>,
-    pub(crate) cpu: Duration,
-    pub(crate) switches: u64,
+    cpu: Duration,
+    switches: u64,
     calls: u32,
 }
 
@@ -74,11 +74,11 @@ impl Side {
     }
 
     /// This process's context switches per call.
-    fn switches_per_call(&self) -> f64 {
+    pub(crate) fn switches_per_call(&self) -> f64 {
         self.switches as f64 / f64::from(self.calls.max(1))
     }
 
-    fn add(&mut self, spent: Usage, calls: u32) {
+    pub(crate) fn add(&mut self, spent: Usage, calls: u32) {
         self.cpu += spent.cpu;
         self.switches += spent.switches;
         self.calls += calls;
@@ -172,9 +172,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
         if let (0, Some(other)) = (which, other_peer) {
             bare_read(other, "bench://r/1").await?;
         } else if which == 0 && setup == E1::Manager {
-            let result = r.manager.read_resource("s", "bench://r/1").await;
-            let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
-            serde_json::to_string(&result)?;
+            manager_read(&r.manager, "s", "bench://r/1").await?;
         } else if which == 0 {
             router_read(&r.router, ctx, call).await?;
             drain();
@@ -321,12 +319,7 @@ async fn all_at_once(
                 let (server, uri) = &uris[i];
                 match reader {
                     Reader::Router(ctx) => router_read(&router, &ctx, &calls[i]).await,
-                    Reader::Manager => {
-                        let result = manager.read_resource(&format!("s{server}"), uri).await;
-                        let result = result.map_err(|e| anyhow::anyhow!("{e}"))?;
-                        serde_json::to_string(&result)?;
-                        Ok(())
-                    }
+                    Reader::Manager => manager_read(&manager, &format!("s{server}"), uri).await,
                     Reader::Bare => bare_read(&peers[*server], uri).await.map(|_| ()),
                     Reader::OtherBare(others) => bare_read(&others[*server], uri).await.map(|_| ()),
                 }

@@ -13,12 +13,12 @@ use std::time::Instant;
 use rmcp::RoleClient;
 use rmcp::service::Peer;
 use router_protocol::EventSender;
-use tool_router::{CallContext, McpBackend as _};
+use tool_router::CallContext;
 
-use crate::e2e::usage;
+use crate::e2e::{Side, usage};
 use crate::workloads::{
-    Bare, Routed, bare, bare_modern, bare_read, bench_server, draining, read_call, read_options,
-    routed, router_read,
+    Bare, Routed, bare, bare_modern, bare_read, bench_server, draining, manager_read, read_call,
+    read_options, routed, router_read,
 };
 
 const URI: &str = "bench://r/1";
@@ -39,9 +39,7 @@ impl Reader {
                 router_read(&r.router, ctx, &calls[i % calls.len()]).await
             }
             Self::Manager(r, servers) => {
-                let result = r.manager.read_resource(&format!("s{}", i % servers), URI).await;
-                serde_json::to_string(&result.map_err(|e| anyhow::anyhow!("{e}"))?)?;
-                Ok(())
+                manager_read(&r.manager, &format!("s{}", i % servers), URI).await
             }
             Self::Bare(peers) => bare_read(&peers[i % peers.len()], URI).await.map(|_| ()),
         }
@@ -121,17 +119,18 @@ pub(crate) async fn run(
     reader.reads(0, 1_000, at_once).await?;
     let (before, started) = (usage(), Instant::now());
     reader.reads(0, reads, at_once).await?;
-    let (spent, wall) = (usage() - before, started.elapsed());
+    let mut spent = Side::default();
+    spent.add(usage() - before, u32::try_from(reads).unwrap_or(u32::MAX));
+    let wall = started.elapsed().as_secs_f64() / reads.max(1) as f64;
     consumer.abort();
     if let Reader::Router(r, ..) | Reader::Manager(r, _) = &reader {
         r.manager.shutdown().await;
     }
-    let n = reads.max(1) as f64;
     println!(
         "{side}: {reads} reads, {at_once} at once over {servers} servers: CPU {:.1} µs a read, {:.2} switches a read, wall {:.1} µs a read",
-        spent.cpu.as_secs_f64() * 1e6 / n,
-        spent.switches as f64 / n,
-        wall.as_secs_f64() * 1e6 / n,
+        spent.cpu_per_call().as_secs_f64() * 1e6,
+        spent.switches_per_call(),
+        wall * 1e6,
     );
     Ok(())
 }

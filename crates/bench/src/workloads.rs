@@ -116,6 +116,18 @@ async fn bare_spawned(
     Ok(Bare { client, _child: child })
 }
 
+/// The connection manager alone reading `uri` on `server`, and the JSON of its result (what a
+/// bare client's read is compared with: `bare_read` serializes its result too).
+pub(crate) async fn manager_read(
+    manager: &McpConnectionManager,
+    server: &str,
+    uri: &str,
+) -> anyhow::Result<()> {
+    let result = manager.read_resource(server, uri).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    serde_json::to_string(&result)?;
+    Ok(())
+}
+
 pub(crate) async fn bare_read(
     client: &rmcp::service::Peer<RoleClient>,
     uri: &str,
@@ -1114,12 +1126,7 @@ pub(crate) async fn p1_layers() -> anyhow::Result<Vec<Row>> {
                 bare_t.push(started.elapsed());
             }
             let started = Instant::now();
-            let result = r
-                .manager
-                .read_resource("s", "bench://r/1")
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            serde_json::to_string(&result)?;
+            manager_read(&r.manager, "s", "bench://r/1").await?;
             if round > 2 {
                 manager_t.push(started.elapsed());
             }

@@ -2,8 +2,9 @@
 //! `AsyncRwTransport` frames it (bounded lines, an over-long line dropped with the connection
 //! kept, unparsable input ignored, a well-formed message of the wrong shape answered with
 //! `Invalid Request`, non-MCP notifications ignored) and written as it writes them (the frequent
-//! requests without its detour through a `Value`: `wire`). One difference: the answer to a read, a tool call, a list page (resources, templates, tools, prompts), a prompt
-//! or a completion is parsed as the result its request expects.
+//! requests without its detour through a `Value`: `wire`). One difference: the answer to a
+//! read, a tool call, a list page (resources, templates, tools, prompts), a prompt or a
+//! completion is parsed as the result its request expects.
 //! rmcp 3.11 parses every answer as its untagged `ServerResult`, trying the variants in order
 //! and building an error for each miss: a 1 KiB read answer costs 4× the direct parse and a
 //! tool answer 6.5×. An answer that does not parse as expected (an `input_required`

@@ -18,8 +18,8 @@ use serde::Serialize;
 use serde::ser::SerializeMap as _;
 use tokio::io::{AsyncWrite, AsyncWriteExt as _};
 
-/// Most bytes of line buffer kept between messages.
-const KEPT_BUFFER_BYTES: usize = 64 * 1024;
+/// Most bytes of write buffer kept between messages (the read side's is `lines`' own).
+const KEPT_WRITE_BYTES: usize = 64 * 1024;
 
 /// The writing half of a client transport: each message one whole line, in the order the
 /// sends take the lock, as rmcp's framed writer writes them — and, as there, a send dropped
@@ -63,7 +63,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
                 }
                 sink.pending.drain(..written);
             }
-            if sink.pending.capacity() > KEPT_BUFFER_BYTES {
+            if sink.pending.capacity() > KEPT_WRITE_BYTES {
                 sink.pending = Vec::new();
             }
             sink.write.flush().await
@@ -77,10 +77,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
 }
 
 /// Appends the message to `out` as one line of JSON, its newline included.
-pub(crate) fn line(
-    out: &mut Vec<u8>,
-    item: TxJsonRpcMessage<RoleClient>,
-) -> serde_json::Result<()> {
+fn line(out: &mut Vec<u8>, item: TxJsonRpcMessage<RoleClient>) -> serde_json::Result<()> {
     let start = out.len();
     match item {
         JsonRpcMessage::Request(mut request) => {
