@@ -112,8 +112,9 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         keep(&mut rows, "e6", search::unstarted(quick).await);
     }
     // Workloads that start many processes run before the ones that fill this process's
-    // memory: a server is started by fork (its pre-exec step sets the parent-death signal),
-    // whose cost grows with the parent's mapped memory, which glibc keeps after P3/P8/P10.
+    // memory (glibc keeps it after P3/P8/P10): where no `setpriv` is installed, a server is
+    // started by fork, whose cost grows with the parent's written memory. P5's heavy-host row
+    // measures that case on purpose.
     if wanted("p2") {
         keep(&mut rows, "p2", workloads::p2_fan_out(quick).await);
     }
