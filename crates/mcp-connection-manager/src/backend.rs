@@ -67,9 +67,7 @@ impl McpBackend for McpConnectionManager {
                     let _progress = conn.progress().track(&mut params.meta);
                     let mut span = conn.telemetry().start("resources/read", None, Some(uri));
                     span.tag(&mut params.meta);
-                    let answer = mcp_connection::direct::read_resource(conn.service.peer(), params)
-                        .instrument(span.span())
-                        .await;
+                    let answer = conn.read_resource(params).instrument(span.span()).await;
                     span.finish_with(&answer, |_| false);
                     let answer = answer.map(Round::try_from);
                     if first && let Ok(Ok(Round::Complete(result))) = &answer {

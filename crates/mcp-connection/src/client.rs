@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_backend::{DEFAULT_MAX_PAGES, Follow, ListingStop, McpError, Paged};
+use mcp_backend::McpError;
 
 pub use crate::errors::{
     ConnectError, address_of, describe, initialize_failed, never_sent, service_error,
 };
 use crate::errors::{HandshakeError, http_handshake_error};
-use rmcp::model::{PaginatedRequestParams, ProtocolVersion, ServerCapabilities, Tool};
+use rmcp::model::{ProtocolVersion, ServerCapabilities, Tool};
 
 use crate::cache::ResponseCache;
 use crate::watch::Changes;
@@ -119,6 +119,8 @@ pub struct Connection {
     pub modern: bool,
     /// The process group of a stdio server; `None` for HTTP.
     pub child: Option<ChildGroup>,
+    /// A stdio server's reads sent past rmcp (see `straight`); `None` for HTTP.
+    pub(crate) straight: Option<Straight>,
     /// Set when a request failed in the transport: the next use restarts the server rather
     /// than waiting for rmcp to notice the closed connection.
     pub(crate) dead: std::sync::atomic::AtomicBool,
@@ -245,7 +247,7 @@ async fn connect(
     client: RouterClient,
     tokens: Option<&TokenStore>,
 ) -> Result<Connection, ConnectError> {
-    let (service, child) = match config.protocol {
+    let opened = match config.protocol {
         ProtocolChoice::Legacy => {
             handshake(config, client, ClientLifecycleMode::Initialize, tokens).await?
         }
@@ -254,7 +256,7 @@ async fn connect(
             let probe_budget = config.startup_timeout / 2;
             let probe = handshake(config, client.clone(), auto_lifecycle(), tokens);
             let reason = match tokio::time::timeout(probe_budget, probe).await {
-                Ok(Ok(opened)) => return finish(config, opened.0, opened.1).await,
+                Ok(Ok(opened)) => return finish_opened(config, opened).await,
                 Ok(Err(e @ (HandshakeError::Launch(_) | HandshakeError::SignIn(_)))) => {
                     return Err(e.into());
                 }
@@ -276,7 +278,7 @@ async fn connect(
             )?
         }
     };
-    finish(config, service, child).await
+    finish_opened(config, opened).await
 }
 
 /// Whether two handshake failures have the same cause (what follows their `(context): `).
@@ -296,7 +298,10 @@ fn auto_lifecycle() -> ClientLifecycleMode {
     }
 }
 
-type Opened = (RunningService<RoleClient, RouterClient>, Option<ChildGroup>);
+/// A stdio connection's straight reads (see `straight`).
+pub(crate) type Straight = Arc<crate::straight::Straight<tokio::process::ChildStdin>>;
+
+type Opened = (RunningService<RoleClient, RouterClient>, Option<(ChildGroup, Straight)>);
 
 /// Opens the transport and runs one lifecycle's handshake on it, in a request span named after
 /// the lifecycle's first request.
@@ -312,7 +317,7 @@ async fn handshake(
     };
     let span = client.telemetry.start(method, None, None);
     let result = open(config, client, lifecycle, tokens).instrument(span.span()).await;
-    if let Ok((service, _)) = &result
+    if let Ok((service, ..)) = &result
         && let Some(info) = service.peer_info()
     {
         span.record_protocol_version(&info.protocol_version.to_string());
@@ -344,15 +349,20 @@ async fn open(
                 cwd: cwd.as_ref(),
             })
             .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
-            let transport =
-                crate::lines::LineTransport::new(spawned.stdout, spawned.stdin, MAX_MESSAGE_BYTES);
+            let (transport, straight) = crate::lines::LineTransport::with_straight(
+                spawned.stdout,
+                spawned.stdin,
+                MAX_MESSAGE_BYTES,
+                client.telemetry.clone(),
+                client.progress.clone(),
+            );
             let transport = client.traced(transport);
             // On failure `spawned` is dropped here, which kills the process group.
             let service = client
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| HandshakeError::Handshake(initialize_failed(&e, None)))?;
-            Ok((service, Some(spawned.group)))
+            Ok((service, Some((spawned.group, straight))))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {
             let challenge_slot = client.clone();
@@ -406,6 +416,15 @@ pub async fn finish(
     service: RunningService<RoleClient, RouterClient>,
     child: Option<ChildGroup>,
 ) -> Result<Connection, ConnectError> {
+    let mut connection = finish_opened(config, (service, None)).await?;
+    connection.child = child;
+    Ok(connection)
+}
+
+/// [`finish`] for a connection opened here (a stdio one with its straight reads).
+async fn finish_opened(config: &ServerConfig, opened: Opened) -> Result<Connection, ConnectError> {
+    let (service, stdio) = opened;
+    let (child, straight) = stdio.unzip();
     // rmcp's cache may serve stale lists on error; the router must see every answer fresh.
     service.set_response_cache_config(ClientCacheConfig::disabled()).await;
     let info = service.peer_info().ok_or("server sent no initialize or discover result")?;
@@ -414,13 +433,17 @@ pub async fn finish(
         info.server_info.as_ref().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
     let modern = info.protocol_version >= ProtocolVersion::V_2026_07_28;
     let protocol_version = info.protocol_version.to_string();
+    if let Some(straight) = &straight {
+        use rmcp::ClientHandler as _;
+        straight.negotiated(&info.protocol_version, &service.service().get_info());
+    }
     service.service().telemetry.set_protocol_version(&protocol_version);
     // In 2026-07-28, list changes come only through `subscriptions/listen`: open it before the
     // first listing, so no change between the listing and the stream is missed.
     let subscription =
         if modern { crate::watch::open_listen(&service, &capabilities).await } else { None };
     let tools = if capabilities.tools.is_some() {
-        let tools = list_tools(&service).await.map_err(|e| match e {
+        let tools = crate::direct::all_tools(&service).await.map_err(|e| match e {
             McpError::SignInRequired { sign_in, .. } => ConnectError::SignIn(sign_in),
             other => ConnectError::Failed(format!("tools/list failed: {other}")),
         })?;
@@ -442,41 +465,9 @@ pub async fn finish(
         protocol_version,
         modern,
         child,
+        straight,
         dead: Default::default(),
     })
-}
-
-/// Every page of `tools/list`, by the one cursor loop's rules. A list cut by the page cap or a
-/// cursor cycle keeps what was gathered and says so in the log; a failed request fails it.
-pub(crate) async fn list_tools(
-    service: &RunningService<RoleClient, RouterClient>,
-) -> Result<Vec<Tool>, McpError> {
-    let server = service.service().server.as_str();
-    let follow = Follow { server, max_pages: DEFAULT_MAX_PAGES };
-    let followed = follow
-        .run(Vec::new(), None, |cursor| async move {
-            let mut params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let mut span = service.service().telemetry.start("tools/list", None, None);
-            if !span.span().is_disabled() {
-                span.tag(&mut params.get_or_insert_with(Default::default).meta);
-            }
-            let page =
-                crate::direct::list_tools(service.peer(), params).instrument(span.span()).await;
-            span.finish_with(&page, |_| false);
-            let address = service.service().address.as_deref();
-            let page = page.map_err(|e| service_error(server, address, e))?;
-            Ok(Paged { items: page.tools, next_cursor: page.next_cursor, ttl_ms: None })
-        })
-        .await;
-    match followed.stop {
-        None => {}
-        Some(ListingStop::Failed(e) | ListingStop::Unreachable(e)) => return Err(e),
-        Some(cut) => {
-            let message = cut.message("tools/list");
-            tracing::warn!(%server, %message, tools = followed.items.len(), "tool list cut");
-        }
-    }
-    Ok(followed.items)
 }
 
 fn headers(

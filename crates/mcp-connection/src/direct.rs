@@ -11,6 +11,8 @@
 //! request whose future is dropped — a timeout, a cancelled call — tells the server with
 //! `notifications/cancelled`) and none of that.
 
+use mcp_backend::{DEFAULT_MAX_PAGES, Follow, ListingStop, McpError, Paged};
+use rmcp::model::Tool;
 use rmcp::model::{
     CancelledNotificationParam, ClientRequest, ListResourceTemplatesRequest,
     ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListToolsRequest,
@@ -18,6 +20,9 @@ use rmcp::model::{
     ReadResourceResponse, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use tracing::Instrument as _;
+
+use crate::errors::service_error;
 
 /// The reason given to the server for a request nobody waits for any more (rmcp's own words).
 const ABANDONED: &str = "request abandoned by the caller";
@@ -68,6 +73,38 @@ list_page!(
     /// One page of `tools/list`.
     list_tools, ListToolsRequest, ListToolsResult
 );
+
+/// Every page of `tools/list`, by the one cursor loop's rules. A list cut by the page cap or a
+/// cursor cycle keeps what was gathered and says so in the log; a failed request fails it.
+pub(crate) async fn all_tools(
+    service: &rmcp::service::RunningService<RoleClient, crate::client::RouterClient>,
+) -> Result<Vec<Tool>, McpError> {
+    let server = service.service().server.as_str();
+    let follow = Follow { server, max_pages: DEFAULT_MAX_PAGES };
+    let followed = follow
+        .run(Vec::new(), None, |cursor| async move {
+            let mut params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let mut span = service.service().telemetry.start("tools/list", None, None);
+            if !span.span().is_disabled() {
+                span.tag(&mut params.get_or_insert_with(Default::default).meta);
+            }
+            let page = list_tools(service.peer(), params).instrument(span.span()).await;
+            span.finish_with(&page, |_| false);
+            let address = service.service().address.as_deref();
+            let page = page.map_err(|e| service_error(server, address, e))?;
+            Ok(Paged { items: page.tools, next_cursor: page.next_cursor, ttl_ms: None })
+        })
+        .await;
+    match followed.stop {
+        None => {}
+        Some(ListingStop::Failed(e) | ListingStop::Unreachable(e)) => return Err(e),
+        Some(cut) => {
+            let message = cut.message("tools/list");
+            tracing::warn!(%server, %message, tools = followed.items.len(), "tool list cut");
+        }
+    }
+    Ok(followed.items)
+}
 
 /// `request`'s answer; the server is told if the answer is no longer awaited.
 async fn send(

@@ -19,6 +19,7 @@ pub mod oauth;
 mod procs;
 pub mod progress;
 pub mod stdio;
+pub mod straight;
 pub mod telemetry;
 mod token_store;
 pub mod watch;

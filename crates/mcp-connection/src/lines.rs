@@ -87,6 +87,16 @@ pub struct LineTransport<R, W: AsyncWrite> {
     /// The writing half (`wire`: the frequent requests written without rmcp's detour).
     write: crate::wire::Writer<W>,
     expected: HashMap<RequestId, Expected>,
+    /// Reads sent past rmcp (`straight`), whose answers are taken out of the stream here.
+    straight: Option<std::sync::Arc<crate::straight::Straight<W>>>,
+}
+
+impl<R, W: AsyncWrite> Drop for LineTransport<R, W> {
+    fn drop(&mut self) {
+        if let Some(straight) = &self.straight {
+            straight.close();
+        }
+    }
 }
 
 /// One bounded line read.
@@ -125,7 +135,37 @@ where
             discarding: false,
             write: crate::wire::Writer::new(write),
             expected: HashMap::new(),
+            straight: None,
         }
+    }
+
+    /// The transport with reads sent past rmcp (`straight`): both share its writer.
+    pub(crate) fn with_straight(
+        read: R,
+        write: W,
+        max_line: usize,
+        telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
+        progress: std::sync::Arc<crate::progress::Progress>,
+    ) -> (Self, std::sync::Arc<crate::straight::Straight<W>>) {
+        let mut transport = Self::new(read, write, max_line);
+        let writer = transport.write.clone();
+        let straight = crate::straight::Straight::new(writer, telemetry, progress);
+        let straight = std::sync::Arc::new(straight);
+        transport.straight = Some(straight.clone());
+        (transport, straight)
+    }
+
+    /// Hands the line to the straight read it answers, if it is one's answer.
+    fn answers_straight(&mut self) -> bool {
+        let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
+        let Ok(peek) = serde_json::from_slice::<Peek>(trimmed(&self.line)) else { return false };
+        let Some(n) =
+            peek.id.as_ref().filter(|_| peek.method.is_none()).and_then(crate::straight::ours)
+        else {
+            return false;
+        };
+        straight.answer(n, std::mem::take(&mut self.line));
+        true
     }
 
     /// Reads one `\n`-terminated line into `self.line`, never past `max_line`. Cancel-safe:
@@ -161,9 +201,7 @@ where
 
     /// The message on one whole line, if it is one to deliver.
     fn parse(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        let line = trimmed(line);
         if line.is_empty() {
             return None;
         }
@@ -206,6 +244,14 @@ where
             Expected::Prompt => typed(line, ServerResult::GetPromptResult),
             Expected::Completion => typed(line, ServerResult::CompleteResult),
         }
+    }
+
+    /// The server's output ended: straight reads waiting fail now; nothing more to deliver.
+    fn ended(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if let Some(straight) = &self.straight {
+            straight.close();
+        }
+        None
     }
 
     /// A line that is no message: ignored when it is not JSON or is a notification outside
@@ -271,11 +317,14 @@ where
                     continue;
                 }
                 // Bytes left in `line` are an unfinished last message: nothing to deliver.
-                Line::Eof => return None,
+                Line::Eof => return self.ended(),
                 Line::Io(e) => {
                     tracing::error!("error reading from the server: {e}");
-                    return None;
+                    return self.ended();
                 }
+            }
+            if self.answers_straight() {
+                continue;
             }
             let line = std::mem::take(&mut self.line);
             let parsed = self.parse(&line);
@@ -294,6 +343,13 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.write.close().await
     }
+}
+
+/// A line without its newline (`\n` or `\r\n`) and a leading byte-order mark.
+pub(crate) fn trimmed(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }
 
 /// rmcp's compatibility rule: a notification outside MCP (an editor's, say), or a

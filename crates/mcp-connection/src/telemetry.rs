@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use rmcp::model::{ClientRequest, RequestMetaObject};
+use rmcp::model::{ClientRequest, RequestId, RequestMetaObject};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -169,6 +169,22 @@ impl Telemetry {
     }
 
     /// The span waiting for the id of the request tagged `key`, taken.
+    /// A tagged request is being written as `id`: its span learns the id, and the tag leaves
+    /// its params' `_meta`.
+    pub(crate) fn written(&self, params_meta: &mut Option<RequestMetaObject>, id: &RequestId) {
+        if self.pending_count.load(Ordering::SeqCst) > 0
+            && let Some(key) = params_meta.as_mut().and_then(|m| m.0.0.remove(SPAN_KEY))
+            && let Some(span) = key.as_u64().and_then(|key| self.take(key))
+        {
+            span.record("jsonrpc.request.id", id.to_string());
+        }
+    }
+
+    /// The config's `log_level`, for a 2026-07-28 request's `_meta` (see `ask_log_level`).
+    pub(crate) fn log_level(&self) -> Option<&str> {
+        self.log_level.as_deref()
+    }
+
     fn take(&self, key: u64) -> Option<Span> {
         let span = self.pending.lock().ok()?.remove(&key);
         if span.is_some() {
@@ -369,13 +385,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
                 self.progress.bind(meta, token);
             }
         }
-        if self.telemetry.pending_count.load(Ordering::SeqCst) > 0
-            && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
+        if let rmcp::model::JsonRpcMessage::Request(request) = &mut item
             && let Some(meta) = params_meta(&mut request.request)
-            && let Some(key) = meta.as_mut().and_then(|m| m.0.0.remove(SPAN_KEY))
-            && let Some(span) = key.as_u64().and_then(|key| self.telemetry.take(key))
         {
-            span.record("jsonrpc.request.id", request.id.to_string());
+            self.telemetry.written(meta, &request.id);
         }
         self.inner.send(item)
     }
@@ -439,10 +452,12 @@ fn ask_log_level(request: &mut ClientRequest, level: &str) {
     use rmcp::model::GetMeta as _;
     let meta = &mut request.get_meta_mut().0.0;
     if meta.contains_key("io.modelcontextprotocol/clientCapabilities") {
-        let key = "io.modelcontextprotocol/logLevel".to_string();
-        meta.insert(key, serde_json::Value::String(level.to_string()));
+        meta.insert(LOG_LEVEL_KEY.to_string(), serde_json::Value::String(level.to_string()));
     }
 }
+
+/// Where a 2026-07-28 request asks for log messages at a level.
+pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// The params-level `_meta` of the requests the manager tags.
 fn params_meta(request: &mut ClientRequest) -> Option<&mut Option<RequestMetaObject>> {

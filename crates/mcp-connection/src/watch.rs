@@ -23,8 +23,9 @@ use router_protocol::{
 };
 use tokio::sync::Notify;
 
-use crate::client::{Connection, RouterClient, list_tools};
+use crate::client::{Connection, RouterClient};
 use crate::config::ServerConfig;
+use crate::direct::all_tools;
 
 /// A re-read waits until no notification came for this long (a burst costs one re-read)…
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
@@ -225,7 +226,7 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
         if !conn.is_usable() {
             continue;
         }
-        let listed = tokio::time::timeout(config.tool_timeout, list_tools(&conn.service)).await;
+        let listed = tokio::time::timeout(config.tool_timeout, all_tools(&conn.service)).await;
         match listed {
             Ok(Ok(tools)) => {
                 let (tools, app_only) = config.split_tools(tools);

@@ -34,6 +34,13 @@ struct Sink<W> {
     pending: Vec<u8>,
 }
 
+/// Another handle on the same writer (its lock and its pending bytes).
+impl<W> Clone for Writer<W> {
+    fn clone(&self) -> Self {
+        Self { sink: self.sink.clone() }
+    }
+}
+
 impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
     pub(crate) fn new(write: W) -> Self {
         let sink = Sink { write, pending: Vec::new() };
@@ -45,29 +52,27 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
         let sink = self.sink.clone();
-        async move {
-            let mut sink = sink.lock().await;
-            let Some(sink) = sink.as_mut() else {
-                let closed = "Transport is closed";
-                return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, closed));
-            };
-            let start = sink.pending.len();
-            if let Err(e) = line(&mut sink.pending, item) {
-                sink.pending.truncate(start);
-                return Err(std::io::Error::other(e));
+        async move { write_line(&sink, |out| line(out, item)).await }
+    }
+
+    /// One of the frequent requests, written directly with `added` (what rmcp's `Peer` would
+    /// have put in its `_meta`; see `straight`: requests sent without the `Peer`).
+    pub(crate) async fn send_request(
+        &self,
+        id: &RequestId,
+        request: &mut ClientRequest,
+        added: Added<'_>,
+    ) -> std::io::Result<()> {
+        write_line(&self.sink, |out| {
+            let start = out.len();
+            if !direct(out, id, request, added)? {
+                out.truncate(start);
+                return Err(serde::ser::Error::custom("not a request written directly"));
             }
-            while !sink.pending.is_empty() {
-                let written = sink.write.write(&sink.pending).await?;
-                if written == 0 {
-                    return Err(std::io::ErrorKind::WriteZero.into());
-                }
-                sink.pending.drain(..written);
-            }
-            if sink.pending.capacity() > KEPT_WRITE_BYTES {
-                sink.pending = Vec::new();
-            }
-            sink.write.flush().await
-        }
+            out.push(b'\n');
+            Ok(())
+        })
+        .await
     }
 
     pub(crate) async fn close(&self) -> std::io::Result<()> {
@@ -76,12 +81,55 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
     }
 }
 
+/// What a request sent without rmcp's `Peer` adds to its `_meta`, in the order rmcp would
+/// have built it: the connection's client context (2026-07-28), then entries of its own (the
+/// progress token, a log level).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Added<'a> {
+    pub(crate) context: Option<&'a JsonObject>,
+    pub(crate) entries: &'a [(&'static str, serde_json::Value)],
+}
+
+impl Added<'_> {
+    fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+/// Appends one line with `fill` (nothing on failure) and writes what is pending, under the lock.
+async fn write_line<W: AsyncWrite + Unpin>(
+    sink: &tokio::sync::Mutex<Option<Sink<W>>>,
+    fill: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> std::io::Result<()> {
+    let mut sink = sink.lock().await;
+    let Some(sink) = sink.as_mut() else {
+        let closed = "Transport is closed";
+        return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, closed));
+    };
+    let start = sink.pending.len();
+    if let Err(e) = fill(&mut sink.pending) {
+        sink.pending.truncate(start);
+        return Err(std::io::Error::other(e));
+    }
+    while !sink.pending.is_empty() {
+        let written = sink.write.write(&sink.pending).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        sink.pending.drain(..written);
+    }
+    if sink.pending.capacity() > KEPT_WRITE_BYTES {
+        sink.pending = Vec::new();
+    }
+    sink.write.flush().await
+}
+
 /// Appends the message to `out` as one line of JSON, its newline included.
 fn line(out: &mut Vec<u8>, item: TxJsonRpcMessage<RoleClient>) -> serde_json::Result<()> {
     let start = out.len();
     match item {
         JsonRpcMessage::Request(mut request) => {
-            if !direct(out, &request.id, &mut request.request)? {
+            if !direct(out, &request.id, &mut request.request, Added::default())? {
                 out.truncate(start);
                 serde_json::to_writer(
                     &mut *out,
@@ -125,31 +173,32 @@ fn direct(
     out: &mut Vec<u8>,
     id: &RequestId,
     request: &mut ClientRequest,
+    added: Added<'_>,
 ) -> serde_json::Result<bool> {
     match request {
         ClientRequest::ReadResourceRequest(r) => {
-            write(out, id, &r.method, Some(&mut r.params), &r.extensions)
+            write(out, id, &r.method, Some(&mut r.params), &r.extensions, added)
         }
         ClientRequest::CallToolRequest(r) => {
-            write(out, id, &r.method, Some(&mut r.params), &r.extensions)
+            write(out, id, &r.method, Some(&mut r.params), &r.extensions, added)
         }
         ClientRequest::CompleteRequest(r) => {
-            write(out, id, &r.method, Some(&mut r.params), &r.extensions)
+            write(out, id, &r.method, Some(&mut r.params), &r.extensions, added)
         }
         ClientRequest::SubscribeRequest(r) => {
-            write(out, id, &r.method, Some(&mut r.params), &r.extensions)
+            write(out, id, &r.method, Some(&mut r.params), &r.extensions, added)
         }
         ClientRequest::UnsubscribeRequest(r) => {
-            write(out, id, &r.method, Some(&mut r.params), &r.extensions)
+            write(out, id, &r.method, Some(&mut r.params), &r.extensions, added)
         }
         ClientRequest::ListResourcesRequest(r) => {
-            write(out, id, &r.method, r.params.as_mut(), &r.extensions)
+            write(out, id, &r.method, r.params.as_mut(), &r.extensions, added)
         }
         ClientRequest::ListResourceTemplatesRequest(r) => {
-            write(out, id, &r.method, r.params.as_mut(), &r.extensions)
+            write(out, id, &r.method, r.params.as_mut(), &r.extensions, added)
         }
         ClientRequest::ListToolsRequest(r) => {
-            write(out, id, &r.method, r.params.as_mut(), &r.extensions)
+            write(out, id, &r.method, r.params.as_mut(), &r.extensions, added)
         }
         _ => Ok(false),
     }
@@ -164,6 +213,7 @@ fn write<M: Serialize, P: OwnMeta>(
     method: &M,
     params: Option<&mut P>,
     extensions: &Extensions,
+    added: Added<'_>,
 ) -> serde_json::Result<bool> {
     if extensions.get::<MetaObject>().is_some() {
         // A legacy `MetaObject` extension: merged by rmcp in a third way; left to it.
@@ -171,7 +221,7 @@ fn write<M: Serialize, P: OwnMeta>(
     }
     let request = extensions.get::<RequestMetaObject>().map(|m| &m.0.0);
     let Some(params) = params else {
-        let meta = Merged { own: None, request };
+        let meta = Merged { own: None, request, added };
         let line = Line {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -183,7 +233,7 @@ fn write<M: Serialize, P: OwnMeta>(
     };
     // The params' own `_meta` is written in the merged one, not among their fields.
     let own = params.meta().take();
-    let meta = Merged { own: own.as_ref().map(|m| &m.0.0), request };
+    let meta = Merged { own: own.as_ref().map(|m| &m.0.0), request, added };
     let line = Line {
         jsonrpc: JsonRpcVersion2_0,
         id,
@@ -213,28 +263,51 @@ struct Params<'a, P> {
     rest: Option<&'a P>,
 }
 
-/// The params' own `_meta` with the request's over it: rmcp's merge, without its copy.
+/// The params' own `_meta` with the request's over it: rmcp's merge, without its copy. The
+/// request's side is what a request sent without rmcp's `Peer` adds (the client context
+/// first, its own entries last) around the request's own `_meta`, as rmcp builds it: a later
+/// entry of a key already there takes its value, not its place.
 struct Merged<'a> {
     own: Option<&'a JsonObject>,
     request: Option<&'a JsonObject>,
+    added: Added<'a>,
 }
 
 impl Merged<'_> {
     fn is_empty(&self) -> bool {
-        self.own.is_none() && self.request.is_none()
+        self.own.is_none()
+            && self.request.is_none()
+            && self.added.context.is_none()
+            && self.added.entries.is_empty()
+    }
+
+    /// The request side's value of `key`.
+    fn requested(&self, key: &str) -> Option<&serde_json::Value> {
+        let context = || self.added.context.and_then(|c| c.get(key));
+        self.added.get(key).or_else(|| self.request.and_then(|r| r.get(key))).or_else(context)
     }
 }
 
 impl Serialize for Merged<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        let request = self.request;
-        for (key, value) in self.own.into_iter().flatten() {
-            map.serialize_entry(key, request.and_then(|r| r.get(key)).unwrap_or(value))?;
+        let (own, context, request) = (self.own, self.added.context, self.request);
+        for (key, value) in own.into_iter().flatten() {
+            map.serialize_entry(key, self.requested(key).unwrap_or(value))?;
         }
-        let own = self.own;
+        let new = |key: &str, earlier: &[Option<&JsonObject>]| {
+            !earlier.iter().flatten().any(|m| m.contains_key(key))
+        };
+        for (key, value) in context.into_iter().flatten().filter(|(k, _)| new(k, &[own])) {
+            map.serialize_entry(key, self.requested(key).unwrap_or(value))?;
+        }
         for (key, value) in request.into_iter().flatten() {
-            if !own.is_some_and(|o| o.contains_key(key)) {
+            if new(key, &[own, context]) {
+                map.serialize_entry(key, self.requested(key).unwrap_or(value))?;
+            }
+        }
+        for (key, value) in self.added.entries {
+            if new(key, &[own, context, request]) {
                 map.serialize_entry(key, value)?;
             }
         }

@@ -103,7 +103,9 @@ fn the_frequent_requests_are_written_as_rmcp_writes_them() {
             for r in requests {
                 // These are written here, not by rmcp.
                 let mut sent = as_sent(r.clone(), modern);
-                assert!(direct(&mut Vec::new(), &id, &mut sent).expect("written"));
+                assert!(
+                    direct(&mut Vec::new(), &id, &mut sent, Added::default()).expect("written")
+                );
                 cases.push(request(id.clone(), r.clone()));
                 cases.push(request(id.clone(), as_sent(r, modern)));
             }
@@ -112,6 +114,56 @@ fn the_frequent_requests_are_written_as_rmcp_writes_them() {
     for case in cases {
         let (ours, expected) = both(case);
         assert_eq!(ours, expected);
+    }
+}
+
+/// A read sent straight (without rmcp's `Peer`): the connection's client context and the
+/// read's own entries are written where rmcp would have put them, around the params' own
+/// `_meta` (whose keys may be the same).
+#[test]
+fn what_a_straight_read_adds_is_merged_as_rmcp_builds_it() {
+    use crate::telemetry::LOG_LEVEL_KEY;
+    let mut context = as_sent(read("demo://a", None), true).get_meta().clone().0.0;
+    context.shift_remove("progressToken");
+    // A context holding one of the read's own keys: the read's value, in the context's place.
+    let mut crowded = context.clone();
+    crowded.insert("progressToken".into(), json!("stale"));
+    let id = RequestId::Number(1 << 32);
+    let owns = [
+        None,
+        Some(json!({})),
+        Some(json!({"progressToken": "theirs", "io.modelcontextprotocol/protocolVersion": "x"})),
+        Some(json!({"traceparent": "00-1-2-01", LOG_LEVEL_KEY: "error"})),
+    ];
+    for own in owns {
+        let added = [
+            (None, None),
+            (Some(&context), None),
+            (Some(&context), Some("debug")),
+            (Some(&crowded), Some("debug")),
+        ];
+        for (context, level) in added {
+            // rmcp's way: the context, the progress token, the log level, in the request's meta.
+            let mut theirs = read("demo://a \u{e9}", own.clone());
+            let meta = theirs.get_meta_mut();
+            meta.0.0.extend(context.cloned().into_iter().flatten());
+            meta.set_progress_token(ProgressToken(id.clone()));
+            if let Some(level) = level {
+                meta.0.0.insert(LOG_LEVEL_KEY.to_string(), level.into());
+            }
+            let expected = rmcp_line(&request(id.clone(), theirs));
+            let token = ("progressToken", serde_json::Value::from(1_i64 << 32));
+            let entries = match level {
+                Some(level) => vec![token, (LOG_LEVEL_KEY, level.into())],
+                None => vec![token],
+            };
+            let mut ours = Vec::new();
+            let added = Added { context, entries: &entries };
+            let mut r = read("demo://a \u{e9}", own.clone());
+            assert!(direct(&mut ours, &id, &mut r, added).expect("written"));
+            ours.push(b'\n');
+            assert_eq!(String::from_utf8(ours).expect("utf-8"), expected, "{own:?} {level:?}");
+        }
     }
 }
 

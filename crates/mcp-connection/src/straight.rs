@@ -1,0 +1,244 @@
+//! Reads a caller writes itself onto a stdio server's stdin, whose answers the transport hands
+//! back to it past rmcp's service loop.
+//!
+//! Through rmcp 3.11's `Peer`, a request goes to the service loop's task over a channel; the
+//! loop builds the request's `_meta` (in 2026-07-28 a copy of the client's info and
+//! capabilities, every time), registers a responder, and spawns the transport's send as a task
+//! of its own, whose end wakes the loop once more; the answer is parsed by the loop and handed
+//! over through the responder. A read sent straight is written by the caller's task (under the
+//! same lock as rmcp's writes, see `wire::Writer`), with the connection's client context
+//! serialized from one copy kept here, and its answer line is taken out of the stream by the
+//! transport (`lines`) and parsed by the caller. Nothing else changes: every other request, and
+//! everything the server sends that is not such an answer, goes through rmcp.
+//!
+//! The ids are numbers of our own, past any rmcp gives (`FIRST_ID`); each is
+//! also the request's progress token. A read whose future is dropped (a timeout, a cancelled
+//! call) tells the server with `notifications/cancelled`, as rmcp does. When the server's
+//! output ends, or the transport is dropped, every read waiting fails as rmcp's would (the
+//! connection closed), and later ones fail at once.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientConfig, ClientNotification,
+    ClientRequest, JsonObject, JsonRpcMessage, JsonRpcResponse, NumberOrString, ProgressToken,
+    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{RoleClient, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
+use rmcp::transport::DynamicTransportError;
+use tokio::io::AsyncWrite;
+use tokio::sync::oneshot;
+
+use crate::progress::Progress;
+use crate::telemetry::{LOG_LEVEL_KEY, Telemetry};
+use crate::wire::{Added, Writer};
+
+/// Our ids (and progress tokens) count from here: rmcp's are a `u32`'s, so they never meet,
+/// and every id stays a number any server reads exactly (below 2^53).
+const FIRST_ID: i64 = 1 << 32;
+
+/// The reason given to the server for a read nobody waits for any more (rmcp's own words).
+const ABANDONED: &str = "request abandoned by the caller";
+
+/// One stdio connection's straight reads: the writer they share with rmcp, and the reads
+/// waiting for their answers.
+pub struct Straight<W> {
+    writer: Writer<W>,
+    state: Mutex<State>,
+    /// How many reads wait (the transport looks at a line's id only while some do).
+    count: AtomicUsize,
+    next: AtomicI64,
+    /// The per-request client context of a 2026-07-28 connection, as rmcp builds it.
+    context: OnceLock<JsonObject>,
+    telemetry: Arc<Telemetry>,
+    progress: Arc<Progress>,
+}
+
+#[derive(Default)]
+struct State {
+    waiting: HashMap<i64, oneshot::Sender<Vec<u8>>>,
+    closed: bool,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
+    pub(crate) fn new(
+        writer: Writer<W>,
+        telemetry: Arc<Telemetry>,
+        progress: Arc<Progress>,
+    ) -> Self {
+        Self {
+            writer,
+            state: Mutex::default(),
+            count: AtomicUsize::new(0),
+            next: AtomicI64::new(FIRST_ID),
+            context: OnceLock::new(),
+            telemetry,
+            progress,
+        }
+    }
+
+    /// After the handshake: the client context rmcp puts in every request of a connection
+    /// whose revision has no `initialize` (2026-07-28), built with rmcp's own setters.
+    pub(crate) fn negotiated(&self, version: &ProtocolVersion, info: &ClientConfig) {
+        if version.has_initialize() {
+            return;
+        }
+        let mut meta = RequestMetaObject::new();
+        meta.set_protocol_version(version.clone());
+        meta.set_client_info(info.client_info.clone());
+        meta.set_client_capabilities(info.capabilities.clone());
+        let _ = self.context.set(meta.0.0);
+    }
+
+    /// One `resources/read` round.
+    pub async fn read(
+        &self,
+        params: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ServiceError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        {
+            let Ok(mut state) = self.state.lock() else {
+                return Err(ServiceError::TransportClosed);
+            };
+            if state.closed {
+                return Err(ServiceError::TransportClosed);
+            }
+            state.waiting.insert(n, answer);
+            self.count.fetch_add(1, Ordering::SeqCst);
+        }
+        let id = RequestId::Number(n);
+        let mut waiting = Waiting { straight: self, n, id: Some(id.clone()) };
+        let mut request = ReadResourceRequest::new(params);
+        // What the transport does to rmcp's requests: the progress tag and the span's key out.
+        self.progress.bind(&mut request.params.meta, Some(ProgressToken(id.clone())));
+        self.telemetry.written(&mut request.params.meta, &id);
+        let context = self.context.get();
+        let level = context.and(self.telemetry.log_level());
+        let token = ("progressToken", serde_json::Value::from(n));
+        let entries = match level {
+            Some(level) => &[token, (LOG_LEVEL_KEY, level.into())][..],
+            None => &[token][..],
+        };
+        let mut request = ClientRequest::ReadResourceRequest(request);
+        let added = Added { context, entries };
+        if let Err(e) = self.writer.send_request(&id, &mut request, added).await {
+            type Line<W> = crate::lines::LineTransport<tokio::process::ChildStdout, W>;
+            let e = DynamicTransportError::new::<Line<W>, RoleClient>(e);
+            return Err(ServiceError::TransportSend(e));
+        }
+        let line = answered.await.map_err(|_| ServiceError::TransportClosed)?;
+        waiting.id = None;
+        parse(&line)
+    }
+}
+
+impl<W> Straight<W> {
+    /// Whether any read waits for its answer.
+    pub(crate) fn waiting(&self) -> bool {
+        self.count.load(Ordering::SeqCst) > 0
+    }
+
+    /// The answer to read `n` (its whole line); nothing when nobody waits for it any more.
+    pub(crate) fn answer(&self, n: i64, line: Vec<u8>) {
+        if let Some(answer) = self.forget(n) {
+            let _ = answer.send(line);
+        }
+    }
+
+    /// The server's output ended: every read waiting fails, later ones at once.
+    pub(crate) fn close(&self) {
+        let waiting = match self.state.lock() {
+            Ok(mut state) => {
+                state.closed = true;
+                std::mem::take(&mut state.waiting)
+            }
+            Err(_) => return,
+        };
+        self.count.fetch_sub(waiting.len(), Ordering::SeqCst);
+        drop(waiting);
+    }
+
+    fn forget(&self, n: i64) -> Option<oneshot::Sender<Vec<u8>>> {
+        let answer = self.state.lock().ok()?.waiting.remove(&n);
+        if answer.is_some() {
+            self.count.fetch_sub(1, Ordering::SeqCst);
+        }
+        answer
+    }
+}
+
+/// The read an answer's id names, when it is one of ours.
+pub(crate) fn ours(id: &RequestId) -> Option<i64> {
+    match id {
+        NumberOrString::Number(n) if *n >= FIRST_ID => Some(*n),
+        _ => None,
+    }
+}
+
+/// A read's answer line as rmcp would take it: the result, the server's request for input
+/// (2026-07-28), or its error.
+fn parse(line: &[u8]) -> Result<ReadResourceResponse, ServiceError> {
+    if let Ok(answer) = serde_json::from_slice::<JsonRpcResponse<ReadResourceResult>>(line) {
+        return Ok(ReadResourceResponse::Complete(answer.result));
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
+        Ok(JsonRpcMessage::Response(answer)) => match answer.result {
+            ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+            ServerResult::InputRequiredResult(required) => {
+                Ok(ReadResourceResponse::InputRequired(required))
+            }
+            _ => Err(ServiceError::UnexpectedResponse),
+        },
+        Ok(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// A read in flight; dropped before its answer, it is forgotten and the server told.
+struct Waiting<'a, W: AsyncWrite + Send + Unpin + 'static> {
+    straight: &'a Straight<W>,
+    n: i64,
+    /// Until the answer came.
+    id: Option<RequestId>,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Waiting<'_, W> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        self.straight.forget(self.n);
+        // As rmcp's: sent from a task of its own, as a drop cannot wait; without a runtime
+        // nothing can be sent, and the connection is going away with it.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let cancelled = CancelledNotificationParam::new(Some(id), Some(ABANDONED.into()));
+        let notification =
+            ClientNotification::CancelledNotification(CancelledNotification::new(cancelled));
+        let sent =
+            self.straight.writer.send(TxJsonRpcMessage::<RoleClient>::notification(notification));
+        runtime.spawn(async move {
+            // The connection may be closing: then there is nobody to tell.
+            let _ = sent.await;
+        });
+    }
+}
+
+impl crate::client::Connection {
+    /// One `resources/read` round: sent straight on a stdio connection, through rmcp's `Peer`
+    /// (around its response cache, see `direct`) on an HTTP one.
+    pub async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ServiceError> {
+        match &self.straight {
+            Some(straight) => straight.read(params).await,
+            None => crate::direct::read_resource(self.service.peer(), params).await,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "straight_tests.rs"]
+mod tests;

@@ -1,0 +1,173 @@
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::ResourceContents;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+use super::*;
+use crate::config::ServerConfig;
+use crate::lines::LineTransport;
+
+/// A scripted server's two ends: what the client wrote, and where its answers go.
+struct Server {
+    input: BufReader<DuplexStream>,
+    output: DuplexStream,
+}
+
+impl Server {
+    async fn next(&mut self) -> Value {
+        let mut line = String::new();
+        let read = self.input.read_line(&mut line);
+        let read = tokio::time::timeout(Duration::from_secs(5), read).await;
+        read.expect("a line within 5 s").expect("a line from the client");
+        serde_json::from_str(&line).expect("json")
+    }
+
+    async fn send(&mut self, message: Value) {
+        let line = format!("{message}\n");
+        self.output.write_all(line.as_bytes()).await.expect("written");
+    }
+
+    async fn answer(&mut self, id: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result})).await;
+    }
+}
+
+type Client = rmcp::service::RunningService<RoleClient, ()>;
+
+/// An rmcp client on the router's stdio transport with straight reads, through `initialize`
+/// with a scripted server (2025-11-25).
+async fn connected() -> (Client, Arc<Straight<DuplexStream>>, Server) {
+    let (client_out, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_in) = tokio::io::duplex(1 << 16);
+    let mut server = Server { input: BufReader::new(server_in), output: server_out };
+    let telemetry = Telemetry::new(&ServerConfig::stdio("scripted", "true", Vec::new()));
+    let progress = Arc::new(Progress::new(Duration::from_secs(1)));
+    let (transport, straight) =
+        LineTransport::with_straight(client_in, client_out, 1 << 20, telemetry, progress);
+    let client = tokio::spawn(async move { ().serve(transport).await.expect("initialized") });
+    let initialize = server.next().await;
+    assert_eq!(initialize["method"], "initialize");
+    let info = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"resources": {}},
+        "serverInfo": {"name": "scripted", "version": "1"},
+    });
+    server.answer(&initialize["id"], info).await;
+    assert_eq!(server.next().await["method"], "notifications/initialized");
+    (client.await.expect("client"), straight, server)
+}
+
+fn read(
+    straight: &Arc<Straight<DuplexStream>>,
+    uri: &str,
+) -> tokio::task::JoinHandle<Result<ReadResourceResponse, ServiceError>> {
+    let (straight, params) = (straight.clone(), ReadResourceRequestParams::new(uri));
+    tokio::spawn(async move { straight.read(params).await })
+}
+
+fn text_of(answer: Result<ReadResourceResponse, ServiceError>) -> String {
+    let Ok(ReadResourceResponse::Complete(result)) = answer else {
+        panic!("a complete read: {answer:?}");
+    };
+    let [ResourceContents::TextResourceContents { text, .. }] = &result.contents[..] else {
+        panic!("one text: {result:?}");
+    };
+    text.clone()
+}
+
+fn contents(uri: &str, text: &str) -> Value {
+    json!({"contents": [{"uri": uri, "text": text}]})
+}
+
+#[tokio::test]
+async fn a_straight_read_is_answered_past_rmcp_beside_rmcp_own_requests() {
+    let (client, straight, mut server) = connected().await;
+    let straight_read = read(&straight, "demo://a");
+    let request = server.next().await;
+    assert_eq!(request["method"], "resources/read");
+    assert_eq!(request["params"]["uri"], "demo://a");
+    let id = request["id"].as_i64().expect("a numeric id");
+    assert!(id >= FIRST_ID, "past rmcp's ids: {id}");
+    assert_eq!(request["params"]["_meta"], json!({"progressToken": id}), "{request}");
+
+    // rmcp's own read meanwhile, on the same connection: its id is rmcp's.
+    let peer = client.peer().clone();
+    let rmcp_read = tokio::spawn(async move {
+        crate::direct::read_resource(&peer, ReadResourceRequestParams::new("demo://b")).await
+    });
+    let rmcp_request = server.next().await;
+    assert!(rmcp_request["id"].as_i64().is_some_and(|n| n < FIRST_ID), "{rmcp_request}");
+
+    // Answered in the other order: each gets its own.
+    server.answer(&rmcp_request["id"], contents("demo://b", "from rmcp")).await;
+    server.answer(&request["id"], contents("demo://a", "straight")).await;
+    assert_eq!(text_of(rmcp_read.await.expect("task")), "from rmcp");
+    assert_eq!(text_of(straight_read.await.expect("task")), "straight");
+    assert!(!straight.waiting());
+}
+
+#[tokio::test]
+async fn errors_and_answers_of_the_wrong_kind_come_back_as_rmcp_gives_them() {
+    let (_client, straight, mut server) = connected().await;
+    let reading = read(&straight, "demo://missing");
+    let request = server.next().await;
+    let error = json!({"code": -32002, "message": "Resource not found", "data": {"uri": "x"}});
+    server.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": error})).await;
+    match reading.await.expect("task") {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!((e.code.0, e.message.as_ref()), (-32002, "Resource not found"));
+            assert_eq!(e.data, Some(json!({"uri": "x"})));
+        }
+        other => panic!("the server's error: {other:?}"),
+    }
+    let reading = read(&straight, "demo://a");
+    let request = server.next().await;
+    server.answer(&request["id"], json!({"tools": []})).await;
+    let answer = reading.await.expect("task");
+    assert!(matches!(answer, Err(ServiceError::UnexpectedResponse)), "{answer:?}");
+}
+
+#[tokio::test]
+async fn an_abandoned_read_is_cancelled_at_the_server_and_its_late_answer_dropped() {
+    let (client, straight, mut server) = connected().await;
+    let abandoned = straight.read(ReadResourceRequestParams::new("demo://slow"));
+    assert!(tokio::time::timeout(Duration::from_millis(50), abandoned).await.is_err());
+    assert!(!straight.waiting());
+    let request = server.next().await;
+    assert_eq!(request["params"]["uri"], "demo://slow");
+    let cancelled = server.next().await;
+    assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
+    assert_eq!(cancelled["params"]["requestId"], request["id"]);
+    assert_eq!(cancelled["params"]["reason"], ABANDONED);
+
+    // The late answer reaches nobody; the connection goes on, straight and through rmcp.
+    server.answer(&request["id"], contents("demo://slow", "late")).await;
+    let reading = read(&straight, "demo://next");
+    let next = server.next().await;
+    server.answer(&next["id"], contents("demo://next", "next")).await;
+    assert_eq!(text_of(reading.await.expect("task")), "next");
+    let peer = client.peer().clone();
+    let rmcp_read = tokio::spawn(async move {
+        crate::direct::read_resource(&peer, ReadResourceRequestParams::new("demo://b")).await
+    });
+    let rmcp_request = server.next().await;
+    server.answer(&rmcp_request["id"], contents("demo://b", "b")).await;
+    assert_eq!(text_of(rmcp_read.await.expect("task")), "b");
+}
+
+#[tokio::test]
+async fn reads_waiting_fail_when_the_server_output_ends_and_later_ones_at_once() {
+    let (_client, straight, mut server) = connected().await;
+    let reading = read(&straight, "demo://a");
+    assert_eq!(server.next().await["params"]["uri"], "demo://a");
+    server.output.shutdown().await.expect("closed");
+    drop(server.output);
+    let answer = tokio::time::timeout(Duration::from_secs(5), reading).await;
+    let answer = answer.expect("failed within 5 s").expect("task");
+    assert!(matches!(answer, Err(ServiceError::TransportClosed)), "{answer:?}");
+    let later = straight.read(ReadResourceRequestParams::new("demo://b"));
+    let later = tokio::time::timeout(Duration::from_secs(1), later).await.expect("at once");
+    assert!(matches!(later, Err(ServiceError::TransportClosed)), "{later:?}");
+}
