@@ -39,13 +39,18 @@ type Client = rmcp::service::RunningService<RoleClient, ()>;
 /// An rmcp client on the router's stdio transport with straight reads, through `initialize`
 /// with a scripted server (2025-11-25).
 async fn connected() -> (Client, Arc<Straight<DuplexStream>>, Server) {
+    let (client, straight, server, _) = connected_with_progress().await;
+    (client, straight, server)
+}
+
+async fn connected_with_progress() -> (Client, Arc<Straight<DuplexStream>>, Server, Arc<Progress>) {
     let (client_out, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, client_in) = tokio::io::duplex(1 << 16);
     let mut server = Server { input: BufReader::new(server_in), output: server_out };
     let telemetry = Telemetry::new(&ServerConfig::stdio("scripted", "true", Vec::new()));
     let progress = Arc::new(Progress::new(Duration::from_secs(1)));
     let (transport, straight) =
-        LineTransport::with_straight(client_in, client_out, 1 << 20, telemetry, progress);
+        LineTransport::with_straight(client_in, client_out, 1 << 20, telemetry, progress.clone());
     let client = tokio::spawn(async move { ().serve(transport).await.expect("initialized") });
     let initialize = server.next().await;
     assert_eq!(initialize["method"], "initialize");
@@ -56,7 +61,7 @@ async fn connected() -> (Client, Arc<Straight<DuplexStream>>, Server) {
     });
     server.answer(&initialize["id"], info).await;
     assert_eq!(server.next().await["method"], "notifications/initialized");
-    (client.await.expect("client"), straight, server)
+    (client.await.expect("client"), straight, server, progress)
 }
 
 fn read(
@@ -170,4 +175,34 @@ async fn reads_waiting_fail_when_the_server_output_ends_and_later_ones_at_once()
     let later = straight.read(ReadResourceRequestParams::new("demo://b"));
     let later = tokio::time::timeout(Duration::from_secs(1), later).await.expect("at once");
     assert!(matches!(later, Err(ServiceError::TransportClosed)), "{later:?}");
+}
+
+/// A read made for a model's call: its tag leaves `_meta`, and the server's progress for its
+/// token (its id) is that call's.
+#[tokio::test]
+async fn a_straight_read_s_progress_is_its_call_s() {
+    let (_client, straight, mut server, progress) = connected_with_progress().await;
+    let reading = tokio::spawn({
+        let (straight, progress) = (straight.clone(), progress.clone());
+        mcp_backend::with_call_id("c1", async move {
+            let mut params = ReadResourceRequestParams::new("demo://slow");
+            let _tracked = progress.track(&mut params.meta);
+            straight.read(params).await
+        })
+    });
+    let request = server.next().await;
+    let id = request["id"].as_i64().expect("a numeric id");
+    assert_eq!(request["params"]["_meta"], json!({"progressToken": id}), "{request}");
+    let (events, mut heard) = router_protocol::event_channel();
+    let token = ProgressToken(NumberOrString::Number(id));
+    let note = rmcp::model::ProgressNotificationParam::new(token, 1.0);
+    progress.notified("scripted", note, &events);
+    match heard.try_recv() {
+        Ok(router_protocol::EventMsg::McpToolCallProgress(event)) => {
+            assert_eq!((event.call_id.as_str(), event.progress), ("c1", 1.0));
+        }
+        other => panic!("the call's progress: {other:?}"),
+    }
+    server.answer(&request["id"], contents("demo://slow", "done")).await;
+    assert_eq!(text_of(reading.await.expect("task")), "done");
 }

@@ -7,7 +7,7 @@
 //! same message with serde, byte for byte as rmcp writes them (the unit tests compare the two);
 //! every other message goes through rmcp's serialization.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use rmcp::model::{
     ClientRequest, Extensions, JsonObject, JsonRpcMessage, JsonRpcVersion2_0, MetaObject,
@@ -21,38 +21,68 @@ use tokio::io::{AsyncWrite, AsyncWriteExt as _};
 /// Most bytes of write buffer kept between messages (the read side's is `lines`' own).
 const KEPT_WRITE_BYTES: usize = 64 * 1024;
 
-/// The writing half of a client transport: each message one whole line, in the order the
-/// sends take the lock, as rmcp's framed writer writes them — and, as there, a send dropped
-/// half-way leaves the rest of its line to be written first by the next send.
+/// The writing half of a client transport: each message one whole line, in the order of the
+/// sends, as rmcp's framed writer writes them. Concurrent sends are combined: a send appends its
+/// line to the queue and, unless another send is writing, writes what the queue holds until it
+/// is empty (so 250 reads at once on one server make a few writes, not 250 turns of a lock);
+/// a send whose line another one writes returns at once. A writing send dropped half-way leaves
+/// the rest of its batch to be written first, by a task it starts.
 pub(crate) struct Writer<W> {
-    sink: Arc<tokio::sync::Mutex<Option<Sink<W>>>>,
+    shared: Arc<Shared<W>>,
+}
+
+struct Shared<W> {
+    queue: std::sync::Mutex<Queue>,
+    /// The pipe and the batch being written; held by the writing send (and by `close`).
+    sink: tokio::sync::Mutex<Option<Sink<W>>>,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// Lines no send has taken to write yet.
+    lines: Vec<u8>,
+    /// A send is writing: it takes these lines too.
+    writing: bool,
+    closed: bool,
 }
 
 struct Sink<W> {
     write: W,
-    /// Bytes not yet written: the line being written (and the rest of a dropped send's).
-    pending: Vec<u8>,
+    /// Bytes taken from the queue and not yet written (the rest of a dropped send's first).
+    batch: Vec<u8>,
 }
 
-/// Another handle on the same writer (its lock and its pending bytes).
+/// Another handle on the same writer (its queue and its pipe).
 impl<W> Clone for Writer<W> {
     fn clone(&self) -> Self {
-        Self { sink: self.sink.clone() }
+        Self { shared: self.shared.clone() }
     }
+}
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
     pub(crate) fn new(write: W) -> Self {
-        let sink = Sink { write, pending: Vec::new() };
-        Self { sink: Arc::new(tokio::sync::Mutex::new(Some(sink))) }
+        let sink = Sink { write, batch: Vec::new() };
+        let shared =
+            Shared { queue: Default::default(), sink: tokio::sync::Mutex::new(Some(sink)) };
+        Self { shared: Arc::new(shared) }
     }
 
     pub(crate) fn send(
         &self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = std::io::Result<()>> + Send + 'static {
-        let sink = self.sink.clone();
-        async move { write_line(&sink, |out| line(out, item)).await }
+        let queued = self.queue(|out| line(out, item));
+        let shared = self.shared.clone();
+        async move {
+            if queued? {
+                write_queued(shared).await?;
+            }
+            Ok(())
+        }
     }
 
     /// One of the frequent requests, written directly with `added` (what rmcp's `Peer` would
@@ -63,7 +93,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
         request: &mut ClientRequest,
         added: Added<'_>,
     ) -> std::io::Result<()> {
-        write_line(&self.sink, |out| {
+        let queued = self.queue(|out| {
             let start = out.len();
             if !direct(out, id, request, added)? {
                 out.truncate(start);
@@ -71,13 +101,109 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
             }
             out.push(b'\n');
             Ok(())
-        })
-        .await
+        });
+        if queued? {
+            write_queued(self.shared.clone()).await?;
+        }
+        Ok(())
+    }
+
+    /// Appends a line with `fill` (nothing on failure); `true` when this send is to write.
+    fn queue(
+        &self,
+        fill: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    ) -> std::io::Result<bool> {
+        let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        if queue.closed {
+            return Err(closed());
+        }
+        let start = queue.lines.len();
+        if let Err(e) = fill(&mut queue.lines) {
+            queue.lines.truncate(start);
+            return Err(std::io::Error::other(e));
+        }
+        Ok(!std::mem::replace(&mut queue.writing, true))
     }
 
     pub(crate) async fn close(&self) -> std::io::Result<()> {
-        drop(self.sink.lock().await.take());
+        {
+            let mut queue = self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            queue.closed = true;
+            queue.lines = Vec::new();
+        }
+        drop(self.shared.sink.lock().await.take());
         Ok(())
+    }
+}
+
+/// Writes the batch left over and then the queue's lines until the queue is empty, as the one
+/// writing send.
+async fn write_queued<W: AsyncWrite + Send + Unpin + 'static>(
+    shared: Arc<Shared<W>>,
+) -> std::io::Result<()> {
+    let mut writing = Writing { shared: shared.clone(), dropped: true };
+    let mut sink = shared.sink.lock().await;
+    let Some(sink) = sink.as_mut() else {
+        writing.dropped = false;
+        return Err(closed());
+    };
+    loop {
+        if sink.batch.is_empty() {
+            let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if queue.lines.is_empty() {
+                queue.writing = false;
+                writing.dropped = false;
+                return Ok(());
+            }
+            std::mem::swap(&mut queue.lines, &mut sink.batch);
+        }
+        let written = write_batch(sink).await;
+        if sink.batch.capacity() > KEPT_WRITE_BYTES && sink.batch.is_empty() {
+            sink.batch = Vec::new();
+        }
+        if let Err(e) = written {
+            // The pipe failed: what is left waits for the next send, which will meet the
+            // failure itself.
+            shared.queue.lock().unwrap_or_else(PoisonError::into_inner).writing = false;
+            writing.dropped = false;
+            return Err(e);
+        }
+    }
+}
+
+async fn write_batch<W: AsyncWrite + Unpin>(sink: &mut Sink<W>) -> std::io::Result<()> {
+    while !sink.batch.is_empty() {
+        let written = sink.write.write(&sink.batch).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        sink.batch.drain(..written);
+    }
+    sink.write.flush().await
+}
+
+/// The writing send's role: dropped before the queue is empty (a timeout, a cancelled call),
+/// it hands the rest to a task of its own, so the lines of the sends it was writing for go out.
+struct Writing<W: AsyncWrite + Send + Unpin + 'static> {
+    shared: Arc<Shared<W>>,
+    dropped: bool,
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Writing<W> {
+    fn drop(&mut self) {
+        if !self.dropped {
+            return;
+        }
+        self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner).writing = false;
+        // Without a runtime nothing can be written, and the connection is going away with it.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let writer = Writer { shared: self.shared.clone() };
+        runtime.spawn(async move {
+            let to_write = writer.queue(|_| Ok(()));
+            if let Ok(true) = to_write {
+                let _ = write_queued(writer.shared).await;
+            }
+        });
     }
 }
 
@@ -94,34 +220,6 @@ impl Added<'_> {
     fn get(&self, key: &str) -> Option<&serde_json::Value> {
         self.entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
-}
-
-/// Appends one line with `fill` (nothing on failure) and writes what is pending, under the lock.
-async fn write_line<W: AsyncWrite + Unpin>(
-    sink: &tokio::sync::Mutex<Option<Sink<W>>>,
-    fill: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
-) -> std::io::Result<()> {
-    let mut sink = sink.lock().await;
-    let Some(sink) = sink.as_mut() else {
-        let closed = "Transport is closed";
-        return Err(std::io::Error::new(std::io::ErrorKind::NotConnected, closed));
-    };
-    let start = sink.pending.len();
-    if let Err(e) = fill(&mut sink.pending) {
-        sink.pending.truncate(start);
-        return Err(std::io::Error::other(e));
-    }
-    while !sink.pending.is_empty() {
-        let written = sink.write.write(&sink.pending).await?;
-        if written == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        sink.pending.drain(..written);
-    }
-    if sink.pending.capacity() > KEPT_WRITE_BYTES {
-        sink.pending = Vec::new();
-    }
-    sink.write.flush().await
 }
 
 /// Appends the message to `out` as one line of JSON, its newline included.

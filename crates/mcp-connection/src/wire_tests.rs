@@ -242,3 +242,101 @@ async fn futures_poll_once<F: std::future::Future + Unpin>(future: &mut F) -> Op
     })
     .await
 }
+
+/// A pipe end that counts the writes made to it.
+struct Counted<W> {
+    inner: W,
+    writes: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for Counted<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        if polled.is_ready() {
+            self.writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        polled
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Sends at once are combined: every line arrives whole, once, in the order of the sends,
+/// in fewer writes than sends.
+#[tokio::test]
+async fn sends_at_once_are_written_whole_in_order_and_combined() {
+    use tokio::io::AsyncBufReadExt as _;
+    let writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (write, server) = tokio::io::duplex(1 << 20);
+    let writer = Writer::new(Counted { inner: write, writes: writes.clone() });
+    let mut sends: Vec<_> = (0..200)
+        .map(|i| writer.send(request(RequestId::Number(i), read(&format!("demo://r/{i}"), None))))
+        .map(|send| Some(Box::pin(send)))
+        .collect();
+    // Polled in order, each until it is done: all at once, as on one task.
+    std::future::poll_fn(|cx| {
+        for slot in &mut sends {
+            if let Some(send) = slot
+                && let std::task::Poll::Ready(sent) = send.as_mut().poll(cx)
+            {
+                sent.expect("sent");
+                *slot = None;
+            }
+        }
+        match sends.iter().all(Option::is_none) {
+            true => std::task::Poll::Ready(()),
+            false => std::task::Poll::Pending,
+        }
+    })
+    .await;
+    let mut lines = tokio::io::BufReader::new(server).lines();
+    for i in 0..200 {
+        let line = lines.next_line().await.expect("read").expect("a line");
+        let message: serde_json::Value = serde_json::from_str(&line).expect("whole json");
+        assert_eq!(message["id"], i, "{line}");
+    }
+    let writes = writes.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(writes < 200, "{writes} writes for 200 sends");
+}
+
+/// The writing send dropped half-way while another's line waits in the queue (that send has
+/// returned): both lines still go out, the first's rest first.
+#[tokio::test]
+async fn lines_queued_behind_a_dropped_writer_still_go_out() {
+    use tokio::io::AsyncBufReadExt as _;
+    let (write, server) = tokio::io::duplex(16);
+    let writer = Writer::new(write);
+    let first = request(RequestId::Number(1), read("demo://a-long-enough-uri/first", None));
+    let mut writing = Box::pin(writer.send(first));
+    assert!(futures_poll_once(&mut writing).await.is_none(), "the pipe is full");
+    let second = request(RequestId::Number(2), read("demo://second", None));
+    let queued = writer.send(second);
+    tokio::time::timeout(std::time::Duration::from_secs(1), queued)
+        .await
+        .expect("a queued send returns at once")
+        .expect("queued");
+    drop(writing);
+    let mut lines = tokio::io::BufReader::new(server).lines();
+    for id in [1, 2] {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line());
+        let line = line.await.expect("in time").expect("read").expect("a line");
+        let message: serde_json::Value = serde_json::from_str(&line).expect("whole json");
+        assert_eq!(message["id"], id);
+    }
+}
