@@ -453,6 +453,20 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
     ] {
         let (router, baseline) =
             concurrent(&Target::Bench, quick, 4, &plain, &spread, setup).await?;
+        if setup == Spread::ModernBaseline {
+            // The servers' own share of the wall: a 2026-07-28 request carries the client's
+            // context, which each server reads.
+            let (router_wall, bare_wall) =
+                (median(router.wall.clone()), median(baseline.wall.clone()));
+            out.push(Row {
+                name: "E2 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+                baseline: show(bare_wall),
+                router: show(router_wall),
+                ratio: ratio(router_wall, bare_wall),
+                target: "(diagnostic)",
+                met: None,
+            });
+        }
         out.push(Row {
             name,
             baseline: with_switches(baseline.cpu_per_call(), &baseline),

@@ -64,7 +64,6 @@ impl McpBackend for McpConnectionManager {
                     if first && let Some(cached) = conn.cache().read(uri) {
                         return Ok(Ok(Round::Complete(cached)));
                     }
-                    let _progress = conn.progress().track(&mut params.meta);
                     let mut span = conn.telemetry().start("resources/read", None, Some(uri));
                     span.tag(&mut params.meta);
                     let answer = conn.read_resource(params).instrument(span.span()).await;

@@ -23,4 +23,5 @@ pub mod straight;
 pub mod telemetry;
 mod token_store;
 pub mod watch;
+mod watched;
 mod wire;

@@ -72,6 +72,18 @@ impl Progress {
         Some(Tracked { progress: self, key })
     }
 
+    /// [`Progress::track`] for a request whose progress token is known before it is written
+    /// (a read sent straight: its id): bound at once, nothing put in `_meta`.
+    pub fn track_token(&self, token: ProgressToken) -> Option<Tracked<'_>> {
+        let call_id = mcp_backend::current_call_id()?;
+        let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut state = self.state.lock().ok()?;
+        let route = Route { call_id, token: Some(token.clone()), last: None, heard: None };
+        state.routes.insert(key, route);
+        state.tokens.insert(token, key);
+        Some(Tracked { progress: self, key })
+    }
+
     /// Whether a tagged request waits to be written (the transport looks only then).
     pub(crate) fn waiting(&self) -> bool {
         self.untaken.load(Ordering::SeqCst) > 0

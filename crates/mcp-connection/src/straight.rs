@@ -113,8 +113,9 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         let id = RequestId::Number(n);
         let mut waiting = Waiting { straight: self, n, id: Some(id.clone()) };
         let mut request = ReadResourceRequest::new(params);
-        // What the transport does to rmcp's requests: the progress tag and the span's key out.
-        self.progress.bind(&mut request.params.meta, Some(ProgressToken(id.clone())));
+        // The read's progress is its call's (when made for one), under its id as the token.
+        let _tracked = self.progress.track_token(ProgressToken(id.clone()));
+        // What the transport does to rmcp's requests: the span's key out of `_meta`.
         self.telemetry.written(&mut request.params.meta, &id);
         let context = self.context.get();
         let level = context.and(self.telemetry.log_level());
@@ -227,14 +228,19 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Waiting<'_, W> {
 
 impl crate::client::Connection {
     /// One `resources/read` round: sent straight on a stdio connection, through rmcp's `Peer`
-    /// (around its response cache, see `direct`) on an HTTP one.
+    /// (around its response cache, see `direct`) on an HTTP one. Made for a model's call
+    /// (`mcp_backend::current_call_id`), its progress is that call's.
     pub async fn read_resource(
         &self,
         params: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, ServiceError> {
         match &self.straight {
             Some(straight) => straight.read(params).await,
-            None => crate::direct::read_resource(self.service.peer(), params).await,
+            None => {
+                let mut params = params;
+                let _tracked = self.progress().track(&mut params.meta);
+                crate::direct::read_resource(self.service.peer(), params).await
+            }
         }
     }
 }

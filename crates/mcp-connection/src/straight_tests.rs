@@ -177,18 +177,15 @@ async fn reads_waiting_fail_when_the_server_output_ends_and_later_ones_at_once()
     assert!(matches!(later, Err(ServiceError::TransportClosed)), "{later:?}");
 }
 
-/// A read made for a model's call: its tag leaves `_meta`, and the server's progress for its
-/// token (its id) is that call's.
+/// A read made for a model's call: its progress token is its id, nothing else goes in
+/// `_meta`, and the server's progress for it is that call's until the read ends.
 #[tokio::test]
 async fn a_straight_read_s_progress_is_its_call_s() {
     let (_client, straight, mut server, progress) = connected_with_progress().await;
     let reading = tokio::spawn({
-        let (straight, progress) = (straight.clone(), progress.clone());
-        mcp_backend::with_call_id("c1", async move {
-            let mut params = ReadResourceRequestParams::new("demo://slow");
-            let _tracked = progress.track(&mut params.meta);
-            straight.read(params).await
-        })
+        let straight = straight.clone();
+        let params = ReadResourceRequestParams::new("demo://slow");
+        mcp_backend::with_call_id("c1", async move { straight.read(params).await })
     });
     let request = server.next().await;
     let id = request["id"].as_i64().expect("a numeric id");
@@ -205,4 +202,8 @@ async fn a_straight_read_s_progress_is_its_call_s() {
     }
     server.answer(&request["id"], contents("demo://slow", "done")).await;
     assert_eq!(text_of(reading.await.expect("task")), "done");
+    let note =
+        rmcp::model::ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(id)), 2.0);
+    progress.notified("scripted", note, &events);
+    assert!(heard.try_recv().is_err(), "no progress after the read ended");
 }

@@ -26,6 +26,7 @@ use tokio::sync::Notify;
 use crate::client::{Connection, RouterClient};
 use crate::config::ServerConfig;
 use crate::direct::all_tools;
+pub use crate::watched::{IDLE, Touch, Watched};
 
 /// A re-read waits until no notification came for this long (a burst costs one re-read)…
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
@@ -377,122 +378,6 @@ fn wanted(capabilities: &rmcp::model::ServerCapabilities) -> Option<Subscription
     (filter != SubscriptionFilter::default()).then_some(filter)
 }
 
-/// One server's watched resources — those the model read, at most `cap` — and the changes
-/// heard for them. Lives with the server, not the connection, so watching survives restarts.
-///
-/// The policy: while there is room, every URI the model reads is watched. A full set stays
-/// stable: a URI read for the first time takes the place of the least recently read one only if
-/// that one was not read for [`IDLE`]; otherwise it is not watched. A working set larger than
-/// the cap, all of it in use, therefore costs nothing per read (the old LRU rule subscribed and
-/// unsubscribed on every read, and the reads queued behind those requests); when the model
-/// moves on, the URIs it left take turns with the new ones, one swap per read at most.
-pub struct Watched {
-    cap: usize,
-    state: std::sync::Mutex<WatchedState>,
-    /// A change may be waiting: set (under the lock) when one is heard, cleared when they are
-    /// taken, so the model's every call asks each server's set without taking its lock.
-    heard: std::sync::atomic::AtomicBool,
-}
-
-/// How long a watched URI must go unread before a new one may take its place in a full set.
-pub const IDLE: Duration = Duration::from_secs(60);
-
-#[derive(Default)]
-struct WatchedState {
-    /// Least recently read first, with when it was last read.
-    order: std::collections::VecDeque<(String, std::time::Instant)>,
-    /// URI → when its change was heard.
-    pending: std::collections::BTreeMap<String, String>,
-}
-
-/// A URI read for the first time joined the watched set.
-pub struct Touch {
-    /// The idle URI it took the place of, if the set was full.
-    pub evicted: Option<String>,
-}
-
-impl Watched {
-    /// `cap` 0 watches nothing.
-    pub fn new(cap: usize) -> Self {
-        Self { cap, state: Default::default(), heard: Default::default() }
-    }
-
-    /// The model read `uri` (successfully): watch it if the policy lets it, forget a pending
-    /// change of it. `None` when nothing changed in the set (no request to send).
-    pub fn read(&self, uri: &str) -> Option<Touch> {
-        self.read_at(uri, std::time::Instant::now())
-    }
-
-    fn read_at(&self, uri: &str, now: std::time::Instant) -> Option<Touch> {
-        if self.cap == 0 {
-            return None;
-        }
-        let mut state = self.state.lock().ok()?;
-        state.pending.remove(uri);
-        if let Some(at) = state.order.iter().position(|(u, _)| u == uri) {
-            // Read again: it moves to the back, nothing to tell the server.
-            let entry = state.order.remove(at)?;
-            state.order.push_back((entry.0, now));
-            return None;
-        }
-        let evicted = if state.order.len() < self.cap {
-            None
-        } else {
-            let idle =
-                state.order.front().is_some_and(|(_, read)| now.duration_since(*read) >= IDLE);
-            if !idle {
-                // Full of URIs in use: this one is not watched.
-                return None;
-            }
-            state.order.pop_front().map(|(gone, _)| gone)
-        };
-        if let Some(gone) = &evicted {
-            state.pending.remove(gone);
-        }
-        state.order.push_back((uri.to_string(), now));
-        Some(Touch { evicted })
-    }
-
-    /// The watched URIs, least recently read first.
-    pub(crate) fn uris(&self) -> Vec<String> {
-        self.state
-            .lock()
-            .map(|s| s.order.iter().map(|(u, _)| u.clone()).collect())
-            .unwrap_or_default()
-    }
-
-    /// The server says `uri` changed: remembered (once) if it is watched.
-    pub(crate) fn updated(&self, uri: &str) -> bool {
-        let Ok(mut state) = self.state.lock() else { return false };
-        if !state.order.iter().any(|(u, _)| u == uri) {
-            return false;
-        }
-        // A change already waiting keeps its first time (and costs no allocation).
-        if !state.pending.contains_key(uri) {
-            state.pending.insert(uri.to_string(), now_rfc3339());
-            self.heard.store(true, std::sync::atomic::Ordering::Release);
-        }
-        true
-    }
-
-    /// The changes heard since they were last taken (each once). Without one heard, no lock is
-    /// taken and nothing allocated.
-    pub fn take(&self) -> Vec<(String, String)> {
-        use std::sync::atomic::Ordering;
-        if !self.heard.load(Ordering::Acquire) {
-            return Vec::new();
-        }
-        let Ok(mut state) = self.state.lock() else { return Vec::new() };
-        self.heard.store(false, Ordering::Release);
-        std::mem::take(&mut state.pending).into_iter().collect()
-    }
-}
-
-/// Now, as RFC 3339 UTC with milliseconds (`2026-11-23T21:40:00.123Z`).
-fn now_rfc3339() -> String {
-    mcp_backend::rfc3339(std::time::SystemTime::now())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,48 +388,5 @@ mod tests {
         assert_eq!(at(Duration::ZERO), "1970-01-01T00:00:00.000Z");
         assert_eq!(at(Duration::from_millis(951_782_400_123)), "2000-02-29T00:00:00.123Z");
         assert_eq!(at(Duration::from_secs(1_795_466_400)), "2026-11-23T20:40:00.000Z");
-    }
-
-    #[test]
-    fn a_full_watched_set_stays_stable_until_its_oldest_goes_idle() {
-        let watched = Watched::new(2);
-        let t0 = std::time::Instant::now();
-        let at = |secs: u64| t0 + Duration::from_secs(secs);
-        // (uri read, at second, what the read changes: None = no request, Some(evicted)).
-        let steps: [(&str, u64, Option<Option<&str>>); 9] = [
-            ("a", 0, Some(None)),       // room: watched
-            ("a", 1, None),             // read again: nothing to send
-            ("b", 2, Some(None)),       // room: watched
-            ("c", 3, None),             // full, `a` read 2 s ago: `c` is not watched
-            ("d", 4, None),             // the same: no churn however many new URIs come
-            ("a", 5, None),             // `a` stays watched and moves to the back
-            ("e", 62, Some(Some("b"))), // `b` unread for 60 s: `e` takes its place
-            ("c", 63, None),            // `a` was read at 5 s but only 58 s ago… not idle yet
-            ("c", 66, Some(Some("a"))), // …now it is
-        ];
-        for (uri, second, expected) in steps {
-            let touch = watched.read_at(uri, at(second));
-            let got = touch.map(|t| t.evicted);
-            assert_eq!(got.as_ref().map(|e| e.as_deref()), expected, "{uri} at {second} s");
-        }
-        assert_eq!(watched.uris(), ["e", "c"]);
-    }
-
-    #[test]
-    fn changes_are_remembered_for_watched_uris_and_reported_once() {
-        let watched = Watched::new(2);
-        watched.read("b");
-        watched.read("c");
-        assert!(!watched.updated("a"), "not watched");
-        assert!(watched.updated("b"));
-        assert!(watched.updated("b"));
-        assert_eq!(watched.take().len(), 1, "a change is reported once");
-        assert!(watched.take().is_empty());
-        watched.updated("c");
-        watched.read("c");
-        assert!(watched.take().is_empty(), "a re-read clears the notice");
-        watched.updated("b");
-        assert_eq!(watched.take().len(), 1, "a change heard after a take is reported");
-        assert!(Watched::new(0).read("x").is_none(), "cap 0 watches nothing");
     }
 }
