@@ -25,7 +25,7 @@ use tracing::Instrument as _;
 use crate::errors::service_error;
 
 /// The reason given to the server for a request nobody waits for any more (rmcp's own words).
-const ABANDONED: &str = "request abandoned by the caller";
+pub(crate) const ABANDONED: &str = "request abandoned by the caller";
 
 /// One `resources/read` round: the result, or the server's request for input (2026-07-28).
 pub async fn read_resource(
@@ -144,53 +144,15 @@ impl Drop for Abandoned<'_> {
 mod tests {
     use std::time::Duration;
 
-    use rmcp::ServiceExt;
     use rmcp::model::ResourceContents;
-    use serde_json::{Value, json};
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+    use serde_json::json;
 
     use super::*;
     use crate::lines::LineTransport;
+    use crate::scripted::{self, Client, Server};
 
-    /// A scripted server's two ends: what the client wrote, and where its answers go.
-    struct Server {
-        input: BufReader<DuplexStream>,
-        output: DuplexStream,
-    }
-
-    impl Server {
-        async fn next(&mut self) -> Value {
-            let mut line = String::new();
-            let read = self.input.read_line(&mut line);
-            let read = tokio::time::timeout(Duration::from_secs(5), read).await;
-            read.expect("a line within 5 s").expect("a line from the client");
-            serde_json::from_str(&line).expect("json")
-        }
-
-        async fn answer(&mut self, id: &Value, result: Value) {
-            let line = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-            self.output.write_all(format!("{line}\n").as_bytes()).await.expect("answer");
-        }
-    }
-
-    /// An rmcp client on the router's stdio transport, through `initialize` with a scripted
-    /// server (2025-11-25).
-    async fn connected() -> (rmcp::service::RunningService<RoleClient, ()>, Server) {
-        let (client_out, server_in) = tokio::io::duplex(1 << 16);
-        let (server_out, client_in) = tokio::io::duplex(1 << 16);
-        let mut server = Server { input: BufReader::new(server_in), output: server_out };
-        let transport = LineTransport::new(client_in, client_out, 1 << 20);
-        let client = tokio::spawn(async move { ().serve(transport).await.expect("initialized") });
-        let initialize = server.next().await;
-        assert_eq!(initialize["method"], "initialize");
-        let info = json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"resources": {}},
-            "serverInfo": {"name": "scripted", "version": "1"},
-        });
-        server.answer(&initialize["id"], info).await;
-        assert_eq!(server.next().await["method"], "notifications/initialized");
-        (client.await.expect("client"), server)
+    async fn connected() -> (Client, Server) {
+        scripted::connected(|read, write| LineTransport::new(read, write, 1 << 20)).await
     }
 
     #[tokio::test]
@@ -256,12 +218,7 @@ mod tests {
         // Abandoned (its future dropped by a timeout): the server is told, with its id.
         let read = read_resource(&peer, ReadResourceRequestParams::new("demo://slow"));
         assert!(tokio::time::timeout(Duration::from_millis(50), read).await.is_err());
-        let request = server.next().await;
-        assert_eq!(request["params"]["uri"], "demo://slow");
-        let cancelled = server.next().await;
-        assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
-        assert_eq!(cancelled["params"]["requestId"], request["id"]);
-        assert_eq!(cancelled["params"]["reason"], ABANDONED);
+        server.abandoned("demo://slow").await;
 
         // A read that completes is not cancelled: the next line is the next request.
         let reading = tokio::spawn({

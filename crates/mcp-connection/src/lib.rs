@@ -18,6 +18,8 @@ pub mod lines;
 pub mod oauth;
 mod procs;
 pub mod progress;
+#[cfg(test)]
+mod scripted;
 pub mod stdio;
 pub mod straight;
 pub mod telemetry;

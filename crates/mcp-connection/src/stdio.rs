@@ -412,15 +412,19 @@ mod tests {
                 }
                 spawned => spawned.expect("spawn"),
             };
-            let deadline = std::time::Instant::now() + Duration::from_secs(5);
-            let status = loop {
-                if let Some(status) = spawned.group.exit_status() {
-                    break status;
-                }
-                assert!(std::time::Instant::now() < deadline, "{way:?}: still running");
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            };
-            assert_eq!(status, "status 125", "{way:?}");
+            assert_eq!(ended(&spawned.group).await, "status 125", "{way:?}");
+        }
+    }
+
+    /// How the group's server ended, once it has (within 5 s).
+    async fn ended(group: &ChildGroup) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(status) = group.exit_status() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "still running");
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -433,15 +437,7 @@ mod tests {
             let launch =
                 Launch { server: "ends", command: "sh", args: &args, env: &env, cwd: None };
             let spawned = spawn(launch).expect("spawn");
-            let deadline = std::time::Instant::now() + Duration::from_secs(5);
-            let status = loop {
-                if let Some(status) = spawned.group.exit_status() {
-                    break status;
-                }
-                assert!(std::time::Instant::now() < deadline, "{script}: still running");
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            };
-            assert_eq!(status, said, "{script}");
+            assert_eq!(ended(&spawned.group).await, said, "{script}");
         }
     }
 }

@@ -32,6 +32,7 @@ use rmcp::transport::DynamicTransportError;
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
 
+use crate::direct::ABANDONED;
 use crate::progress::Progress;
 use crate::telemetry::{LOG_LEVEL_KEY, Telemetry};
 use crate::wire::{Added, Writer};
@@ -39,9 +40,6 @@ use crate::wire::{Added, Writer};
 /// Our ids (and progress tokens) count from here: rmcp's are a `u32`'s, so they never meet,
 /// and every id stays a number any server reads exactly (below 2^53).
 const FIRST_ID: i64 = 1 << 32;
-
-/// The reason given to the server for a read nobody waits for any more (rmcp's own words).
-const ABANDONED: &str = "request abandoned by the caller";
 
 /// One stdio connection's straight reads: the writer they share with rmcp, and the reads
 /// waiting for their answers.

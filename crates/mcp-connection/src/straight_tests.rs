@@ -1,67 +1,33 @@
 use std::time::Duration;
 
-use rmcp::ServiceExt;
 use rmcp::model::ResourceContents;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncWriteExt, DuplexStream};
 
 use super::*;
 use crate::config::ServerConfig;
 use crate::lines::LineTransport;
+use crate::scripted::{self, Client, Server};
 
-/// A scripted server's two ends: what the client wrote, and where its answers go.
-struct Server {
-    input: BufReader<DuplexStream>,
-    output: DuplexStream,
-}
-
-impl Server {
-    async fn next(&mut self) -> Value {
-        let mut line = String::new();
-        let read = self.input.read_line(&mut line);
-        let read = tokio::time::timeout(Duration::from_secs(5), read).await;
-        read.expect("a line within 5 s").expect("a line from the client");
-        serde_json::from_str(&line).expect("json")
-    }
-
-    async fn send(&mut self, message: Value) {
-        let line = format!("{message}\n");
-        self.output.write_all(line.as_bytes()).await.expect("written");
-    }
-
-    async fn answer(&mut self, id: &Value, result: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result})).await;
-    }
-}
-
-type Client = rmcp::service::RunningService<RoleClient, ()>;
-
-/// An rmcp client on the router's stdio transport with straight reads, through `initialize`
-/// with a scripted server (2025-11-25).
+/// An rmcp client on the router's stdio transport with straight reads, and its scripted
+/// server.
 async fn connected() -> (Client, Arc<Straight<DuplexStream>>, Server) {
     let (client, straight, server, _) = connected_with_progress().await;
     (client, straight, server)
 }
 
 async fn connected_with_progress() -> (Client, Arc<Straight<DuplexStream>>, Server, Arc<Progress>) {
-    let (client_out, server_in) = tokio::io::duplex(1 << 16);
-    let (server_out, client_in) = tokio::io::duplex(1 << 16);
-    let mut server = Server { input: BufReader::new(server_in), output: server_out };
     let telemetry = Telemetry::new(&ServerConfig::stdio("scripted", "true", Vec::new()));
     let progress = Arc::new(Progress::new(Duration::from_secs(1)));
-    let (transport, straight) =
-        LineTransport::with_straight(client_in, client_out, 1 << 20, telemetry, progress.clone());
-    let client = tokio::spawn(async move { ().serve(transport).await.expect("initialized") });
-    let initialize = server.next().await;
-    assert_eq!(initialize["method"], "initialize");
-    let info = json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"resources": {}},
-        "serverInfo": {"name": "scripted", "version": "1"},
-    });
-    server.answer(&initialize["id"], info).await;
-    assert_eq!(server.next().await["method"], "notifications/initialized");
-    (client.await.expect("client"), straight, server, progress)
+    let mut straight = None;
+    let (client, server) = scripted::connected(|read, write| {
+        let (transport, made) =
+            LineTransport::with_straight(read, write, 1 << 20, telemetry, progress.clone());
+        straight = Some(made);
+        transport
+    })
+    .await;
+    (client, straight.expect("made"), server, progress)
 }
 
 fn read(
@@ -140,12 +106,7 @@ async fn an_abandoned_read_is_cancelled_at_the_server_and_its_late_answer_droppe
     let abandoned = straight.read(ReadResourceRequestParams::new("demo://slow"));
     assert!(tokio::time::timeout(Duration::from_millis(50), abandoned).await.is_err());
     assert!(!straight.waiting());
-    let request = server.next().await;
-    assert_eq!(request["params"]["uri"], "demo://slow");
-    let cancelled = server.next().await;
-    assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
-    assert_eq!(cancelled["params"]["requestId"], request["id"]);
-    assert_eq!(cancelled["params"]["reason"], ABANDONED);
+    let request = server.abandoned("demo://slow").await;
 
     // The late answer reaches nobody; the connection goes on, straight and through rmcp.
     server.answer(&request["id"], contents("demo://slow", "late")).await;
