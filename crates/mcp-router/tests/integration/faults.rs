@@ -334,3 +334,110 @@ async fn http_fifty_megabyte_answer() {
 async fn http_slow_answers_arrive() {
     over_http("webslow", "sleep", r#"{"ms": 300}"#, 5 * SECOND, &["slept 300 ms"], true).await;
 }
+
+/// A stdio server of a few lines of Python (not rmcp, not an SDK): it answers reads, except
+/// that `x://crash` makes it exit with status 3 and `x://hang` is never answered; it logs the
+/// reads and cancellations it receives, with its pid, to the file named by its argument.
+const PY_READER: &str = r#"
+import json, os, sys
+log = sys.argv[1]
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def note(m):
+    m["pid"] = os.getpid()
+    with open(log, "a") as f: f.write(json.dumps(m) + "\n")
+for line in sys.stdin:
+    m = json.loads(line)
+    method, id = m.get("method"), m.get("id")
+    if method == "initialize":
+        info = {"name": "py-reader", "version": "1"}
+        send({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {"resources": {}}, "serverInfo": info}})
+    elif method in ("resources/list", "resources/templates/list"):
+        key = "resources" if method == "resources/list" else "resourceTemplates"
+        send({"jsonrpc": "2.0", "id": id, "result": {key: []}})
+    elif method == "resources/read":
+        note(m)
+        uri = m["params"]["uri"]
+        if uri == "x://crash":
+            os._exit(3)
+        if uri != "x://hang":
+            send({"jsonrpc": "2.0", "id": id, "result": {"contents": [{"uri": uri, "text": "read " + uri}]}})
+    elif method == "notifications/cancelled":
+        note(m)
+    elif id is not None:
+        send({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
+"#;
+
+fn py_reader(name: &str, log: &std::path::Path, timeout: Duration) -> ServerConfig {
+    let args = vec!["-c".into(), PY_READER.into(), log.display().to_string()];
+    let mut config = ServerConfig::stdio(name, "python3", args);
+    config.tool_timeout = timeout;
+    config
+}
+
+/// What the Python server logged: each read and cancellation it received.
+fn logged(log: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).expect("json")).collect()
+}
+
+/// A server that dies in the middle of a read: the read fails at once (not at its timeout;
+/// after the one retry a read gets on a restarted server) saying the server exited and how;
+/// the next read starts it again and is answered.
+#[tokio::test]
+async fn a_server_dying_in_the_middle_of_a_read_fails_that_read_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("reads.jsonl");
+    let h = Harness::start(vec![py_reader("py", &log, 30 * SECOND)]);
+    h.manager.wait_until_started().await;
+    let started = Instant::now();
+    let output = h.call("read_mcp_resource", r#"{"server":"py","uri":"x://crash"}"#).await;
+    let shown = text(&output);
+    assert!(!output.is_success(), "{shown}");
+    assert!(started.elapsed() < 5 * SECOND, "failed only after {:?}", started.elapsed());
+    assert!(shown.contains("'py'") && shown.contains("exited (status 3)"), "{shown}");
+    let again = h.payload("read_mcp_resource", r#"{"server":"py","uri":"x://ok"}"#).await;
+    assert_eq!(again["contents"][0]["text"], "read x://ok", "{again}");
+    // A read is retried once on a restarted server; each attempt met a process of its own.
+    let lines = logged(&log);
+    let pids: Vec<_> = lines.iter().map(|l| &l["pid"]).collect();
+    let crashes = lines.iter().filter(|l| l["params"]["uri"] == "x://crash").count();
+    assert!((1..=2).contains(&crashes), "{lines:?}");
+    assert_eq!(lines.last().map(|l| &l["params"]["uri"]), Some(&serde_json::json!("x://ok")));
+    let distinct: std::collections::HashSet<String> = pids.iter().map(|p| p.to_string()).collect();
+    assert_eq!(distinct.len(), lines.len(), "a new process each time: {lines:?}");
+    h.manager.shutdown().await;
+}
+
+/// A read the server never answers: it times out, the server is told with the id it was sent
+/// (`notifications/cancelled`), and the connection goes on answering.
+#[tokio::test]
+async fn a_read_that_times_out_is_cancelled_at_the_server_which_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("reads.jsonl");
+    let h = Harness::start(vec![py_reader("py", &log, SECOND)]);
+    h.manager.wait_until_started().await;
+    let output = h.call("read_mcp_resource", r#"{"server":"py","uri":"x://hang"}"#).await;
+    let shown = text(&output);
+    assert!(shown.contains("timed out awaiting resources/read after 1s"), "{shown}");
+    let deadline = Instant::now() + 5 * SECOND;
+    let (read, cancelled) = loop {
+        let lines = logged(&log);
+        let cancelled = lines.iter().find(|l| l["method"] == "notifications/cancelled").cloned();
+        if let Some(cancelled) = cancelled {
+            break (lines[0].clone(), cancelled);
+        }
+        assert!(Instant::now() < deadline, "no cancellation reached the server: {lines:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(read["params"]["uri"], "x://hang");
+    assert_eq!(cancelled["params"]["requestId"], read["id"], "{cancelled}");
+    let again = h.payload("read_mcp_resource", r#"{"server":"py","uri":"x://ok"}"#).await;
+    assert_eq!(again["contents"][0]["text"], "read x://ok", "{again}");
+    let lines = logged(&log);
+    let pids: Vec<_> =
+        lines.iter().filter(|l| l["method"] == "resources/read").map(|l| &l["pid"]).collect();
+    assert!(pids.len() == 2 && pids[0] == pids[1], "the same process answered: {lines:?}");
+    h.manager.shutdown().await;
+}
