@@ -155,15 +155,21 @@ where
         (transport, straight)
     }
 
+    /// What the line says about itself, read once, when a straight read or a remembered
+    /// request waits for an answer (nothing otherwise).
+    fn peek(&self) -> Option<Peek> {
+        let straight = self.straight.as_ref().is_some_and(|s| s.waiting());
+        if !straight && self.expected.is_empty() {
+            return None;
+        }
+        serde_json::from_slice(trimmed(&self.line)).ok()
+    }
+
     /// Hands the line to the straight read it answers, if it is one's answer.
-    fn answers_straight(&mut self) -> bool {
+    fn answers_straight(&mut self, peek: Option<&Peek>) -> bool {
         let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
-        let Ok(peek) = serde_json::from_slice::<Peek>(trimmed(&self.line)) else { return false };
-        let Some(n) =
-            peek.id.as_ref().filter(|_| peek.method.is_none()).and_then(crate::straight::ours)
-        else {
-            return false;
-        };
+        let Some(peek) = peek.filter(|p| p.method.is_none()) else { return false };
+        let Some(n) = peek.id.as_ref().and_then(crate::straight::ours) else { return false };
         straight.answer(n, std::mem::take(&mut self.line));
         true
     }
@@ -200,12 +206,12 @@ where
     }
 
     /// The message on one whole line, if it is one to deliver.
-    fn parse(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+    fn parse(&mut self, line: &[u8], peek: Option<Peek>) -> Option<RxJsonRpcMessage<RoleClient>> {
         let line = trimmed(line);
         if line.is_empty() {
             return None;
         }
-        if let Some(answer) = self.expected_answer(line) {
+        if let Some(answer) = peek.and_then(|peek| self.expected_answer(line, peek)) {
             return Some(answer);
         }
         match serde_json::from_slice(line) {
@@ -218,11 +224,10 @@ where
     }
 
     /// The answer on `line` parsed as its request expects, when it is one and parses so.
-    fn expected_answer(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+    fn expected_answer(&mut self, line: &[u8], peek: Peek) -> Option<RxJsonRpcMessage<RoleClient>> {
         if self.expected.is_empty() {
             return None;
         }
-        let peek: Peek = serde_json::from_slice(line).ok()?;
         if peek.method.is_some() || peek.error.is_some() {
             // A request of the server's (its ids are its own), or an error: not for here,
             // though an error still ends the request it answers.
@@ -323,11 +328,12 @@ where
                     return self.ended();
                 }
             }
-            if self.answers_straight() {
+            let peek = self.peek();
+            if self.answers_straight(peek.as_ref()) {
                 continue;
             }
             let line = std::mem::take(&mut self.line);
-            let parsed = self.parse(&line);
+            let parsed = self.parse(&line, peek);
             self.line = line;
             self.line.clear();
             // One huge message does not keep its buffer for the connection's life.
