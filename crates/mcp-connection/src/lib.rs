@@ -21,7 +21,7 @@ pub mod progress;
 #[cfg(test)]
 mod scripted;
 pub mod stdio;
-pub mod straight;
+mod straight;
 pub mod telemetry;
 mod token_store;
 pub mod watch;

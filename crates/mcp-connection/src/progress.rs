@@ -74,7 +74,7 @@ impl Progress {
 
     /// [`Progress::track`] for a request whose progress token is known before it is written
     /// (a read sent straight: its id): bound at once, nothing put in `_meta`.
-    pub fn track_token(&self, token: ProgressToken) -> Option<Tracked<'_>> {
+    pub(crate) fn track_token(&self, token: ProgressToken) -> Option<Tracked<'_>> {
         let call_id = mcp_backend::current_call_id()?;
         let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let mut state = self.state.lock().ok()?;

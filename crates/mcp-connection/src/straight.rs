@@ -43,7 +43,7 @@ const FIRST_ID: i64 = 1 << 32;
 
 /// One stdio connection's straight reads: the writer they share with rmcp, and the reads
 /// waiting for their answers.
-pub struct Straight<W> {
+pub(crate) struct Straight<W> {
     writer: Writer<W>,
     state: Mutex<State>,
     /// How many reads wait (the transport looks at a line's id only while some do).
@@ -92,7 +92,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
     }
 
     /// One `resources/read` round.
-    pub async fn read(
+    pub(crate) async fn read(
         &self,
         params: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, ServiceError> {
