@@ -189,7 +189,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
 }
 
 /// CPU per call, with the context switches per call beside it.
-fn with_switches(cpu: Duration, side: &Side) -> String {
+pub(crate) fn with_switches(cpu: Duration, side: &Side) -> String {
     format!("{} ({:.1} switches)", show(cpu), side.switches_per_call())
 }
 
@@ -482,6 +482,7 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
 /// Every end-to-end row.
 pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = rows_e1(quick).await?;
+    out.extend(crate::results::rows_e7(quick).await?);
     out.extend(rows_e2(quick).await?);
     out.extend(crate::everything::rows_e3(quick).await?);
     Ok(out)

@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|e3|everything|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|e3|e7|everything|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 
@@ -79,9 +79,8 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     let wanted = |name: &str| all || which.contains(&name);
     let mut rows = Vec::new();
     if wanted("p1") {
-        // On a runtime worker, as an agent runs each call on a task (`exec` does): from
-        // the thread blocking on the runtime every event would wake the consumer across
-        // threads, which costs 30 µs a call on this VM and is not the router's doing.
+        // On a runtime worker, as an agent runs each call (`exec` does); from the blocking
+        // thread every event would wake the consumer across threads (30 µs a call here).
         keep(&mut rows, "p1", tokio::spawn(workloads::p1_dispatch(quick)).await?);
     }
     if wanted("e2e") {
@@ -90,6 +89,9 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     } else {
         if wanted("e1") {
             keep(&mut rows, "e1", tokio::spawn(e2e::rows_e1(quick)).await?);
+        }
+        if wanted("e7") {
+            keep(&mut rows, "e7", tokio::spawn(results::rows_e7(quick)).await?);
         }
         if wanted("e2") {
             keep(&mut rows, "e2", tokio::spawn(e2e::rows_e2(quick)).await?);
@@ -111,10 +113,8 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         keep(&mut rows, "e6", search::rows(quick).await);
         keep(&mut rows, "e6", search::unstarted(quick).await);
     }
-    // Workloads that start many processes run before the ones that fill this process's
-    // memory (glibc keeps it after P3/P8/P10): where no `setpriv` is installed, a server is
-    // started by fork, whose cost grows with the parent's written memory. P5's heavy-host row
-    // measures that case on purpose.
+    // Process-starting workloads run before the memory-filling ones (P3/P8/P10): without
+    // `setpriv` a server starts by fork, whose cost grows with memory (P5's heavy-host row).
     if wanted("p2") {
         keep(&mut rows, "p2", workloads::p2_fan_out(quick).await);
     }

@@ -1,4 +1,5 @@
-//! E5: one 20 MiB tool result, end to end — `ToolRouter::dispatch` (the result cut to the
+//! Tool results end to end: E7, one small tool call at a time (see `rows_e7`); and E5, one
+//! 20 MiB tool result, end to end — `ToolRouter::dispatch` (the result cut to the
 //! 64 KiB budget, the whole kept for reading back; a consumer draining the events) against a
 //! separate bare rmcp client on its own copy of the bench server, which gets the result and
 //! turns it into the JSON it would hand the model. Beside the wall time, the peak of this
@@ -17,9 +18,10 @@ use router_protocol::EventSender;
 use tool_router::{CallContext, ToolCall, ToolOutput, ToolRouter};
 
 use crate::Row;
+use crate::e2e::{alternate, with_switches};
 use crate::server::Options;
 use crate::workloads::{
-    bare_lines_up_to, bench_server, draining, median, ratio, read_options, routed, show,
+    bare, bare_lines_up_to, bench_server, draining, median, ratio, read_options, routed, show,
 };
 
 const PAYLOAD: usize = 20 * 1024 * 1024;
@@ -145,4 +147,66 @@ fn e5_rows(router: &[Sample], bare: &[Sample]) -> Vec<Row> {
             met: Some(times(router_kept) <= 1.5),
         },
     ]
+}
+
+/// E7: one tool call at a time (a tool that answers 1 KiB of text), the router (a consumer
+/// draining its events) against a separate bare rmcp client on its own server, which turns
+/// the result into its JSON as the router does. Reported: tool calls still go through rmcp's
+/// `Peer` (only reads are sent straight), and no target was set for them.
+pub(crate) async fn rows_e7(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let options = read_options(1024);
+    let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
+    let b = bare(&options).await?;
+    let peer = b.client.peer().clone();
+    let (ctx, consumer) = draining();
+    let arguments = serde_json::json!({"bytes": 1024});
+    let call = tool_router::ToolCall {
+        call_id: "e7".into(),
+        name: "mcp__s__big".into(),
+        arguments: arguments.to_string().into(),
+    };
+    let params = rmcp::model::CallToolRequestParams::new("big")
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    let routed_call = || async {
+        let output = r.router.dispatch(&ctx, call.clone()).await;
+        let output = output.map_err(|e| anyhow::anyhow!("{e}"))?;
+        anyhow::ensure!(output.is_success(), "the call failed: {output:?}");
+        Ok(())
+    };
+    let bare_call = || async {
+        let result = peer.call_tool(params.clone()).await?;
+        anyhow::ensure!(serde_json::to_string(&result)?.len() > 1024, "a short result");
+        Ok(())
+    };
+    for _ in 0..300 {
+        routed_call().await?;
+        bare_call().await?;
+    }
+    let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
+    let [router, baseline] = alternate(blocks, per_block, |which| async move {
+        if which == 0 { routed_call().await } else { bare_call().await }
+    })
+    .await?;
+    consumer.abort();
+    r.manager.shutdown().await;
+    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
+    let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
+    Ok(vec![
+        Row {
+            name: "E7 sequential tool call (1 KiB text result), end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+            baseline: show(bare_wall),
+            router: show(router_wall),
+            ratio: ratio(router_wall, bare_wall),
+            target: "(reported)",
+            met: None,
+        },
+        Row {
+            name: "E7 same, CPU time of this process per call (and its context switches per call)",
+            baseline: with_switches(bare_cpu, &baseline),
+            router: with_switches(router_cpu, &router),
+            ratio: ratio(router_cpu, bare_cpu),
+            target: "(reported)",
+            met: None,
+        },
+    ])
 }
