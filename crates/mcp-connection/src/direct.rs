@@ -33,7 +33,12 @@ pub async fn read_resource(
     params: ReadResourceRequestParams,
 ) -> Result<ReadResourceResponse, ServiceError> {
     let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
-    match send(peer, request).await? {
+    read_response(send(peer, request).await?)
+}
+
+/// A read's answer as a round: the result, or the server's request for input (2026-07-28).
+pub(crate) fn read_response(answer: ServerResult) -> Result<ReadResourceResponse, ServiceError> {
+    match answer {
         ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
         ServerResult::InputRequiredResult(required) => {
             Ok(ReadResourceResponse::InputRequired(required))

@@ -56,7 +56,7 @@ impl Expected {
 }
 
 /// The answer on `line` as `T`, in its `ServerResult` variant; `None` when it is not one.
-fn typed<T: serde::de::DeserializeOwned>(
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
     line: &[u8],
     variant: fn(T) -> ServerResult,
 ) -> Option<RxJsonRpcMessage<RoleClient>> {

@@ -59,28 +59,28 @@ impl Progress {
     /// Tag a request made for the model's current call (`mcp_backend::current_call_id`);
     /// nothing without one. Its progress is that call's until the guard is dropped.
     pub fn track<'a>(&'a self, meta: &mut Option<RequestMetaObject>) -> Option<Tracked<'a>> {
-        let call_id = mcp_backend::current_call_id()?;
-        let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.state
-            .lock()
-            .ok()?
-            .routes
-            .insert(key, Route { call_id, token: None, last: None, heard: None });
+        let tracked = self.route(None)?;
         let meta = meta.get_or_insert_with(RequestMetaObject::new);
-        meta.0.0.insert(PROGRESS_KEY.to_string(), Value::from(key));
+        meta.0.0.insert(PROGRESS_KEY.to_string(), Value::from(tracked.key));
         self.untaken.fetch_add(1, Ordering::SeqCst);
-        Some(Tracked { progress: self, key })
+        Some(tracked)
     }
 
     /// [`Progress::track`] for a request whose progress token is known before it is written
     /// (a read sent straight: its id): bound at once, nothing put in `_meta`.
     pub(crate) fn track_token(&self, token: ProgressToken) -> Option<Tracked<'_>> {
+        self.route(Some(token))
+    }
+
+    /// A route from the current call (if any) to its progress, with the token when known.
+    fn route(&self, token: Option<ProgressToken>) -> Option<Tracked<'_>> {
         let call_id = mcp_backend::current_call_id()?;
         let key = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let mut state = self.state.lock().ok()?;
-        let route = Route { call_id, token: Some(token.clone()), last: None, heard: None };
-        state.routes.insert(key, route);
-        state.tokens.insert(token, key);
+        if let Some(token) = &token {
+            state.tokens.insert(token.clone(), key);
+        }
+        state.routes.insert(key, Route { call_id, token, last: None, heard: None });
         Some(Tracked { progress: self, key })
     }
 

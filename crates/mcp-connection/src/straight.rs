@@ -23,11 +23,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientConfig, ClientNotification,
-    ClientRequest, JsonObject, JsonRpcMessage, JsonRpcResponse, NumberOrString, ProgressToken,
-    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, RequestId, RequestMetaObject, ServerResult,
+    ClientRequest, JsonObject, JsonRpcMessage, NumberOrString, ProgressToken, ProtocolVersion,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse, RequestId,
+    RequestMetaObject, ServerResult,
 };
-use rmcp::service::{RoleClient, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
+use rmcp::service::{RoleClient, ServiceError, TxJsonRpcMessage};
 use rmcp::transport::DynamicTransportError;
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
@@ -179,20 +179,14 @@ pub(crate) fn ours(id: &RequestId) -> Option<i64> {
 }
 
 /// A read's answer line as rmcp would take it: the result, the server's request for input
-/// (2026-07-28), or its error.
+/// (2026-07-28), or its error. Parsed as a read result first, as `lines` parses the answers it
+/// expects.
 fn parse(line: &[u8]) -> Result<ReadResourceResponse, ServiceError> {
-    if let Ok(answer) = serde_json::from_slice::<JsonRpcResponse<ReadResourceResult>>(line) {
-        return Ok(ReadResourceResponse::Complete(answer.result));
-    }
-    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line) {
-        Ok(JsonRpcMessage::Response(answer)) => match answer.result {
-            ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
-            ServerResult::InputRequiredResult(required) => {
-                Ok(ReadResourceResponse::InputRequired(required))
-            }
-            _ => Err(ServiceError::UnexpectedResponse),
-        },
-        Ok(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
+    let line = crate::lines::trimmed(line);
+    let typed = crate::lines::typed(line, ServerResult::ReadResourceResult);
+    match typed.or_else(|| serde_json::from_slice(line).ok()) {
+        Some(JsonRpcMessage::Response(answer)) => crate::direct::read_response(answer.result),
+        Some(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }

@@ -168,7 +168,6 @@ impl Telemetry {
         }
     }
 
-    /// The span waiting for the id of the request tagged `key`, taken.
     /// A tagged request is being written as `id`: its span learns the id, and the tag leaves
     /// its params' `_meta`.
     pub(crate) fn written(&self, params_meta: &mut Option<RequestMetaObject>, id: &RequestId) {
@@ -185,6 +184,7 @@ impl Telemetry {
         self.log_level.as_deref()
     }
 
+    /// The span waiting for the id of the request tagged `key`, taken.
     fn take(&self, key: u64) -> Option<Span> {
         let span = self.pending.lock().ok()?.remove(&key);
         if span.is_some() {

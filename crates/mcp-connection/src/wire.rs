@@ -199,6 +199,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Writing<W> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let writer = Writer { shared: self.shared.clone() };
         runtime.spawn(async move {
+            // An empty line: it takes the writing role unless another send has it already.
             let to_write = writer.queue(|_| Ok(()));
             if let Ok(true) = to_write {
                 let _ = write_queued(writer.shared).await;
