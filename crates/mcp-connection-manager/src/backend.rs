@@ -171,10 +171,9 @@ impl McpBackend for McpConnectionManager {
                 params.input_responses = retry.input_responses;
                 params.request_state = retry.request_state;
                 async move {
-                    let _progress = conn.progress().track(&mut params.meta);
                     let mut span = conn.telemetry().start("tools/call", Some(&params.name), None);
                     span.tag(&mut params.meta);
-                    let answer = conn.service.call_tool_once(params).instrument(span.span()).await;
+                    let answer = conn.call_tool_once(params).instrument(span.span()).await;
                     span.finish_with(&answer, |answer| {
                     matches!(answer, CallToolResponse::Complete(r) if r.is_error == Some(true))
                 });

@@ -170,7 +170,9 @@ where
         let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
         let Some(peek) = peek.filter(|p| p.method.is_none()) else { return false };
         let Some(n) = peek.id.as_ref().and_then(crate::straight::ours) else { return false };
-        straight.answer(n, std::mem::take(&mut self.line));
+        let task = peek.result.as_ref().is_some_and(|r| r.task.is_some());
+        let line = std::mem::take(&mut self.line);
+        straight.answer(n, crate::straight::Answer { line, task });
         true
     }
 

@@ -22,10 +22,11 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
     CancelledNotification, CancelledNotificationParam, ClientConfig, ClientNotification,
-    ClientRequest, JsonObject, JsonRpcMessage, NumberOrString, ProgressToken, ProtocolVersion,
-    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse, RequestId,
-    RequestMetaObject, ServerResult,
+    ClientRequest, JsonObject, JsonRpcMessage, MetaObject, NumberOrString, ProgressToken,
+    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
+    RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RoleClient, ServiceError, TxJsonRpcMessage};
 use rmcp::transport::DynamicTransportError;
@@ -41,8 +42,8 @@ use crate::wire::{Added, Writer};
 /// and every id stays a number any server reads exactly (below 2^53).
 const FIRST_ID: i64 = 1 << 32;
 
-/// One stdio connection's straight reads: the writer they share with rmcp, and the reads
-/// waiting for their answers.
+/// One stdio connection's straight requests (reads and tool calls): the writer they share with
+/// rmcp, and the requests waiting for their answers.
 pub(crate) struct Straight<W> {
     writer: Writer<W>,
     state: Mutex<State>,
@@ -51,14 +52,22 @@ pub(crate) struct Straight<W> {
     next: AtomicI64,
     /// The per-request client context of a 2026-07-28 connection, as rmcp builds it.
     context: OnceLock<JsonObject>,
+    /// The same with the tasks extension, as a tool call carries it (`telemetry`).
+    tool_context: OnceLock<JsonObject>,
     telemetry: Arc<Telemetry>,
     progress: Arc<Progress>,
 }
 
 #[derive(Default)]
 struct State {
-    waiting: HashMap<i64, oneshot::Sender<Vec<u8>>>,
+    waiting: HashMap<i64, oneshot::Sender<Answer>>,
     closed: bool,
+}
+
+/// An answer's whole line, and whether its result names a task (the transport's look at it).
+pub(crate) struct Answer {
+    pub(crate) line: Vec<u8>,
+    pub(crate) task: bool,
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
@@ -73,6 +82,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
             count: AtomicUsize::new(0),
             next: AtomicI64::new(FIRST_ID),
             context: OnceLock::new(),
+            tool_context: OnceLock::new(),
             telemetry,
             progress,
         }
@@ -88,7 +98,10 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         meta.set_protocol_version(version.clone());
         meta.set_client_info(info.client_info.clone());
         meta.set_client_capabilities(info.capabilities.clone());
+        let mut with_tasks = meta.0.0.clone();
+        crate::telemetry::add_tasks_extension(&mut with_tasks);
         let _ = self.context.set(meta.0.0);
+        let _ = self.tool_context.set(with_tasks);
     }
 
     /// One `resources/read` round.
@@ -96,6 +109,28 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         &self,
         params: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, ServiceError> {
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let answer = self.round(request, self.context.get()).await?;
+        parse(&answer.line)
+    }
+
+    /// One `tools/call` round, answered as rmcp's `call_tool_once` answers it: the result, the
+    /// server's request for input, the task it made, or its error.
+    pub(crate) async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResponse, ServiceError> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let answer = self.round(request, self.tool_context.get()).await?;
+        parse_tool(&answer)
+    }
+
+    /// One request written with `context` in its `_meta` (2026-07-28), and its answer.
+    async fn round(
+        &self,
+        mut request: ClientRequest,
+        context: Option<&JsonObject>,
+    ) -> Result<Answer, ServiceError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
         {
@@ -110,28 +145,27 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         }
         let id = RequestId::Number(n);
         let mut waiting = Waiting { straight: self, n, id: Some(id.clone()) };
-        let mut request = ReadResourceRequest::new(params);
-        // The read's progress is its call's (when made for one), under its id as the token.
+        // The request's progress is its call's (when made for one), under its id as the token.
         let _tracked = self.progress.track_token(ProgressToken(id.clone()));
         // What the transport does to rmcp's requests: the span's key out of `_meta`.
-        self.telemetry.written(&mut request.params.meta, &id);
-        let context = self.context.get();
+        if let Some(meta) = crate::telemetry::params_meta(&mut request) {
+            self.telemetry.written(meta, &id);
+        }
         let level = context.and(self.telemetry.log_level());
         let token = ("progressToken", serde_json::Value::from(n));
         let entries = match level {
             Some(level) => &[token, (LOG_LEVEL_KEY, level.into())][..],
             None => &[token][..],
         };
-        let mut request = ClientRequest::ReadResourceRequest(request);
         let added = Added { context, entries };
         if let Err(e) = self.writer.send_request(&id, &mut request, added).await {
             type Line<W> = crate::lines::LineTransport<tokio::process::ChildStdout, W>;
             let e = DynamicTransportError::new::<Line<W>, RoleClient>(e);
             return Err(ServiceError::TransportSend(e));
         }
-        let line = answered.await.map_err(|_| ServiceError::TransportClosed)?;
+        let answer = answered.await.map_err(|_| ServiceError::TransportClosed)?;
         waiting.id = None;
-        parse(&line)
+        Ok(answer)
     }
 }
 
@@ -141,8 +175,8 @@ impl<W> Straight<W> {
         self.count.load(Ordering::SeqCst) > 0
     }
 
-    /// The answer to read `n` (its whole line); nothing when nobody waits for it any more.
-    pub(crate) fn answer(&self, n: i64, line: Vec<u8>) {
+    /// The answer to request `n`; nothing when nobody waits for it any more.
+    pub(crate) fn answer(&self, n: i64, line: Answer) {
         if let Some(answer) = self.forget(n) {
             let _ = answer.send(line);
         }
@@ -161,7 +195,7 @@ impl<W> Straight<W> {
         drop(waiting);
     }
 
-    fn forget(&self, n: i64) -> Option<oneshot::Sender<Vec<u8>>> {
+    fn forget(&self, n: i64) -> Option<oneshot::Sender<Answer>> {
         let answer = self.state.lock().ok()?.waiting.remove(&n);
         if answer.is_some() {
             self.count.fetch_sub(1, Ordering::SeqCst);
@@ -189,6 +223,52 @@ fn parse(line: &[u8]) -> Result<ReadResourceResponse, ServiceError> {
         Some(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
         _ => Err(ServiceError::UnexpectedResponse),
     }
+}
+
+/// The answer to a tool call as rmcp's `call_tool_once` takes it. A result that names a `task`
+/// is parsed as rmcp parses any answer (its `ServerResult`, variant by variant), as the
+/// transport does (`lines`); any other, as a tool's result first.
+fn parse_tool(answer: &Answer) -> Result<CallToolResponse, ServiceError> {
+    let line = crate::lines::trimmed(&answer.line);
+    let typed = (!answer.task).then(|| crate::lines::typed(line, ServerResult::CallToolResult));
+    match typed.flatten().or_else(|| serde_json::from_slice(line).ok()) {
+        Some(JsonRpcMessage::Response(answer)) => match answer.result {
+            ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+            ServerResult::InputRequiredResult(result) => {
+                Ok(CallToolResponse::InputRequired(result))
+            }
+            ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+            other => contentless(other)
+                .map(CallToolResponse::Complete)
+                .ok_or(ServiceError::UnexpectedResponse),
+        },
+        Some(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// rmcp 3.11's reading (in `call_tool_once`) of a tool answer that parsed as another result
+/// because it has no `content`: an empty result, a task's acknowledgement, or `_meta` alone,
+/// taken as a tool result with nothing else.
+fn contentless(result: ServerResult) -> Option<CallToolResult> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: MetaObject,
+    }
+    let (result_type, meta) = match result {
+        ServerResult::EmptyResult(_) => (None, None),
+        ServerResult::TaskAckResult(ack) => (Some(ack.result_type), ack.meta),
+        ServerResult::CustomResult(custom) => {
+            let MetaOnly { meta } = serde_json::from_value(custom.0).ok()?;
+            (None, Some(meta))
+        }
+        _ => return None,
+    };
+    let mut answer = CallToolResult::default();
+    (answer.result_type, answer.meta) = (result_type, meta);
+    Some(answer)
 }
 
 /// A read in flight; dropped before its answer, it is forgotten and the server told.
@@ -219,6 +299,23 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Waiting<'_, W> {
 }
 
 impl crate::client::Connection {
+    /// One `tools/call` round, as rmcp's `call_tool_once`: sent straight on a stdio connection,
+    /// through rmcp's `Peer` on an HTTP one. Made for a model's call, its progress is that
+    /// call's.
+    pub async fn call_tool_once(
+        &self,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResponse, ServiceError> {
+        match &self.straight {
+            Some(straight) => straight.call_tool(params).await,
+            None => {
+                let mut params = params;
+                let _tracked = self.progress().track(&mut params.meta);
+                self.service.call_tool_once(params).await
+            }
+        }
+    }
+
     /// One `resources/read` round: sent straight on a stdio connection, through rmcp's `Peer`
     /// (around its response cache, see `direct`) on an HTTP one. Made for a model's call
     /// (`mcp_backend::current_call_id`), its progress is that call's.

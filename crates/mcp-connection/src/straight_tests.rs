@@ -168,3 +168,116 @@ async fn a_straight_read_s_progress_is_its_call_s() {
     progress.notified("scripted", note, &events);
     assert!(heard.try_recv().is_err(), "no progress after the read ended");
 }
+
+fn call(
+    straight: &Arc<Straight<DuplexStream>>,
+    name: &'static str,
+) -> tokio::task::JoinHandle<Result<CallToolResponse, ServiceError>> {
+    let straight = straight.clone();
+    let mut arguments = JsonObject::new();
+    arguments.insert("text".into(), json!("hi"));
+    let params = CallToolRequestParams::new(name).with_arguments(arguments);
+    tokio::spawn(async move { straight.call_tool(params).await })
+}
+
+/// Every kind of answer a tool call can get comes back from a straight call as rmcp's own
+/// `call_tool_once` gives it on the same connection: a result, a result without `content`
+/// (empty, `_meta` alone), the server's request for input, a task in either shape, an
+/// answer of another request's kind, an error.
+#[tokio::test]
+async fn a_straight_tool_call_is_answered_as_rmcp_answers_it() {
+    let (client, straight, mut server) = connected().await;
+    let task = json!({
+        "resultType": "task", "taskId": "t1", "status": "working",
+        "createdAt": "2026-11-26T00:00:00Z", "lastUpdatedAt": "2026-11-26T00:00:00Z",
+        "ttlMs": 60_000,
+    });
+    let cases = [
+        ("complete", json!({"content": [{"type": "text", "text": "hi"}], "isError": false})),
+        ("complete", json!({"structuredContent": {"n": 1}})),
+        ("complete", json!({})),
+        ("complete", json!({"_meta": {"k": "v"}})),
+        ("input", json!({"resultType": "input_required", "requestState": "s1"})),
+        ("task", task),
+        ("other", json!({"content": [], "task": {"taskId": "t2"}})),
+        ("unexpected", json!({"tools": []})),
+        ("error", json!({"code": -32602, "message": "no such tool", "data": {"name": "x"}})),
+    ];
+    for (kind, answer) in cases {
+        let straight_call = call(&straight, "echo");
+        let request = server.next().await;
+        assert_eq!(request["method"], "tools/call");
+        assert_eq!(request["params"]["name"], "echo");
+        assert_eq!(request["params"]["arguments"], json!({"text": "hi"}));
+        let id = request["id"].as_i64().expect("a numeric id");
+        assert!(id >= FIRST_ID, "past rmcp's ids: {id}");
+        assert_eq!(request["params"]["_meta"], json!({"progressToken": id}), "{request}");
+        let peer = client.peer().clone();
+        let rmcp_call =
+            tokio::spawn(
+                async move { peer.call_tool_once(CallToolRequestParams::new("echo")).await },
+            );
+        let rmcp_request = server.next().await;
+        for id in [&rmcp_request["id"], &request["id"]] {
+            let message = match kind {
+                "error" => json!({"jsonrpc": "2.0", "id": id, "error": answer}),
+                _ => json!({"jsonrpc": "2.0", "id": id, "result": answer}),
+            };
+            server.send(message).await;
+        }
+        let theirs = format!("{:?}", rmcp_call.await.expect("task"));
+        let ours = straight_call.await.expect("task");
+        assert_eq!(format!("{ours:?}"), theirs, "{answer}");
+        let got = match &ours {
+            Ok(CallToolResponse::Complete(_)) => "complete",
+            Ok(CallToolResponse::InputRequired(_)) => "input",
+            Ok(CallToolResponse::Task(_)) => "task",
+            Err(ServiceError::UnexpectedResponse) => "unexpected",
+            Err(ServiceError::McpError(_)) => "error",
+            _ => "other",
+        };
+        if kind != "other" {
+            assert_eq!(got, kind, "{answer}: {ours:?}");
+        }
+    }
+    assert!(!straight.waiting());
+}
+
+/// In 2026-07-28 a straight tool call carries the client context a tool call sent through rmcp
+/// carries (the tasks extension in its capabilities, `telemetry::declare_tasks`); a read
+/// carries the context without it.
+#[tokio::test]
+async fn a_straight_tool_call_carries_the_context_rmcp_s_would() {
+    use rmcp::model::{ClientCapabilities, GetMeta as _, Implementation};
+    let (_client, straight, mut server) = connected().await;
+    let mut info = ClientConfig::default();
+    info.client_info = Implementation::new("mcp-router", "0.1.0");
+    info.capabilities = ClientCapabilities::default();
+    info.capabilities.roots = Some(Default::default());
+    straight.negotiated(&ProtocolVersion::V_2026_07_28, &info);
+    let calling = call(&straight, "echo");
+    let request = server.next().await;
+    let id = request["id"].as_i64().expect("a numeric id");
+    // rmcp's way: the context set on the request, then the transport's tasks extension.
+    let mut theirs =
+        ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new("echo")));
+    let meta = theirs.get_meta_mut();
+    meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+    meta.set_client_info(info.client_info.clone());
+    meta.set_client_capabilities(info.capabilities.clone());
+    meta.set_progress_token(ProgressToken(NumberOrString::Number(id)));
+    crate::telemetry::declare_tasks(&mut theirs);
+    let expected = serde_json::to_value(theirs.get_meta()).expect("json");
+    assert_eq!(request["params"]["_meta"], expected);
+    let extensions = &expected["io.modelcontextprotocol/clientCapabilities"]["extensions"];
+    assert_eq!(extensions, &json!({"io.modelcontextprotocol/tasks": {}}));
+    server.answer(&request["id"], json!({"content": []})).await;
+    assert!(matches!(calling.await.expect("task"), Ok(CallToolResponse::Complete(_))));
+
+    let reading = read(&straight, "demo://a");
+    let request = server.next().await;
+    let capabilities = &request["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(capabilities, &json!({"roots": {}}), "{request}");
+    server.answer(&request["id"], contents("demo://a", "a")).await;
+    assert_eq!(text_of(reading.await.expect("task")), "a");
+}

@@ -415,9 +415,8 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
 /// a server may answer with a task, followed by the connection manager — and of `tasks/*`. Reads
 /// and lists do not carry it: rmcp copies the connection's capabilities into every request, and
 /// the extension would cost each of them ten allocations for nothing.
-fn declare_tasks(request: &mut ClientRequest) {
+pub(crate) fn declare_tasks(request: &mut ClientRequest) {
     use rmcp::model::GetMeta as _;
-    const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
     let tasks = rmcp::model::TASKS_EXTENSION_ID;
     match request {
         ClientRequest::InitializeRequest(r) => {
@@ -428,19 +427,24 @@ fn declare_tasks(request: &mut ClientRequest) {
         | ClientRequest::GetTaskRequest(_)
         | ClientRequest::UpdateTaskRequest(_)
         | ClientRequest::CancelTaskRequest(_) => {
-            let meta = request.get_meta_mut();
-            let Some(serde_json::Value::Object(capabilities)) = meta.0.0.get_mut(CAPABILITIES)
-            else {
-                return;
-            };
-            let extensions = capabilities
-                .entry("extensions")
-                .or_insert_with(|| serde_json::Value::Object(Default::default()));
-            if let serde_json::Value::Object(extensions) = extensions {
-                extensions.insert(tasks.to_string(), serde_json::json!({}));
-            }
+            add_tasks_extension(&mut request.get_meta_mut().0.0)
         }
         _ => {}
+    }
+}
+
+/// The tasks extension added to the client capabilities in a 2026-07-28 request's `_meta` (or
+/// in a connection's client context: `straight`); nothing without them.
+pub(crate) fn add_tasks_extension(meta: &mut serde_json::Map<String, serde_json::Value>) {
+    const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    let Some(serde_json::Value::Object(capabilities)) = meta.get_mut(CAPABILITIES) else {
+        return;
+    };
+    let extensions = capabilities
+        .entry("extensions")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if let serde_json::Value::Object(extensions) = extensions {
+        extensions.insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), serde_json::json!({}));
     }
 }
 
@@ -460,7 +464,7 @@ fn ask_log_level(request: &mut ClientRequest, level: &str) {
 pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// The params-level `_meta` of the requests the manager tags.
-fn params_meta(request: &mut ClientRequest) -> Option<&mut Option<RequestMetaObject>> {
+pub(crate) fn params_meta(request: &mut ClientRequest) -> Option<&mut Option<RequestMetaObject>> {
     Some(match request {
         ClientRequest::ListResourcesRequest(r) => &mut r.params.as_mut()?.meta,
         ClientRequest::ListResourceTemplatesRequest(r) => &mut r.params.as_mut()?.meta,
