@@ -1,9 +1,10 @@
 //! The read path's cost as counts, not time, so it cannot flake: the allocations one
 //! `read_mcp_resource` makes in this process (router, manager, rmcp, the transport, the event
 //! consumer — everything runs on this test's one thread) against the demo server over stdio,
-//! in both protocol eras, and the messages each read sends the server (one `resources/read`).
-//! A change that adds a dozen allocations or a request to the read path fails here; one that
-//! removes some lowers the ceiling on purpose.
+//! in both protocol eras, and the messages each read sends the server (one `resources/read`);
+//! the same for a tool call (`mcp__d__echo`, one `tools/call`). A change that adds a dozen
+//! allocations or a request to either path fails here; one that removes some lowers the
+//! ceiling on purpose.
 //!
 //! Its own test binary: the counting allocator must not count the other tests' threads.
 
@@ -63,10 +64,25 @@ const DEMO: &str = env!("CARGO_BIN_EXE_mcp-demo-server");
 /// router (`manager_only`: the connection manager's `read_resource` and the JSON of its
 /// result, without the router).
 fn fewest_allocations_per_read(protocol: ProtocolChoice) -> u64 {
-    allocations_per_read(protocol, false)
+    allocations_per_call(protocol, Work::Read)
+}
+
+/// What each measured round does.
+#[derive(Clone, Copy, PartialEq)]
+enum Work {
+    /// `read_mcp_resource` through the router.
+    Read,
+    /// The connection manager's `read_resource` and the JSON of its result.
+    ManagerRead,
+    /// `mcp__d__echo` through the router.
+    ToolCall,
 }
 
 fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
+    allocations_per_call(protocol, if manager_only { Work::ManagerRead } else { Work::Read })
+}
+
+fn allocations_per_call(protocol: ProtocolChoice, work: Work) -> u64 {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
@@ -84,10 +100,13 @@ fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
         let router = ToolRouter::with_mcp(manager.clone());
         let (ctx_events, mut ctx_rx) = event_channel();
         let ctx = CallContext::new(ctx_events);
-        let arguments = r#"{"server":"d","uri":"demo://notes/welcome"}"#;
+        let (name, arguments) = match work {
+            Work::ToolCall => ("mcp__d__echo", r#"{"text":"hello"}"#),
+            _ => ("read_mcp_resource", r#"{"server":"d","uri":"demo://notes/welcome"}"#),
+        };
         let call = ToolCall {
             call_id: "c".into(),
-            name: "read_mcp_resource".into(),
+            name: name.into(),
             arguments: arguments.to_string().into(),
         };
         let mut fewest = u64::MAX;
@@ -98,7 +117,7 @@ fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
             }
             let call = call.clone();
             let before = allocations();
-            if manager_only {
+            if work == Work::ManagerRead {
                 use tool_router::McpBackend as _;
                 let result = manager.read_resource("d", "demo://notes/welcome").await;
                 let text = serde_json::to_string(&result.expect("read")).expect("json");
@@ -116,16 +135,17 @@ fn allocations_per_read(protocol: ProtocolChoice, manager_only: bool) -> u64 {
             while rx.try_recv().is_ok() {}
         }
         // Requests are counted too: after the warm-up (the handshake, the first listings, the
-        // read resource's subscription), each read sent the server one `resources/read` and
-        // nothing else.
+        // read resource's subscription), each round sent the server one `resources/read` (or
+        // `tools/call`) and nothing else.
         let logged = std::fs::read_to_string(&log).expect("the request log");
         let since = logged.strip_prefix(logged_before.as_str()).expect("the log only grows");
         let mut each = std::collections::BTreeMap::new();
         for method in since.lines() {
             *each.entry(method).or_insert(0) += 1;
         }
-        let expected = std::collections::BTreeMap::from([("resources/read", 30)]);
-        assert_eq!(each, expected, "{protocol:?}: the messages of 30 reads, by method");
+        let method = if work == Work::ToolCall { "tools/call" } else { "resources/read" };
+        let expected = std::collections::BTreeMap::from([(method, 30)]);
+        assert_eq!(each, expected, "{protocol:?}: the messages of 30 rounds, by method");
         manager.shutdown().await;
         fewest
     })
@@ -206,6 +226,20 @@ fn a_read_stays_within_its_allocation_count_in_both_eras() {
     }
 }
 
+/// A tool call's count, as a read's: through the router, in both eras, under its ceiling.
+#[test]
+fn a_tool_call_stays_within_its_allocation_count_in_both_eras() {
+    for (protocol, ceiling) in [
+        (ProtocolChoice::Legacy, TOOL_CALL_CEILING_LEGACY),
+        (ProtocolChoice::Modern, TOOL_CALL_CEILING_MODERN),
+    ] {
+        let made = allocations_per_call(protocol, Work::ToolCall);
+        eprintln!("{protocol:?}: {made} allocations per tool call");
+        assert!(made <= ceiling, "{protocol:?}: {made} allocations per call, ceiling {ceiling}");
+        assert!(made > 0, "the counter counts");
+    }
+}
+
 /// 34 measured (2025-11-25), plus a margin of 5. (113 before progress tracking, which tags
 /// each request for its call: 8 more; 121 → 120 with payloads written through a scratch buffer;
 /// → 115 with the invocation's arguments shared by the begin and end events; → 105 with the
@@ -224,3 +258,9 @@ const CEILING_LEGACY: u64 = 39;
 /// copied for the line; → 67 by the same URI; → 39 without the `Peer`, which rebuilt the
 /// context for every request; → 36 by the same binding. Bare rmcp: 112).
 const CEILING_MODERN: u64 = 41;
+/// 43 measured (2025-11-25, `mcp__d__echo` with a short text), plus a margin of 5 (53 while
+/// tool calls went through rmcp's `Peer`, before `mcp_connection::straight` sent them).
+const TOOL_CALL_CEILING_LEGACY: u64 = 48;
+/// 44 measured (2026-07-28), plus a margin of 5 (80 through the `Peer`, which rebuilt the
+/// client context, tasks extension included, for every call).
+const TOOL_CALL_CEILING_MODERN: u64 = 49;
