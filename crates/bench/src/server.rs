@@ -1,8 +1,9 @@
 //! The bench MCP server: `serve --resources N --page-size P --page-delay-ms D --payload-bytes B`.
 //! Resources `bench://r/{i}`; every read returns `B` bytes of text; every list page waits `D` ms.
-//! With `--subscribe 1` it also accepts `resources/subscribe` and offers one tool, `updates
-//! {per_sec}`, which starts (or, with 0, stops) a stream of `notifications/resources/updated`
-//! going round the subscribed URIs; it answers `subscribed N sent M`.
+//! With `--subscribe 1` it also accepts `resources/subscribe` (2025-11-25) and
+//! `subscriptions/listen` (2026-07-28), and offers one tool, `updates {per_sec}`, which starts
+//! (or, with 0, stops) a stream of `notifications/resources/updated` going round the URIs
+//! subscribed with `resources/subscribe`; it answers `subscribed N sent M`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use rmcp::model::{
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
     ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    Tool, UnsubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -189,6 +190,15 @@ impl ServerHandler for BenchServer {
             ServerCapabilities::builder().enable_resources().build()
         };
         ServerConfig::new(capabilities).with_server_info(Implementation::new("bench", "1"))
+    }
+
+    /// 2026-07-28: with `--subscribe 1` every `subscriptions/listen` is accepted as asked (the
+    /// stream stays open until cancelled; the `updates` stream is 2025-11-25's only).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.options.subscribe.then(|| requested.clone())
     }
 
     async fn subscribe(
