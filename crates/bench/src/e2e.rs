@@ -5,10 +5,10 @@
 //! (user + sys from `getrusage`, all threads; the servers are other processes), which a busy
 //! 2-core machine does not blur the way it blurs wall time.
 //!
-//! The watching rows read 1,000 distinct URIs at once from a server that takes subscriptions
-//! (more than the 256 watched per server: the case where watching used to cost every read a
-//! subscribe and an unsubscribe), from one that does not, and 100 URIs again and again (all of
-//! them watched).
+//! A 2026-07-28 request carries the client's context, which each server reads: E2's diagnostic
+//! against bare clients in that era shows the servers' share. The watching rows (E3, E4) read
+//! 1,000 distinct URIs at once from a server that takes subscriptions (more than the 256
+//! watched per server), from one that does not, and 100 URIs again and again (all watched).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -440,30 +440,41 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
         "E2 same, CPU time of this process per read (and its context switches per read)",
     );
-    for (setup, name) in [
+    let diagnostics: [(Spread, Option<&'static str>, &'static str); 4] = [
         (
             Spread::ModernBaseline,
+            Some(
+                "E2 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+            ),
             "E2 diagnostic, CPU per read: the same against bare rmcp clients that speak 2026-07-28 too",
         ),
-        (Spread::Quiet, "E2 diagnostic, CPU per read: nobody listening (no events built)"),
+        (Spread::Quiet, None, "E2 diagnostic, CPU per read: nobody listening (no events built)"),
         (
             Spread::Manager,
+            None,
             "E2 diagnostic, CPU per read: the connection manager alone (read_resource and its JSON), no router",
         ),
-    ] {
+        (
+            Spread::Calibration,
+            Some(
+                "E2 calibration, wall per round: 4 more bare rmcp clients, each on its own server, vs the first 4 (no router either side: what the row's ratio reads for equal work)",
+            ),
+            "E2 calibration, CPU per read: the same",
+        ),
+    ];
+    for (setup, wall_name, name) in diagnostics {
         let (router, baseline) =
             concurrent(&Target::Bench, quick, 4, &plain, &spread, setup).await?;
-        if setup == Spread::ModernBaseline {
-            // The servers' own share of the wall: a 2026-07-28 request carries the client's
-            // context, which each server reads.
+        let target = if setup == Spread::Calibration { "(calibration)" } else { "(diagnostic)" };
+        if let Some(wall_name) = wall_name {
             let (router_wall, bare_wall) =
                 (median(router.wall.clone()), median(baseline.wall.clone()));
             out.push(Row {
-                name: "E2 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+                name: wall_name,
                 baseline: show(bare_wall),
                 router: show(router_wall),
                 ratio: ratio(router_wall, bare_wall),
-                target: "(diagnostic)",
+                target,
                 met: None,
             });
         }
@@ -472,7 +483,7 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
             baseline: with_switches(baseline.cpu_per_call(), &baseline),
             router: with_switches(router.cpu_per_call(), &router),
             ratio: ratio(router.cpu_per_call(), baseline.cpu_per_call()),
-            target: "(diagnostic)",
+            target,
             met: None,
         });
     }
