@@ -6,9 +6,8 @@
 //! 2-core machine does not blur the way it blurs wall time.
 //!
 //! A 2026-07-28 request carries the client's context, which each server reads: E2's diagnostic
-//! against bare clients in that era shows the servers' share. The watching rows (E3, E4) read
-//! 1,000 distinct URIs at once from a server that takes subscriptions (more than the 256
-//! watched per server), from one that does not, and 100 URIs again and again (all watched).
+//! against bare clients in that era shows the servers' share. The watching rows (E3, E4) are in
+//! `everything`, the tool-call rows (E7, E8) in `results`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -495,6 +494,7 @@ pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = rows_e1(quick).await?;
     out.extend(crate::results::rows_e7(quick).await?);
     out.extend(rows_e2(quick).await?);
+    out.extend(crate::results::rows_e8(quick).await?);
     out.extend(crate::everything::rows_e3(quick).await?);
     Ok(out)
 }

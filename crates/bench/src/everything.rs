@@ -264,7 +264,9 @@ pub(crate) async fn working_set(quick: bool, target: &Target) -> anyhow::Result<
     })
 }
 
-/// The watching rows (E3) and the working-set row (E4) alone (`mcp-router-bench e3`).
+/// The watching rows (E3) and the working-set row (E4) alone (`mcp-router-bench e3`): 1,000
+/// distinct URIs read at once from a server that takes subscriptions (more than the 256
+/// watched per server), from one that does not, and 100 URIs again and again (all watched).
 pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = Vec::new();
     let watched = Options { subscribe: true, resources: 1_000, ..read_options(1024) };

@@ -87,18 +87,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         // On a runtime worker, as P1 (and an agent's calls) are.
         keep(&mut rows, "e2e", tokio::spawn(e2e::rows_all(quick)).await?);
     } else {
-        if wanted("e1") {
-            keep(&mut rows, "e1", tokio::spawn(e2e::rows_e1(quick)).await?);
-        }
-        if wanted("e7") {
-            keep(&mut rows, "e7", tokio::spawn(results::rows_e7(quick)).await?);
-        }
-        if wanted("e2") {
-            keep(&mut rows, "e2", tokio::spawn(e2e::rows_e2(quick)).await?);
-        }
-        if wanted("e3") {
-            keep(&mut rows, "e3", tokio::spawn(everything::rows_e3(quick)).await?);
-        }
+        e2e_parts(&mut rows, &wanted, quick).await?;
     }
     if wanted("everything") || wanted("e2e") {
         keep(&mut rows, "everything", tokio::spawn(everything::rows(quick)).await?);
@@ -152,6 +141,31 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         keep(&mut rows, "csv", workloads::csv_import(quick).map(|row| vec![row]));
     }
     Ok(rows)
+}
+
+/// The end-to-end rows asked for one by one (`e1`, `e7`, `e2`, `e8`, `e3`), each on a runtime
+/// worker.
+async fn e2e_parts(
+    rows: &mut Vec<Row>,
+    wanted: &impl Fn(&str) -> bool,
+    quick: bool,
+) -> anyhow::Result<()> {
+    if wanted("e1") {
+        keep(rows, "e1", tokio::spawn(e2e::rows_e1(quick)).await?);
+    }
+    if wanted("e7") {
+        keep(rows, "e7", tokio::spawn(results::rows_e7(quick)).await?);
+    }
+    if wanted("e2") {
+        keep(rows, "e2", tokio::spawn(e2e::rows_e2(quick)).await?);
+    }
+    if wanted("e8") {
+        keep(rows, "e8", tokio::spawn(results::rows_e8(quick)).await?);
+    }
+    if wanted("e3") {
+        keep(rows, "e3", tokio::spawn(everything::rows_e3(quick)).await?);
+    }
+    Ok(())
 }
 
 /// A workload's rows, or one row saying it failed and why: one workload that cannot run (a

@@ -21,7 +21,8 @@ use crate::Row;
 use crate::e2e::{alternate, with_switches};
 use crate::server::Options;
 use crate::workloads::{
-    bare, bare_lines_up_to, bench_server, draining, median, ratio, read_options, routed, show,
+    bare, bare_lines_up_to, bare_modern, bench_server, draining, median, ratio, read_options,
+    routed, show,
 };
 
 const PAYLOAD: usize = 20 * 1024 * 1024;
@@ -209,4 +210,97 @@ pub(crate) async fn rows_e7(quick: bool) -> anyhow::Result<Vec<Row>> {
             met: Some(ratio(router_cpu, bare_cpu) <= 1.15),
         },
     ])
+}
+
+/// E8: 1,000 tool calls at once over 4 stdio servers (1 KiB of text back each), the router (a
+/// consumer draining the events) against 4 separate bare rmcp clients on their own servers:
+/// rounds alternate between the two after a warm-up round each, as E2's reads do. Then the
+/// same against bare clients in 2026-07-28 too (a diagnostic: what the era costs the servers).
+pub(crate) async fn rows_e8(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let mut out = crate::e2e::rows(
+        e8(quick, false).await?,
+        "E8 1,000 concurrent tool calls (1 KiB text results), 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
+        "E8 same, CPU time of this process per call (and its context switches per call)",
+    );
+    let (router, baseline) = e8(quick, true).await?;
+    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
+    out.push(Row {
+        name: "E8 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+        baseline: show(bare_wall),
+        router: show(router_wall),
+        ratio: ratio(router_wall, bare_wall),
+        target: "(diagnostic)",
+        met: None,
+    });
+    Ok(out)
+}
+
+/// One E8 workload: the router's rounds and the bare clients' (in 2026-07-28 if `modern`).
+async fn e8(quick: bool, modern: bool) -> anyhow::Result<(crate::e2e::Side, crate::e2e::Side)> {
+    use std::sync::Arc;
+    const SERVERS: usize = 4;
+    const AT_ONCE: usize = 1_000;
+    let options = read_options(1024);
+    let configs = (0..SERVERS)
+        .map(|i| bench_server(&format!("s{i}"), &options))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let r = routed(configs, EventSender::discard()).await;
+    let mut clients = Vec::new();
+    for _ in 0..SERVERS {
+        clients.push(if modern { bare_modern(&options).await? } else { bare(&options).await? });
+    }
+    let peers: Arc<Vec<Peer<RoleClient>>> =
+        Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect());
+    let (ctx, consumer) = draining();
+    let arguments = serde_json::json!({"bytes": 1024});
+    let params = CallToolRequestParams::new("big")
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    let round = |router_side: bool| {
+        let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..AT_ONCE)
+            .map(|i| {
+                let (router, ctx, peers) = (r.router.clone(), ctx.clone(), peers.clone());
+                let (arguments, params) = (arguments.to_string(), params.clone());
+                tokio::spawn(async move {
+                    if router_side {
+                        let call = ToolCall {
+                            call_id: format!("e8-{i}"),
+                            name: format!("mcp__s{}__big", i % SERVERS),
+                            arguments: arguments.into(),
+                        };
+                        let output = router.dispatch(&ctx, call).await;
+                        let output = output.map_err(|e| anyhow::anyhow!("{e}"))?;
+                        anyhow::ensure!(output.is_success(), "the call failed: {output:?}");
+                    } else {
+                        let result = peers[i % SERVERS].call_tool(params).await?;
+                        anyhow::ensure!(serde_json::to_string(&result)?.len() > 1024, "short");
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        async move {
+            let started = Instant::now();
+            for task in tasks {
+                task.await??;
+            }
+            anyhow::Ok(started.elapsed())
+        }
+    };
+    let reps = if quick { 3 } else { 25 };
+    let mut sides = [crate::e2e::Side::default(), crate::e2e::Side::default()];
+    for rep in 0..=reps {
+        for k in 0..2 {
+            let which = (rep + k) % 2;
+            let before = crate::e2e::usage();
+            let elapsed = round(which == 0).await?;
+            if rep > 0 {
+                sides[which].add(crate::e2e::usage() - before, AT_ONCE as u32);
+                sides[which].wall.push(elapsed);
+            }
+        }
+    }
+    consumer.abort();
+    r.manager.shutdown().await;
+    let [router, baseline] = sides;
+    Ok((router, baseline))
 }
