@@ -1,20 +1,22 @@
-//! Reads a caller writes itself onto a stdio server's stdin, whose answers the transport hands
-//! back to it past rmcp's service loop.
+//! Reads and tool calls a caller writes itself onto a stdio server's stdin, whose answers the
+//! transport hands back to it past rmcp's service loop.
 //!
 //! Through rmcp 3.11's `Peer`, a request goes to the service loop's task over a channel; the
 //! loop builds the request's `_meta` (in 2026-07-28 a copy of the client's info and
 //! capabilities, every time), registers a responder, and spawns the transport's send as a task
 //! of its own, whose end wakes the loop once more; the answer is parsed by the loop and handed
-//! over through the responder. A read sent straight is written by the caller's task (under the
-//! same lock as rmcp's writes, see `wire::Writer`), with the connection's client context
-//! serialized from one copy kept here, and its answer line is taken out of the stream by the
-//! transport (`lines`) and parsed by the caller. Nothing else changes: every other request, and
-//! everything the server sends that is not such an answer, goes through rmcp.
+//! over through the responder. A request sent straight is written by the caller's task (under
+//! the same lock as rmcp's writes, see `wire::Writer`), with the connection's client context
+//! serialized from one copy kept here (a tool call's with the tasks extension, as `telemetry`
+//! declares it), and its answer line is taken out of the stream by the transport (`lines`) and
+//! parsed by the caller as rmcp would (a tool call's as `call_tool_once` does). Nothing else
+//! changes: every other request, and everything the server sends that is not such an answer,
+//! goes through rmcp.
 //!
 //! The ids are numbers of our own, past any rmcp gives (`FIRST_ID`); each is
-//! also the request's progress token. A read whose future is dropped (a timeout, a cancelled
+//! also the request's progress token. A request whose future is dropped (a timeout, a cancelled
 //! call) tells the server with `notifications/cancelled`, as rmcp does. When the server's
-//! output ends, or the transport is dropped, every read waiting fails as rmcp's would (the
+//! output ends, or the transport is dropped, every request waiting fails as rmcp's would (the
 //! connection closed), and later ones fail at once.
 
 use std::collections::HashMap;
@@ -176,9 +178,9 @@ impl<W> Straight<W> {
     }
 
     /// The answer to request `n`; nothing when nobody waits for it any more.
-    pub(crate) fn answer(&self, n: i64, line: Answer) {
-        if let Some(answer) = self.forget(n) {
-            let _ = answer.send(line);
+    pub(crate) fn answer(&self, n: i64, answer: Answer) {
+        if let Some(waiting) = self.forget(n) {
+            let _ = waiting.send(answer);
         }
     }
 
@@ -271,7 +273,7 @@ fn contentless(result: ServerResult) -> Option<CallToolResult> {
     Some(answer)
 }
 
-/// A read in flight; dropped before its answer, it is forgotten and the server told.
+/// A request in flight; dropped before its answer, it is forgotten and the server told.
 struct Waiting<'a, W: AsyncWrite + Send + Unpin + 'static> {
     straight: &'a Straight<W>,
     n: i64,
