@@ -195,19 +195,9 @@ pub(crate) fn with_switches(cpu: Duration, side: &Side) -> String {
 /// E1's rows: the row itself (wall and CPU), or one diagnostic (CPU).
 fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
     let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
-    let cpu = ratio(router_cpu, bare_cpu);
     let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
     let wall = ratio(router_wall, bare_wall);
-    let diagnostic = |name: &'static str| {
-        vec![Row {
-            name,
-            baseline: with_switches(bare_cpu, &baseline),
-            router: with_switches(router_cpu, &router),
-            ratio: cpu,
-            target: "(diagnostic)",
-            met: None,
-        }]
-    };
+    let diagnostic = |name: &'static str| vec![cpu_row(&router, &baseline, name, "(diagnostic)")];
     match setup {
         E1::Legacy => {
             return diagnostic(
@@ -420,6 +410,29 @@ pub(crate) fn rows(
     ]
 }
 
+/// A row that only reports (`target`: a diagnostic or a calibration): each side's wall median.
+pub(crate) fn wall_row(
+    router: &Side,
+    baseline: &Side,
+    name: &'static str,
+    target: &'static str,
+) -> Row {
+    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
+    let ratio = ratio(router_wall, bare_wall);
+    Row { name, baseline: show(bare_wall), router: show(router_wall), ratio, target, met: None }
+}
+
+/// The same for each side's CPU time per call (with its context switches).
+fn cpu_row(router: &Side, baseline: &Side, name: &'static str, target: &'static str) -> Row {
+    let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
+    let (baseline, router, ratio) = (
+        with_switches(bare_cpu, baseline),
+        with_switches(router_cpu, router),
+        ratio(router_cpu, bare_cpu),
+    );
+    Row { name, baseline, router, ratio, target, met: None }
+}
+
 /// E1's rows and its diagnostics alone (`mcp-router-bench e1`, for profiling the read path).
 pub(crate) async fn rows_e1(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = sequential(quick, E1::Agent).await?;
@@ -466,25 +479,9 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
             concurrent(&Target::Bench, quick, 4, &plain, &spread, setup).await?;
         let target = if setup == Spread::Calibration { "(calibration)" } else { "(diagnostic)" };
         if let Some(wall_name) = wall_name {
-            let (router_wall, bare_wall) =
-                (median(router.wall.clone()), median(baseline.wall.clone()));
-            out.push(Row {
-                name: wall_name,
-                baseline: show(bare_wall),
-                router: show(router_wall),
-                ratio: ratio(router_wall, bare_wall),
-                target,
-                met: None,
-            });
+            out.push(wall_row(&router, &baseline, wall_name, target));
         }
-        out.push(Row {
-            name,
-            baseline: with_switches(baseline.cpu_per_call(), &baseline),
-            router: with_switches(router.cpu_per_call(), &router),
-            ratio: ratio(router.cpu_per_call(), baseline.cpu_per_call()),
-            target,
-            met: None,
-        });
+        out.push(cpu_row(&router, &baseline, name, target));
     }
     Ok(out)
 }

@@ -278,15 +278,12 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
     ));
     let (other, first) =
         e2e::concurrent(&Target::Bench, quick, 1, &watched, &distinct, Spread::Calibration).await?;
-    let (other_wall, first_wall) = (median(other.wall), median(first.wall));
-    out.push(Row {
-        name: "E3 calibration, wall per round: a second bare rmcp client on its own server vs the first (no router either side: what the ratio reads for equal work)",
-        baseline: show(first_wall),
-        router: show(other_wall),
-        ratio: ratio(other_wall, first_wall),
-        target: "(calibration)",
-        met: None,
-    });
+    out.push(e2e::wall_row(
+        &other,
+        &first,
+        "E3 calibration, wall per round: a second bare rmcp client on its own server vs the first (no router either side: what the ratio reads for equal work)",
+        "(calibration)",
+    ));
     let unwatched = Options { resources: 1_000, ..read_options(1024) };
     out.extend(e2e::rows(
         e2e::concurrent(&Target::Bench, quick, 1, &unwatched, &distinct, Spread::Agent).await?,

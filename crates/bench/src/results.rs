@@ -18,7 +18,7 @@ use router_protocol::EventSender;
 use tool_router::{CallContext, ToolCall, ToolOutput, ToolRouter};
 
 use crate::Row;
-use crate::e2e::{alternate, with_switches};
+use crate::e2e::alternate;
 use crate::server::Options;
 use crate::workloads::{
     bare, bare_lines_up_to, bare_modern, bench_server, draining, median, ratio, read_options,
@@ -190,26 +190,11 @@ pub(crate) async fn rows_e7(quick: bool) -> anyhow::Result<Vec<Row>> {
     .await?;
     consumer.abort();
     r.manager.shutdown().await;
-    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
-    let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
-    Ok(vec![
-        Row {
-            name: "E7 sequential tool call (1 KiB text result), end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
-            baseline: show(bare_wall),
-            router: show(router_wall),
-            ratio: ratio(router_wall, bare_wall),
-            target: "≤ 1.10",
-            met: Some(ratio(router_wall, bare_wall) <= 1.10),
-        },
-        Row {
-            name: "E7 same, CPU time of this process per call (and its context switches per call)",
-            baseline: with_switches(bare_cpu, &baseline),
-            router: with_switches(router_cpu, &router),
-            ratio: ratio(router_cpu, bare_cpu),
-            target: "≤ 1.15",
-            met: Some(ratio(router_cpu, bare_cpu) <= 1.15),
-        },
-    ])
+    Ok(crate::e2e::rows(
+        (router, baseline),
+        "E7 sequential tool call (1 KiB text result), end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+        "E7 same, CPU time of this process per call (and its context switches per call)",
+    ))
 }
 
 /// E8: 1,000 tool calls at once over 4 stdio servers (1 KiB of text back each), the router (a
@@ -223,15 +208,12 @@ pub(crate) async fn rows_e8(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E8 same, CPU time of this process per call (and its context switches per call)",
     );
     let (router, baseline) = e8(quick, true).await?;
-    let (router_wall, bare_wall) = (median(router.wall.clone()), median(baseline.wall.clone()));
-    out.push(Row {
-        name: "E8 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
-        baseline: show(bare_wall),
-        router: show(router_wall),
-        ratio: ratio(router_wall, bare_wall),
-        target: "(diagnostic)",
-        met: None,
-    });
+    out.push(crate::e2e::wall_row(
+        &router,
+        &baseline,
+        "E8 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+        "(diagnostic)",
+    ));
     Ok(out)
 }
 
