@@ -119,7 +119,7 @@ pub struct Connection {
     pub modern: bool,
     /// The process group of a stdio server; `None` for HTTP.
     pub child: Option<ChildGroup>,
-    /// A stdio server's reads sent past rmcp (see `straight`); `None` for HTTP.
+    /// A stdio server's reads and tool calls sent past rmcp (see `straight`); `None` for HTTP.
     pub(crate) straight: Option<Straight>,
     /// Set when a request failed in the transport: the next use restarts the server rather
     /// than waiting for rmcp to notice the closed connection.
@@ -298,7 +298,7 @@ fn auto_lifecycle() -> ClientLifecycleMode {
     }
 }
 
-/// A stdio connection's straight reads (see `straight`).
+/// A stdio connection's straight requests (see `straight`).
 pub(crate) type Straight = Arc<crate::straight::Straight<tokio::process::ChildStdin>>;
 
 type Opened = (RunningService<RoleClient, RouterClient>, Option<(ChildGroup, Straight)>);
@@ -421,7 +421,7 @@ pub async fn finish(
     Ok(connection)
 }
 
-/// [`finish`] for a connection opened here (a stdio one with its straight reads).
+/// [`finish`] for a connection opened here (a stdio one with its straight requests).
 async fn finish_opened(config: &ServerConfig, opened: Opened) -> Result<Connection, ConnectError> {
     let (service, stdio) = opened;
     let (child, straight) = stdio.unzip();

@@ -87,7 +87,7 @@ pub struct LineTransport<R, W: AsyncWrite> {
     /// The writing half (`wire`: the frequent requests written without rmcp's detour).
     write: crate::wire::Writer<W>,
     expected: HashMap<RequestId, Expected>,
-    /// Reads sent past rmcp (`straight`), whose answers are taken out of the stream here.
+    /// Requests sent past rmcp (`straight`), whose answers are taken out of the stream here.
     straight: Option<std::sync::Arc<crate::straight::Straight<W>>>,
 }
 
@@ -139,7 +139,7 @@ where
         }
     }
 
-    /// The transport with reads sent past rmcp (`straight`): both share its writer.
+    /// The transport with requests sent past rmcp (`straight`): both share its writer.
     pub(crate) fn with_straight(
         read: R,
         write: W,
@@ -155,7 +155,7 @@ where
         (transport, straight)
     }
 
-    /// What the line says about itself, read once, when a straight read or a remembered
+    /// What the line says about itself, read once, when a straight request or a remembered
     /// request waits for an answer (nothing otherwise).
     fn peek(&self) -> Option<Peek> {
         let straight = self.straight.as_ref().is_some_and(|s| s.waiting());
@@ -165,7 +165,7 @@ where
         serde_json::from_slice(trimmed(&self.line)).ok()
     }
 
-    /// Hands the line to the straight read it answers, if it is one's answer.
+    /// Hands the line to the straight request it answers, if it is one's answer.
     fn answers_straight(&mut self, peek: Option<&Peek>) -> bool {
         let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
         let Some(peek) = peek.filter(|p| p.method.is_none()) else { return false };
@@ -253,7 +253,7 @@ where
         }
     }
 
-    /// The server's output ended: straight reads waiting fail now; nothing more to deliver.
+    /// The server's output ended: straight requests waiting fail now; nothing more to deliver.
     fn ended(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         if let Some(straight) = &self.straight {
             straight.close();

@@ -436,8 +436,7 @@ pub(crate) fn declare_tasks(request: &mut ClientRequest) {
 /// The tasks extension added to the client capabilities in a 2026-07-28 request's `_meta` (or
 /// in a connection's client context: `straight`); nothing without them.
 pub(crate) fn add_tasks_extension(meta: &mut serde_json::Map<String, serde_json::Value>) {
-    const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-    let Some(serde_json::Value::Object(capabilities)) = meta.get_mut(CAPABILITIES) else {
+    let Some(serde_json::Value::Object(capabilities)) = meta.get_mut(CAPABILITIES_KEY) else {
         return;
     };
     let extensions = capabilities
@@ -455,10 +454,13 @@ pub(crate) fn add_tasks_extension(meta: &mut serde_json::Map<String, serde_json:
 fn ask_log_level(request: &mut ClientRequest, level: &str) {
     use rmcp::model::GetMeta as _;
     let meta = &mut request.get_meta_mut().0.0;
-    if meta.contains_key("io.modelcontextprotocol/clientCapabilities") {
+    if meta.contains_key(CAPABILITIES_KEY) {
         meta.insert(LOG_LEVEL_KEY.to_string(), serde_json::Value::String(level.to_string()));
     }
 }
+
+/// Where a 2026-07-28 request carries the client's capabilities.
+const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Where a 2026-07-28 request asks for log messages at a level.
 pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
