@@ -113,28 +113,30 @@ impl Progress {
 
     /// A server's progress notification: the event for its call, unless one went out less
     /// than an interval ago (the final one always goes).
+    ///
+    /// The event is sent while the lock is held: the call's [`Tracked`] takes the same lock
+    /// when it is dropped, which is before the call's end event can be sent, so an event is
+    /// either queued ahead of the end or not sent at all — never after it.
     pub fn notified(&self, server: &str, params: ProgressNotificationParam, events: &EventSender) {
         let now = Instant::now();
         let last = params.total.is_some_and(|total| params.progress >= total);
-        let call_id = {
-            let Ok(mut state) = self.state.lock() else { return };
-            let Some(key) = state.tokens.get(&params.progress_token).copied() else { return };
-            let Some(route) = state.routes.get_mut(&key) else { return };
-            route.heard = Some(now);
-            let due = route.last.is_none_or(|at| now.duration_since(at) >= self.interval);
-            if !(due || last) {
-                return;
-            }
-            route.last = Some(now);
-            route.call_id.to_string()
-        };
+        let Ok(mut state) = self.state.lock() else { return };
+        let Some(key) = state.tokens.get(&params.progress_token).copied() else { return };
+        let Some(route) = state.routes.get_mut(&key) else { return };
+        route.heard = Some(now);
+        let due = route.last.is_none_or(|at| now.duration_since(at) >= self.interval);
+        if !(due || last) {
+            return;
+        }
+        route.last = Some(now);
         events.send(EventMsg::McpToolCallProgress(McpToolCallProgressEvent {
-            call_id,
+            call_id: route.call_id.to_string(),
             server: server.to_string(),
             progress: params.progress,
             total: params.total,
             message: params.message,
         }));
+        drop(state);
     }
 }
 
@@ -234,5 +236,45 @@ mod tests {
         }
         assert_eq!(got, [("c1".to_string(), 1.0), ("c1".to_string(), 4.0)]);
         assert_eq!(progress.untaken.load(Ordering::SeqCst), 0);
+    }
+
+    /// A notification handled while its call ends (rmcp's handler task against the caller) is
+    /// queued before the end event or not at all: the caller drops the guard, then sends its
+    /// end, and no progress may follow that end.
+    #[tokio::test]
+    async fn no_progress_is_queued_after_the_call_that_ended() {
+        let progress = Arc::new(Progress::new(Duration::ZERO));
+        let (events, mut rx) = router_protocol::event_channel();
+        for round in 0..2_000_i64 {
+            let token = ProgressToken(NumberOrString::Number(round));
+            let tracked = mcp_backend::with_call_id("c", async { progress.track_token(token) });
+            let tracked = tracked.await.expect("a route");
+            let notifier = {
+                let (progress, events) = (Arc::clone(&progress), events.clone());
+                std::thread::spawn(move || {
+                    for step in 0..200 {
+                        progress.notified("s", note(round, f64::from(step), None), &events);
+                    }
+                })
+            };
+            std::thread::yield_now();
+            drop(tracked);
+            // The caller's end (any event after the guard is gone stands for it).
+            let end = McpToolCallProgressEvent {
+                call_id: "end".into(),
+                server: "s".into(),
+                progress: 0.0,
+                total: None,
+                message: None,
+            };
+            events.send(EventMsg::McpToolCallProgress(end));
+            notifier.join().expect("the notifier");
+            let mut ended = false;
+            while let Ok(EventMsg::McpToolCallProgress(e)) = rx.try_recv() {
+                assert!(!ended, "progress {} after the end (round {round})", e.progress);
+                ended = e.call_id == "end";
+            }
+            assert!(ended);
+        }
     }
 }
