@@ -290,6 +290,18 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
+    // The router speaks 2026-07-28 to this server, bare rmcp 2025-11-25 by default: the era's
+    // cost to the server (its client context read from every request) shows against bare
+    // clients in that era too.
+    let (router, modern) =
+        e2e::concurrent(&Target::Bench, quick, 1, &unwatched, &distinct, Spread::ModernBaseline)
+            .await?;
+    out.push(e2e::wall_row(
+        &router,
+        &modern,
+        "E3 diagnostic, wall per round: the same (no subscriptions) against a bare rmcp client that speaks 2026-07-28 too",
+        "(diagnostic)",
+    ));
     out.push(working_set(quick, &Target::Bench).await?);
     let hundred = Reads::new(1, 1_000, 100);
     out.extend(e2e::rows(

@@ -4,6 +4,13 @@
 //! `subscriptions/listen` (2026-07-28), and offers one tool, `updates {per_sec}`, which starts
 //! (or, with 0, stops) a stream of `notifications/resources/updated` going round the URIs
 //! subscribed with `resources/subscribe`; it answers `subscribed N sent M`.
+//!
+//! It reads and writes its standard input and output as non-blocking pipes (tokio's
+//! `unix::pipe`), as a server built on an event loop (node's, Python's asyncio) does.
+//! `--blocking-stdio 1` serves on rmcp's `stdio()` instead — tokio's `stdin`/`stdout`, which hand
+//! every read and every write to a thread of tokio's blocking pool. On this 2-core VM those
+//! hand-offs, not either client, set the wall time of reads sent at once: every answer waited
+//! for a thread to wake (docs/benchmarks.md, 2026-11-27).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,6 +39,8 @@ pub(crate) struct Options {
     pub(crate) subscribe: bool,
     /// Also list this many tools, `t0`, `t1`, … (they cannot be called).
     pub(crate) tools: usize,
+    /// Serve on tokio's blocking `stdin`/`stdout` (rmcp's `stdio()`), not on non-blocking pipes.
+    pub(crate) blocking_stdio: bool,
 }
 
 impl Options {
@@ -44,6 +53,7 @@ impl Options {
             startup_delay: Duration::ZERO,
             subscribe: false,
             tools: 0,
+            blocking_stdio: false,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -57,6 +67,7 @@ impl Options {
                 "--startup-delay-ms" => options.startup_delay = Duration::from_millis(value),
                 "--subscribe" => options.subscribe = value != 0,
                 "--tools" => options.tools = usize::try_from(value)?,
+                "--blocking-stdio" => options.blocking_stdio = value != 0,
                 other => anyhow::bail!("unknown flag {other}"),
             }
         }
@@ -80,6 +91,8 @@ impl Options {
             u8::from(self.subscribe).to_string(),
             "--tools".into(),
             self.tools.to_string(),
+            "--blocking-stdio".into(),
+            u8::from(self.blocking_stdio).to_string(),
         ]
     }
 }
@@ -308,8 +321,23 @@ impl ServerHandler for BenchServer {
 pub(crate) async fn serve(options: Options) -> anyhow::Result<()> {
     tokio::time::sleep(options.startup_delay).await;
     let payload: Arc<str> = "x".repeat(options.payload_bytes).into();
+    let blocking = options.blocking_stdio;
     let server =
         BenchServer { options: Arc::new(options), payload, updates: Arc::new(Updates::default()) };
-    server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+    match pipes().filter(|_| !blocking) {
+        Some(pipes) => server.serve(pipes).await?.waiting().await?,
+        None => server.serve(rmcp::transport::stdio()).await?.waiting().await?,
+    };
     Ok(())
+}
+
+/// Standard input and output as non-blocking pipes (copies of their descriptors); `None` when
+/// either is not a pipe (a terminal, a file: then tokio's blocking `stdin`/`stdout` serve).
+fn pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
+    use std::os::fd::AsFd;
+    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let input = tokio::net::unix::pipe::Receiver::from_owned_fd(input).ok()?;
+    let output = tokio::net::unix::pipe::Sender::from_owned_fd(output).ok()?;
+    Some((input, output))
 }
