@@ -5,9 +5,9 @@
 //! (user + sys from `getrusage`, all threads; the servers are other processes), which a busy
 //! 2-core machine does not blur the way it blurs wall time.
 //!
-//! A 2026-07-28 request carries the client's context, which each server reads: E2's diagnostic
-//! against bare clients in that era shows the servers' share. The watching rows (E3, E4) are in
-//! `everything`, the tool-call rows (E7, E8) in `results`.
+//! Both sides speak the router's revision with the bench server, 2026-07-28, whose client
+//! context rmcp's server parses from every request: the diagnostics against bare clients in
+//! 2025-11-25 show that share. E3 and E4 are in `everything`, E7 and E8 in `results`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,17 +89,17 @@ impl Side {
 enum E1 {
     /// The era the router chooses (2026-07-28 here), a consumer task draining the events.
     Agent,
-    /// Pinned to 2025-11-25, the bare client's era.
+    /// Pinned to 2025-11-25, against a bare client in 2025-11-25 too.
     Legacy,
     /// Nobody listening: no events are built.
     Quiet,
     /// The events drained by the calling task after each call: built, but no task woken.
     Inline,
     /// The connection manager alone (`McpBackend::read_resource` and the JSON of its result),
-    /// without the router's handler, in the bare client's era: what the manager itself adds.
+    /// without the router's handler, both sides in 2025-11-25: what the manager itself adds.
     Manager,
-    /// The row's router against a bare client that speaks 2026-07-28 too.
-    Modern,
+    /// The row's router against a bare client in 2025-11-25 (rmcp's `initialize` era).
+    LegacyBare,
     /// No router: a second bare client on its own server against the first (what the row's
     /// ratios read for equal work).
     Calibration,
@@ -136,22 +136,24 @@ where
 /// E1: one read at a time, in blocks that alternate between the router and the bare client
 /// (CPU time needs a side to run alone for a while).
 async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
+    let _one_cpu = crate::pin::one_cpu();
     let options = read_options(1024);
     let mut config = bench_server("s", &options)?;
     if matches!(setup, E1::Legacy | E1::Manager) {
         config.protocol = mcp_connection_manager::ProtocolChoice::Legacy;
     }
     let r = routed(vec![config], EventSender::discard()).await;
-    let b = if setup == E1::Modern { bare_modern(&options).await? } else { bare(&options).await? };
+    let legacy_bare = matches!(setup, E1::LegacyBare | E1::Legacy | E1::Manager);
+    let b = if legacy_bare { bare(&options).await? } else { bare_modern(&options).await? };
     let peer = b.client.peer().clone();
-    let other = if setup == E1::Calibration { Some(bare(&options).await?) } else { None };
+    let other = if setup == E1::Calibration { Some(bare_modern(&options).await?) } else { None };
     let other_peer = other.as_ref().map(|o| o.client.peer().clone());
     let (drained, consumer) = draining();
     let (inline_events, mut inline) = router_protocol::event_channel();
     let ctx = match setup {
         E1::Quiet => CallContext::new(EventSender::discard()),
         E1::Inline => CallContext::new(inline_events),
-        E1::Agent | E1::Legacy | E1::Manager | E1::Modern | E1::Calibration => drained,
+        E1::Agent | E1::Legacy | E1::Manager | E1::LegacyBare | E1::Calibration => drained,
     };
     let call = read_call("s", "bench://r/1");
     let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
@@ -201,7 +203,7 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
     match setup {
         E1::Legacy => {
             return diagnostic(
-                "E1 diagnostic, CPU per call: the router pinned to 2025-11-25 (the bare client's era)",
+                "E1 diagnostic, CPU per call: the router pinned to 2025-11-25, against a bare rmcp client in 2025-11-25",
             );
         }
         E1::Quiet => {
@@ -214,7 +216,7 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
         }
         E1::Manager => {
             return diagnostic(
-                "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router, 2025-11-25",
+                "E1 diagnostic, CPU per call: the connection manager alone (read_resource and its JSON), no router, both sides in 2025-11-25",
             );
         }
         E1::Calibration => {
@@ -227,16 +229,16 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
                 met: None,
             }];
         }
-        E1::Modern => {
+        E1::LegacyBare => {
             return diagnostic(
-                "E1 diagnostic, CPU per call: the row's router against a bare rmcp client that speaks 2026-07-28 too",
+                "E1 diagnostic, CPU per call: the row's router against a bare rmcp client in 2025-11-25",
             );
         }
         E1::Agent => {}
     }
     rows(
         (router, baseline),
-        "E1 sequential read, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+        "E1 sequential read, end to end (one CPU): router (draining consumer) vs a separate bare rmcp client on its own server, both in 2026-07-28, wall median",
         "E1 sequential read, end to end, CPU time of this process per call (and its context switches per call)",
     )
 }
@@ -278,10 +280,10 @@ enum Reader {
 /// The router's side of a concurrent workload: the row itself or a diagnostic.
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) enum Spread {
-    /// A draining consumer, against bare clients in 2025-11-25 (the row).
+    /// A draining consumer, against bare clients in 2026-07-28 (the row).
     Agent,
-    /// The same against bare clients that speak 2026-07-28 too.
-    ModernBaseline,
+    /// The same against bare clients in 2025-11-25 (rmcp's `initialize` era).
+    LegacyBaseline,
     /// Nobody listening (no events built).
     Quiet,
     /// The connection manager alone.
@@ -338,18 +340,18 @@ pub(crate) async fn concurrent(
     let r = routed(configs, EventSender::discard()).await;
     let mut clients = Vec::new();
     for _ in 0..servers {
-        clients.push(target.bare(options, spread == Spread::ModernBaseline).await?);
+        clients.push(target.bare(options, spread != Spread::LegacyBaseline).await?);
     }
     let peers = Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect::<Vec<_>>());
     let (ctx, consumer) = draining();
     let mut others = Vec::new();
     if spread == Spread::Calibration {
         for _ in 0..servers {
-            others.push(target.bare(options, false).await?);
+            others.push(target.bare(options, true).await?);
         }
     }
     let router_side = match spread {
-        Spread::Agent | Spread::ModernBaseline => Reader::Router(ctx),
+        Spread::Agent | Spread::LegacyBaseline => Reader::Router(ctx),
         Spread::Quiet => Reader::Router(CallContext::new(EventSender::discard())),
         Spread::Manager => Reader::Manager,
         Spread::Calibration => {
@@ -436,8 +438,8 @@ fn cpu_row(router: &Side, baseline: &Side, name: &'static str, target: &'static 
 /// E1's rows and its diagnostics alone (`mcp-router-bench e1`, for profiling the read path).
 pub(crate) async fn rows_e1(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = sequential(quick, E1::Agent).await?;
-    for diagnostic in [E1::Modern, E1::Legacy, E1::Quiet, E1::Inline, E1::Manager, E1::Calibration]
-    {
+    use E1::{Calibration, Inline, Legacy, LegacyBare, Manager, Quiet};
+    for diagnostic in [LegacyBare, Legacy, Quiet, Inline, Manager, Calibration] {
         out.extend(sequential(quick, diagnostic).await?);
     }
     Ok(out)
@@ -449,16 +451,16 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
     let spread = Reads::new(4, 1_000, 1);
     let mut out = rows(
         concurrent(&Target::Bench, quick, 4, &plain, &spread, Spread::Agent).await?,
-        "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
+        "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients, both in 2026-07-28), wall per round",
         "E2 same, CPU time of this process per read (and its context switches per read)",
     );
     let diagnostics: [(Spread, Option<&'static str>, &'static str); 4] = [
         (
-            Spread::ModernBaseline,
+            Spread::LegacyBaseline,
             Some(
-                "E2 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+                "E2 diagnostic, wall per round: the same against bare rmcp clients in 2025-11-25 (the servers parse no client context)",
             ),
-            "E2 diagnostic, CPU per read: the same against bare rmcp clients that speak 2026-07-28 too",
+            "E2 diagnostic, CPU per read: the same against bare rmcp clients in 2025-11-25",
         ),
         (Spread::Quiet, None, "E2 diagnostic, CPU per read: nobody listening (no events built)"),
         (

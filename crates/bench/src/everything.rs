@@ -51,8 +51,8 @@ impl Everything {
 }
 
 /// The working-set row's names, on the bench server and on server-everything.
-const E4: &str = "E4 sequential read latency of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
-const EV4: &str = "EV4 sequential read latency on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
+const E4: &str = "E4 sequential read latency (one CPU) of a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
+const EV4: &str = "EV4 sequential read latency (one CPU) on server-everything 2026.8.31: a host that read 5,000 different resources vs one that read 5 (watching on, cap 256)";
 
 /// The server a watching row reads from.
 pub(crate) enum Target {
@@ -71,7 +71,7 @@ impl Target {
     }
 
     /// A bare rmcp client on its own copy of the server (in 2026-07-28 if `modern`; the
-    /// server-everything rows compare with rmcp's default era only).
+    /// server-everything rows compare with rmcp's `initialize` era, 2025-11-25, only).
     pub(crate) async fn bare(&self, options: &Options, modern: bool) -> anyhow::Result<Bare> {
         match self {
             Self::Bench if modern => bare_modern(options).await,
@@ -104,7 +104,7 @@ fn skipped(name: &'static str) -> Row {
 /// The server-everything rows (`mcp-router-bench everything`, and with `e2e`).
 pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     const SEQUENTIAL: [&str; 2] = [
-        "EV1 sequential read on server-everything 2026.8.31, end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+        "EV1 sequential read on server-everything 2026.8.31, end to end (one CPU): router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
         "EV1 same, CPU time of this process per call",
     ];
     const TYPESCRIPT: [(&str, &str); 2] = [
@@ -144,6 +144,7 @@ async fn sequential(
     target: &Target,
     [wall_name, cpu_name]: [&'static str; 2],
 ) -> anyhow::Result<(Vec<Row>, (Duration, Duration))> {
+    let _one_cpu = crate::pin::one_cpu();
     let options = read_options(1024);
     let r = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
     let b = target.bare(&options, false).await?;
@@ -189,6 +190,7 @@ async fn typescript(
     name: &'static str,
     (bare_wall, bare_cpu): (Duration, Duration),
 ) -> anyhow::Result<Row> {
+    let _one_cpu = crate::pin::one_cpu();
     let reads = if quick { "1000" } else { "4000" };
     let output = tokio::process::Command::new(&everything.node)
         .arg(&everything.timer)
@@ -217,6 +219,7 @@ async fn typescript(
 /// reads each URI once before the measured blocks begin, so every measured read is of a URI it
 /// read before.
 pub(crate) async fn working_set(quick: bool, target: &Target) -> anyhow::Result<Row> {
+    let _one_cpu = crate::pin::one_cpu();
     let options = Options { subscribe: true, resources: 5_000, ..read_options(1024) };
     let small = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
     let large = routed(vec![target.config("s", &options)?], EventSender::discard()).await;
@@ -273,7 +276,7 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
     let distinct = Reads::new(1, 1_000, 1_000);
     out.extend(e2e::rows(
         e2e::concurrent(&Target::Bench, quick, 1, &watched, &distinct, Spread::Agent).await?,
-        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), wall per round",
+        "E3 1,000 concurrent reads of 1,000 distinct URIs, a server that takes subscriptions, watching on (cap 256), both sides in 2026-07-28, wall per round",
         "E3 same, CPU time of this process per read",
     ));
     let (other, first) =
@@ -290,16 +293,15 @@ pub(crate) async fn rows_e3(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E3 1,000 concurrent reads of 1,000 distinct URIs, a server without subscriptions, wall per round",
         "E3 same (no subscriptions), CPU time of this process per read",
     ));
-    // The router speaks 2026-07-28 to this server, bare rmcp 2025-11-25 by default: the era's
-    // cost to the server (its client context read from every request) shows against bare
-    // clients in that era too.
-    let (router, modern) =
-        e2e::concurrent(&Target::Bench, quick, 1, &unwatched, &distinct, Spread::ModernBaseline)
+    // Against a bare client in 2025-11-25, whose requests carry no client context for the
+    // server to parse: the era's cost to the server shows.
+    let (router, legacy) =
+        e2e::concurrent(&Target::Bench, quick, 1, &unwatched, &distinct, Spread::LegacyBaseline)
             .await?;
     out.push(e2e::wall_row(
         &router,
-        &modern,
-        "E3 diagnostic, wall per round: the same (no subscriptions) against a bare rmcp client that speaks 2026-07-28 too",
+        &legacy,
+        "E3 diagnostic, wall per round: the same (no subscriptions) against a bare rmcp client in 2025-11-25",
         "(diagnostic)",
     ));
     out.push(working_set(quick, &Target::Bench).await?);

@@ -7,6 +7,7 @@ mod alloc;
 mod e2e;
 mod everything;
 mod fuzz;
+mod pin;
 mod results;
 mod rmcp_cost;
 mod search;

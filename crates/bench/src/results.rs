@@ -151,13 +151,13 @@ fn e5_rows(router: &[Sample], bare: &[Sample]) -> Vec<Row> {
 }
 
 /// E7: one tool call at a time (a tool that answers 1 KiB of text), the router (a consumer
-/// draining its events) against a separate bare rmcp client on its own server, which turns
-/// the result into its JSON as the router does. Reported: tool calls still go through rmcp's
-/// `Peer` (only reads are sent straight), and no target was set for them.
+/// draining its events) against a separate bare rmcp client on its own server, both in
+/// 2026-07-28, which turns the result into its JSON as the router does.
 pub(crate) async fn rows_e7(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let _one_cpu = crate::pin::one_cpu();
     let options = read_options(1024);
     let r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
-    let b = bare(&options).await?;
+    let b = bare_modern(&options).await?;
     let peer = b.client.peer().clone();
     let (ctx, consumer) = draining();
     let arguments = serde_json::json!({"bytes": 1024});
@@ -192,26 +192,27 @@ pub(crate) async fn rows_e7(quick: bool) -> anyhow::Result<Vec<Row>> {
     r.manager.shutdown().await;
     Ok(crate::e2e::rows(
         (router, baseline),
-        "E7 sequential tool call (1 KiB text result), end to end: router (draining consumer) vs a separate bare rmcp client on its own server, wall median",
+        "E7 sequential tool call (1 KiB text result), end to end (one CPU): router (draining consumer) vs a separate bare rmcp client on its own server, both in 2026-07-28, wall median",
         "E7 same, CPU time of this process per call (and its context switches per call)",
     ))
 }
 
 /// E8: 1,000 tool calls at once over 4 stdio servers (1 KiB of text back each), the router (a
 /// consumer draining the events) against 4 separate bare rmcp clients on their own servers:
-/// rounds alternate between the two after a warm-up round each, as E2's reads do. Then the
-/// same against bare clients in 2026-07-28 too (a diagnostic: what the era costs the servers).
+/// rounds alternate between the two after a warm-up round each, as E2's reads do; both sides
+/// in 2026-07-28. Then the same against bare clients in 2025-11-25 (a diagnostic: what the
+/// era costs the servers).
 pub(crate) async fn rows_e8(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut out = crate::e2e::rows(
-        e8(quick, false).await?,
-        "E8 1,000 concurrent tool calls (1 KiB text results), 4 stdio servers, end to end (vs 4 separate bare rmcp clients), wall per round",
+        e8(quick, true).await?,
+        "E8 1,000 concurrent tool calls (1 KiB text results), 4 stdio servers, end to end (vs 4 separate bare rmcp clients, both in 2026-07-28), wall per round",
         "E8 same, CPU time of this process per call (and its context switches per call)",
     );
-    let (router, baseline) = e8(quick, true).await?;
+    let (router, baseline) = e8(quick, false).await?;
     out.push(crate::e2e::wall_row(
         &router,
         &baseline,
-        "E8 diagnostic, wall per round: the same against bare rmcp clients that speak 2026-07-28 too",
+        "E8 diagnostic, wall per round: the same against bare rmcp clients in 2025-11-25",
         "(diagnostic)",
     ));
     Ok(out)

@@ -324,15 +324,17 @@ pub(crate) async fn serve(options: Options) -> anyhow::Result<()> {
     let blocking = options.blocking_stdio;
     let server =
         BenchServer { options: Arc::new(options), payload, updates: Arc::new(Updates::default()) };
-    match pipes().filter(|_| !blocking) {
+    // Not even tried when blocking: making them non-blocking changes descriptors 0 and 1 too.
+    match if blocking { None } else { pipes() } {
         Some(pipes) => server.serve(pipes).await?.waiting().await?,
         None => server.serve(rmcp::transport::stdio()).await?.waiting().await?,
     };
     Ok(())
 }
 
-/// Standard input and output as non-blocking pipes (copies of their descriptors); `None` when
-/// either is not a pipe (a terminal, a file: then tokio's blocking `stdin`/`stdout` serve).
+/// Standard input and output as non-blocking pipes (copies of their descriptors, sharing their
+/// flags); `None` when either is not a pipe (a terminal, a file: then tokio's blocking
+/// `stdin`/`stdout` serve).
 fn pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
     use std::os::fd::AsFd;
     let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;

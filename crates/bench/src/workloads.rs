@@ -38,7 +38,8 @@ pub(crate) fn read_options(payload_bytes: usize) -> Options {
         tools: 0,
         // `MCP_ROUTER_BENCH_BLOCKING_STDIO=1`: every bench server on tokio's blocking stdio, as
         // before 2026-11-27 (for comparing the two; see `server`).
-        blocking_stdio: std::env::var_os("MCP_ROUTER_BENCH_BLOCKING_STDIO").is_some_and(|v| v == "1"),
+        blocking_stdio: std::env::var_os("MCP_ROUTER_BENCH_BLOCKING_STDIO")
+            .is_some_and(|v| v == "1"),
     }
 }
 

@@ -1,0 +1,92 @@
+//! One CPU for the sequential rows (E1, E4, E7, EV1 and its TypeScript reference, EV4).
+//!
+//! One read at a time is a ping-pong between the client's threads and the server's. On this
+//! 2-core VM a wake-up that crosses to the other CPU costs tens of microseconds (an IPI, and a
+//! halted vCPU the host must run again), and the scheduler keeps a connection's placement for
+//! the whole workload: a round trip took about 30 µs on a connection whose client and server
+//! shared a CPU and about 110 µs on one whose did not, whichever client it was. E4, two routers
+//! doing the same thing, read 0.24 in one run and 3.79 in the next. With the bench process and
+//! the servers it starts on one CPU, every connection pays the same, and the rows compare the
+//! clients (docs/benchmarks.md, 2026-11-27). `MCP_ROUTER_BENCH_UNPINNED=1` runs them unpinned.
+#![allow(unsafe_code)] // sched_getaffinity and sched_setaffinity have no safe wrappers in std.
+
+use std::io;
+use std::mem::size_of;
+
+/// Every thread of this process on one CPU while it lives — and so every process started
+/// meanwhile, which inherits it; then every thread back on the CPUs the process had.
+pub(crate) struct OneCpu {
+    before: libc::cpu_set_t,
+}
+
+/// This process on the first CPU it may use, unless `MCP_ROUTER_BENCH_UNPINNED=1`; `None` (the
+/// rows then run unpinned, said on standard error) when that fails.
+pub(crate) fn one_cpu() -> Option<OneCpu> {
+    if std::env::var_os("MCP_ROUTER_BENCH_UNPINNED").is_some_and(|v| v == "1") {
+        return None;
+    }
+    match OneCpu::pin() {
+        Ok(pinned) => Some(pinned),
+        Err(e) => {
+            eprintln!("mcp-router-bench: sequential rows unpinned: {e}");
+            None
+        }
+    }
+}
+
+impl OneCpu {
+    fn pin() -> io::Result<Self> {
+        let before = affinity()?;
+        let first = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `cpu` is below CPU_SETSIZE, the set's size.
+            .find(|&cpu| unsafe { libc::CPU_ISSET(cpu, &before) })
+            .ok_or_else(|| io::Error::other("no CPU in this process's affinity"))?;
+        let mut one = empty();
+        // SAFETY: as above.
+        unsafe { libc::CPU_SET(first, &mut one) };
+        set_every_thread(&one)?;
+        Ok(Self { before })
+    }
+}
+
+impl Drop for OneCpu {
+    fn drop(&mut self) {
+        if let Err(e) = set_every_thread(&self.before) {
+            eprintln!("mcp-router-bench: could not unpin: {e}");
+        }
+    }
+}
+
+fn empty() -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is a plain bit array; all zeros is the empty set.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The calling thread's CPUs (the process's, as no thread of the bench sets its own).
+fn affinity() -> io::Result<libc::cpu_set_t> {
+    let mut set = empty();
+    // SAFETY: `set` is a valid cpu_set_t of the size given.
+    let rc = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc == 0 { Ok(set) } else { Err(io::Error::last_os_error()) }
+}
+
+/// `set` for every thread of this process. Twice over, so a thread started during the first
+/// pass by a thread not yet set is set too (a thread inherits its starter's CPUs).
+fn set_every_thread(set: &libc::cpu_set_t) -> io::Result<()> {
+    for _ in 0..2 {
+        for entry in std::fs::read_dir("/proc/self/task")? {
+            let name = entry?.file_name();
+            let Some(tid) = name.to_str().and_then(|t| t.parse::<libc::pid_t>().ok()) else {
+                continue;
+            };
+            // SAFETY: `set` is a valid cpu_set_t of the size given.
+            let rc = unsafe { libc::sched_setaffinity(tid, size_of::<libc::cpu_set_t>(), set) };
+            let e = io::Error::last_os_error();
+            // A thread that ended meanwhile is no longer there to pin.
+            if rc != 0 && e.raw_os_error() != Some(libc::ESRCH) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
