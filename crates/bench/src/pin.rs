@@ -90,3 +90,45 @@ fn set_every_thread(set: &libc::cpu_set_t) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CPUs of every thread of this process, as `/proc` lists them.
+    fn allowed() -> Vec<String> {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+        tasks
+            .map(|t| {
+                let status = std::fs::read_to_string(t.expect("a task").path().join("status"));
+                let status = status.expect("its status");
+                let line = status.lines().find(|l| l.starts_with("Cpus_allowed_list:"));
+                line.expect("Cpus_allowed_list").to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_thread_is_on_one_cpu_until_dropped_then_back() {
+        let helper = std::thread::spawn(std::thread::park);
+        let before = allowed();
+        let pinned = match OneCpu::pin() {
+            Ok(pinned) => pinned,
+            // A sandbox that forbids setting affinity: the rows then run unpinned.
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => return,
+            Err(e) => panic!("pinning failed: {e}"),
+        };
+        let during = allowed();
+        assert!(during.len() >= 2, "{during:?}");
+        let one = &during[0];
+        assert!(!one.contains([',', '-']), "not a single CPU: {one}");
+        assert!(during.iter().all(|a| a == one), "{during:?}");
+        // A thread started while pinned is pinned too.
+        let child = std::thread::spawn(allowed).join().expect("the child");
+        assert!(child.iter().all(|a| a == one), "{child:?}");
+        drop(pinned);
+        assert_eq!(allowed(), before);
+        helper.thread().unpark();
+        helper.join().expect("the helper");
+    }
+}
