@@ -21,8 +21,8 @@ use crate::Row;
 use crate::everything::Target;
 use crate::server::Options;
 use crate::workloads::{
-    Routed, bare, bare_modern, bare_read, bench_server, draining, manager_read, median, ratio,
-    read_call, read_options, routed, router_read, show,
+    Routed, bare_read, bench_server, draining, manager_read, median, ratio, read_call,
+    read_options, routed, router_read, show,
 };
 
 /// What this process has spent so far (every thread): CPU time (user + sys) and context
@@ -144,9 +144,10 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     }
     let r = routed(vec![config], EventSender::discard()).await;
     let legacy_bare = matches!(setup, E1::LegacyBare | E1::Legacy | E1::Manager);
-    let b = if legacy_bare { bare(&options).await? } else { bare_modern(&options).await? };
+    let (bench, calibrated) = (Target::Bench, setup == E1::Calibration);
+    let b = bench.bare(&options, !legacy_bare).await?;
     let peer = b.client.peer().clone();
-    let other = if setup == E1::Calibration { Some(bare_modern(&options).await?) } else { None };
+    let other = if calibrated { Some(bench.bare(&options, true).await?) } else { None };
     let other_peer = other.as_ref().map(|o| o.client.peer().clone());
     let (drained, consumer) = draining();
     let (inline_events, mut inline) = router_protocol::event_channel();

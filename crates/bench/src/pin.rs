@@ -22,7 +22,7 @@ pub(crate) struct OneCpu {
 /// This process on the first CPU it may use, unless `MCP_ROUTER_BENCH_UNPINNED=1`; `None` (the
 /// rows then run unpinned, said on standard error) when that fails.
 pub(crate) fn one_cpu() -> Option<OneCpu> {
-    if std::env::var_os("MCP_ROUTER_BENCH_UNPINNED").is_some_and(|v| v == "1") {
+    if crate::workloads::env_flag("MCP_ROUTER_BENCH_UNPINNED") {
         return None;
     }
     match OneCpu::pin() {

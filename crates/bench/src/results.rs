@@ -21,8 +21,8 @@ use crate::Row;
 use crate::e2e::alternate;
 use crate::server::Options;
 use crate::workloads::{
-    bare, bare_lines_up_to, bare_modern, bench_server, draining, median, ratio, read_options,
-    routed, show,
+    bare_lines_up_to, bare_modern, bench_server, draining, median, ratio, read_options, routed,
+    show,
 };
 
 const PAYLOAD: usize = 20 * 1024 * 1024;
@@ -230,7 +230,7 @@ async fn e8(quick: bool, modern: bool) -> anyhow::Result<(crate::e2e::Side, crat
     let r = routed(configs, EventSender::discard()).await;
     let mut clients = Vec::new();
     for _ in 0..SERVERS {
-        clients.push(if modern { bare_modern(&options).await? } else { bare(&options).await? });
+        clients.push(crate::everything::Target::Bench.bare(&options, modern).await?);
     }
     let peers: Arc<Vec<Peer<RoleClient>>> =
         Arc::new(clients.iter().map(|b| b.client.peer().clone()).collect());

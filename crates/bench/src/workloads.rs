@@ -38,9 +38,13 @@ pub(crate) fn read_options(payload_bytes: usize) -> Options {
         tools: 0,
         // `MCP_ROUTER_BENCH_BLOCKING_STDIO=1`: every bench server on tokio's blocking stdio, as
         // before 2026-11-27 (for comparing the two; see `server`).
-        blocking_stdio: std::env::var_os("MCP_ROUTER_BENCH_BLOCKING_STDIO")
-            .is_some_and(|v| v == "1"),
+        blocking_stdio: env_flag("MCP_ROUTER_BENCH_BLOCKING_STDIO"),
     }
+}
+
+/// Whether the environment variable `name` is `1` (the bench's switches).
+pub(crate) fn env_flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| v == "1")
 }
 
 pub(crate) struct Routed {
