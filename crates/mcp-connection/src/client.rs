@@ -353,8 +353,7 @@ async fn open(
                 spawned.stdout,
                 spawned.stdin,
                 MAX_MESSAGE_BYTES,
-                client.telemetry.clone(),
-                client.progress.clone(),
+                client.clone(),
             );
             let transport = client.traced(transport);
             // On failure `spawned` is dropped here, which kills the process group.

@@ -288,7 +288,6 @@ mod tests {
         ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
         ElicitationSchema,
     };
-    use router_protocol::EventSender;
 
     use super::*;
     use crate::host::{DefaultHost, HostHandler};
@@ -305,24 +304,7 @@ mod tests {
     }
 
     fn client(host: Arc<dyn HostHandler>) -> RouterClient {
-        RouterClient {
-            server: "s".into(),
-            events: EventSender::discard(),
-            host,
-            cache: Default::default(),
-            changes: Default::default(),
-            watched: Arc::new(crate::watch::Watched::new(0)),
-            challenge: Default::default(),
-            list_generation: Default::default(),
-            telemetry: crate::telemetry::Telemetry::new(&crate::config::ServerConfig::stdio(
-                "s",
-                "true",
-                Vec::new(),
-            )),
-            address: None,
-            progress: Default::default(),
-            closed: Default::default(),
-        }
+        crate::scripted::router_client(host)
     }
 
     fn exchange(client: &RouterClient, max_rounds: usize) -> Exchange<'_> {

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
+
+use crate::client::RouterClient;
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -48,6 +50,28 @@ impl Server {
 }
 
 pub(crate) type Client = rmcp::service::RunningService<RoleClient, ()>;
+
+/// A connection's client side named `s`, with `host`, events discarded and nothing watched.
+pub(crate) fn router_client(host: std::sync::Arc<dyn crate::host::HostHandler>) -> RouterClient {
+    RouterClient {
+        server: "s".into(),
+        events: router_protocol::EventSender::discard(),
+        host,
+        cache: Default::default(),
+        changes: Default::default(),
+        watched: std::sync::Arc::new(crate::watch::Watched::new(0)),
+        challenge: Default::default(),
+        list_generation: Default::default(),
+        telemetry: crate::telemetry::Telemetry::new(&crate::config::ServerConfig::stdio(
+            "s",
+            "true",
+            Vec::new(),
+        )),
+        address: None,
+        progress: Default::default(),
+        closed: Default::default(),
+    }
+}
 
 /// An rmcp client on the transport `over` makes of the client's ends (what it reads, what it
 /// writes), through `initialize` with the scripted server (2025-11-25).

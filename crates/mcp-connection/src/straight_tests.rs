@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, DuplexStream};
 
 use super::*;
-use crate::config::ServerConfig;
+use crate::client::RouterClient;
 use crate::lines::LineTransport;
 use crate::scripted::{self, Client, Server};
 
@@ -17,17 +17,26 @@ async fn connected() -> (Client, Arc<Straight<DuplexStream>>, Server) {
 }
 
 async fn connected_with_progress() -> (Client, Arc<Straight<DuplexStream>>, Server, Arc<Progress>) {
-    let telemetry = Telemetry::new(&ServerConfig::stdio("scripted", "true", Vec::new()));
     let progress = Arc::new(Progress::new(Duration::from_secs(1)));
+    let client = RouterClient {
+        progress: progress.clone(),
+        ..scripted::router_client(Arc::new(crate::host::DefaultHost))
+    };
+    let (client, straight, server) = connected_as(client).await;
+    (client, straight, server, progress)
+}
+
+/// [`connected`] with `router` as the connection's client side (its notifications are
+/// handled in the transport).
+async fn connected_as(router: RouterClient) -> (Client, Arc<Straight<DuplexStream>>, Server) {
     let mut straight = None;
     let (client, server) = scripted::connected(|read, write| {
-        let (transport, made) =
-            LineTransport::with_straight(read, write, 1 << 20, telemetry, progress.clone());
+        let (transport, made) = LineTransport::with_straight(read, write, 1 << 20, router);
         straight = Some(made);
         transport
     })
     .await;
-    (client, straight.expect("made"), server, progress)
+    (client, straight.expect("made"), server)
 }
 
 fn read(
@@ -279,4 +288,56 @@ async fn a_straight_tool_call_carries_the_context_rmcp_s_would() {
     assert_eq!(capabilities, &json!({"roots": {}}), "{request}");
     server.answer(&request["id"], contents("demo://a", "a")).await;
     assert_eq!(text_of(reading.await.expect("task")), "a");
+}
+
+/// A server's progress report and a watched resource's change, written just before the answer
+/// they precede, are handled before that answer comes back: the call's progress reaches the
+/// host (not dropped as late), and the change is not left waiting for the model as a change
+/// since the read that returned it.
+#[tokio::test]
+async fn notifications_written_before_an_answer_are_handled_before_it() {
+    let (events, mut heard) = router_protocol::event_channel();
+    let watched = Arc::new(crate::watch::Watched::new(8));
+    watched.read("demo://a");
+    let router = RouterClient {
+        events,
+        watched: watched.clone(),
+        progress: Arc::new(Progress::new(Duration::ZERO)),
+        ..scripted::router_client(Arc::new(crate::host::DefaultHost))
+    };
+    let (_client, straight, mut server) = connected_as(router).await;
+    let reading = tokio::spawn({
+        let straight = straight.clone();
+        let params = ReadResourceRequestParams::new("demo://a");
+        mcp_backend::with_call_id("c1", async move { straight.read(params).await })
+    });
+    let request = server.next().await;
+    let id = &request["id"];
+    let progress = json!({"progressToken": id, "progress": 1, "total": 1, "message": "m"});
+    let lines = [
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress}),
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "demo://a"}}),
+        json!({"jsonrpc": "2.0", "id": id, "result": contents("demo://a", "new")}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    server.output.write_all(text.as_bytes()).await.expect("written");
+    assert_eq!(text_of(reading.await.expect("task")), "new");
+    // Both were handled by the time the answer came back, in the server's order.
+    match heard.try_recv() {
+        Ok(router_protocol::EventMsg::McpToolCallProgress(event)) => {
+            let got = (event.call_id.as_str(), event.progress, event.message.as_deref());
+            assert_eq!(got, ("c1", 1.0, Some("m")));
+        }
+        other => panic!("the call's progress first: {other:?}"),
+    }
+    match heard.try_recv() {
+        Ok(router_protocol::EventMsg::McpResourceUpdated(event)) => {
+            assert_eq!((event.server.as_str(), event.uri.as_str()), ("s", "demo://a"));
+        }
+        other => panic!("then the change: {other:?}"),
+    }
+    // The manager marks a successful read (which forgets a change heard before it): the model
+    // is told of no change since this read.
+    watched.read("demo://a");
+    assert_eq!(watched.take(), Vec::<(String, String)>::new());
 }
