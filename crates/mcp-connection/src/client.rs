@@ -74,9 +74,9 @@ pub struct RouterClient {
 
 impl RouterClient {
     /// `transport` wrapped for this connection: request spans, the end of the stream, the
-    /// progress tokens of calls (see `Traced`).
+    /// progress tokens of calls, notifications handled in order (see `Traced`).
     pub(crate) fn traced<T>(&self, transport: T) -> Traced<T> {
-        Traced::new(transport, self.telemetry.clone(), self.closed.clone(), self.progress.clone())
+        Traced::new(transport, self.clone())
     }
 
     pub(crate) fn announce<P: serde::Serialize, R: serde::Serialize>(
@@ -353,7 +353,8 @@ async fn open(
                 spawned.stdout,
                 spawned.stdin,
                 MAX_MESSAGE_BYTES,
-                client.clone(),
+                client.telemetry.clone(),
+                client.progress.clone(),
             );
             let transport = client.traced(transport);
             // On failure `spawned` is dropped here, which kills the process group.

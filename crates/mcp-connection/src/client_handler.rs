@@ -1,19 +1,43 @@
 //! The client side of every connection as rmcp sees it (`ClientHandler`): who we are and which
 //! protocol we speak, server-to-client requests passed to the host (each announced with an
-//! event), and change notifications passed to the connection's watcher.
+//! event), and change notifications passed to the connection's watcher. Progress reports and
+//! resource changes are handled by the transport wrapper as they arrive (`handled_in_order`);
+//! the handlers here take any that still reach rmcp the same way.
 
 use rmcp::ErrorData;
-use rmcp::model::ResourceUpdatedNotificationParam;
 #[allow(deprecated)]
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationCapability, FormElicitationCapability,
     Implementation, ListRootsResult, ProtocolVersion, RootsCapabilities, SamplingCapability,
 };
+use rmcp::model::{JsonRpcMessage, ResourceUpdatedNotificationParam, ServerNotification};
+use rmcp::service::RxJsonRpcMessage;
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 
 use crate::client::RouterClient;
+
+impl RouterClient {
+    /// Handles a server's progress report or resource change as the transport receives it
+    /// (`Traced`), in the order of the server's messages — so before the answer that follows
+    /// it. rmcp would handle it on a task of its own, which at times ran after that answer: a
+    /// call's last progress was dropped (the call had ended), and a change sent before a read's
+    /// answer was taken for a change since that read. `true` when it was one of them.
+    pub(crate) fn handled_in_order(&self, message: &RxJsonRpcMessage<RoleClient>) -> bool {
+        let JsonRpcMessage::Notification(notification) = message else { return false };
+        match &notification.notification {
+            ServerNotification::ProgressNotification(progress) => {
+                self.progress.notified(&self.server, progress.params.clone(), &self.events);
+            }
+            ServerNotification::ResourceUpdatedNotification(updated) => {
+                self.resource_updated(&updated.params.uri);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
 
 // Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
 // 2025-11-25, which the router still speaks with legacy servers.

@@ -12,16 +12,11 @@
 //! `task`. Which request a line answers is read first, in a pass that builds nothing (`Peek`);
 //! receiving a 1 KiB read answer this way, framing included, costs 2.0 µs against rmcp's 4.6. An answer that also carries another result's fields is taken as the result its
 //! request asked for (rmcp would take the other, and the request would fail as unexpected).
-//! On the manager's connections, a server's `notifications/progress` and
-//! `notifications/resources/updated` are handled here as they are read, in the stream's order,
-//! so before the answer that follows them (`handled_here`); rmcp would handle each on a task of
-//! its own, which at times ran after that answer.
 
 use std::collections::HashMap;
 
 use rmcp::model::{
-    ClientRequest, ErrorData, JsonRpcMessage, JsonRpcResponse, ProgressNotificationParam,
-    RequestId, ResourceUpdatedNotificationParam, ServerResult,
+    ClientRequest, ErrorData, JsonRpcMessage, JsonRpcResponse, RequestId, ServerResult,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -94,9 +89,6 @@ pub struct LineTransport<R, W: AsyncWrite> {
     expected: HashMap<RequestId, Expected>,
     /// Requests sent past rmcp (`straight`), whose answers are taken out of the stream here.
     straight: Option<std::sync::Arc<crate::straight::Straight<W>>>,
-    /// The connection whose progress reports and resource changes are handled here, in the
-    /// stream's order (`handled_here`).
-    inline: Option<crate::client::RouterClient>,
 }
 
 impl<R, W: AsyncWrite> Drop for LineTransport<R, W> {
@@ -119,7 +111,7 @@ enum Line {
 #[derive(Deserialize)]
 struct Peek {
     id: Option<RequestId>,
-    method: Option<Method>,
+    method: Option<IgnoredAny>,
     error: Option<IgnoredAny>,
     result: Option<PeekResult>,
 }
@@ -127,40 +119,6 @@ struct Peek {
 #[derive(Deserialize)]
 struct PeekResult {
     task: Option<IgnoredAny>,
-}
-
-/// A message's method, as far as the transport cares (read without allocating).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Method {
-    Progress,
-    ResourceUpdated,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Method {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-        impl serde::de::Visitor<'_> for Name {
-            type Value = Method;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a method name")
-            }
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Method, E> {
-                Ok(match name {
-                    "notifications/progress" => Method::Progress,
-                    "notifications/resources/updated" => Method::ResourceUpdated,
-                    _ => Method::Other,
-                })
-            }
-        }
-        deserializer.deserialize_str(Name)
-    }
-}
-
-/// A notification's params.
-#[derive(Deserialize)]
-struct Params<T> {
-    params: T,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -178,68 +136,33 @@ where
             write: crate::wire::Writer::new(write),
             expected: HashMap::new(),
             straight: None,
-            inline: None,
         }
     }
 
-    /// The transport of `client`'s connection, with requests sent past rmcp (`straight`; both
-    /// share its writer), and the server's progress reports and resource changes handled as
-    /// they are read (`handled_here`).
+    /// The transport with requests sent past rmcp (`straight`): both share its writer.
     pub(crate) fn with_straight(
         read: R,
         write: W,
         max_line: usize,
-        client: crate::client::RouterClient,
+        telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
+        progress: std::sync::Arc<crate::progress::Progress>,
     ) -> (Self, std::sync::Arc<crate::straight::Straight<W>>) {
         let mut transport = Self::new(read, write, max_line);
         let writer = transport.write.clone();
-        let (telemetry, progress) = (client.telemetry.clone(), client.progress.clone());
         let straight = crate::straight::Straight::new(writer, telemetry, progress);
         let straight = std::sync::Arc::new(straight);
         transport.straight = Some(straight.clone());
-        transport.inline = Some(client);
         (transport, straight)
     }
 
-    /// What the line says about itself, read once, when notifications are handled here or a
-    /// straight or remembered request waits for an answer (nothing otherwise).
+    /// What the line says about itself, read once, when a straight request or a remembered
+    /// request waits for an answer (nothing otherwise).
     fn peek(&self) -> Option<Peek> {
         let straight = self.straight.as_ref().is_some_and(|s| s.waiting());
-        if !straight && self.expected.is_empty() && self.inline.is_none() {
+        if !straight && self.expected.is_empty() {
             return None;
         }
         serde_json::from_slice(trimmed(&self.line)).ok()
-    }
-
-    /// A progress report or a resource's change, handled as it is read: in the stream's
-    /// order, so before the answer that follows it. rmcp handles each notification on a task
-    /// of its own, which at times ran after that answer: a call's last progress was dropped
-    /// (its call had ended), and a change sent before a read's answer was announced as a
-    /// change since that read. Any other message, or one that does not parse, goes to rmcp.
-    fn handled_here(&mut self, peek: Option<&Peek>) -> bool {
-        let Some(client) = &self.inline else { return false };
-        let Some(peek) = peek.filter(|p| p.id.is_none()) else { return false };
-        let line = trimmed(&self.line);
-        match peek.method {
-            Some(Method::Progress) => {
-                let Ok(note) = serde_json::from_slice::<Params<ProgressNotificationParam>>(line)
-                else {
-                    return false;
-                };
-                client.progress.notified(&client.server, note.params, &client.events);
-            }
-            Some(Method::ResourceUpdated) => {
-                let Ok(note) =
-                    serde_json::from_slice::<Params<ResourceUpdatedNotificationParam>>(line)
-                else {
-                    return false;
-                };
-                client.resource_updated(&note.params.uri);
-            }
-            _ => return false,
-        }
-        self.line.clear();
-        true
     }
 
     /// Hands the line to the straight request it answers, if it is one's answer.
@@ -408,7 +331,7 @@ where
                 }
             }
             let peek = self.peek();
-            if self.answers_straight(peek.as_ref()) || self.handled_here(peek.as_ref()) {
+            if self.answers_straight(peek.as_ref()) {
                 continue;
             }
             let line = std::mem::take(&mut self.line);

@@ -2,10 +2,10 @@
 //! carries a `progressToken`, and the server's `notifications/progress` for it becomes an
 //! `mcp_tool_call_progress` event naming that call — at most one per interval per call, so a
 //! chatty server cannot flood a UI; the last one (`progress` reaching `total`) is never held
-//! back. On stdio the transport hands each notification here as it reads it, so every report
-//! the server sends before its answer arrives before the call's end (`lines.rs`). Over HTTP
-//! rmcp handles each notification on a task of its own, so one sent just before the answer may
-//! be handled after the call ended: it is then dropped, never reported after the call's end.
+//! back. The transport wrapper (`telemetry::Traced`) hands each report here as it arrives, in
+//! the order of the server's messages, so every report sent before the answer arrives before
+//! the call's end; one sent after it finds no call and is dropped, never reported after the
+//! call's end.
 //!
 //! rmcp gives every request a progress token of its own choosing. So the request is tagged in
 //! `_meta` with a key of ours ([`Progress::track`]), and the connection's transport

@@ -26,14 +26,16 @@ async fn connected_with_progress() -> (Client, Arc<Straight<DuplexStream>>, Serv
     (client, straight, server, progress)
 }
 
-/// [`connected`] with `router` as the connection's client side (its notifications are
-/// handled in the transport).
+/// [`connected`] with `router` as the connection's client side, its transport wrapped as the
+/// manager wraps it (`Traced`, which handles progress and changes in order).
 async fn connected_as(router: RouterClient) -> (Client, Arc<Straight<DuplexStream>>, Server) {
     let mut straight = None;
     let (client, server) = scripted::connected(|read, write| {
-        let (transport, made) = LineTransport::with_straight(read, write, 1 << 20, router);
+        let (telemetry, progress) = (router.telemetry.clone(), router.progress.clone());
+        let (transport, made) =
+            LineTransport::with_straight(read, write, 1 << 20, telemetry, progress);
         straight = Some(made);
-        transport
+        router.traced(transport)
     })
     .await;
     (client, straight.expect("made"), server)

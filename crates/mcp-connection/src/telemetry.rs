@@ -344,22 +344,17 @@ fn trace_context(span: &Span) -> Option<(String, Option<String>)> {
 /// A client transport that records the JSON-RPC id of each tagged request on its span, and
 /// takes the tag out before the request is written.
 /// It also notes the end of the incoming stream in the connection's `closed` flag, so a dead
-/// connection is known before the next request is sent on it.
+/// connection is known before the next request is sent on it, and handles the server's
+/// progress reports and resource changes as they arrive (`RouterClient::handled_in_order`).
 pub(crate) struct Traced<T> {
     inner: T,
-    telemetry: Arc<Telemetry>,
-    closed: Arc<std::sync::atomic::AtomicBool>,
-    progress: Arc<crate::progress::Progress>,
+    /// The connection's client side: its telemetry, progress, `closed` flag and watcher.
+    client: crate::client::RouterClient,
 }
 
 impl<T> Traced<T> {
-    pub(crate) fn new(
-        inner: T,
-        telemetry: Arc<Telemetry>,
-        closed: Arc<std::sync::atomic::AtomicBool>,
-        progress: Arc<crate::progress::Progress>,
-    ) -> Self {
-        Self { inner, telemetry, closed, progress }
+    pub(crate) fn new(inner: T, client: crate::client::RouterClient) -> Self {
+        Self { inner, client }
     }
 }
 
@@ -372,36 +367,41 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let rmcp::model::JsonRpcMessage::Request(request) = &mut item {
             declare_tasks(&mut request.request);
-            if let Some(level) = &self.telemetry.log_level {
+            if let Some(level) = &self.client.telemetry.log_level {
                 ask_log_level(&mut request.request, level);
             }
         }
-        if self.progress.waiting()
+        if self.client.progress.waiting()
             && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
         {
             use rmcp::model::GetMeta as _;
             let token = request.request.get_meta().get_progress_token();
             if let Some(meta) = params_meta(&mut request.request) {
-                self.progress.bind(meta, token);
+                self.client.progress.bind(meta, token);
             }
         }
         if let rmcp::model::JsonRpcMessage::Request(request) = &mut item
             && let Some(meta) = params_meta(&mut request.request)
         {
-            self.telemetry.written(meta, &request.id);
+            self.client.telemetry.written(meta, &request.id);
         }
         self.inner.send(item)
     }
 
+    /// The next message for rmcp. Progress reports and resource changes are handled here and
+    /// not passed on: in the order they arrive, so before the answer that follows them.
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        let closed = self.closed.clone();
-        let next = self.inner.receive();
+        let Self { inner, client } = self;
         async move {
-            let message = next.await;
-            if message.is_none() {
-                closed.store(true, Ordering::SeqCst);
+            loop {
+                let message = inner.receive().await;
+                match &message {
+                    None => client.closed.store(true, Ordering::SeqCst),
+                    Some(message) if client.handled_in_order(message) => continue,
+                    Some(_) => {}
+                }
+                return message;
             }
-            message
         }
     }
 
@@ -612,8 +612,11 @@ mod tests {
         let (recorder, _guard) = recording();
         let telemetry = Telemetry::new(&ServerConfig::stdio("demo", "true", Vec::new()));
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let mut transport =
-            Traced::new(Sink(sent.clone()), telemetry.clone(), Arc::default(), Arc::default());
+        let client = crate::client::RouterClient {
+            telemetry: telemetry.clone(),
+            ..crate::scripted::router_client(Arc::new(crate::host::DefaultHost))
+        };
+        let mut transport = Traced::new(Sink(sent.clone()), client);
 
         let mut span = telemetry.start("resources/read", None, Some("demo://a"));
         let mut params = ReadResourceRequestParams::new("demo://a");

@@ -67,14 +67,21 @@ fn a_servers_log_messages_become_events_at_the_level_the_config_asks() {
 }
 
 /// The log events of the Python SDK fixture's `chatty` call, in protocol 2026-07-28, with the
-/// server's `log_level` (or none); its progress reports checked on the way.
-fn modern_logs(log_level: Option<&str>) -> Vec<Value> {
+/// server's `log_level` (or none), over stdio or at an HTTP `url`; its progress reports checked
+/// on the way.
+fn modern_logs(log_level: Option<&str>, url: Option<&str>) -> Vec<Value> {
     let dir = tempfile::tempdir().expect("tempdir");
     let level = log_level.map(|l| format!("log_level = \"{l}\"\n")).unwrap_or_default();
+    let server = match url {
+        Some(url) => format!("url = {url:?}"),
+        None => format!(
+            "command = {:?}\nargs = [{:?}, \"stdio\"]",
+            python(),
+            python_script("era_fixture.py")
+        ),
+    };
     let text = format!(
-        "[mcp_router]\nprogress_interval_ms = 0\n[mcp_servers.era]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\nprotocol = \"2026-07-28\"\n{level}",
-        python(),
-        python_script("era_fixture.py")
+        "[mcp_router]\nprogress_interval_ms = 0\n[mcp_servers.era]\n{server}\nprotocol = \"2026-07-28\"\n{level}"
     );
     let mut exec = ExecSession::spawn(exec_command(&write_config(&dir, "era.toml", &text)));
     exec.send(&json!({"call_id": "c1", "name": "mcp__era__chatty", "arguments": {}}));
@@ -108,11 +115,21 @@ fn modern_logs(log_level: Option<&str>) -> Vec<Value> {
 
 #[test]
 fn a_2026_server_is_asked_for_its_log_level_on_every_request() {
-    let asked = modern_logs(Some("info"));
+    let asked = modern_logs(Some("info"), None);
     let mut levels: Vec<&str> = asked.iter().filter_map(|l| l["level"].as_str()).collect();
     levels.sort();
     assert_eq!(levels, ["info", "warning"], "{asked:?}");
     assert!(asked.iter().all(|l| l["server"] == "era" && l["logger"] == "era"), "{asked:?}");
     // Unasked, a 2026-07-28 server sends none (the SDK follows the spec's per-request opt-in).
-    assert_eq!(modern_logs(None), Vec::<Value>::new());
+    assert_eq!(modern_logs(None, None), Vec::<Value>::new());
+}
+
+/// Over HTTP too, every progress report sent on the call's stream before its answer reaches
+/// the host before the call's end (the transport wrapper handles them in order, not rmcp's
+/// notification tasks).
+#[test]
+fn over_http_a_2026_servers_progress_all_arrives_before_the_end() {
+    let server = crate::support::HttpServer::python("era_fixture.py", &[]);
+    let asked = modern_logs(Some("warning"), Some(&server.url));
+    assert_eq!(asked.len(), 1, "{asked:?}");
 }
