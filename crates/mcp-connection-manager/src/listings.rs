@@ -127,7 +127,7 @@ impl McpConnectionManager {
                 let page = tokio::time::timeout(timeout, fetch_page(conn.clone(), kind, cursor));
                 match page.await {
                     Ok(Ok(page)) => Ok(page),
-                    Ok(Err(e)) => Err(self.servers.failed(server, conn, e)),
+                    Ok(Err(e)) => Err(self.servers.failed(server, conn, e).await),
                     Err(_) => Err(McpError::Timeout {
                         server: server.to_string(),
                         method: kind.method(),

@@ -42,7 +42,7 @@ impl Servers {
     /// A request failed in rmcp. A broken connection is marked dead (not retried here: a
     /// tools/call may have had effects; the next use restarts it); one refused for want of
     /// sign-in marks the server signed out.
-    pub(crate) fn failed(
+    pub(crate) async fn failed(
         &self,
         server: &str,
         conn: &SharedConnection,
@@ -54,7 +54,7 @@ impl Servers {
         {
             *last = Some(challenge.to_string());
         }
-        let error = conn.failure(e);
+        let error = conn.failure(e).await;
         match &error {
             // Refused: signed out until someone signs in again.
             McpError::SignInRequired { sign_in: sign_in @ SignIn::Required, .. } => {
@@ -96,13 +96,13 @@ impl Servers {
                     return Err(McpError::Timeout { server: server.to_string(), method, timeout });
                 }
             };
-            self.send_again(server, method, &conn, e, &mut resent)?;
+            self.send_again(server, method, &conn, e, &mut resent).await?;
         }
     }
 
     /// A request failed: `Ok` when it is to be sent once more on a new connection (see
     /// [`resend`]; at most once, `resent` remembers), otherwise the error for the caller.
-    fn send_again(
+    async fn send_again(
         &self,
         server: &str,
         method: &'static str,
@@ -111,7 +111,7 @@ impl Servers {
         resent: &mut bool,
     ) -> Result<(), McpError> {
         let again = !*resent && resend(method, &e);
-        let error = self.failed(server, conn, e);
+        let error = self.failed(server, conn, e).await;
         if !(again && matches!(error, McpError::Transport { .. })) {
             return Err(error);
         }
@@ -160,7 +160,7 @@ impl Servers {
                 }
                 Err(ExchangeError::Service(e)) => e,
             };
-            self.send_again(server, method, &conn, e, &mut resent)?;
+            self.send_again(server, method, &conn, e, &mut resent).await?;
         }
     }
 }

@@ -39,6 +39,9 @@ use tracing::Instrument as _;
 /// cut to the read budget before the model sees it.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Longest a failed request on a broken stdio connection waits to see its server's exit status.
+pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The client side of every connection: says who we are and which protocol we speak, and
 /// passes server-to-client requests to the host (announcing each with an event).
 #[derive(Clone)]
@@ -144,15 +147,21 @@ impl Connection {
     }
 
     /// A failed request as the model reads it: the cause in words, the HTTP server's address,
-    /// a stdio server's exit status when it exited.
-    pub fn failure(&self, error: rmcp::ServiceError) -> McpError {
+    /// a stdio server's exit status when it exited — waited for up to [`EXIT_GRACE`] (its
+    /// output can end before its guard is seen exiting on a loaded machine).
+    pub async fn failure(&self, error: rmcp::ServiceError) -> McpError {
         let client = self.client();
         let error = service_error(&client.server, client.address.as_deref(), error);
-        match (error, self.child.as_ref().and_then(ChildGroup::exit_status)) {
-            (McpError::Transport { server, .. }, Some(status)) => {
-                McpError::Transport { server, error: format!("the server exited ({status})") }
-            }
-            (error, _) => error,
+        let (McpError::Transport { server, .. }, Some(child)) = (&error, self.child.as_ref())
+        else {
+            return error;
+        };
+        match child.exited_within(EXIT_GRACE).await {
+            Some(status) => McpError::Transport {
+                server: server.clone(),
+                error: format!("the server exited ({status})"),
+            },
+            None => error,
         }
     }
 

@@ -288,6 +288,21 @@ impl ChildGroup {
         })
     }
 
+    /// [`ChildGroup::exit_status`], waited for up to `grace` (checked every few milliseconds);
+    /// `None` if the server still runs then.
+    pub async fn exited_within(&self, grace: Duration) -> Option<String> {
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Some(status);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// The process id of the group leader (the spawned command).
     pub fn pid(&self) -> u32 {
         self.pgid as u32
@@ -418,14 +433,27 @@ mod tests {
 
     /// How the group's server ended, once it has (within 5 s).
     async fn ended(group: &ChildGroup) -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            if let Some(status) = group.exit_status() {
-                return status;
-            }
-            assert!(std::time::Instant::now() < deadline, "still running");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        group.exited_within(Duration::from_secs(5)).await.expect("ended within 5 s")
+    }
+
+    /// A failure on a broken connection waits a moment for the server's status (the guard exits
+    /// a moment after its output ends), but not past the grace a server that still runs gets.
+    #[tokio::test]
+    async fn the_exit_status_is_waited_for_a_moment_and_no_longer() {
+        let env = BTreeMap::new();
+        let args = ["-c".to_string(), "sleep 0.2; exit 3".to_string()];
+        let launch = Launch { server: "slow", command: "sh", args: &args, env: &env, cwd: None };
+        let spawned = spawn(launch).expect("spawn");
+        assert_eq!(spawned.group.exit_status(), None, "still running");
+        let status = spawned.group.exited_within(crate::client::EXIT_GRACE).await;
+        assert_eq!(status.as_deref(), Some("status 3"));
+
+        let args = ["-c".to_string(), "sleep 5".to_string()];
+        let launch = Launch { server: "runs", command: "sh", args: &args, env: &env, cwd: None };
+        let spawned = spawn(launch).expect("spawn");
+        let started = std::time::Instant::now();
+        assert_eq!(spawned.group.exited_within(Duration::from_millis(50)).await, None);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     }
 
     /// How a server ended, as failures name it.
