@@ -303,9 +303,7 @@ mod tests {
         }
     }
 
-    fn client(host: Arc<dyn HostHandler>) -> RouterClient {
-        crate::scripted::router_client(host)
-    }
+    use crate::scripted::router_client as client;
 
     fn exchange(client: &RouterClient, max_rounds: usize) -> Exchange<'_> {
         Exchange {

@@ -239,8 +239,8 @@ mod tests {
         assert_eq!(progress.untaken.load(Ordering::SeqCst), 0);
     }
 
-    /// A notification handled while its call ends (rmcp's handler task against the caller) is
-    /// queued before the end event or not at all: the caller drops the guard, then sends its
+    /// A notification handled while its call ends (the transport, reading one the server sent
+    /// after its answer, against the caller) is queued before the end event or not at all: the caller drops the guard, then sends its
     /// end, and no progress may follow that end.
     #[tokio::test]
     async fn no_progress_is_queued_after_the_call_that_ended() {
