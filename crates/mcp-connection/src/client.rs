@@ -156,11 +156,8 @@ impl Connection {
         else {
             return error;
         };
-        match child.exited_within(EXIT_GRACE).await {
-            Some(status) => McpError::Transport {
-                server: server.clone(),
-                error: format!("the server exited ({status})"),
-            },
+        match child.why_ended(EXIT_GRACE).await {
+            Some(why) => McpError::Transport { server: server.clone(), error: why },
             None => error,
         }
     }
@@ -366,11 +363,18 @@ async fn open(
                 client.progress.clone(),
             );
             let transport = client.traced(transport);
-            // On failure `spawned` is dropped here, which kills the process group.
-            let service = client
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| HandshakeError::Handshake(initialize_failed(&e, None)))?;
+            // On failure `spawned` is dropped here, which kills the process group; a server
+            // that exited is named with its status and its last stderr lines first.
+            let service = match client.serve_with_lifecycle(transport, lifecycle).await {
+                Ok(service) => service,
+                Err(e) => {
+                    let message = match spawned.group.why_ended(EXIT_GRACE).await {
+                        Some(why) => crate::errors::initialize_failed_after_exit(&e, &why),
+                        None => initialize_failed(&e, None),
+                    };
+                    return Err(HandshakeError::Handshake(message));
+                }
+            };
             Ok((service, Some((spawned.group, straight))))
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {

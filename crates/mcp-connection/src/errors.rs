@@ -119,6 +119,20 @@ pub fn initialize_failed(
     }
 }
 
+/// [`initialize_failed`] for a stdio server that exited meanwhile: its exit (`why`, see
+/// `ChildGroup::why_ended`) is the cause then, not the closed pipe it left.
+pub(crate) fn initialize_failed_after_exit(
+    error: &rmcp::service::ClientInitializeError,
+    why: &str,
+) -> String {
+    use rmcp::service::ClientInitializeError::{ConnectionClosed, TransportError};
+    match error {
+        TransportError { context, .. } => format!("initialize failed ({context}): {why}"),
+        ConnectionClosed(context) => format!("initialize failed ({context}): {why}"),
+        other => format!("{}; {why}", initialize_failed(other, None)),
+    }
+}
+
 /// `host:port` of an HTTP server's URL, as failures name it.
 pub fn address_of(url: &str) -> Option<String> {
     let url = reqwest::Url::parse(url).ok()?;
@@ -357,6 +371,15 @@ pub fn service_error(server: &str, address: Option<&str>, error: rmcp::ServiceEr
         && let Some(auth) = auth_error_in(sent.error.as_ref())
     {
         return sign_in(crate::oauth::sign_in_of(auth));
+    }
+    if let rmcp::ServiceError::TransportSend(sent) = &error
+        && let Some(too_large) = causes(sent.error.as_ref()).iter().find_map(|e| {
+            let io = e.downcast_ref::<std::io::Error>()?;
+            io.get_ref()?.downcast_ref::<crate::wire::TooLarge>()
+        })
+    {
+        // Nothing was written: the request failed, the connection did not.
+        return McpError::Protocol { server: server.to_string(), error: too_large.to_string() };
     }
     match error {
         rmcp::ServiceError::McpError(data) => {

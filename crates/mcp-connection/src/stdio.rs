@@ -42,6 +42,9 @@ const INHERITED_ENV: &[&str] =
 const KILL_WAIT: Duration = Duration::from_secs(2);
 /// Longest stderr line kept in the log.
 const MAX_STDERR_LINE: usize = 2_000;
+/// Most of a server's last stderr lines a failure quotes: lines, and bytes in all.
+const TAIL_LINES: usize = 5;
+const TAIL_BYTES: usize = 2048;
 
 /// A spawned server: its pipes and the guard that owns its process group.
 pub(crate) struct Spawned {
@@ -71,9 +74,14 @@ pub(crate) struct Launch<'a> {
 ///
 /// Its first argument is the router's pid: a router that died before the parent-death signal
 /// was set would never send it, so the guard then exits without starting anything.
+///
+/// Once the server runs, the guard lets go of the server's stdin (`0</dev/null`): a request
+/// written to a server that exited then fails at once (`EPIPE`) instead of filling a pipe the
+/// guard still holds open. The trap reaps the server it killed before the group goes, so no
+/// zombie is left to whoever adopts it.
 const GUARD: &str = concat!(
-    "[ \"$PPID\" = \"$1\" ] || exit 125; shift; exec 3<&0; trap 'trap \"\" TERM; [ -n \"$pid\" ] && kill -KILL $pid 2>/dev/null; kill -KILL 0' TERM; ",
-    r#""$@" <&3 3<&- & pid=$!; exec 3<&-; wait $pid; status=$?; exit $status"#,
+    "[ \"$PPID\" = \"$1\" ] || exit 125; shift; exec 3<&0; trap 'trap \"\" TERM; [ -n \"$pid\" ] && { kill -KILL $pid 2>/dev/null; wait $pid; }; kill -KILL 0' TERM; ",
+    r#""$@" <&3 3<&- & pid=$!; exec 3<&- 0</dev/null; wait $pid; status=$?; exit $status"#,
 );
 
 pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {
@@ -131,7 +139,8 @@ fn spawn_with(
         return Err(std::io::Error::other("child process has no pipes"));
     };
     let secrets: Vec<String> = launch.env.values().filter(|v| v.len() >= 4).cloned().collect();
-    tokio::spawn(log_stderr(launch.server.to_string(), stderr, secrets));
+    let tail = std::sync::Arc::new(StderrTail::default());
+    tokio::spawn(log_stderr(launch.server.to_string(), stderr, secrets, tail.clone()));
     Ok(Spawned {
         stdout,
         stdin,
@@ -139,6 +148,7 @@ fn spawn_with(
             pgid: pid,
             child: Mutex::new(Some(child)),
             done: AtomicBool::new(false),
+            stderr: tail,
         },
     })
 }
@@ -182,23 +192,111 @@ fn set_parent_death_signal_by_fork(command: &mut Command, parent: libc::pid_t) {
 }
 
 /// Log the server's stderr lines (target `mcp_server_stderr`), with configured env values
-/// redacted and long lines cut.
-async fn log_stderr(server: String, stderr: tokio::process::ChildStderr, secrets: Vec<String>) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(mut line)) = lines.next_line().await {
+/// redacted and long lines cut, and keep the last few in `tail` for a failure to quote.
+async fn log_stderr(
+    server: String,
+    stderr: tokio::process::ChildStderr,
+    secrets: Vec<String>,
+    tail: std::sync::Arc<StderrTail>,
+) {
+    let mut lines = BufReader::new(stderr).split(b'\n');
+    while let Ok(Some(line)) = lines.next_segment().await {
+        let mut line = String::from_utf8_lossy(&line).into_owned();
         for secret in &secrets {
             if line.contains(secret.as_str()) {
                 line = line.replace(secret.as_str(), "[redacted]");
             }
         }
-        if line.len() > MAX_STDERR_LINE {
-            let mut cut = MAX_STDERR_LINE;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            line.truncate(cut);
-        }
+        cut_at(&mut line, MAX_STDERR_LINE);
+        tail.push(&line);
         tracing::info!(target: "mcp_server_stderr", server = %server, "{line}");
+    }
+    tail.end();
+}
+
+/// A server's last stderr lines (secrets already redacted): at most [`TAIL_LINES`] lines and
+/// [`TAIL_BYTES`] bytes, without terminal escapes or other control characters, and whether
+/// its stderr has ended (every process holding it exited).
+#[derive(Default)]
+pub(crate) struct StderrTail {
+    lines: Mutex<std::collections::VecDeque<String>>,
+    ended: tokio::sync::Notify,
+    done: AtomicBool,
+}
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut clean = plain(line);
+        if clean.trim().is_empty() {
+            return;
+        }
+        cut_at(&mut clean, TAIL_BYTES);
+        let Ok(mut lines) = self.lines.lock() else { return };
+        lines.push_back(clean);
+        while lines.len() > TAIL_LINES || lines.iter().map(String::len).sum::<usize>() > TAIL_BYTES
+        {
+            lines.pop_front();
+        }
+    }
+
+    fn end(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        self.ended.notify_waiters();
+    }
+
+    /// The lines kept once stderr has ended, waited for up to `grace`; what is kept by then
+    /// otherwise.
+    async fn wait(&self, grace: Duration) -> Vec<String> {
+        let ended = self.ended.notified();
+        if !self.done.load(Ordering::SeqCst) {
+            let _ = tokio::time::timeout(grace, ended).await;
+        }
+        self.lines.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default()
+    }
+}
+
+/// `line` without terminal escape sequences (CSI and OSC) and control characters (tabs become
+/// spaces).
+fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \.
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Cuts `line` to at most `max` bytes, on a character boundary.
+fn cut_at(line: &mut String, max: usize) {
+    if line.len() > max {
+        let mut cut = max;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        line.truncate(cut);
     }
 }
 
@@ -240,6 +338,7 @@ pub struct ChildGroup {
     pgid: libc::pid_t,
     child: Mutex<Option<Child>>,
     done: AtomicBool,
+    stderr: std::sync::Arc<StderrTail>,
 }
 
 impl ChildGroup {
@@ -301,6 +400,22 @@ impl ChildGroup {
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+
+    /// Why the server is gone, for a failure to say: `the server exited (status 3); its last
+    /// stderr lines: …`, once its exit status is known (waited for up to `grace`), with its
+    /// last stderr lines (see [`StderrTail`]). `None` while it still runs after `grace`.
+    pub async fn why_ended(&self, grace: Duration) -> Option<String> {
+        let started = tokio::time::Instant::now();
+        let status = self.exited_within(grace).await?;
+        let lines = self.stderr.wait(grace.saturating_sub(started.elapsed())).await;
+        Some(match lines.as_slice() {
+            [] => format!("the server exited ({status})"),
+            lines => format!(
+                "the server exited ({status}); its last stderr lines: {}",
+                lines.join(" | ")
+            ),
+        })
     }
 
     /// The process id of the group leader (the spawned command).
@@ -454,6 +569,38 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(spawned.group.exited_within(Duration::from_millis(50)).await, None);
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    /// A server that fails to start is named with its status and its last stderr lines: at
+    /// most a few, without terminal escapes, bounded in bytes.
+    #[tokio::test]
+    async fn why_a_server_ended_quotes_its_last_stderr_lines() {
+        let env = BTreeMap::new();
+        let script =
+            r#"for i in 1 2 3 4 5 6 7; do printf '\033[31mline %s\033[0m\n' $i >&2; done; exit 3"#;
+        let args = ["-c".to_string(), script.to_string()];
+        let launch = Launch { server: "boom", command: "sh", args: &args, env: &env, cwd: None };
+        let spawned = spawn(launch).expect("spawn");
+        let why = spawned.group.why_ended(Duration::from_secs(5)).await.expect("ended");
+        assert_eq!(
+            why,
+            "the server exited (status 3); its last stderr lines: line 3 | line 4 | line 5 | line 6 | line 7"
+        );
+
+        let script = "head -c 5000 /dev/zero | tr '\\0' y >&2; echo >&2; exit 1";
+        let args = ["-c".to_string(), script.to_string()];
+        let launch = Launch { server: "long", command: "sh", args: &args, env: &env, cwd: None };
+        let spawned = spawn(launch).expect("spawn");
+        let why = spawned.group.why_ended(Duration::from_secs(5)).await.expect("ended");
+        assert!(why.len() <= TAIL_BYTES + 80, "{} bytes", why.len());
+        assert!(why.ends_with("yyyy"), "{why}");
+    }
+
+    #[test]
+    fn plain_text_has_no_escapes_or_control_characters() {
+        assert_eq!(plain("\u{1b}[1;31merror\u{1b}[0m:\tbad\u{7}"), "error: bad");
+        assert_eq!(plain("\u{1b}]0;title\u{7}after"), "after");
+        assert_eq!(plain("\u{1b}]8;;http://x\u{1b}\\link"), "link");
     }
 
     /// How a server ended, as failures name it.

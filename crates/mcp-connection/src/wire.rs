@@ -59,6 +59,17 @@ impl<W> Clone for Writer<W> {
     }
 }
 
+/// A message over the limit one line may have: refused before anything of it is written.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot take a request of {bytes} bytes: one message may have at most {limit} bytes ({} MiB); nothing was sent",
+    .limit >> 20
+)]
+pub(crate) struct TooLarge {
+    pub(crate) bytes: usize,
+    pub(crate) limit: usize,
+}
+
 fn closed() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
 }
@@ -121,6 +132,17 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
         if let Err(e) = fill(&mut queue.lines) {
             queue.lines.truncate(start);
             return Err(std::io::Error::other(e));
+        }
+        // A line past what a server is expected to read is not sent (nothing of it is written,
+        // the connection stays as it was): the one request fails, naming the limit.
+        let bytes = queue.lines.len() - start;
+        if bytes > crate::client::MAX_MESSAGE_BYTES {
+            queue.lines.truncate(start);
+            let limit = crate::client::MAX_MESSAGE_BYTES;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                TooLarge { bytes, limit },
+            ));
         }
         Ok(!std::mem::replace(&mut queue.writing, true))
     }

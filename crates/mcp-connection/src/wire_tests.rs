@@ -340,3 +340,24 @@ async fn lines_queued_behind_a_dropped_writer_still_go_out() {
         assert_eq!(message["id"], id);
     }
 }
+
+/// A line past the message limit is refused whole, naming the limit: nothing of it reaches the
+/// pipe, and the writer goes on with the next line.
+#[tokio::test]
+async fn a_line_over_the_limit_is_refused_and_nothing_of_it_is_written() {
+    use tokio::io::AsyncBufReadExt as _;
+    let (write, server) = tokio::io::duplex(1 << 16);
+    let writer = Writer::new(write);
+    let big = "x".repeat(crate::client::MAX_MESSAGE_BYTES);
+    let refused = writer.send(request(RequestId::Number(1), read(&big, None))).await;
+    let error = refused.expect_err("over the limit");
+    let too_large = error.get_ref().and_then(|e| e.downcast_ref::<TooLarge>()).expect("TooLarge");
+    assert_eq!(too_large.limit, crate::client::MAX_MESSAGE_BYTES);
+    assert!(too_large.bytes > too_large.limit, "{}", too_large.bytes);
+    assert!(error.to_string().contains("at most 67108864 bytes (64 MiB)"), "{error}");
+    writer.send(request(RequestId::Number(2), read("demo://after", None))).await.expect("sent");
+    let mut lines = tokio::io::BufReader::new(server).lines();
+    let line = lines.next_line().await.expect("read").expect("a line");
+    let message: serde_json::Value = serde_json::from_str(&line).expect("whole json");
+    assert_eq!(message["id"], 2, "the refused line left nothing behind");
+}

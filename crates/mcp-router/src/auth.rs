@@ -52,7 +52,7 @@ pub(crate) async fn login(
     // Only a server that asks for authorization gets a sign-in.
     match oauth::authorization(&url).await {
         Authorization::NotRequired => {
-            println!(
+            outln!(
                 "`{name}` does not ask for sign-in (it answered without authorization); nothing to do."
             );
             return Ok(0);
@@ -82,22 +82,20 @@ pub(crate) async fn login(
     let login = Login::start(name, &url, &oauth, &store, &redirect_uri, None)
         .await
         .map_err(anyhow::Error::msg)?;
-    println!(
+    outln!(
         "To sign in to `{name}`, open this URL in a browser:\n\n{}\n",
         login.authorization_url()
     );
     let redirected_to = match listener {
         Some(listener) => {
             open_browser(login.authorization_url());
-            println!("Waiting for the browser to come back to {redirect_uri} …");
+            outln!("Waiting for the browser to come back to {redirect_uri} …");
             tokio::time::timeout(LOGIN_WAIT, receive_redirect(listener, port))
                 .await
                 .context("no sign-in within 5 minutes")??
         }
         None => {
-            println!(
-                "Then paste the URL your browser was sent to (it starts with {redirect_uri}):"
-            );
+            outln!("Then paste the URL your browser was sent to (it starts with {redirect_uri}):");
             let mut line = String::new();
             tokio::io::BufReader::new(tokio::io::stdin()).read_line(&mut line).await?;
             line
@@ -105,8 +103,8 @@ pub(crate) async fn login(
     };
     login.finish(&redirected_to).await.map_err(anyhow::Error::msg)?;
     match store.status(&url).map_err(anyhow::Error::msg)? {
-        Some(status) => println!("Signed in to `{name}`: {}", describe(&status)),
-        None => println!("Signed in to `{name}`."),
+        Some(status) => outln!("Signed in to `{name}`: {}", describe(&status)),
+        None => outln!("Signed in to `{name}`."),
     }
     Ok(0)
 }
@@ -170,9 +168,9 @@ fn response(status: u16, text: &str) -> String {
 pub(crate) fn logout(config: &crate::setup::ConfigArg, name: &str) -> anyhow::Result<i32> {
     let (url, _) = http_server(config, name)?;
     if store()?.remove(&url).map_err(anyhow::Error::msg)? {
-        println!("Signed out of `{name}`.");
+        outln!("Signed out of `{name}`.");
     } else {
-        println!("`{name}` was not signed in.");
+        outln!("`{name}` was not signed in.");
     }
     Ok(0)
 }
@@ -212,12 +210,12 @@ pub(crate) async fn status(config: &crate::setup::ConfigArg) -> anyhow::Result<i
         };
         // A server left idle until used (lazy, or tool search and a catalog) says so.
         let idle = if idle.contains(&server.name) { "\tidle: starts on first use" } else { "" };
-        println!("{}\t{url}\t{state}{idle}", server.name);
+        outln!("{}\t{url}\t{state}{idle}", server.name);
     }
     if !any {
-        println!("no HTTP servers in the config");
+        outln!("no HTTP servers in the config");
     }
-    println!("credentials: {}", store.path().display());
+    outln!("credentials: {}", store.path().display());
     Ok(0)
 }
 

@@ -97,7 +97,7 @@ fn demo_config() -> anyhow::Result<router_config::ConfigFile> {
 pub(crate) async fn run() -> anyhow::Result<i32> {
     let (events, mut rx) = event_channel();
     let running = setup::start(demo_config()?, events.clone())?;
-    println!(
+    outln!(
         "mcp-router demo: three demo MCP servers as child processes: `docs` (pages of 2), `notes`, and `catalog` (2,000 generated resources; every 7th, 286 in all, is annotated for the user only and so hidden from the model, as `show_user_audience = false` does: the lists skip those numbers); list payloads limited to {} KiB.\n",
         DEMO_LIST_BUDGET / 1024
     );
@@ -107,8 +107,8 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     let mut cursor = String::new();
     for (i, (title, name, arguments)) in SCRIPT.iter().enumerate() {
         let arguments = arguments.replace("{cursor}", &cursor);
-        println!("\n── {}. {title}", i + 1);
-        println!("   call    {name} {arguments}");
+        outln!("\n── {}. {title}", i + 1);
+        outln!("   call    {name} {arguments}");
         let call = ToolCall {
             call_id: format!("call-{}", i + 1),
             name: name.to_string(),
@@ -126,7 +126,7 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     tool_search(&running, &ctx, &mut rx, SCRIPT.len() + 3).await?;
     skills(&running, &ctx, &mut rx, SCRIPT.len() + 4).await?;
     let step = SCRIPT.len() + 5;
-    println!("\n── {step}. A long call the server runs as a task (SEP-2663): polled to its end");
+    outln!("\n── {step}. A long call the server runs as a task (SEP-2663): polled to its end");
     let job = r#"{"seconds":1.5}"#;
     sub_step(&running.router, &ctx, &mut rx, format!("call-{step}"), "mcp__docs__job", job).await?;
     running.manager.shutdown().await;
@@ -152,11 +152,11 @@ async fn tool_search(
         specs.into_iter().map(|s| s.name).collect()
     };
     let base = names(searching.specs().await);
-    println!(
+    outln!(
         "\n── {step}. Tool search (tool_search = \"on\"): {} specs instead of {all}; the model searches, the hit is appended, then called",
         base.len()
     );
-    println!("   specs   {}", base.join(" "));
+    outln!("   specs   {}", base.join(" "));
     let steps = [
         ("search_mcp_tools", r#"{"query":"add two numbers","server":"notes","limit":1}"#),
         ("mcp__notes__add", r#"{"a":20,"b":22}"#),
@@ -166,7 +166,7 @@ async fn tool_search(
         sub_step(&searching, ctx, rx, call_id, name, arguments).await?;
         if i == 0 {
             let after = names(searching.specs().await);
-            println!("   specs   … {}", after[base.len()..].join(" "));
+            outln!("   specs   … {}", after[base.len()..].join(" "));
         }
     }
     Ok(())
@@ -181,11 +181,9 @@ async fn skills(
     rx: &mut EventReceiver,
     step: usize,
 ) -> anyhow::Result<()> {
-    println!(
-        "\n── {step}. Skills: listed for the host's prompt, loaded by the model, files checked"
-    );
+    outln!("\n── {step}. Skills: listed for the host's prompt, loaded by the model, files checked");
     for skill in running.router.skills().await.skills {
-        println!("   skill   {} {}: {}", skill.server, skill.name, skill.description);
+        outln!("   skill   {} {}: {}", skill.server, skill.name, skill.description);
     }
     let steps = [
         (tool_router::LOAD_MCP_SKILL, r#"{"server":"docs","name":"release-notes"}"#),
@@ -210,7 +208,7 @@ async fn sub_step(
     name: &str,
     arguments: &str,
 ) -> anyhow::Result<()> {
-    println!("   call    {name} {arguments}");
+    outln!("   call    {name} {arguments}");
     let call =
         ToolCall { call_id, name: name.to_string(), arguments: arguments.to_string().into() };
     let output = router.dispatch_to_output(ctx, call).await?;
@@ -291,14 +289,14 @@ async fn change_call(
     (name, arguments): (&str, &str),
     until: Option<fn(&EventMsg) -> bool>,
 ) -> anyhow::Result<()> {
-    println!("   call    {name} {arguments}");
+    outln!("   call    {name} {arguments}");
     let call =
         ToolCall { call_id, name: name.to_string(), arguments: arguments.to_string().into() };
     let output = running.router.dispatch_to_output(ctx, call).await?;
     if let Some(until) = until {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
         while let Ok(Some(event)) = tokio::time::timeout_at(deadline, rx.recv()).await {
-            println!("   event   {}", crate::event_lines::describe(&event));
+            outln!("   event   {}", crate::event_lines::describe(&event));
             if until(&event) {
                 break;
             }
@@ -316,15 +314,13 @@ async fn tool_list_change(
     rx: &mut EventReceiver,
     step: usize,
 ) -> anyhow::Result<()> {
-    println!(
-        "\n── {step}. A server adds a tool: the router reads its list again, the specs follow"
-    );
+    outln!("\n── {step}. A server adds a tool: the router reads its list again, the specs follow");
     let changed: fn(&EventMsg) -> bool = |e| matches!(e, EventMsg::McpToolsChanged(_));
     change_call(running, ctx, rx, format!("call-{step}a"), ADD_TOOL, Some(changed)).await?;
     let specs = running.router.specs().await;
     let notes: Vec<&str> =
         specs.iter().map(|s| s.name.as_str()).filter(|n| n.starts_with("mcp__notes__")).collect();
-    println!("   specs   {}", notes.join(" "));
+    outln!("   specs   {}", notes.join(" "));
     change_call(running, ctx, rx, format!("call-{step}b"), NEW_TOOL, None).await
 }
 
@@ -336,7 +332,7 @@ async fn resource_change(
     rx: &mut EventReceiver,
     step: usize,
 ) -> anyhow::Result<()> {
-    println!(
+    outln!(
         "\n── {step}. A resource the model read changes: an event now, a notice in the next output"
     );
     let updated: fn(&EventMsg) -> bool = |e| matches!(e, EventMsg::McpResourceUpdated(_));
@@ -346,7 +342,7 @@ async fn resource_change(
 
 fn print_events(rx: &mut EventReceiver) {
     while let Ok(event) = rx.try_recv() {
-        println!("   event   {}", crate::event_lines::describe(&event));
+        outln!("   event   {}", crate::event_lines::describe(&event));
     }
 }
 
@@ -357,7 +353,7 @@ fn print_output(output: &ToolOutput) {
                 for item in items {
                     if let ContentItem::InputImage { image_url } = item {
                         let shown: String = image_url.chars().take(48).collect();
-                        println!("   image item for the model: {shown}…");
+                        outln!("   image item for the model: {shown}…");
                     }
                 }
             }
@@ -378,9 +374,9 @@ fn print_output(output: &ToolOutput) {
             serde_json::to_value(output).map(|v| one_item_per_line(&v)).unwrap_or_default(),
         ),
     };
-    println!("   {label}:");
+    outln!("   {label}:");
     for line in text.lines() {
-        println!("     {line}");
+        outln!("     {line}");
     }
 }
 

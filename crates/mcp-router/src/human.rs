@@ -18,14 +18,14 @@ pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyh
     let skills = running.router.skills().await;
     running.manager.shutdown().await;
     if json {
-        println!("{}", serde_json::to_string_pretty(&skills)?);
+        outln!("{}", serde_json::to_string_pretty(&skills)?);
         return Ok(0);
     }
     if skills.skills.is_empty() {
-        println!("no skills offered");
+        outln!("no skills offered");
     }
     for skill in &skills.skills {
-        println!("{}\t{}\t{}", skill.server, skill.name, skill.description);
+        outln!("{}\t{}\t{}", skill.server, skill.name, skill.description);
     }
     for failure in &skills.errors {
         eprintln!("mcp-router: {}: {}", failure.server, failure.error);
@@ -66,7 +66,7 @@ pub(crate) async fn tools(
         running.manager.wait_until_started().await;
     }
     let specs: Vec<Value> = running.router.tool_list(format).await;
-    println!("{}", serde_json::to_string_pretty(&specs)?);
+    outln!("{}", serde_json::to_string_pretty(&specs)?);
     running.manager.shutdown().await;
     Ok(0)
 }
@@ -91,10 +91,10 @@ pub(crate) async fn list(
                 .unwrap_or("");
             let name = item["name"].as_str().unwrap_or("");
             let mime = item["mimeType"].as_str().unwrap_or("");
-            println!("{:<12} {uri:<40} {name:<20} {mime}", item["server"].as_str().unwrap_or(""));
+            outln!("{:<12} {uri:<40} {name:<20} {mime}", item["server"].as_str().unwrap_or(""));
         }
         if let Some(next) = payload["nextCursor"].as_str() {
-            println!("(more: --cursor {next})");
+            outln!("(more: --cursor {next})");
         }
         for error in payload["errors"].as_array().into_iter().flatten() {
             eprintln!(
@@ -137,13 +137,13 @@ pub(crate) async fn read(
     print_output(&output, raw, |payload| {
         for content in payload["contents"].as_array().into_iter().flatten() {
             match (content.get("text"), content.get("blob")) {
-                (Some(Value::String(text)), _) => println!("{text}"),
-                (_, Some(Value::String(blob))) => println!(
+                (Some(Value::String(text)), _) => outln!("{text}"),
+                (_, Some(Value::String(blob))) => outln!(
                     "<binary {} of {} base64 characters>",
                     content["mimeType"].as_str().unwrap_or("blob"),
                     blob.len()
                 ),
-                _ => println!("{content}"),
+                _ => outln!("{content}"),
             }
         }
     })
@@ -157,20 +157,20 @@ pub(crate) async fn call(
 ) -> anyhow::Result<i32> {
     let output = one_call(config, &name, arguments, None).await?;
     if raw {
-        println!("{}", serde_json::to_string(&output)?);
+        outln!("{}", serde_json::to_string(&output)?);
     } else {
         match &output {
             ToolOutput::Mcp { result: Ok(result) } => {
                 for block in &result.content {
                     match block.as_text() {
-                        Some(text) => println!("{}", text.text),
-                        None => println!("{}", serde_json::to_string(block)?),
+                        Some(text) => outln!("{}", text.text),
+                        None => outln!("{}", serde_json::to_string(block)?),
                     }
                 }
             }
             ToolOutput::Mcp { result: Err(message) } => eprintln!("{message}"),
             ToolOutput::Function { content, .. } if !output.is_success() => eprintln!("{content}"),
-            ToolOutput::Function { content, .. } => println!("{content}"),
+            ToolOutput::Function { content, .. } => outln!("{content}"),
         }
     }
     Ok(if output.is_success() { 0 } else { 1 })
@@ -216,7 +216,7 @@ fn print_output(
     readable: impl FnOnce(&Value),
 ) -> anyhow::Result<i32> {
     let ToolOutput::Function { content, .. } = output else {
-        println!("{}", serde_json::to_string(output)?);
+        outln!("{}", serde_json::to_string(output)?);
         return Ok(1);
     };
     if !output.is_success() {
@@ -229,7 +229,7 @@ fn print_output(
     match payload {
         Ok(payload) if !raw => readable(&payload),
         // Raw output, or a text answer such as a CSV import summary.
-        _ => println!("{content}"),
+        _ => outln!("{content}"),
     }
     Ok(if partial { 3 } else { 0 })
 }

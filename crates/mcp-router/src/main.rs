@@ -8,6 +8,14 @@
 //! - `list-resources`, `list-templates`, `read`, `call`: the same tools for a person.
 //! - `login`, `logout`, `auth status`: OAuth sign-in for HTTP servers.
 
+/// `println!` for the program's own stdout: a reader that went away (`| head`) ends the
+/// program quietly instead of a panic (see [`stdout_line`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::stdout_line(format_args!($($arg)*))
+    };
+}
+
 mod auth;
 mod conformance;
 mod demo;
@@ -204,13 +212,23 @@ fn main() {
     std::process::exit(code);
 }
 
-fn main_with_code() -> anyhow::Result<i32> {
-    // A reader that goes away (`| head`) ends the program quietly, as for other CLI tools.
-    #[allow(unsafe_code)]
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+/// One line on stdout. SIGPIPE stays ignored, as Rust leaves it: a server that exits while a
+/// request is written to it fails that request (`EPIPE`), it does not kill the router and
+/// every other server with it. A reader of our own stdout that went away (`| head`) ends the
+/// program quietly here instead, as it would end other command-line tools (exit 0; the servers'
+/// guards end them as the process goes).
+pub(crate) fn stdout_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("mcp-router: cannot write to stdout: {e}");
+        }
+        std::process::exit(if e.kind() == std::io::ErrorKind::BrokenPipe { 0 } else { 1 });
     }
+}
+
+fn main_with_code() -> anyhow::Result<i32> {
     let cli = Cli::parse();
     if matches!(cli.command, Command::ConformanceClient { .. }) {
         // The suite hands a scenario's client secret over in its context; the OAuth config

@@ -13,11 +13,11 @@ pub(crate) async fn list(config: &setup::ConfigArg, json: bool) -> anyhow::Resul
     let prompts = running.router.prompts().await;
     running.manager.shutdown().await;
     if json {
-        println!("{}", serde_json::to_string_pretty(&prompts)?);
+        outln!("{}", serde_json::to_string_pretty(&prompts)?);
         return Ok(i32::from(!prompts.errors.is_empty()));
     }
     if prompts.prompts.is_empty() {
-        println!("no prompts offered");
+        outln!("no prompts offered");
     }
     for p in &prompts.prompts {
         let arguments: Vec<String> = p
@@ -28,7 +28,7 @@ pub(crate) async fn list(config: &setup::ConfigArg, json: bool) -> anyhow::Resul
             .map(|a| format!("{}{}", a.name, if a.required == Some(true) { "*" } else { "" }))
             .collect();
         let description = p.prompt.description.as_deref().unwrap_or("");
-        println!("{}\t{}\t{}\t{description}", p.server, p.prompt.name, arguments.join(" "));
+        outln!("{}\t{}\t{}\t{description}", p.server, p.prompt.name, arguments.join(" "));
     }
     for failure in &prompts.errors {
         eprintln!("mcp-router: {}: {}", failure.server, failure.error);
@@ -64,7 +64,7 @@ pub(crate) async fn get(
     running.manager.shutdown().await;
     match result {
         Ok(result) => {
-            println!("{}", serde_json::to_string_pretty(&result)?);
+            outln!("{}", serde_json::to_string_pretty(&result)?);
             Ok(0)
         }
         Err(e) => {

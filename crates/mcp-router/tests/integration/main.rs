@@ -8,6 +8,7 @@ mod catalog;
 mod cli;
 mod code_map;
 mod current;
+mod defaults;
 mod era;
 mod exec;
 mod faults;

@@ -1,0 +1,139 @@
+//! Nothing a server sends or does kills the router, under the default config (no
+//! `[mcp_router]` section): a server that exits while a huge request is written to it, a request
+//! over the message limit, a server that fails to start (named with its status and stderr).
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::interop::{everything_js, node};
+use crate::support::{DEMO, exec_command, write_config};
+
+/// Runs `exec` over `config` with `lines` on stdin; its exit status, its JSON lines, and how
+/// long it took.
+fn exec(config: &std::path::Path, lines: &[Value]) -> (std::process::ExitStatus, Vec<Value>) {
+    let mut child = exec_command(config).spawn().expect("spawn mcp-router exec");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    // Written from a thread: a line of 70 MB fills the pipe while the router answers.
+    let writer = std::thread::spawn(move || {
+        for line in lines {
+            if writeln!(stdin, "{line}").is_err() {
+                return;
+            }
+        }
+    });
+    let output = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    let stdout = String::from_utf8(output.stdout).expect("utf8");
+    let lines = stdout.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    (output.status, lines)
+}
+
+/// The output line of `call_id`: whether it succeeded, and its text (or error).
+fn output_of(lines: &[Value], call_id: &str) -> (bool, String) {
+    let found = lines
+        .iter()
+        .filter(|l| l["type"] == "function_call_output" && l["call_id"] == call_id)
+        .collect::<Vec<_>>();
+    assert_eq!(found.len(), 1, "one output for {call_id}");
+    let result = &found[0]["output"]["result"];
+    match result.get("Ok") {
+        Some(ok) => (true, ok["content"][0]["text"].as_str().unwrap_or_default().to_string()),
+        None => (false, result["Err"].as_str().unwrap_or_default().to_string()),
+    }
+}
+
+fn call(call_id: &str, name: &str, arguments: Value) -> Value {
+    json!({"call_id": call_id, "name": name, "arguments": arguments})
+}
+
+/// server-everything exits while the router writes a 12 MB argument to it: that call fails at
+/// once with the server's exit status (no SIGPIPE, no tool timeout), the router lives, another
+/// server answers, and a later call to the same server is answered by a new process. A 70 MB
+/// line (past the 64 MiB limit) is refused naming the limit, nothing of it sent.
+#[test]
+fn a_server_exiting_while_a_huge_request_is_written_fails_only_that_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        &dir,
+        "huge.toml",
+        &format!(
+            "[mcp_servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n\
+             [mcp_servers.ok]\ncommand = {DEMO:?}\nargs = [\"--name\", \"ok\"]\n",
+            node(),
+            everything_js("2026")
+        ),
+    );
+    let echo = |id: &str, bytes: usize| {
+        call(id, "mcp__everything__echo", json!({"message": "x".repeat(bytes)}))
+    };
+    let started = Instant::now();
+    let (status, lines) = exec(
+        &config,
+        &[
+            echo("twelve", 12_000_000),
+            echo("twenty", 20_000_000),
+            echo("seventy", 70_000_000),
+            call("other", "mcp__ok__echo", json!({"text": "still here"})),
+        ],
+    );
+    assert!(status.success(), "exec ended with {status:?}");
+    assert!(started.elapsed() < Duration::from_secs(50), "{:?}", started.elapsed());
+    for id in ["twelve", "twenty"] {
+        let (ok, text) = output_of(&lines, id);
+        assert!(
+            ok || text.contains("the server exited ("),
+            "{id}: {}",
+            &text[..text.len().min(300)]
+        );
+    }
+    let (ok, text) = output_of(&lines, "seventy");
+    assert!(!ok);
+    assert!(text.contains("at most 67108864 bytes (64 MiB); nothing was sent"), "{text}");
+    assert_eq!(output_of(&lines, "other"), (true, "Echo: still here".to_string()));
+
+    // After the server died of it, the next call starts it again and is answered.
+    let (status, lines) = exec(
+        &config,
+        &[
+            echo("twelve", 12_000_000),
+            call("small", "mcp__everything__echo", json!({"message": "hi"})),
+        ],
+    );
+    assert!(status.success());
+    let _ = output_of(&lines, "twelve");
+    assert_eq!(output_of(&lines, "small"), (true, "Echo: hi".to_string()));
+}
+
+/// A server that fails to start says why without `RUST_LOG`: its exit status and its last
+/// stderr lines, in the call's output (a packaged server with a bad option, and a shell).
+#[test]
+fn a_failed_start_names_the_exit_status_and_the_last_stderr_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let time = crate::interop::harness_dir().join(".venv/bin/mcp-server-time");
+    let config = write_config(
+        &dir,
+        "failing.toml",
+        &format!(
+            "[mcp_servers.badtime]\ncommand = {time:?}\nargs = [\"--local-timezone\", \"Nowhere/Bad\"]\n\
+             [mcp_servers.boom]\ncommand = \"sh\"\nargs = [\"-c\", \"echo boom >&2; exit 3\"]\n",
+        ),
+    );
+    let (status, lines) = exec(
+        &config,
+        &[
+            call("t", "mcp__badtime__get_current_time", json!({"timezone": "UTC"})),
+            call("b", "mcp__boom__anything", json!({})),
+        ],
+    );
+    assert!(status.success());
+    let (ok, text) = output_of(&lines, "t");
+    assert!(!ok);
+    assert!(text.contains("the server exited (status 1)"), "{text}");
+    assert!(text.contains("its last stderr lines: ") && text.contains("Nowhere/Bad"), "{text}");
+    let (ok, text) = output_of(&lines, "b");
+    assert!(!ok);
+    assert!(text.ends_with("the server exited (status 3); its last stderr lines: boom"), "{text}");
+}
