@@ -30,8 +30,8 @@ pub use listing::{
 pub use paging::{DEFAULT_MAX_PAGES, Follow, Followed, Gather};
 pub use prompts::PromptsListing;
 pub use qualify::{
-    MAX_TOOL_NAME_LENGTH, QualifiedTool, find_listed_tool, looks_qualified, qualified_tool_name,
-    resolve_tool_name, unlisted_tool,
+    MAX_TOOL_NAME_LENGTH, QualifiedTool, could_name_a_tool_of, find_listed_tool, looks_qualified,
+    qualified_tool_name, resolve_tool_name, unlisted_tool,
 };
 pub use skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, ServerSkills, SkillApproval, SkillsListing};
 pub use tasks::{NO_SUCH_TASK, TaskHandle, status_name};

@@ -13,10 +13,7 @@ pub const MAX_TOOL_NAME_LENGTH: usize = 64;
 /// The model-visible name for `tool` on `server`.
 pub fn qualified_tool_name(server: &str, tool: &str) -> String {
     let raw = format!("{PREFIX}{DELIMITER}{server}{DELIMITER}{tool}");
-    let sanitized: String = raw
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .collect();
+    let sanitized = sanitize(&raw);
     if sanitized.len() <= MAX_TOOL_NAME_LENGTH {
         return sanitized;
     }
@@ -24,6 +21,27 @@ pub fn qualified_tool_name(server: &str, tool: &str) -> String {
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     // `sanitized` is ASCII, so any byte index is a character boundary.
     format!("{}{hex}", &sanitized[..MAX_TOOL_NAME_LENGTH - hex.len()])
+}
+
+/// Characters outside `[A-Za-z0-9_-]` as `_`.
+fn sanitize(raw: &str) -> String {
+    raw.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect()
+}
+
+/// Whether `qualified` could name a tool of `server`: it begins as that server's qualified
+/// names begin (as far as a hashed name keeps its beginning). A backend waits for a starting
+/// server to learn its tools only when this holds, never for the others.
+pub fn could_name_a_tool_of(qualified: &str, server: &str) -> bool {
+    let prefix = sanitize(&format!("{PREFIX}{DELIMITER}{server}{DELIMITER}"));
+    let hex = 40;
+    let kept = if qualified.len() == MAX_TOOL_NAME_LENGTH {
+        prefix.len().min(MAX_TOOL_NAME_LENGTH - hex)
+    } else {
+        prefix.len()
+    };
+    qualified.as_bytes().get(..kept).is_some_and(|start| start == &prefix.as_bytes()[..kept])
 }
 
 /// Whether `name` has the shape of a qualified MCP tool name (it may still be unknown).
@@ -91,6 +109,22 @@ mod tests {
             server: server.to_string(),
             tool: Tool::new(tool.to_string(), "", rmcp::model::JsonObject::new()),
         }
+    }
+
+    #[test]
+    fn a_name_could_belong_only_to_servers_it_begins_with() {
+        let long_tool = "a".repeat(80);
+        for (server, tool) in [("docs", "read"), ("my.server", "x"), ("docs", long_tool.as_str())] {
+            let name = qualified_tool_name(server, tool);
+            assert!(could_name_a_tool_of(&name, server), "{name}");
+        }
+        let long = qualified_tool_name("docs", &long_tool);
+        assert_eq!(long.len(), MAX_TOOL_NAME_LENGTH);
+        assert!(!could_name_a_tool_of(&long, "notes"));
+        assert!(!could_name_a_tool_of("mcp__doc__read", "docs"));
+        assert!(!could_name_a_tool_of("mcp__docsx__read", "docs"));
+        assert!(!could_name_a_tool_of("mcp__zz__t", "docs"));
+        assert!(!could_name_a_tool_of("", "docs"));
     }
 
     #[test]

@@ -257,10 +257,6 @@ impl McpBackend for McpConnectionManager {
         known
     }
 
-    /// The server and original tool name behind a qualified name, by
-    /// [`mcp_backend::resolve_tool_name`]'s rule with the servers' tool filters. Answers from
-    /// the servers that are ready; only when that fails does it wait for the ones still
-    /// starting. Only looks.
     /// A tool the configuration filters out (`enabled_tools` / `disabled_tools`) says so.
     fn unavailable_tool(&self, qualified: &str) -> Option<String> {
         let servers = self.servers.servers.keys().map(String::as_str);
@@ -299,6 +295,10 @@ impl McpBackend for McpConnectionManager {
         app_only.or_else(shared).filter(mcp_backend::app_visible)
     }
 
+    /// The server and original tool name behind a qualified name, by
+    /// [`mcp_backend::resolve_tool_name`]'s rule with the servers' tool filters. Answers from
+    /// the servers that are ready and the catalogs; only when that fails does it wait, and only
+    /// for the starting servers the name could belong to. Only looks.
     async fn resolve_tool(&self, qualified: &str) -> Option<(String, String)> {
         if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
             return Some(found);
@@ -318,7 +318,13 @@ impl McpBackend for McpConnectionManager {
                 return Some((name.clone(), tool.name.to_string()));
             }
         }
-        self.wait_until_started().await;
+        // A server still starting may list it: wait for those the name could belong to, and
+        // for no other (a typo, or a call to another server, is answered at once).
+        let starting = self.servers.servers.iter().filter(|(name, managed)| {
+            matches!(&*managed.state.borrow(), ServerState::Starting)
+                && mcp_backend::could_name_a_tool_of(qualified, name)
+        });
+        join_all(starting.map(|(name, _)| self.servers.settled(name))).await;
         let servers = &self.servers.servers;
         // Not a tool the configuration filters out, nor one for the server's app alone.
         let allowed = |server: &str, tool: &str| {

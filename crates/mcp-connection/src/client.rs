@@ -4,7 +4,6 @@
 //! the first tool listing. Everything here is bounded by the caller's startup timeout. Errors are
 //! translated in `errors`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -347,35 +346,8 @@ async fn open(
 ) -> Result<Opened, HandshakeError> {
     match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
-            let spawned = stdio::spawn(Launch {
-                server: &config.name,
-                command,
-                args,
-                env,
-                cwd: cwd.as_ref(),
-            })
-            .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
-            let (transport, straight) = crate::lines::LineTransport::with_straight(
-                spawned.stdout,
-                spawned.stdin,
-                MAX_MESSAGE_BYTES,
-                client.telemetry.clone(),
-                client.progress.clone(),
-            );
-            let transport = client.traced(transport);
-            // On failure `spawned` is dropped here, which kills the process group; a server
-            // that exited is named with its status and its last stderr lines first.
-            let service = match client.serve_with_lifecycle(transport, lifecycle).await {
-                Ok(service) => service,
-                Err(e) => {
-                    let message = match spawned.group.why_ended(EXIT_GRACE).await {
-                        Some(why) => crate::errors::initialize_failed_after_exit(&e, &why),
-                        None => initialize_failed(&e, None),
-                    };
-                    return Err(HandshakeError::Handshake(message));
-                }
-            };
-            Ok((service, Some((spawned.group, straight))))
+            let launch = Launch { server: &config.name, command, args, env, cwd: cwd.as_ref() };
+            open_stdio(launch, client, lifecycle).await
         }
         TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {
             let challenge_slot = client.clone();
@@ -389,8 +361,9 @@ async fn open(
                 })?;
                 transport_config = transport_config.auth_header(token);
             }
-            transport_config = transport_config
-                .custom_headers(headers(http_headers).map_err(HandshakeError::Launch)?);
+            transport_config = transport_config.custom_headers(
+                crate::config::http_headers(http_headers).map_err(HandshakeError::Launch)?,
+            );
             // A static bearer token, or no place to keep credentials: plain HTTP.
             let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
             let Some(tokens) = tokens else {
@@ -421,6 +394,37 @@ async fn open(
             Ok((service, None))
         }
     }
+}
+
+/// Starts a stdio server and runs the handshake on its pipes. A server that exits meanwhile is
+/// named with its status and its last stderr lines; on failure the process group is killed.
+async fn open_stdio(
+    launch: Launch<'_>,
+    client: RouterClient,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Opened, HandshakeError> {
+    let command = launch.command;
+    let spawned = stdio::spawn(launch)
+        .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
+    let (transport, straight) = crate::lines::LineTransport::with_straight(
+        spawned.stdout,
+        spawned.stdin,
+        MAX_MESSAGE_BYTES,
+        client.telemetry.clone(),
+        client.progress.clone(),
+    );
+    let transport = client.traced(transport);
+    let service = match client.serve_with_lifecycle(transport, lifecycle).await {
+        Ok(service) => service,
+        Err(e) => {
+            let message = match spawned.group.why_ended(EXIT_GRACE).await {
+                Some(why) => crate::errors::initialize_failed_after_exit(&e, &why),
+                None => initialize_failed(&e, None),
+            };
+            return Err(HandshakeError::Handshake(message));
+        }
+    };
+    Ok((service, Some((spawned.group, straight))))
 }
 
 /// After `initialize`: rmcp's cache off, the server's facts read, its tools listed (filtered).
@@ -481,22 +485,6 @@ async fn finish_opened(config: &ServerConfig, opened: Opened) -> Result<Connecti
         straight,
         dead: Default::default(),
     })
-}
-
-fn headers(
-    configured: &std::collections::BTreeMap<String, String>,
-) -> Result<HashMap<http::HeaderName, http::HeaderValue>, String> {
-    configured
-        .iter()
-        .map(|(name, value)| {
-            let name = http::HeaderName::try_from(name.as_str())
-                .map_err(|_| format!("invalid HTTP header name `{name}`"))?;
-            // The value may be a secret: name the header, never the value.
-            let value = http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("invalid value for HTTP header `{name}`"))?;
-            Ok((name, value))
-        })
-        .collect()
 }
 
 /// Shared handle type used by the manager.

@@ -245,3 +245,20 @@ impl fmt::Debug for TransportConfig {
 pub fn is_valid_server_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
+
+/// The configured `http_headers` as HTTP headers; an invalid one is named, never its value.
+pub(crate) fn http_headers(
+    configured: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::HashMap<http::HeaderName, http::HeaderValue>, String> {
+    configured
+        .iter()
+        .map(|(name, value)| {
+            let name = http::HeaderName::try_from(name.as_str())
+                .map_err(|_| format!("invalid HTTP header name `{name}`"))?;
+            // The value may be a secret: name the header, never the value.
+            let value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| format!("invalid value for HTTP header `{name}`"))?;
+            Ok((name, value))
+        })
+        .collect()
+}

@@ -77,10 +77,9 @@ pub(crate) struct Launch<'a> {
 ///
 /// Once the server runs, the guard lets go of the server's stdin (`0</dev/null`): a request
 /// written to a server that exited then fails at once (`EPIPE`) instead of filling a pipe the
-/// guard still holds open. The trap reaps the server it killed before the group goes, so no
-/// zombie is left to whoever adopts it.
+/// guard still holds open.
 const GUARD: &str = concat!(
-    "[ \"$PPID\" = \"$1\" ] || exit 125; shift; exec 3<&0; trap 'trap \"\" TERM; [ -n \"$pid\" ] && { kill -KILL $pid 2>/dev/null; wait $pid; }; kill -KILL 0' TERM; ",
+    "[ \"$PPID\" = \"$1\" ] || exit 125; shift; exec 3<&0; trap 'trap \"\" TERM; [ -n \"$pid\" ] && kill -KILL $pid 2>/dev/null; kill -KILL 0' TERM; ",
     r#""$@" <&3 3<&- & pid=$!; exec 3<&- 0</dev/null; wait $pid; status=$?; exit $status"#,
 );
 
@@ -351,12 +350,16 @@ impl ChildGroup {
         }
         // Before any signal: once the guard is gone, orphans lose their link to it.
         let family = procs::descendants(self.pgid);
-        self.signal(libc::SIGTERM);
+        // The server first, not the guard: the guard waits for it (reaping it, so no zombie is
+        // left to whoever would adopt it) and exits with its status. The guard's own SIGTERM
+        // (its trap kills the group at once) is for a server that is not gone by `grace`.
         family.iter().for_each(|p| p.signal(libc::SIGTERM));
         let started = tokio::time::Instant::now();
         let child = self.child.lock().ok().and_then(|mut c| c.take());
         if let Some(mut child) = child {
-            let _ = tokio::time::timeout(grace, child.wait()).await;
+            if tokio::time::timeout(grace, child.wait()).await.is_err() {
+                self.signal(libc::SIGTERM);
+            }
             let _ = procs::wait_exited(&family, grace.saturating_sub(started.elapsed())).await;
             // Whatever is left (processes that ignore SIGTERM) goes now, before the leader's
             // handle is dropped and its pid may be reused.

@@ -98,12 +98,13 @@ struct Session {
     running: Arc<setup::Running>,
     events: EventSender,
     out: mpsc::UnboundedSender<Outgoing>,
-    /// Calls in flight, by call id and input line: whoever takes a call out (its task when it
-    /// ends, `cancel`) writes its one output line.
+    /// Calls in flight, by call id: a call's task writes its one output line, after its end
+    /// event, whether it ended or was cancelled.
     in_flight: Arc<std::sync::Mutex<InFlight>>,
 }
 
-type InFlight = std::collections::BTreeMap<(String, u64), tokio::task::AbortHandle>;
+/// Each call in flight by its id, with what cancels it.
+type InFlight = std::collections::HashMap<String, tokio::sync::oneshot::Sender<()>>;
 
 impl Session {
     /// Input line `number`: a call runs on its own task; a request is answered; a line that
@@ -117,6 +118,11 @@ impl Session {
                 let message = "invalid input line: not valid UTF-8".to_string();
                 return self.error(Rejected { message, call_id }, Some(number));
             }
+        };
+        // A byte order mark (some Windows tools write one before the first line) is not input.
+        let line = match line.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => line,
         };
         if line.trim().is_empty() {
             return;
@@ -183,29 +189,41 @@ impl Session {
     /// `cancel`: the calls in flight with that id are dropped (their servers are told:
     /// `notifications/cancelled`, or `tasks/cancel` for a task), each with its end event and an
     /// output saying so.
+    /// The call's task drops the call (its end event is sent then) before it writes the output,
+    /// so the end comes first here as for every call.
     fn cancel(&self, number: u64, call_id: String) {
-        let taken: Vec<_> = {
+        let taken = {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-            let keys: Vec<_> = in_flight.keys().filter(|(id, _)| *id == call_id).cloned().collect();
-            keys.into_iter().filter_map(|key| in_flight.remove(&key)).collect()
+            in_flight.remove(&call_id)
         };
-        if taken.is_empty() {
-            let message = format!("no call `{call_id}` is in flight");
-            return self.error(Rejected { message, call_id: None }, Some(number));
-        }
-        for call in taken {
-            call.abort();
-            let output = ToolOutput::failure(tool_router::CANCELLED.to_string());
-            let line = ExecOutput::FunctionCallOutput { call_id: call_id.clone(), output };
-            let _ = self.out.send(Outgoing { line, name: None });
+        match taken {
+            Some(cancel) => {
+                let _ = cancel.send(());
+            }
+            None => {
+                let message = format!("no call `{call_id}` is in flight");
+                self.error(Rejected { message, call_id: None }, Some(number));
+            }
         }
     }
 
-    /// A call, on its own task.
+    /// A call, on its own task. A call id still in flight is refused (the call in flight goes
+    /// on): its output could not be told from the other's.
     fn call(&self, number: u64, call: ToolCall, calls: &mut JoinSet<()>) {
+        // Held until the call is registered, so a call that ends at once still finds itself.
+        let mut registry = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        if registry.contains_key(&call.call_id) {
+            drop(registry);
+            let message = format!(
+                "invalid input line: call `{}` is still in flight; this line was not run (give each call its own call_id)",
+                call.call_id
+            );
+            return self.error(Rejected { message, call_id: None }, Some(number));
+        }
+        let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
         let running = self.running.clone();
         let in_flight = self.in_flight.clone();
-        let key = (call.call_id.clone(), number);
+        let key = call.call_id.clone();
         let registered = key.clone();
         let ctx = CallContext::new(self.events.clone());
         let out = self.out.clone();
@@ -219,28 +237,28 @@ impl Session {
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.call_id,
         );
-        // Held until the call is registered, so a call that ends at once still finds itself.
-        let mut registry = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-        let task = calls.spawn(tracing::Instrument::instrument(
+        calls.spawn(tracing::Instrument::instrument(
             async move {
                 let call_id = call.call_id.clone();
                 let name = call.name.clone();
                 // `dispatch_to_output` already turned model-visible errors into outputs; a fatal
-                // error (the servers are shut down) still gets this call's one output line.
-                let output = running
-                    .router
-                    .dispatch_to_output(&ctx, call)
-                    .await
-                    .unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()));
-                let ours = in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
-                if ours.is_some() {
-                    let line = ExecOutput::FunctionCallOutput { call_id, output };
-                    let _ = out.send(Outgoing { line, name: Some(name) });
-                }
+                // error (the servers are shut down) still gets this call's one output line. A
+                // cancelled call is dropped here, which sends its end event, before its output.
+                let dispatched = running.router.dispatch_to_output(&ctx, call);
+                let output = tokio::select! {
+                    output = dispatched => {
+                        // A cancel that came as it ended found it done: its answer stands.
+                        in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+                        output.unwrap_or_else(|fatal| ToolOutput::failure(fatal.to_string()))
+                    }
+                    Ok(()) = cancelled => ToolOutput::failure(tool_router::CANCELLED.to_string()),
+                };
+                let line = ExecOutput::FunctionCallOutput { call_id, output };
+                let _ = out.send(Outgoing { line, name: Some(name) });
             },
             span,
         ));
-        registry.insert(registered, task);
+        registry.insert(registered, cancel);
     }
 
     /// `get_prompt`: the prompt's messages, on their own task like a call; a failure is an

@@ -183,7 +183,9 @@ pub(crate) fn split_frontmatter(text: &str) -> Result<(Value, &str), String> {
     Err("its frontmatter block is not closed by ---".to_string())
 }
 
-/// Field by field: the fields that differ between the file's frontmatter and the listed one.
+/// Field by field: the fields that differ between the file's frontmatter and the listed one,
+/// each side named by its size and digest only: a refusal never quotes the text it refused
+/// (a poisoned description would reach the model through the very check that stopped it).
 pub(crate) fn frontmatter_drift(file: &Value, listed: &Value) -> Vec<String> {
     let empty = serde_json::Map::new();
     let (file, listed) = (file.as_object().unwrap_or(&empty), listed.as_object().unwrap_or(&empty));
@@ -193,10 +195,19 @@ pub(crate) fn frontmatter_drift(file: &Value, listed: &Value) -> Vec<String> {
     keys.into_iter()
         .filter(|k| file.get(*k).unwrap_or(&Value::Null) != listed.get(*k).unwrap_or(&Value::Null))
         .map(|k| {
-            let show = |v: Option<&Value>| v.map_or("absent".to_string(), Value::to_string);
+            let show = |v: Option<&Value>| v.map_or("absent".to_string(), fingerprint);
             format!("{k}: the file has {}, the entry {}", show(file.get(k)), show(listed.get(k)))
         })
         .collect()
+}
+
+/// A value as a refusal names it: its JSON's size and the start of its SHA-256.
+fn fingerprint(value: &Value) -> String {
+    use sha2::{Digest as _, Sha256};
+    let json = value.to_string();
+    let digest: String =
+        Sha256::digest(json.as_bytes()).iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{} bytes (sha256 {digest}…)", json.len())
 }
 
 #[cfg(test)]

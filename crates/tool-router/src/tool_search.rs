@@ -147,6 +147,16 @@ impl ToolSearch {
         McpTools::Deferred(self.always_loaded(&backend.known_tools().await.tools))
     }
 
+    /// `auto`: decides whether search is on as the specs would (from what is known, else the
+    /// whole list), so a call made before any specs were asked for — `search_mcp_tools` as the
+    /// first line — gets what the specs offer. Nothing to do once search is on, or in the
+    /// other modes.
+    pub(crate) async fn settle(&self, backend: &dyn McpBackend) {
+        if self.mode == ToolSearchMode::Auto && !self.active() {
+            let _ = self.mcp_tools(backend).await;
+        }
+    }
+
     /// `auto`: whether these tools' specs pass the threshold; turns search on when they do.
     fn passes_threshold(&self, tools: &[QualifiedTool]) -> bool {
         let bytes: usize = tools.iter().map(|t| spec_bytes(&t.qualified_name, &t.tool)).sum();

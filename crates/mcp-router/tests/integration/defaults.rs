@@ -137,3 +137,30 @@ fn a_failed_start_names_the_exit_status_and_the_last_stderr_lines() {
     assert!(!ok);
     assert!(text.ends_with("the server exited (status 3); its last stderr lines: boom"), "{text}");
 }
+
+/// When `shutdown()` returns, no server is left, not even as a zombie: the guard reaps its
+/// server before it exits. This test process adopts orphans (a child subreaper, as an agent
+/// that is PID 1 in a container would), so a server its guard left unreaped would stay here as
+/// a zombie.
+#[tokio::test]
+async fn shutdown_leaves_no_zombie() {
+    // SAFETY: prctl with these arguments only sets a flag of this process.
+    #[allow(unsafe_code)]
+    let set = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(set, 0, "PR_SET_CHILD_SUBREAPER");
+    let h = crate::support::Harness::start(vec![
+        crate::support::demo("one", 10),
+        crate::support::demo("two", 10),
+    ]);
+    h.manager.wait_until_started().await;
+    let guards: Vec<u32> = h.manager.child_pids().into_iter().map(|(_, pid)| pid).collect();
+    let servers = crate::support::live_processes(|_, _, fields| {
+        fields.get(1).and_then(|p| p.parse::<u32>().ok()).is_some_and(|p| guards.contains(&p))
+    });
+    assert_eq!(servers.len(), 2, "one server under each guard");
+    h.manager.shutdown().await;
+    for pid in servers {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(stat.is_empty(), "server {pid} is left: {stat}");
+    }
+}

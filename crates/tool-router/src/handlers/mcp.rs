@@ -97,6 +97,7 @@ impl McpHandler {
         // always); otherwise the kept copy shares the server's result too.
         let work = async {
             let mut raw = result.await?;
+            without_envelope(&mut raw);
             self.follow_links(&server, &mut raw).await;
             Ok(self.budgeted(&call_id, &server, &tool, raw))
         };
@@ -114,6 +115,23 @@ impl McpHandler {
         }
     }
 }
+
+/// The protocol's envelope out of a tool's result, so that what the model reads (and the end
+/// event shows) does not depend on the server's protocol era: `resultType` (2026-07-28 only)
+/// and the `io.modelcontextprotocol/*` keys of `_meta` (e.g. the server's info); the tool's
+/// own `_meta` keys stay.
+pub(crate) fn without_envelope(result: &mut CallToolResult) {
+    result.result_type = None;
+    if let Some(meta) = &mut result.meta {
+        meta.0.retain(|key, _| !key.starts_with(PROTOCOL_META_PREFIX));
+        if meta.0.is_empty() {
+            result.meta = None;
+        }
+    }
+}
+
+/// The prefix of the `_meta` keys the protocol itself reserves.
+const PROTOCOL_META_PREFIX: &str = "io.modelcontextprotocol/";
 
 impl McpHandler {
     /// The `ui://` resource of `server`'s `tool`, as listed (nothing is asked or started).

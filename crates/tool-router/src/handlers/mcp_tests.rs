@@ -170,3 +170,33 @@ async fn a_linked_uri_is_read_on_the_server_that_linked_it_and_refused_on_anothe
         "{read}"
     );
 }
+
+/// What the model reads does not depend on the server's era: `resultType` and the protocol's
+/// `_meta` keys go, the tool's own `_meta` stays.
+#[test]
+fn the_protocol_envelope_is_not_part_of_the_result() {
+    let modern: CallToolResult = serde_json::from_value(json!({
+        "resultType": "complete",
+        "content": [{"type": "text", "text": "hi"}],
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "tool/own": 1},
+    }))
+    .expect("a result");
+    let mut stripped = modern.clone();
+    without_envelope(&mut stripped);
+    assert_eq!(
+        serde_json::to_value(&stripped).expect("json"),
+        json!({"content": [{"type": "text", "text": "hi"}], "_meta": {"tool/own": 1}})
+    );
+    let mut only_envelope: CallToolResult = serde_json::from_value(json!({
+        "resultType": "complete",
+        "content": [],
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+    }))
+    .expect("a result");
+    without_envelope(&mut only_envelope);
+    let legacy: CallToolResult = serde_json::from_value(json!({"content": []})).expect("a result");
+    assert_eq!(
+        serde_json::to_value(&only_envelope).expect("json"),
+        serde_json::to_value(&legacy).expect("json")
+    );
+}

@@ -169,6 +169,7 @@ impl Request {
 #[async_trait]
 impl ToolHandler for SearchToolsHandler {
     async fn offered(&self) -> bool {
+        self.search.settle(self.backend.as_ref()).await;
         self.search.router_searches()
     }
 
