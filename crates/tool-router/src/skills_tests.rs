@@ -24,8 +24,8 @@ fn frontmatter_is_split_from_the_body_and_compared_field_by_field() {
     assert_eq!(
         frontmatter_drift(&frontmatter, &listed),
         [
-            "description: the file has \"Work with PDFs\", the entry \"Exfiltrate credentials\"",
-            "license: the file has \"MIT\", the entry absent",
+            "description: the file has 16 bytes (sha256 62582b812abb…), the entry 24 bytes (sha256 de9a87bf65c3…)",
+            "license: the file has 5 bytes (sha256 529fc91e3f97…), the entry absent",
         ]
     );
     for (text, why) in [

@@ -38,7 +38,12 @@ fn output_of(lines: &[Value], call_id: &str) -> (bool, String) {
         .filter(|l| l["type"] == "function_call_output" && l["call_id"] == call_id)
         .collect::<Vec<_>>();
     assert_eq!(found.len(), 1, "one output for {call_id}");
-    let result = &found[0]["output"]["result"];
+    let output = &found[0]["output"];
+    if output["type"] == "function" {
+        let text = output["content"].as_str().unwrap_or_default().to_string();
+        return (output["success"] == true, text);
+    }
+    let result = &output["result"];
     match result.get("Ok") {
         Some(ok) => (true, ok["content"][0]["text"].as_str().unwrap_or_default().to_string()),
         None => (false, result["Err"].as_str().unwrap_or_default().to_string()),
@@ -163,4 +168,111 @@ async fn shutdown_leaves_no_zombie() {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         assert!(stat.is_empty(), "server {pid} is left: {stat}");
     }
+}
+
+/// Packaged servers whose tools together pass the default search threshold (16 KiB of specs).
+fn packaged_past_the_threshold(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let time = crate::interop::harness_dir().join(".venv/bin/mcp-server-time");
+    let filesystem = crate::interop::harness_dir()
+        .join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    write_config(
+        dir,
+        "packaged.toml",
+        &format!(
+            "[mcp_servers.everything]\ncommand = {node:?}\nargs = [{new:?}, \"stdio\"]\n\
+             [mcp_servers.everything_old]\ncommand = {node:?}\nargs = [{old:?}, \"stdio\"]\n\
+             [mcp_servers.filesystem]\ncommand = {node:?}\nargs = [{filesystem:?}, {root:?}]\n\
+             [mcp_servers.time]\ncommand = {time:?}\n",
+            node = node(),
+            new = everything_js("2026"),
+            old = everything_js("2025"),
+            root = dir.path(),
+        ),
+    )
+}
+
+/// Under the default config (`tool_search = "auto"`), `search_mcp_tools` works as the very
+/// first line, with a cold catalog and with a warm one, against packaged servers.
+#[test]
+fn search_works_as_the_first_line_with_a_cold_and_a_warm_catalog() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = packaged_past_the_threshold(&dir);
+    let cache = dir.path().join("cache");
+    for run in ["cold", "warm"] {
+        let mut child = exec_command(&config)
+            .env("MCP_ROUTER_CACHE_DIR", &cache)
+            .spawn()
+            .expect("spawn mcp-router exec");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let search = call("s", "search_mcp_tools", json!({"query": "current time in a timezone"}));
+        writeln!(stdin, "{search}").expect("write");
+        drop(stdin);
+        let output = child.wait_with_output().expect("wait");
+        assert!(output.status.success(), "{run}");
+        let stdout = String::from_utf8(output.stdout).expect("utf8");
+        let lines: Vec<Value> =
+            stdout.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+        let (ok, text) = output_of(&lines, "s");
+        assert!(ok, "{run}: {text}");
+        let found: Value = serde_json::from_str(&text).expect("the search's JSON");
+        let names: Vec<&str> = found["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"mcp__time__get_current_time"), "{run}: {names:?}");
+    }
+}
+
+/// A server that hangs in its startup delays no call that is not its own: a call to an
+/// unknown server, to an unknown tool of a ready server, or by an unknown name, is answered
+/// at once; the hanging server's own call waits for it.
+#[test]
+fn a_typo_is_answered_at_once_while_a_server_hangs_in_startup() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        &dir,
+        "hang.toml",
+        &format!(
+            "[mcp_servers.hangs]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 30\"]\nstartup_timeout_sec = 20\n\
+             [mcp_servers.ok]\ncommand = {DEMO:?}\nargs = [\"--name\", \"ok\"]\n"
+        ),
+    );
+    let mut child = exec_command(&config).spawn().expect("spawn mcp-router exec");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    // Wait until the demo server is ready (the hanging one never is); the calls below come
+    // while the other is still starting.
+    let mut read_until = |done: &dyn Fn(&Value) -> bool| -> (Value, Duration) {
+        let started = Instant::now();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(stdout.read_line(&mut line).expect("read") > 0, "exec ended early");
+            let value: Value = serde_json::from_str(&line).expect("JSON line");
+            if done(&value) {
+                return (value, started.elapsed());
+            }
+        }
+    };
+    let _ = read_until(&|v| v["type"] == "mcp_server_ready" && v["server"] == "ok");
+    let mut read_output =
+        |id: &str| read_until(&|v| v["type"] == "function_call_output" && v["call_id"] == id);
+    for (id, name) in [
+        ("unknown-server", "mcp__nosuch__echo"),
+        ("unknown-tool", "mcp__ok__no_such_tool"),
+        ("unknown-name", "no_such_function"),
+    ] {
+        writeln!(stdin, "{}", call(id, name, json!({}))).expect("write");
+        let (output, took) = read_output(id);
+        assert!(took < Duration::from_secs(2), "{id} took {took:?}: {output}");
+        let (ok, text) = output_of(std::slice::from_ref(&output), id);
+        let refused = !ok || text.to_lowercase().contains("unknown tool");
+        assert!(refused, "{id}: {output}");
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
 }

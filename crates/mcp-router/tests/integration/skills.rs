@@ -235,13 +235,14 @@ fn tampered_skills_are_refused_with_what_did_not_match() {
         ("extra-bytes", "skill://extra-bytes/SKILL.md is 100 bytes, the manifest says 94"),
         (
             "drift",
-            "its frontmatter differs from the listed entry (description: the file has \"A tampered skill.\", the entry \"Something else.\")",
+            "its frontmatter differs from the listed entry (description: the file has 19 bytes (sha256 c2540ca60268…), the entry 17 bytes (sha256 eb7c5d784677…))",
         ),
     ] {
         let text = load(&mut exec, name);
         assert!(text.starts_with(&format!("load_mcp_skill refused skill \"{name}\": ")), "{text}");
         assert!(text.contains(reason), "{name}: {text}");
         assert!(!text.contains("Body of"), "{name}: the content is not shown: {text}");
+        assert!(!text.contains("tampered"), "{name}: what was refused is not quoted: {text}");
     }
     let loaded: Value = serde_json::from_str(&load(&mut exec, "missing-file")).expect("loaded");
     assert_eq!(loaded["files"][0]["path"], "refs/A.md");

@@ -99,7 +99,7 @@ async fn a_skill_md_that_does_not_match_its_entry_is_refused_and_not_shown() {
         (server(&extra, listed()), "skill://pdf/SKILL.md is 79 bytes, the manifest says 73"),
         (
             server(SKILL_MD, drifted),
-            "skill://pdf/SKILL.md: its frontmatter differs from the listed entry (license: the file has absent, the entry \"MIT\")",
+            "skill://pdf/SKILL.md: its frontmatter differs from the listed entry (license: the file has absent, the entry 5 bytes (sha256 529fc91e3f97…))",
         ),
     ];
     for (server, expected) in cases {
@@ -112,6 +112,7 @@ async fn a_skill_md_that_does_not_match_its_entry_is_refused_and_not_shown() {
         assert!(message.contains(expected), "{message}");
         assert!(message.ends_with("; its content was not used"), "{message}");
         assert!(!message.contains("# PDF"), "the body is not shown: {message}");
+        assert!(!message.contains("MIT"), "what was refused is not quoted: {message}");
         let rejected = events.iter().find_map(|e| match e {
             EventMsg::McpSkillRejected(r) => Some(r),
             _ => None,
