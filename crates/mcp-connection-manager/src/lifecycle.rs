@@ -179,8 +179,14 @@ impl Servers {
         let managed = self.managed(server)?;
         let not_started =
             |error: String| McpError::NotStarted { server: server.to_string(), error };
-        let policy =
-            RestartPolicy { max_restarts: self.options.max_restarts, stable_uptime: STABLE_UPTIME };
+        let policy = RestartPolicy {
+            max_restarts: self.options.max_restarts,
+            stable_uptime: STABLE_UPTIME,
+            remote: matches!(
+                managed.config.transport,
+                mcp_connection::config::TransportConfig::StreamableHttp { .. }
+            ),
+        };
         loop {
             let settled = self.settled(server).await?;
             let observed = match &settled {

@@ -32,6 +32,10 @@ pub(crate) struct RestartPolicy {
     pub(crate) max_restarts: u32,
     /// After this much uptime a dead server's restart count starts again from zero.
     pub(crate) stable_uptime: Duration,
+    /// A remote (HTTP) server: never given up (the restart budget is for stdio servers that
+    /// crash), and tried again by the next request after a failed start — a refused
+    /// connection costs a moment, and the first call after the server is back gets it.
+    pub(crate) remote: bool,
 }
 
 /// What to do.
@@ -63,7 +67,7 @@ pub(crate) fn decide(
             let reset_restarts = now.saturating_duration_since(since) >= policy.stable_uptime;
             let restarts = if reset_restarts { 0 } else { restarts };
             let reason = "the connection closed (the server exited or dropped the session)";
-            if restarts >= policy.max_restarts {
+            if restarts >= policy.max_restarts && !policy.remote {
                 return Step::GiveUp(gave_up(reason, restarts));
             }
             Step::Restart { reason: reason.to_string(), reset_restarts }
@@ -78,7 +82,12 @@ pub(crate) fn decide(
             }
         }
         Observed::Failed { error, retry_at } => {
-            if restarts >= policy.max_restarts {
+            if policy.remote {
+                Step::Restart {
+                    reason: format!("the last start failed: {error}"),
+                    reset_restarts: false,
+                }
+            } else if restarts >= policy.max_restarts {
                 Step::Refuse(gave_up(error, restarts))
             } else if now < retry_at {
                 Step::Refuse(error.to_string())
@@ -102,7 +111,8 @@ pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
 mod tests {
     use super::*;
 
-    const POLICY: RestartPolicy = RestartPolicy { max_restarts: 3, stable_uptime: STABLE_UPTIME };
+    const POLICY: RestartPolicy =
+        RestartPolicy { max_restarts: 3, stable_uptime: STABLE_UPTIME, remote: false };
 
     fn restart(reason: &str, reset_restarts: bool) -> Step {
         Step::Restart { reason: reason.to_string(), reset_restarts }
@@ -174,6 +184,24 @@ mod tests {
         for (name, observed, restarts, expected) in cases {
             assert_eq!(decide(observed, restarts, now, POLICY), expected, "{name}");
         }
+    }
+
+    /// A remote server is never given up, and a failed start is tried again by the next
+    /// request, back-off or not: it may be back.
+    #[test]
+    fn a_remote_server_is_tried_again_by_the_next_request() {
+        let remote = RestartPolicy { remote: true, ..POLICY };
+        let now = Instant::now();
+        let secs = Duration::from_secs;
+        let again = restart("the last start failed: connection refused", false);
+        for (restarts, retry_at) in [(0, now + secs(9)), (3, now), (9, now + secs(30))] {
+            let failed = Observed::Failed { error: "connection refused", retry_at };
+            assert_eq!(decide(failed, restarts, now, remote), again, "{restarts}");
+        }
+        let closed = Observed::Closed { since: now - secs(5) };
+        assert!(matches!(decide(closed, 9, now, remote), Step::Restart { .. }));
+        let signed_out = Observed::SignedOut { error: "needs sign-in", signed_in_since: false };
+        assert_eq!(decide(signed_out, 0, now, remote), Step::Refuse("needs sign-in".into()));
     }
 
     #[test]

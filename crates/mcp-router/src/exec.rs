@@ -20,7 +20,9 @@
 
 use std::sync::Arc;
 
-use router_protocol::{EventReceiver, EventSender, ExecInput, ExecOutput, Rejected, event_channel};
+use router_protocol::{
+    EventReceiver, EventSender, ExecInput, ExecLine, ExecOutput, Rejected, event_channel,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -49,10 +51,13 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Outgoing>();
     let to_view = view.as_ref().and_then(|v| v.sender());
     let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view));
+    let (requests, queued) = mpsc::unbounded_channel();
+    let answering = tokio::spawn(answer_in_order(queued, out_tx.clone()));
     let session = Session {
         running: running.clone(),
         events: events.clone(),
         out: out_tx,
+        requests,
         in_flight: Default::default(),
     };
     let mut calls = JoinSet::new();
@@ -84,8 +89,15 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
     } else {
         calls.abort_all();
     }
+    // No request comes any more: the answering task ends once it has answered the last one.
+    drop(session);
+    if exit_code == 0 {
+        let _ = answering.await;
+    } else {
+        answering.abort();
+    }
     running.manager.shutdown().await;
-    drop((session, events, running));
+    drop((events, running));
     let _ = writer.await;
     if let Some(view) = view {
         view.close();
@@ -98,6 +110,8 @@ struct Session {
     running: Arc<setup::Running>,
     events: EventSender,
     out: mpsc::UnboundedSender<Outgoing>,
+    /// Requests, answered one after the other in input order (`answer_in_order`).
+    requests: mpsc::UnboundedSender<Queued>,
     /// Calls in flight, by call id: a call's task writes its one output line, after its end
     /// event, whether it ended or was cancelled.
     in_flight: Arc<std::sync::Mutex<InFlight>>,
@@ -127,83 +141,102 @@ impl Session {
         if line.trim().is_empty() {
             return;
         }
-        match ExecInput::parse(&line) {
-            Ok(ExecInput::Call(call)) => self.call(number, to_call(call), calls),
-            Ok(ExecInput::Cancel { call_id }) => self.cancel(number, call_id),
-            Ok(ExecInput::ReadUiResource { server, uri }) => {
-                let running = self.running.clone();
-                self.answer(number, calls, async move {
-                    match running.router.read_ui_resource(&server, &uri).await {
-                        Ok(result) => Ok(ExecOutput::UiResource { server, uri, result }),
-                        Err(e) => Err(format!("resources/read failed: {e}")),
-                    }
-                })
+        match ExecLine::parse(&line) {
+            Ok(ExecLine { input: ExecInput::Call(call), .. }) => {
+                self.call(number, to_call(call), calls)
             }
-            Ok(ExecInput::CallAppTool { server, name, arguments }) => {
-                let Some(arguments) = self.object(number, "call_app_tool", arguments) else {
-                    return;
-                };
-                let running = self.running.clone();
-                self.answer(number, calls, async move {
-                    match running.router.call_app_tool(&server, &name, arguments).await {
-                        Ok(result) => Ok(ExecOutput::AppToolResult { server, name, result }),
-                        Err(e) => Err(format!("tools/call failed: {e}")),
-                    }
-                })
-            }
-            Ok(ExecInput::ListTools { format }) => {
-                self.list_tools(number, format.as_deref(), calls)
-            }
-            Ok(ExecInput::TakeNotices) => self.take_notices(),
-            Ok(ExecInput::ListPrompts) => {
-                let running = self.running.clone();
-                let out = self.out.clone();
-                calls.spawn(async move {
-                    let prompts = running.router.prompts().await;
-                    let _ = out.send(ExecOutput::Prompts(prompts).into());
-                });
-            }
-            Ok(ExecInput::GetPrompt { server, name, arguments }) => {
-                self.get_prompt(number, server, name, arguments, calls)
-            }
-            Ok(ExecInput::ListSkills) => {
-                let running = self.running.clone();
-                let out = self.out.clone();
-                calls.spawn(async move {
-                    let skills = running.router.skills().await;
-                    let _ = out.send(ExecOutput::Skills(skills).into());
-                });
-            }
-            Ok(ExecInput::ResetTools) => {
-                let forgotten = self.running.router.reset_revealed_tools();
-                let _ = self.out.send(ExecOutput::ToolsReset { forgotten }.into());
-            }
-            Ok(_) => {
-                let message = "invalid input line: a request this loop does not take".to_string();
-                self.error(Rejected { message, call_id: None }, Some(number))
-            }
+            Ok(ExecLine { input, id }) => self.request(number, id, input),
             Err(rejected) => self.error(rejected, Some(number)),
         }
     }
 
-    /// `cancel`: the calls in flight with that id are dropped (their servers are told:
-    /// `notifications/cancelled`, or `tasks/cancel` for a task), each with its end event and an
-    /// output saying so.
-    /// The call's task drops the call (its end event is sent then) before it writes the output,
-    /// so the end comes first here as for every call.
-    fn cancel(&self, number: u64, call_id: String) {
+    /// A request line: its answer is computed when the requests before it have been answered,
+    /// and written in their order, echoing the line's `id` (a `cancel` acts at once and is
+    /// answered only when it finds nothing to cancel).
+    fn request(&self, number: u64, id: Option<Value>, input: ExecInput) {
+        let running = self.running.clone();
+        let error = move |message: String| {
+            Some(ExecOutput::Error { message, call_id: None, line: Some(number) })
+        };
+        let answer: Answer = match input {
+            ExecInput::Cancel { call_id } => {
+                Box::pin(std::future::ready(self.cancel(&call_id).err().and_then(error)))
+            }
+            ExecInput::ReadUiResource { server, uri } => Box::pin(async move {
+                match running.router.read_ui_resource(&server, &uri).await {
+                    Ok(result) => Some(ExecOutput::UiResource { server, uri, result }),
+                    Err(e) => error(format!("resources/read failed: {e}")),
+                }
+            }),
+            ExecInput::CallAppTool { server, name, arguments } => {
+                match object("call_app_tool", arguments) {
+                    Err(message) => Box::pin(std::future::ready(error(message))),
+                    Ok(arguments) => Box::pin(async move {
+                        match running.router.call_app_tool(&server, &name, arguments).await {
+                            Ok(result) => Some(ExecOutput::AppToolResult { server, name, result }),
+                            Err(e) => error(format!("tools/call failed: {e}")),
+                        }
+                    }),
+                }
+            }
+            ExecInput::ListTools { format } => match tool_format(format.as_deref()) {
+                Err(message) => Box::pin(std::future::ready(error(message))),
+                Ok((name, format)) => Box::pin(async move {
+                    let tools = running.router.tool_list(format).await;
+                    let revealed = running.router.revealed_tools();
+                    Some(ExecOutput::Tools { format: name, tools, revealed })
+                }),
+            },
+            ExecInput::TakeNotices => Box::pin(async move {
+                let (changed, text) = match running.router.take_resource_notice() {
+                    Some(n) => (n.changed, Some(n.text)),
+                    None => (Vec::new(), None),
+                };
+                Some(ExecOutput::Notices { changed, text })
+            }),
+            ExecInput::ListPrompts => {
+                Box::pin(async move { Some(ExecOutput::Prompts(running.router.prompts().await)) })
+            }
+            ExecInput::GetPrompt { server, name, arguments } => {
+                match object("get_prompt", arguments) {
+                    Err(message) => Box::pin(std::future::ready(error(message))),
+                    Ok(arguments) => Box::pin(async move {
+                        match running.router.get_prompt(&server, &name, arguments).await {
+                            Ok(result) => Some(ExecOutput::Prompt { server, name, result }),
+                            Err(e) => error(format!("prompts/get failed: {e}")),
+                        }
+                    }),
+                }
+            }
+            ExecInput::ListSkills => {
+                Box::pin(async move { Some(ExecOutput::Skills(running.router.skills().await)) })
+            }
+            ExecInput::ResetTools => Box::pin(async move {
+                let forgotten = running.router.reset_revealed_tools();
+                Some(ExecOutput::ToolsReset { forgotten })
+            }),
+            _ => Box::pin(std::future::ready(error(
+                "invalid input line: a request this loop does not take".to_string(),
+            ))),
+        };
+        let _ = self.requests.send(Queued { id, answer });
+    }
+
+    /// `cancel`: the call in flight with that id is dropped (its server is told:
+    /// `notifications/cancelled`, or `tasks/cancel` for a task). The call's task drops the call
+    /// (its end event is sent then) before it writes the output saying so, so the end comes
+    /// first here as for every call. Without such a call: why not.
+    fn cancel(&self, call_id: &str) -> Result<(), String> {
         let taken = {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-            in_flight.remove(&call_id)
+            in_flight.remove(call_id)
         };
         match taken {
             Some(cancel) => {
                 let _ = cancel.send(());
+                Ok(())
             }
-            None => {
-                let message = format!("no call `{call_id}` is in flight");
-                self.error(Rejected { message, call_id: None }, Some(number));
-            }
+            None => Err(format!("no call `{call_id}` is in flight")),
         }
     }
 
@@ -254,102 +287,11 @@ impl Session {
                     Ok(()) = cancelled => ToolOutput::failure(tool_router::CANCELLED.to_string()),
                 };
                 let line = ExecOutput::FunctionCallOutput { call_id, output };
-                let _ = out.send(Outgoing { line, name: Some(name) });
+                let _ = out.send(Outgoing { line, name: Some(name), id: None });
             },
             span,
         ));
         registry.insert(registered, cancel);
-    }
-
-    /// `get_prompt`: the prompt's messages, on their own task like a call; a failure is an
-    /// error line naming the input line.
-    fn get_prompt(
-        &self,
-        number: u64,
-        server: String,
-        name: String,
-        arguments: Option<Value>,
-        calls: &mut JoinSet<()>,
-    ) {
-        let Some(arguments) = self.object(number, "get_prompt", arguments) else { return };
-        let running = self.running.clone();
-        self.answer(number, calls, async move {
-            match running.router.get_prompt(&server, &name, arguments).await {
-                Ok(result) => Ok(ExecOutput::Prompt { server, name, result }),
-                Err(e) => Err(format!("prompts/get failed: {e}")),
-            }
-        });
-    }
-
-    /// A request's `arguments`: absent, `null` or an object (`Some`); anything else gets an
-    /// error line naming input line `number` (`None`).
-    fn object(
-        &self,
-        number: u64,
-        request: &str,
-        arguments: Option<Value>,
-    ) -> Option<Option<serde_json::Map<String, Value>>> {
-        match arguments {
-            None | Some(Value::Null) => Some(None),
-            Some(Value::Object(map)) => Some(Some(map)),
-            Some(other) => {
-                let message = format!(
-                    "invalid request line: `arguments` of {request} must be an object, got {other}"
-                );
-                self.error(Rejected { message, call_id: None }, Some(number));
-                None
-            }
-        }
-    }
-
-    /// A host request on its own task, like a call: its answer line, or an error line with the
-    /// reason, naming input line `number`.
-    fn answer(
-        &self,
-        number: u64,
-        calls: &mut JoinSet<()>,
-        work: impl std::future::Future<Output = Result<ExecOutput, String>> + Send + 'static,
-    ) {
-        let out = self.out.clone();
-        calls.spawn(async move {
-            let line = work.await.unwrap_or_else(|message| ExecOutput::Error {
-                message,
-                call_id: None,
-                line: Some(number),
-            });
-            let _ = out.send(line.into());
-        });
-    }
-
-    /// `take_notices`: the pending notices, at once.
-    fn take_notices(&self) {
-        let notice = self.running.router.take_resource_notice();
-        let (changed, text) = match notice {
-            Some(n) => (n.changed, Some(n.text)),
-            None => (Vec::new(), None),
-        };
-        let _ = self.out.send(ExecOutput::Notices { changed, text }.into());
-    }
-
-    /// `list_tools`: the specs as they are now, on their own task like a call.
-    fn list_tools(&self, number: u64, format: Option<&str>, calls: &mut JoinSet<()>) {
-        let (name, format) = match format {
-            None | Some("openai") => ("openai", tool_router::ToolFormat::OpenAi),
-            Some("anthropic") => ("anthropic", tool_router::ToolFormat::Anthropic),
-            Some(other) => {
-                let message = format!(
-                    "invalid request line: `format` must be \"openai\" or \"anthropic\", got {other:?}"
-                );
-                return self.error(Rejected { message, call_id: None }, Some(number));
-            }
-        };
-        let running = self.running.clone();
-        let out = self.out.clone();
-        calls.spawn(async move {
-            let tools = running.router.tool_list(format).await;
-            let revealed = running.router.revealed_tools();
-            let _ = out.send(ExecOutput::Tools { format: name, tools, revealed }.into());
-        });
     }
 
     /// The error line; then, when the line carried a call id, that call's one output.
@@ -369,16 +311,72 @@ impl Session {
     }
 }
 
-/// An output line for stdout, with the tool its call named (for the live view).
+/// A request's answer, computed when its turn comes (`None`: nothing to write).
+type Answer = std::pin::Pin<Box<dyn std::future::Future<Output = Option<ExecOutput>> + Send>>;
+
+/// A request waiting for its turn, with the `id` its answer echoes.
+struct Queued {
+    id: Option<Value>,
+    answer: Answer,
+}
+
+/// Answers the requests one after the other, in input order, each echoing its `id`.
+async fn answer_in_order(
+    mut requests: mpsc::UnboundedReceiver<Queued>,
+    out: mpsc::UnboundedSender<Outgoing>,
+) {
+    while let Some(Queued { id, answer }) = requests.recv().await {
+        if let Some(line) = answer.await {
+            let _ = out.send(Outgoing { line, name: None, id });
+        }
+    }
+}
+
+/// A request's `arguments`: absent, `null` or an object; anything else is refused with why.
+fn object(
+    request: &str,
+    arguments: Option<Value>,
+) -> Result<Option<serde_json::Map<String, Value>>, String> {
+    match arguments {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map)),
+        Some(other) => Err(format!(
+            "invalid request line: `arguments` of {request} must be an object, got {other}"
+        )),
+    }
+}
+
+/// `list_tools`' `format`: OpenAI's by default.
+fn tool_format(format: Option<&str>) -> Result<(&'static str, tool_router::ToolFormat), String> {
+    match format {
+        None | Some("openai") => Ok(("openai", tool_router::ToolFormat::OpenAi)),
+        Some("anthropic") => Ok(("anthropic", tool_router::ToolFormat::Anthropic)),
+        Some(other) => Err(format!(
+            "invalid request line: `format` must be \"openai\" or \"anthropic\", got {other:?}"
+        )),
+    }
+}
+
+/// An output line for stdout, with the tool its call named (for the live view) and the `id`
+/// of the request it answers.
 struct Outgoing {
     line: ExecOutput,
     name: Option<String>,
+    id: Option<Value>,
 }
 
 impl From<ExecOutput> for Outgoing {
     fn from(line: ExecOutput) -> Self {
-        Self { line, name: None }
+        Self { line, name: None, id: None }
     }
+}
+
+/// An answer line with its request's `id` after the answer's own fields.
+#[derive(Serialize)]
+struct WithId<'a> {
+    #[serde(flatten)]
+    line: &'a ExecOutput,
+    id: &'a Value,
 }
 
 impl Outgoing {
@@ -450,7 +448,10 @@ async fn write_lines(
                 }
                 match output {
                     Some(output) => {
-                        push_line(&mut buffer, &output.line);
+                        match &output.id {
+                            Some(id) => push_line(&mut buffer, &WithId { line: &output.line, id }),
+                            None => push_line(&mut buffer, &output.line),
+                        }
                         if let (Some(view), Some(item)) = (&view, output.view_item()) {
                             let _ = view.send(item);
                         }

@@ -96,26 +96,51 @@ pub struct Rejected {
     pub call_id: Option<String>,
 }
 
+/// One input line with the `id` a request line may carry (a string or a number; its answer
+/// echoes it as written). A call line's `id`, if any, is ignored: a call is named by its
+/// `call_id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecLine {
+    /// What the line asks.
+    pub input: ExecInput,
+    /// The request's `id`, when it has one.
+    pub id: Option<Value>,
+}
+
+impl ExecLine {
+    /// Decode one line (in one pass over its text); see [`ExecInput::parse`].
+    pub fn parse(line: &str) -> Result<Self, Rejected> {
+        let rejected = |message: String| Rejected { message, call_id: call_id_of(line) };
+        match serde_json::from_str::<ExecLine>(line) {
+            Ok(ExecLine { input: ExecInput::Call(call), .. })
+                if call
+                    .arguments
+                    .as_ref()
+                    .is_some_and(|a| !matches!(a, Value::String(_) | Value::Object(_))) =>
+            {
+                let other = call.arguments.unwrap_or_default();
+                Err(Rejected {
+                    message: format!(
+                        "invalid input line: `arguments` must be a JSON string or object, got {other}"
+                    ),
+                    call_id: Some(call.call_id),
+                })
+            }
+            Ok(ExecLine { input: input @ ExecInput::Call(_), .. }) => {
+                Ok(ExecLine { input, id: None })
+            }
+            Ok(line) => Ok(line),
+            Err(e) => Err(rejected(format!("invalid input line: {e}"))),
+        }
+    }
+}
+
 impl ExecInput {
     /// Decode one line (in one pass over its text). A call's `arguments` must be JSON text, an
     /// object, `null` or absent. A line that cannot be taken says why, with the call id it
     /// carries when that can be read before whatever is wrong (see [`call_id_of`]).
     pub fn parse(line: &str) -> Result<Self, Rejected> {
-        let rejected = |message: String| Rejected { message, call_id: call_id_of(line) };
-        match serde_json::from_str(line) {
-            Ok(ExecInput::Call(ExecCall { arguments: Some(other), call_id, .. }))
-                if !matches!(other, Value::String(_) | Value::Object(_)) =>
-            {
-                Err(Rejected {
-                    message: format!(
-                        "invalid input line: `arguments` must be a JSON string or object, got {other}"
-                    ),
-                    call_id: Some(call_id),
-                })
-            }
-            Ok(input) => Ok(input),
-            Err(e) => Err(rejected(format!("invalid input line: {e}"))),
-        }
+        ExecLine::parse(line).map(|line| line.input)
     }
 }
 
@@ -163,6 +188,12 @@ impl<'de> Visitor<'de> for CallIdSeeker<'_> {
 
 impl<'de> Deserialize<'de> for ExecInput {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(InputVisitor).map(|line| line.input)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExecLine {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(InputVisitor)
     }
 }
@@ -170,13 +201,25 @@ impl<'de> Deserialize<'de> for ExecInput {
 struct InputVisitor;
 
 impl<'de> Visitor<'de> for InputVisitor {
-    type Value = ExecInput;
+    type Value = ExecLine;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a call or request object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ExecInput, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ExecLine, A::Error> {
+        let mut id: Option<Value> = None;
+        let input = read_input(&mut map, &mut id)?;
+        Ok(ExecLine { input, id })
+    }
+}
+
+/// The line's fields, into what it asks (and its `id`).
+fn read_input<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    id: &mut Option<Value>,
+) -> Result<ExecInput, A::Error> {
+    {
         let mut kind: Option<String> = None;
         let (mut call_id, mut name, mut arguments, mut format) = (None, None, None, None);
         let mut server: Option<String> = None;
@@ -194,6 +237,7 @@ impl<'de> Visitor<'de> for InputVisitor {
                 "format" => format = map.next_value::<Option<String>>()?,
                 "server" => server = map.next_value::<Option<String>>()?,
                 "uri" => uri = map.next_value::<Option<String>>()?,
+                "id" => *id = map.next_value::<Option<RequestLineId>>()?.map(|i| i.0),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -227,6 +271,20 @@ impl<'de> Visitor<'de> for InputVisitor {
                 name: name.ok_or_else(|| de::Error::missing_field("name"))?,
                 arguments,
             })),
+        }
+    }
+}
+
+/// A request line's `id`: a string or a number, as JSON-RPC has it.
+struct RequestLineId(Value);
+
+impl<'de> Deserialize<'de> for RequestLineId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            id @ (Value::String(_) | Value::Number(_)) => Ok(Self(id)),
+            other => {
+                Err(de::Error::custom(format!("`id` must be a string or a number, got {other}")))
+            }
         }
     }
 }
@@ -406,6 +464,23 @@ mod tests {
             }),
             r#"{"type":"function_call_output","call_id":"c","output":{"type":"function","content":"no","success":false}}"#
         );
+    }
+
+    #[test]
+    fn a_request_line_may_carry_an_id_its_answer_echoes() {
+        let parsed = |line: &str| ExecLine::parse(line).map_err(|r| r.message);
+        assert_eq!(
+            parsed(r#"{"type":"list_tools","id":7}"#),
+            Ok(ExecLine { input: ExecInput::ListTools { format: None }, id: Some(7.into()) })
+        );
+        assert_eq!(
+            parsed(r#"{"id":"a","type":"reset_tools"}"#),
+            Ok(ExecLine { input: ExecInput::ResetTools, id: Some("a".into()) })
+        );
+        let call = parsed(r#"{"call_id":"1","name":"x","id":"ignored"}"#).expect("a call");
+        assert_eq!(call.id, None, "a call is named by its call_id");
+        let refused = parsed(r#"{"type":"list_tools","id":[1]}"#).expect_err("not an id");
+        assert!(refused.contains("`id` must be a string or a number, got [1]"), "{refused}");
     }
 
     #[test]

@@ -276,3 +276,53 @@ fn a_typo_is_answered_at_once_while_a_server_hangs_in_startup() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Every ordering exec promises, over many rounds: a cancelled call's end event comes before
+/// its output (30 calls cancelled as soon as they began), and requests are answered in input
+/// order, each echoing its `id` (a string or a number, as written), whatever their work.
+#[test]
+fn exec_keeps_its_orderings_over_many_rounds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        &dir,
+        "order.toml",
+        &format!("[mcp_servers.docs]\ncommand = {DEMO:?}\nargs = [\"--name\", \"docs\"]\n"),
+    );
+    let mut exec = crate::exec::ExecSession::spawn(exec_command(&config));
+    for n in 0..30 {
+        let id = format!("c{n}");
+        exec.send(&call(&id, "mcp__docs__sleep", json!({"ms": 60_000})));
+        exec.line("the begin", |l| l["type"] == "mcp_tool_call_begin" && l["call_id"] == id);
+        exec.send(&json!({"type": "cancel", "call_id": id}));
+    }
+    let mut ids = Vec::new();
+    for round in 0..10 {
+        for (kind, id) in [
+            ("list_tools", json!(round * 3)),
+            ("reset_tools", json!(format!("r{round}"))),
+            ("take_notices", json!(round * 3 + 2)),
+        ] {
+            exec.send(&json!({"type": kind, "id": id}));
+            ids.push(id);
+        }
+    }
+    // A BOM before a line is not part of it.
+    exec.send(&Value::String(format!("\u{feff}{}", json!({"type": "reset_tools", "id": "bom"}))));
+    ids.push(json!("bom"));
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    for n in 0..30 {
+        let id = format!("c{n}");
+        let at = |kind: &str| {
+            let found = lines.iter().position(|l| l["type"] == kind && l["call_id"] == id);
+            found.unwrap_or_else(|| panic!("no {kind} for {id}"))
+        };
+        assert!(at("mcp_tool_call_end") < at("function_call_output"), "{id}: output before end");
+    }
+    let answered: Vec<Value> = lines
+        .iter()
+        .filter(|l| ["tools", "tools_reset", "notices"].contains(&l["type"].as_str().unwrap_or("")))
+        .map(|l| l["id"].clone())
+        .collect();
+    assert_eq!(answered, ids, "answers in input order, each with its id");
+}
