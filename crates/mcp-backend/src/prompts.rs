@@ -9,6 +9,4 @@ pub struct PromptsListing {
     /// Servers that declare `prompts`, with their prompts (every page, the server's order) or
     /// why they could not be listed.
     pub servers: Vec<(String, Result<Vec<Prompt>, String>)>,
-    /// Servers not started yet (lazy, idle): whether they offer prompts is not known.
-    pub not_started: Vec<String>,
 }

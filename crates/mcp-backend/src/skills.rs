@@ -56,8 +56,6 @@ impl ServerSkills {
 pub struct SkillsListing {
     /// Servers that declare the extension, with their skills or why they could not be listed.
     pub servers: Vec<(String, Result<Arc<ServerSkills>, String>)>,
-    /// Servers not started yet (lazy, idle): whether they offer skills is not known.
-    pub not_started: Vec<String>,
 }
 
 /// The host's answer before a server's skill is first loaded.

@@ -1,5 +1,6 @@
 //! What prompts and skills share: asking every server that declares a capability (a starting
-//! one waited for, an idle one named, not started), and a followed list's outcome.
+//! one waited for, an idle one started unless its catalog says it declares none), whether any
+//! does, and a followed list's outcome.
 
 use std::future::Future;
 
@@ -9,38 +10,45 @@ use rmcp::model::ServerCapabilities;
 
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
+use crate::toolcache::CachedCatalog;
 
-/// Every asked server's answer, sorted by server name, and the idle servers not asked.
-pub(crate) struct Declared<T> {
-    pub(crate) answers: Vec<(String, Result<T, String>)>,
-    pub(crate) not_started: Vec<String>,
+/// A capability a server declares, read from a ready server's capabilities or from the catalog
+/// saved when it was last ready (so an idle server need not start to be known).
+#[derive(Clone, Copy)]
+pub(crate) struct Capability {
+    pub(crate) declared: fn(&ServerCapabilities) -> bool,
+    pub(crate) cataloged: fn(&CachedCatalog) -> bool,
 }
 
 impl McpConnectionManager {
-    /// `ask` each server that `declares` says offers it: a ready one by its capabilities, a
-    /// failed one anyway (the next use restarts it, or says why not); idle ones are named.
+    /// Every asked server's answer, sorted by server name: `ask` each server that declares
+    /// `capability`: a ready one by its capabilities, a
+    /// starting one once settled, a failed one anyway (the next use restarts it, or says why
+    /// not). An idle one is started for it unless its catalog says it does not declare it:
+    /// an idle server never hides what it offers.
     pub(crate) async fn each_declaring<'a, T, F, Fut>(
         &'a self,
-        declares: fn(&ServerCapabilities) -> bool,
+        capability: Capability,
         ask: F,
-    ) -> Declared<T>
+    ) -> Vec<(String, Result<T, String>)>
     where
         F: Fn(&'a str) -> Fut,
         Fut: Future<Output = Result<T, McpError>>,
     {
-        let mut not_started = Vec::new();
         let mut asked = Vec::new();
         for (name, managed) in &self.servers.servers {
             if matches!(&*managed.state.borrow(), ServerState::Lazy) {
-                not_started.push(name.clone());
-            } else {
-                asked.push(name.as_str());
+                if managed.catalog.get().is_some_and(|c| !(capability.cataloged)(&c)) {
+                    continue;
+                }
+                self.servers.start_lazy(managed);
             }
+            asked.push(name.as_str());
         }
         let ask = &ask;
         let answers = join_all(asked.into_iter().map(|name| async move {
             let offers = match self.servers.settled(name).await {
-                Ok(ServerState::Ready { conn, .. }) => declares(&conn.capabilities),
+                Ok(ServerState::Ready { conn, .. }) => (capability.declared)(&conn.capabilities),
                 _ => true,
             };
             if !offers {
@@ -49,7 +57,28 @@ impl McpConnectionManager {
             Some((name.to_string(), ask(name).await.map_err(|e| e.to_string())))
         }))
         .await;
-        Declared { answers: answers.into_iter().flatten().collect(), not_started }
+        answers.into_iter().flatten().collect()
+    }
+
+    /// Whether any server declares `capability`: a ready one by its capabilities, a starting
+    /// or idle one by its catalog, a starting one without a catalog once settled; an idle one
+    /// without a catalog does not count (nothing is known of it). Only looks.
+    pub(crate) async fn any_declaring(&self, capability: Capability) -> bool {
+        let checks = self.servers.servers.iter().map(|(name, managed)| async move {
+            let state = managed.state.borrow().clone();
+            let waiting = matches!(state, ServerState::Starting | ServerState::Lazy);
+            if waiting && let Some(catalog) = managed.catalog.get() {
+                return (capability.cataloged)(&catalog);
+            }
+            if matches!(state, ServerState::Lazy) {
+                return false;
+            }
+            matches!(
+                self.servers.settled(name).await,
+                Ok(ServerState::Ready { conn, .. }) if (capability.declared)(&conn.capabilities)
+            )
+        });
+        join_all(checks).await.into_iter().any(|yes| yes)
     }
 }
 

@@ -103,7 +103,13 @@ mod tests {
         lazy.startup = Startup::Lazy;
         let (a, b) = (ServerConfig::stdio("a", "x", vec![]), ServerConfig::stdio("b", "x", vec![]));
         let tools = vec![tool("t1"), tool("t2")];
-        let catalog = CachedCatalog { tools, resources: false, completions: false, skills: false };
+        let catalog = CachedCatalog {
+            tools,
+            resources: false,
+            completions: false,
+            skills: false,
+            prompts: false,
+        };
         cache.save(&a, &catalog);
         let configs = vec![a, b, lazy];
         let mut options = ManagerOptions {

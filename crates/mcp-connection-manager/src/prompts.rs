@@ -2,17 +2,20 @@
 //! `max_list_pages`, a repeated cursor ending it; asked afresh each time, so a changed list is
 //! seen at once), `prompts/get` through the input rounds, and completion of a prompt argument.
 
-use futures::future::join_all;
 use mcp_backend::{Follow, McpError, Paged, PromptsListing};
 use rmcp::model::{
     CompletionInfo, GetPromptRequestParams, GetPromptResult, JsonObject, PaginatedRequestParams,
-    Prompt, Reference, ServerCapabilities,
+    Prompt, Reference,
 };
 use tracing::Instrument as _;
 
-use crate::lifecycle::ServerState;
+use crate::declared::Capability;
 use crate::manager::McpConnectionManager;
 use mcp_connection::input::{Retry, Round};
+
+/// `prompts`, as a server declares it and its catalog records it.
+const PROMPTS: Capability =
+    Capability { declared: |c| c.prompts.is_some(), cataloged: |c| c.prompts };
 
 impl McpConnectionManager {
     /// `server`'s prompts, every page (the one cursor loop, `Follow`).
@@ -34,23 +37,15 @@ impl McpConnectionManager {
     }
 
     /// Every server's prompts, sorted by server name: the servers that declare `prompts` (a
-    /// starting one waited for), the idle ones named apart.
+    /// starting one waited for, an idle one started unless its catalog says it has none).
     pub(crate) async fn every_prompt(&self) -> PromptsListing {
-        let declares = |c: &ServerCapabilities| c.prompts.is_some();
-        let declared = self.each_declaring(declares, |name| self.prompts_of(name)).await;
-        PromptsListing { servers: declared.answers, not_started: declared.not_started }
+        let declared = self.each_declaring(PROMPTS, |name| self.prompts_of(name)).await;
+        PromptsListing { servers: declared }
     }
 
-    /// Whether any server declares `prompts`: a ready one by its capabilities, a starting one
-    /// once settled; an idle one does not count. Only looks.
+    /// Whether any server declares `prompts` (see `any_declaring`). Only looks.
     pub(crate) async fn any_prompts(&self) -> bool {
-        let checks = self.servers.servers.keys().map(|name| async move {
-            matches!(
-                self.servers.settled(name).await,
-                Ok(ServerState::Ready { conn, .. }) if conn.capabilities.prompts.is_some()
-            )
-        });
-        join_all(checks).await.into_iter().any(|yes| yes)
+        self.any_declaring(PROMPTS).await
     }
 
     /// `prompts/get`, input rounds answered through the host.

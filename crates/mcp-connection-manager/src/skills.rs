@@ -7,12 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::future::join_all;
 use mcp_backend::{Follow, McpError, Paged, ServerSkills, SkillsListing, no_skills};
 use rmcp::model::{GetSkillRequestParams, PaginatedRequestParams, ServerCapabilities, Skill};
 use tokio::time::Instant;
 
-use crate::lifecycle::ServerState;
+use crate::declared::Capability;
 use crate::manager::McpConnectionManager;
 
 /// One server's kept listing: its generation then, and until when it is fresh.
@@ -40,6 +39,10 @@ impl SkillCache {
         }
     }
 }
+
+/// The skills extension, as a server declares it and its catalog records it.
+const SKILLS: Capability =
+    Capability { declared: ServerCapabilities::supports_skills, cataloged: |c| c.skills };
 
 impl McpConnectionManager {
     /// `server`'s skills: kept, or listed anew (every page, up to `max_list_pages`, a repeated
@@ -80,33 +83,15 @@ impl McpConnectionManager {
     }
 
     /// Every server's skills, sorted by server name: the ones that declare the extension (a
-    /// starting server is waited for), the lazy ones not started named apart.
+    /// starting server waited for, an idle one started unless its catalog says it has none).
     pub(crate) async fn every_skill(&self) -> SkillsListing {
-        let declared = self
-            .each_declaring(ServerCapabilities::supports_skills, |name| self.skills_of(name))
-            .await;
-        SkillsListing { servers: declared.answers, not_started: declared.not_started }
+        let declared = self.each_declaring(SKILLS, |name| self.skills_of(name)).await;
+        SkillsListing { servers: declared }
     }
 
-    /// Whether any server declares the skills extension: a ready one by its capabilities, a
-    /// starting or lazy one by its catalog (as completions are decided), a starting one
-    /// without a catalog once settled; a lazy one without a catalog does not count. Only looks.
+    /// Whether any server declares the skills extension (see `any_declaring`). Only looks.
     pub(crate) async fn any_skills(&self) -> bool {
-        let checks = self.servers.servers.iter().map(|(name, managed)| async move {
-            let state = managed.state.borrow().clone();
-            let waiting = matches!(state, ServerState::Starting | ServerState::Lazy);
-            if waiting && let Some(catalog) = managed.catalog.get() {
-                return catalog.skills;
-            }
-            if matches!(state, ServerState::Lazy) {
-                return false;
-            }
-            matches!(
-                self.servers.settled(name).await,
-                Ok(ServerState::Ready { conn, .. }) if conn.capabilities.supports_skills()
-            )
-        });
-        join_all(checks).await.into_iter().any(|yes| yes)
+        self.any_declaring(SKILLS).await
     }
 
     /// `skills/get`.

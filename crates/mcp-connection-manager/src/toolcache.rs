@@ -19,8 +19,8 @@ use sha1::{Digest, Sha1};
 
 use mcp_connection::config::{ServerConfig, TransportConfig};
 
-/// Bumped when the file's shape changes; other versions are ignored.
-const FORMAT: u32 = 1;
+/// Bumped when the file's shape changes; other versions are ignored (2: `prompts`).
+const FORMAT: u32 = 2;
 
 /// What a server offered the last time it was ready.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +34,9 @@ pub struct CachedCatalog {
     /// It declared the skills extension (SEP-2640); absent in older files.
     #[serde(default)]
     pub skills: bool,
+    /// It declared `prompts`: an idle server is started to list or get its prompts only then.
+    #[serde(default)]
+    pub prompts: bool,
 }
 
 impl CachedCatalog {
@@ -44,6 +47,7 @@ impl CachedCatalog {
             resources: conn.capabilities.resources.is_some(),
             completions: conn.capabilities.completions.is_some(),
             skills: conn.capabilities.supports_skills(),
+            prompts: conn.capabilities.prompts.is_some(),
         }
     }
 }
@@ -309,6 +313,7 @@ mod tests {
             resources: true,
             completions: false,
             skills: false,
+            prompts: false,
         }
     }
 

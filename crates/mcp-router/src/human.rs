@@ -30,9 +30,6 @@ pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyh
     for failure in &skills.errors {
         eprintln!("mcp-router: {}: {}", failure.server, failure.error);
     }
-    for server in &skills.not_started {
-        eprintln!("mcp-router: {server}: idle (not started), its skills are not listed");
-    }
     Ok(if skills.errors.is_empty() { 0 } else { 1 })
 }
 

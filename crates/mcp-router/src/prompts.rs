@@ -33,9 +33,6 @@ pub(crate) async fn list(config: &setup::ConfigArg, json: bool) -> anyhow::Resul
     for failure in &prompts.errors {
         eprintln!("mcp-router: {}: {}", failure.server, failure.error);
     }
-    for server in &prompts.not_started {
-        eprintln!("mcp-router: {server}: idle (not started), its prompts are not listed");
-    }
     Ok(i32::from(!prompts.errors.is_empty()))
 }
 

@@ -312,10 +312,10 @@ pub enum ExecOutput {
         #[serde(skip_serializing_if = "Option::is_none")]
         revealed: Option<Vec<String>>,
     },
-    /// The answer to `list_skills`: `{"type": "skills", "skills": […], "errors"?, "not_started"?}`.
+    /// The answer to `list_skills`: `{"type": "skills", "skills": […], "errors"?}`.
     Skills(crate::skills::Skills),
     /// The answer to `list_prompts`: `{"type": "prompts", "prompts": […], "errors"?,
-    /// "not_started"?}`.
+    /// }`.
     Prompts(crate::prompts::Prompts),
     /// The answer to `get_prompt`: the server's `GetPromptResult`.
     Prompt {

@@ -24,7 +24,4 @@ pub struct Prompts {
     /// Servers whose prompts could not be listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ServerFailure>,
-    /// Servers not started yet (idle): whether they offer prompts is not known.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_started: Vec<String>,
 }

@@ -27,7 +27,4 @@ pub struct Skills {
     /// Servers whose skills could not be listed, and entries left out (`uri: why`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ServerFailure>,
-    /// Servers not started yet (idle): whether they offer skills is not known.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_started: Vec<String>,
 }

@@ -11,11 +11,11 @@ use crate::router::ToolRouter;
 impl ToolRouter {
     /// Every server's prompts (`prompts/list`, every page, asked afresh: a changed list shows at
     /// once), sorted by server, each server's order kept. Servers that do not declare
-    /// `prompts` are not asked; idle ones are named in `not_started`, not started.
+    /// `prompts` are not asked; an idle one is started unless its catalog says it has none.
     pub async fn prompts(&self) -> Prompts {
         let Some(backend) = self.backend() else { return Prompts::default() };
         let listing = backend.all_prompts().await;
-        let mut out = Prompts { not_started: listing.not_started, ..Default::default() };
+        let mut out = Prompts::default();
         for (server, answer) in listing.servers {
             match answer {
                 Ok(prompts) => out.prompts.extend(

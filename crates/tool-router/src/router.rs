@@ -210,8 +210,8 @@ impl ToolRouter {
 
     /// Every server's skills (SEP-2640): name, description, server and `SKILL.md` uri — what a
     /// host puts in its system prompt so the model knows to `load_mcp_skill` one. Lists each
-    /// server that declares the extension (waiting for the ones starting; idle ones are named
-    /// in `not_started`, not started); nothing of a skill is fetched.
+    /// server that declares the extension (waiting for the ones starting; an idle one is
+    /// started unless its catalog says it has none); nothing of a skill is fetched.
     pub async fn skills(&self) -> Skills {
         match &self.mcp {
             Some(mcp) => crate::skills::gather(mcp.backend.as_ref()).await,

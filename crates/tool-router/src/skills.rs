@@ -14,7 +14,7 @@ use serde_json::Value;
 
 /// Every server's skills, from the backend's listing.
 pub(crate) fn skills_of(listing: SkillsListing) -> Skills {
-    let mut out = Skills { not_started: listing.not_started, ..Default::default() };
+    let mut out = Skills::default();
     for (server, answer) in listing.servers {
         match answer {
             Ok(listed) => {

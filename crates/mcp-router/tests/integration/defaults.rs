@@ -326,3 +326,57 @@ fn exec_keeps_its_orderings_over_many_rounds() {
         .collect();
     assert_eq!(answered, ids, "answers in input order, each with its id");
 }
+
+/// Idle servers hide nothing: with the default config and a warm catalog past the search
+/// threshold (the servers stay idle), `prompts` and `skills` list on every run what they list
+/// with `tool_search = "off"` (every server started), and the model's `load_mcp_skill` loads a
+/// skill of an idle server.
+#[test]
+fn idle_servers_list_the_same_prompts_and_skills_as_started_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let packaged = packaged_past_the_threshold(&dir);
+    let servers = std::fs::read_to_string(&packaged).expect("config")
+        + &format!(
+            "[mcp_servers.docs]\ncommand = {DEMO:?}\nargs = [\"--name\", \"docs\", \"--demo-skills\"]\n"
+        );
+    let defaults = write_config(&dir, "defaults.toml", &servers);
+    let off =
+        write_config(&dir, "off.toml", &format!("[mcp_router]\ntool_search = \"off\"\n{servers}"));
+    let cache = dir.path().join("cache");
+    let run = |config: &std::path::Path, command: &str| -> String {
+        let output = crate::support::router_command()
+            .env("MCP_ROUTER_CACHE_DIR", &cache)
+            .args([command, "--json", "--config"])
+            .arg(config)
+            .output()
+            .expect("run");
+        assert!(output.status.success(), "{command}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("utf8")
+    };
+    for command in ["prompts", "skills"] {
+        let started = run(&off, command);
+        assert!(started.contains("\"server\""), "{command}: {started}");
+        for round in 0..3 {
+            assert_eq!(
+                run(&defaults, command),
+                started,
+                "{command}, run {round} under the defaults"
+            );
+        }
+    }
+    // The catalogs are warm: the servers stay idle, and the skill loads all the same.
+    let mut exec = crate::exec::ExecSession::spawn({
+        let mut command = exec_command(&defaults);
+        command.env("MCP_ROUTER_CACHE_DIR", &cache);
+        command
+    });
+    exec.send(&call("l", "load_mcp_skill", json!({"name": "release-notes"})));
+    let output = exec.output("l");
+    assert_eq!(output["success"], true, "{output}");
+    assert!(
+        output["content"].as_str().unwrap_or_default().contains("\"name\":\"release-notes\""),
+        "{output}"
+    );
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}

@@ -67,6 +67,7 @@ async fn specs_come_from_the_catalog_while_a_slow_server_starts_then_switch_to_t
         resources: true,
         completions: false,
         skills: false,
+        prompts: false,
     };
     cache.save(&slow, &earlier);
     let (events, mut rx) = event_channel();
@@ -225,6 +226,7 @@ async fn tools_listed_from_the_catalog_of_a_server_that_then_fails_are_withdrawn
         resources: false,
         completions: false,
         skills: false,
+        prompts: false,
     };
     cache.save(&broken, &earlier);
     let (events, mut rx) = event_channel();
