@@ -68,6 +68,7 @@ impl StartServer {
             },
             progress: Arc::new(mcp_connection::progress::Progress::new(self.progress_interval)),
             closed: Default::default(),
+            logs: Default::default(),
         };
         let connect = self.connector.connect(&self.config, client);
         let timeout = self.config.startup_timeout;

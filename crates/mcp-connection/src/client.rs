@@ -72,6 +72,8 @@ pub struct RouterClient {
     /// output, an HTTP transport gave up — so the next request restarts the server instead of
     /// failing on the dead connection.
     pub closed: Arc<std::sync::atomic::AtomicBool>,
+    /// This connection's log events, rate-limited (see `server_log`).
+    pub logs: Arc<crate::server_log::LogBudget>,
 }
 
 impl RouterClient {

@@ -33,6 +33,10 @@ impl RouterClient {
             ServerNotification::ResourceUpdatedNotification(updated) => {
                 self.resource_updated(&updated.params.uri);
             }
+            // Cheaper here than on a task of rmcp's each: a flood is cut to the allowance.
+            ServerNotification::LoggingMessageNotification(message) => {
+                self.logs.logged(&self.server, message.params.clone(), &self.events);
+            }
             _ => return false,
         }
         true
@@ -96,17 +100,7 @@ impl ClientHandler for RouterClient {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let level = serde_json::to_value(params.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let event = router_protocol::McpServerLogEvent::bounded(
-            &self.server,
-            level,
-            params.logger,
-            params.data,
-        );
-        self.events.send(router_protocol::EventMsg::McpServerLog(event));
+        self.logs.logged(&self.server, params, &self.events);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -20,6 +20,7 @@ mod procs;
 pub mod progress;
 #[cfg(test)]
 mod scripted;
+pub mod server_log;
 pub mod stdio;
 mod straight;
 pub mod telemetry;

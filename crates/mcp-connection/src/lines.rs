@@ -82,8 +82,8 @@ pub struct LineTransport<R, W: AsyncWrite> {
     /// The line being read; a read cancelled mid-line leaves its bytes here for the next.
     line: Vec<u8>,
     max_line: usize,
-    /// The rest of an over-long line is being skipped.
-    discarding: bool,
+    /// The rest of an over-long line is being skipped (its ends kept).
+    discarding: Option<Skipped>,
     /// The writing half (`wire`: the frequent requests written without rmcp's detour).
     write: crate::wire::Writer<W>,
     expected: HashMap<RequestId, Expected>,
@@ -102,9 +102,70 @@ impl<R, W: AsyncWrite> Drop for LineTransport<R, W> {
 /// One bounded line read.
 enum Line {
     Whole,
-    Oversized,
+    Oversized(Skipped),
     Eof,
     Io(std::io::Error),
+}
+
+/// The ends of a line over the limit, kept while the rest is skipped: enough to tell whose
+/// answer it was.
+#[derive(Default)]
+struct Skipped {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+/// Bytes kept of each end of a skipped line.
+const SKIPPED_END: usize = 96;
+
+impl Skipped {
+    fn saw(&mut self, bytes: &[u8]) {
+        let room = SKIPPED_END.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        let keep = bytes.len().min(SKIPPED_END);
+        self.tail.extend_from_slice(&bytes[bytes.len() - keep..]);
+        let excess = self.tail.len().saturating_sub(SKIPPED_END);
+        self.tail.drain(..excess);
+    }
+
+    /// The id of the request the line answered, when the line is an answer whose id stands
+    /// where SDKs write it: first (`{"jsonrpc":"2.0","id":…,` as rmcp and Python's SDK write)
+    /// or last (`…,"jsonrpc":"2.0","id":…}` as TypeScript's SDK writes). Nothing else is
+    /// guessed: an id found in the middle could be the result's own.
+    fn answered(&self) -> Option<RequestId> {
+        const KEY: &[u8] = br#""jsonrpc":"2.0","id":"#;
+        let head = trimmed(&self.head);
+        let first = head.strip_prefix(b"{").and_then(|h| h.strip_prefix(KEY));
+        let from_head = first.and_then(|rest| {
+            let end = rest.iter().position(|b| *b == b',')?;
+            Some(&rest[..end])
+        });
+        let tail = self.tail.trim_ascii_end();
+        let from_tail = tail.strip_suffix(b"}").and_then(|t| {
+            let at = t.windows(KEY.len()).rposition(|w| w == KEY)?;
+            (t[at - 1] == b',').then(|| &t[at + KEY.len()..])
+        });
+        let id = from_head.or(from_tail)?;
+        match serde_json::from_slice::<RequestId>(id).ok()? {
+            id @ (RequestId::Number(_) | RequestId::String(_)) => Some(id),
+        }
+    }
+}
+
+/// The error answer that stands for an answer over the limit.
+fn too_long_answer(id: &RequestId, max_line: usize) -> Vec<u8> {
+    let message = format!(
+        "the server's answer was more than {max_line} bytes ({} MiB), the most one message may have; it was dropped",
+        max_line >> 20
+    );
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32603, "message": message},
+    });
+    let mut line = answer.to_string().into_bytes();
+    line.push(b'\n');
+    line
 }
 
 /// What an answer line says about itself, read without building it.
@@ -132,7 +193,7 @@ where
             read: BufReader::new(read),
             line: Vec::new(),
             max_line,
-            discarding: false,
+            discarding: None,
             write: crate::wire::Writer::new(write),
             expected: HashMap::new(),
             straight: None,
@@ -189,13 +250,21 @@ where
             }
             let newline = available.iter().position(|b| *b == b'\n');
             let take = newline.map_or(available.len(), |at| at + 1);
-            let outcome = if self.discarding {
-                self.discarding = newline.is_none();
-                None
+            let outcome = if let Some(skipped) = &mut self.discarding {
+                skipped.saw(&available[..take]);
+                newline.and(self.discarding.take()).map(Line::Oversized)
             } else if self.line.len().saturating_add(take) > self.max_line {
+                let mut skipped = Skipped::default();
+                skipped.saw(&self.line);
+                skipped.saw(&available[..take]);
                 self.line.clear();
-                self.discarding = newline.is_none();
-                Some(Line::Oversized)
+                match newline {
+                    Some(_) => Some(Line::Oversized(skipped)),
+                    None => {
+                        self.discarding = Some(skipped);
+                        None
+                    }
+                }
             } else {
                 self.line.extend_from_slice(&available[..take]);
                 newline.map(|_| Line::Whole)
@@ -316,13 +385,18 @@ where
         loop {
             match self.read_line().await {
                 Line::Whole => {}
-                Line::Oversized => {
-                    tracing::error!(
-                        max_line_length = self.max_line,
-                        "incoming message exceeded the maximum line length, discarding it"
-                    );
-                    continue;
-                }
+                Line::Oversized(skipped) => match skipped.answered() {
+                    // An answer: its request fails at once, naming the limit, instead of
+                    // waiting for its timeout; the connection is kept.
+                    Some(id) => self.line = too_long_answer(&id, self.max_line),
+                    None => {
+                        tracing::warn!(
+                            max_line_length = self.max_line,
+                            "incoming message exceeded the maximum line length, discarding it"
+                        );
+                        continue;
+                    }
+                },
                 // Bytes left in `line` are an unfinished last message: nothing to deliver.
                 Line::Eof => return self.ended(),
                 Line::Io(e) => {

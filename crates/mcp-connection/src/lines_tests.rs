@@ -229,3 +229,34 @@ async fn list_prompt_and_completion_answers_are_the_messages_rmcp_would_build() 
         assert_eq!(format!("{got:?}"), format!("{rmcp:?}"), "{method}: {line}");
     }
 }
+
+/// An answer over the limit fails its request at once, naming the limit (its id read where
+/// SDKs write it, first or last); a line whose id cannot be told is dropped, and the
+/// connection goes on either way.
+#[tokio::test]
+async fn an_answer_over_the_limit_becomes_an_error_for_its_request() {
+    let (mut transport, mut server_out, _server_in) = pipes(128);
+    let big = "x".repeat(300);
+    let lines = [
+        format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"text":"{big}"}}}}"#),
+        format!(r#"{{"result":{{"text":"{big}"}},"jsonrpc":"2.0","id":"s8"}}"#),
+        // An id inside the result only: nothing to tell whose answer it was.
+        format!(r#"{{"result":{{"id":3,"text":"{big}"}},"id":4,"jsonrpc":"2.0"}}"#),
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_string(),
+    ];
+    for line in &lines {
+        server_out.write_all(format!("{line}\n").as_bytes()).await.expect("write");
+    }
+    for id in [NumberOrString::Number(7), NumberOrString::String("s8".into())] {
+        let got = transport.receive().await.expect("a message");
+        let JsonRpcMessage::Error(error) = got else { panic!("{got:?}") };
+        assert_eq!(error.id, Some(id));
+        assert_eq!(error.error.code.0, -32603);
+        assert_eq!(
+            error.error.message,
+            "the server's answer was more than 128 bytes (0 MiB), the most one message may have; it was dropped"
+        );
+    }
+    let got = transport.receive().await.expect("the ping");
+    assert!(matches!(got, JsonRpcMessage::Request(_)), "{got:?}");
+}

@@ -70,6 +70,7 @@ pub(crate) fn router_client(host: std::sync::Arc<dyn crate::host::HostHandler>) 
         address: None,
         progress: Default::default(),
         closed: Default::default(),
+        logs: Default::default(),
     }
 }
 

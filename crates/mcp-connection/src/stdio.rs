@@ -75,12 +75,13 @@ pub(crate) struct Launch<'a> {
 /// Its first argument is the router's pid: a router that died before the parent-death signal
 /// was set would never send it, so the guard then exits without starting anything.
 ///
-/// Once the server runs, the guard lets go of the server's stdin (`0</dev/null`): a request
-/// written to a server that exited then fails at once (`EPIPE`) instead of filling a pipe the
-/// guard still holds open.
+/// Once the server runs, the guard lets go of the server's pipes (`0</dev/null 1>/dev/null
+/// 2>&1`): a request written to a server that exited then fails at once (`EPIPE`) instead of
+/// filling a pipe the guard still holds open, and a server that closes its stdout while it
+/// runs is seen at once (the stream ends: its requests fail, the next one restarts it).
 const GUARD: &str = concat!(
     "[ \"$PPID\" = \"$1\" ] || exit 125; shift; exec 3<&0; trap 'trap \"\" TERM; [ -n \"$pid\" ] && kill -KILL $pid 2>/dev/null; kill -KILL 0' TERM; ",
-    r#""$@" <&3 3<&- & pid=$!; exec 3<&- 0</dev/null; wait $pid; status=$?; exit $status"#,
+    r#""$@" <&3 3<&- & pid=$!; exec 3<&- 0</dev/null 1>/dev/null 2>&1; wait $pid; status=$?; exit $status"#,
 );
 
 pub(crate) fn spawn(launch: Launch<'_>) -> std::io::Result<Spawned> {

@@ -93,6 +93,10 @@ pub struct McpServerLogEvent {
     /// The full size of `data` as JSON, when it was cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_truncated_from: Option<usize>,
+    /// How many of the server's log messages before this one were dropped (past the rate
+    /// limit of log events per server), when any were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_before: Option<u64>,
 }
 
 impl McpServerLogEvent {
@@ -108,7 +112,14 @@ impl McpServerLogEvent {
             }
             (Value::String(text[..end].to_string()), Some(text.len()))
         };
-        Self { server: server.to_string(), level, logger, data, data_truncated_from }
+        Self {
+            server: server.to_string(),
+            level,
+            logger,
+            data,
+            data_truncated_from,
+            dropped_before: None,
+        }
     }
 }
 
