@@ -252,7 +252,10 @@ where
             let take = newline.map_or(available.len(), |at| at + 1);
             let outcome = if let Some(skipped) = &mut self.discarding {
                 skipped.saw(&available[..take]);
-                newline.and(self.discarding.take()).map(Line::Oversized)
+                match newline {
+                    Some(_) => self.discarding.take().map(Line::Oversized),
+                    None => None,
+                }
             } else if self.line.len().saturating_add(take) > self.max_line {
                 let mut skipped = Skipped::default();
                 skipped.saw(&self.line);

@@ -244,9 +244,16 @@ async fn an_answer_over_the_limit_becomes_an_error_for_its_request() {
         format!(r#"{{"result":{{"id":3,"text":"{big}"}},"id":4,"jsonrpc":"2.0"}}"#),
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_string(),
     ];
-    for line in &lines {
-        server_out.write_all(format!("{line}\n").as_bytes()).await.expect("write");
-    }
+    // In pieces, as a pipe delivers a long line: the skipped part spans many reads.
+    let written: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let writer = tokio::spawn(async move {
+        for piece in written.as_bytes().chunks(7) {
+            server_out.write_all(piece).await.expect("write");
+            server_out.flush().await.expect("flush");
+            tokio::task::yield_now().await;
+        }
+        server_out
+    });
     for id in [NumberOrString::Number(7), NumberOrString::String("s8".into())] {
         let got = transport.receive().await.expect("a message");
         let JsonRpcMessage::Error(error) = got else { panic!("{got:?}") };
@@ -259,4 +266,5 @@ async fn an_answer_over_the_limit_becomes_an_error_for_its_request() {
     }
     let got = transport.receive().await.expect("the ping");
     assert!(matches!(got, JsonRpcMessage::Request(_)), "{got:?}");
+    drop(writer.await.expect("written"));
 }

@@ -380,3 +380,70 @@ fn idle_servers_list_the_same_prompts_and_skills_as_started_ones() {
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
 }
+
+/// A hostile server of our own (raw JSON-RPC) next to a well-behaved one: whatever it sends —
+/// a flood of log messages and progress, answers over the 64 MiB limit (id first or last),
+/// garbage and answers to ids nobody asked, a closed stdout while it runs — its calls end and
+/// say why, the other server's calls keep answering in well under a second, log events are
+/// rate-limited with what was dropped counted, and a broken connection is started again.
+#[test]
+fn a_hostile_server_harms_only_its_own_calls() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        &dir,
+        "hostile.toml",
+        &format!(
+            "[mcp_servers.hostile]\ncommand = {:?}\nargs = [{:?}]\n\
+             [mcp_servers.ok]\ncommand = {DEMO:?}\nargs = [\"--name\", \"ok\"]\n",
+            crate::interop::python(),
+            crate::interop::python_script("hostile_fixture.py"),
+        ),
+    );
+    let mut exec = crate::exec::ExecSession::spawn(exec_command(&config));
+    let text_of = |output: &Value| -> String {
+        match output["result"].get("Ok") {
+            Some(ok) => ok["content"][0]["text"].as_str().unwrap_or_default().to_string(),
+            None => output["result"]["Err"].as_str().unwrap_or_default().to_string(),
+        }
+    };
+    let mut n = 0;
+    let mut check = |exec: &mut crate::exec::ExecSession,
+                     tool: &str,
+                     expect: &str,
+                     limit: Duration| {
+        n += 1;
+        let id = format!("{tool}-{n}");
+        let started = Instant::now();
+        exec.send(&call(&id, &format!("mcp__hostile__{tool}"), json!({})));
+        let ok_id = format!("echo-{n}");
+        exec.send(&call(&ok_id, "mcp__ok__echo", json!({"text": "still here"})));
+        let sent = Instant::now();
+        let output = exec.output(&ok_id);
+        assert_eq!(text_of(&output), "Echo: still here", "next to {tool}");
+        assert!(sent.elapsed() < Duration::from_secs(1), "next to {tool}: {:?}", sent.elapsed());
+        let output = exec.output(&id);
+        assert!(text_of(&output).contains(expect), "{tool}: {}", text_of(&output));
+        assert!(started.elapsed() < limit, "{tool} took {:?}", started.elapsed());
+    };
+    let limit = "was more than 67108864 bytes (64 MiB), the most one message may have";
+    check(&mut exec, "ok", "fine", Duration::from_secs(20));
+    check(&mut exec, "flood", "flooded", Duration::from_secs(30));
+    check(&mut exec, "huge", limit, Duration::from_secs(30));
+    check(&mut exec, "huge_last", limit, Duration::from_secs(30));
+    check(&mut exec, "garbage", "after garbage", Duration::from_secs(5));
+    check(
+        &mut exec,
+        "close_stdout",
+        "connection to MCP server 'hostile' failed",
+        Duration::from_secs(5),
+    );
+    // The broken connection is started again by the next call.
+    check(&mut exec, "ok", "fine", Duration::from_secs(20));
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let logs: Vec<&Value> = lines.iter().filter(|l| l["type"] == "mcp_server_log").collect();
+    assert!(logs.len() <= 500, "{} log events for 100,000 messages", logs.len());
+    let dropped: u64 = logs.iter().filter_map(|l| l["dropped_before"].as_u64()).sum();
+    let passed = logs.iter().filter(|l| l["logger"] == "flood").count() as u64;
+    assert_eq!(passed + dropped, 100_000, "every message sent or counted as dropped");
+}
