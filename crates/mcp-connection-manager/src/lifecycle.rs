@@ -187,6 +187,8 @@ impl Servers {
                 mcp_connection::config::TransportConfig::StreamableHttp { .. }
             ),
         };
+        // Whether this request restarted the server already: it does so at most once.
+        let mut restarted = false;
         loop {
             let settled = self.settled(server).await?;
             let observed = match &settled {
@@ -197,7 +199,7 @@ impl Servers {
                     Observed::SignedOut { error, signed_in_since: now != out.credentials }
                 }
                 ServerState::Failed { error, retry_at, signed_out: None } => {
-                    Observed::Failed { error, retry_at: *retry_at }
+                    Observed::Failed { error, retry_at: *retry_at, again: restarted }
                 }
                 ServerState::Starting => continue,
                 ServerState::Lazy => {
@@ -238,6 +240,7 @@ impl Servers {
                     // Boxed: a restart's future is large and rare; every request's would be
                     // as large.
                     Box::pin(self.restart(managed, &settled, reason)).await;
+                    restarted = true;
                 }
             }
         }

@@ -18,8 +18,9 @@ pub(crate) enum Observed<'a> {
     Usable,
     /// Was ready since `since`; the connection has closed since.
     Closed { since: Instant },
-    /// The last start failed with `error`; another try is allowed from `retry_at`.
-    Failed { error: &'a str, retry_at: Instant },
+    /// The last start failed with `error`; another try is allowed from `retry_at`. `again`:
+    /// that start was this request's own (it restarted the server and saw it fail).
+    Failed { error: &'a str, retry_at: Instant, again: bool },
     /// It failed for want of sign-in (`error` says to run `mcp-router login`); whether the
     /// stored credentials changed since.
     SignedOut { error: &'a str, signed_in_since: bool },
@@ -81,8 +82,10 @@ pub(crate) fn decide(
                 Step::Refuse(error.to_string())
             }
         }
-        Observed::Failed { error, retry_at } => {
-            if policy.remote {
+        Observed::Failed { error, retry_at, again } => {
+            if policy.remote && again {
+                Step::Refuse(error.to_string())
+            } else if policy.remote {
                 Step::Restart {
                     reason: format!("the last start failed: {error}"),
                     reset_restarts: false,
@@ -146,25 +149,25 @@ mod tests {
             ),
             (
                 "failed, back-off running",
-                Observed::Failed { error: "boom", retry_at: now + secs(1) },
+                Observed::Failed { error: "boom", retry_at: now + secs(1), again: false },
                 1,
                 Step::Refuse("boom".into()),
             ),
             (
                 "failed, back-off over",
-                Observed::Failed { error: "boom", retry_at: now },
+                Observed::Failed { error: "boom", retry_at: now, again: false },
                 1,
                 restart("the last start failed: boom", false),
             ),
             (
                 "failed for good",
-                Observed::Failed { error: "boom", retry_at: now },
+                Observed::Failed { error: "boom", retry_at: now, again: false },
                 3,
                 Step::Refuse("boom (gave up after 3 restarts)".into()),
             ),
             (
                 "failed for good even while backing off",
-                Observed::Failed { error: "boom", retry_at: now + secs(9) },
+                Observed::Failed { error: "boom", retry_at: now + secs(9), again: false },
                 4,
                 Step::Refuse("boom (gave up after 4 restarts)".into()),
             ),
@@ -195,9 +198,12 @@ mod tests {
         let secs = Duration::from_secs;
         let again = restart("the last start failed: connection refused", false);
         for (restarts, retry_at) in [(0, now + secs(9)), (3, now), (9, now + secs(30))] {
-            let failed = Observed::Failed { error: "connection refused", retry_at };
+            let failed = Observed::Failed { error: "connection refused", retry_at, again: false };
             assert_eq!(decide(failed, restarts, now, remote), again, "{restarts}");
         }
+        // Once per request: the start it made itself failed, so it fails (no loop).
+        let failed = Observed::Failed { error: "connection refused", retry_at: now, again: true };
+        assert_eq!(decide(failed, 0, now, remote), Step::Refuse("connection refused".into()));
         let closed = Observed::Closed { since: now - secs(5) };
         assert!(matches!(decide(closed, 9, now, remote), Step::Restart { .. }));
         let signed_out = Observed::SignedOut { error: "needs sign-in", signed_in_since: false };
