@@ -51,16 +51,8 @@ pub(crate) fn describe(event: &EventMsg) -> String {
                 Ok(_) => "ok".to_string(),
                 Err(m) => format!("error: {m}"),
             };
-            let summary = e
-                .summary
-                .as_ref()
-                .map(|s| {
-                    format!(
-                        " ({} items shown, {} pages fetched, {} servers)",
-                        s.items, s.pages, s.servers
-                    )
-                })
-                .unwrap_or_default();
+            let summary =
+                e.summary.as_ref().map(|s| summary(&e.invocation.tool, s)).unwrap_or_default();
             format!(
                 "mcp_tool_call_end    {} {:.3} ms {outcome}{summary}",
                 e.call_id,
@@ -69,6 +61,21 @@ pub(crate) fn describe(event: &EventMsg) -> String {
         }
         other => describe_more(other),
     }
+}
+
+/// An end event's summary in words: hits of a search, skills of a skill tool, items, pages and
+/// servers of a list or read; then each server that failed, with why.
+fn summary(tool: &str, s: &router_protocol::ResourceCallSummary) -> String {
+    let counted = match tool {
+        tool_router::SEARCH_MCP_TOOLS => format!("{} hits", s.items),
+        tool_router::LOAD_MCP_SKILL | tool_router::LIST_MCP_SKILLS => {
+            format!("{} skills", s.items)
+        }
+        _ => format!("{} items shown, {} pages fetched, {} servers", s.items, s.pages, s.servers),
+    };
+    let failed: String =
+        s.failed_servers.iter().map(|f| format!("; {} failed: {}", f.server, f.error)).collect();
+    format!(" ({counted}{failed})")
 }
 
 /// The rest of [`describe`]: idle servers, server logs, skill rejections, task statuses.
@@ -100,5 +107,28 @@ fn describe_more(event: &EventMsg) -> String {
         }
         // An event kind added after this transcript was written: its JSON.
         other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use router_protocol::{ResourceCallSummary, ServerFailure};
+
+    use super::summary;
+
+    #[test]
+    fn a_summary_says_what_the_call_counted_and_names_failed_servers() {
+        let counted =
+            |items| ResourceCallSummary { items, pages: 1, servers: 1, failed_servers: Vec::new() };
+        assert_eq!(summary("search_mcp_tools", &counted(3)), " (3 hits)");
+        assert_eq!(summary("load_mcp_skill", &counted(1)), " (1 skills)");
+        let mut list = counted(4);
+        list.servers = 2;
+        list.failed_servers =
+            vec![ServerFailure { server: "web".into(), error: "connection refused".into() }];
+        assert_eq!(
+            summary("list_mcp_resources", &list),
+            " (4 items shown, 1 pages fetched, 2 servers; web failed: connection refused)"
+        );
     }
 }

@@ -35,13 +35,23 @@ pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyh
 
 /// The specs as the model would get them. A server with a tool catalog (see
 /// `mcp_connection_manager::ToolCache`) is listed from it and not started; `refresh` starts
-/// every server and lists what each offers now (saving it for next time).
+/// every server — idle or not, tool search on or not — and lists what each offers now (saving
+/// it for next time). With tool search on, a note on stderr says how many MCP tools of how many
+/// servers are behind `search_mcp_tools`, and `all` lists them after the specs.
 pub(crate) async fn tools(
     config: &crate::setup::ConfigArg,
     format: ToolFormat,
     refresh: bool,
+    all: bool,
 ) -> anyhow::Result<i32> {
     let mut config = setup::config(config)?;
+    if refresh {
+        config.manager.lazy_when_cataloged.clear();
+        config.manager.lazy_over = None;
+        for server in &mut config.servers {
+            server.startup = mcp_connection_manager::Startup::Eager;
+        }
+    }
     if !refresh
         && config.tool_cache
         && let Some(cache) = mcp_connection_manager::ToolCache::default_location()
@@ -62,10 +72,37 @@ pub(crate) async fn tools(
     if refresh {
         running.manager.wait_until_started().await;
     }
-    let specs: Vec<Value> = running.router.tool_list(format).await;
+    let mut specs: Vec<Value> = running.router.tool_list(format).await;
+    if running.router.revealed_tools().is_some() {
+        use mcp_backend::McpBackend as _;
+        let behind = running.manager.list_tools().await;
+        let servers: std::collections::BTreeSet<&str> =
+            behind.iter().map(|t| t.server.as_str()).collect();
+        eprintln!(
+            "mcp-router: note: tool search is on: {} MCP tools of {} servers are behind search_mcp_tools{}",
+            behind.len(),
+            servers.len(),
+            if all { " (listed after the specs)" } else { " (`--all` lists them)" }
+        );
+        if all {
+            let shown: std::collections::BTreeSet<String> =
+                specs.iter().filter_map(|s| spec_name(s)).collect();
+            let mut rest: Vec<_> =
+                behind.iter().filter(|t| !shown.contains(&t.qualified_name)).collect();
+            rest.sort_by(|a, b| a.qualified_name.cmp(&b.qualified_name));
+            specs.extend(rest.into_iter().map(|t| {
+                tool_router::ToolSpec::for_mcp_tool(&t.qualified_name, &t.tool).to_format(format)
+            }));
+        }
+    }
     outln!("{}", serde_json::to_string_pretty(&specs)?);
     running.manager.shutdown().await;
     Ok(0)
+}
+
+/// A spec's name, in either format (OpenAI's `name` or nested `function.name`).
+fn spec_name(spec: &Value) -> Option<String> {
+    spec.get("name").or_else(|| spec.pointer("/function/name"))?.as_str().map(str::to_string)
 }
 
 pub(crate) async fn list(

@@ -74,6 +74,9 @@ enum Command {
         /// is in the cache is listed from it without being started).
         #[arg(long)]
         refresh: bool,
+        /// With tool search on, also list every MCP tool behind `search_mcp_tools`.
+        #[arg(long)]
+        all: bool,
     },
     /// List the skills the servers offer (SEP-2640): server, name, description, uri.
     Skills {
@@ -301,12 +304,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Demo { live: true } => demo::run_live().await,
         Command::Exec { config, live } => exec::run(&config, live).await,
         Command::Watch { file } => live::watch(file.as_deref()),
-        Command::Tools { config, format, refresh } => {
+        Command::Tools { config, format, refresh, all } => {
             let format = match format {
                 Format::Openai => tool_router::ToolFormat::OpenAi,
                 Format::Anthropic => tool_router::ToolFormat::Anthropic,
             };
-            human::tools(&config, format, refresh).await
+            human::tools(&config, format, refresh, all).await
         }
         Command::Skills { config, json } => human::skills(&config, json).await,
         Command::Prompts { config, json } => crate::prompts::list(&config, json).await,
