@@ -86,7 +86,7 @@ pub(crate) async fn tools(
         );
         if all {
             let shown: std::collections::BTreeSet<String> =
-                specs.iter().filter_map(|s| spec_name(s)).collect();
+                specs.iter().filter_map(spec_name).collect();
             let mut rest: Vec<_> =
                 behind.iter().filter(|t| !shown.contains(&t.qualified_name)).collect();
             rest.sort_by(|a, b| a.qualified_name.cmp(&b.qualified_name));
