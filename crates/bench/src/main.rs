@@ -2,6 +2,7 @@
 //! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|e3|e7|everything|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
+//! `mcp-router-bench soak [CALLS]` runs the soak (servers killed at random; see `soak`).
 
 mod alloc;
 mod e2e;
@@ -12,6 +13,7 @@ mod results;
 mod rmcp_cost;
 mod search;
 mod server;
+mod soak;
 mod solo;
 mod workloads;
 
@@ -39,10 +41,23 @@ fn main() -> anyhow::Result<()> {
     }
     if args.first().map(String::as_str) == Some("serve-demo") {
         // The demo MCP server over stdio, for the fuzz campaign's live target.
+        // `--skills`: with the bundled demo skills (the soak loads one); other arguments
+        // (the soak's marker) are ignored.
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let options = demo_server::DemoOptions::default();
+        let mut options = demo_server::DemoOptions::default();
+        if args.iter().any(|a| a == "--skills") {
+            let dir = demo_server::bundled_skills_dir()?;
+            options.skills = Some(std::sync::Arc::new(demo_server::load_skills(&dir)?));
+        }
         runtime.block_on(demo_server::run_stdio(options))?;
         return Ok(());
+    }
+    if args.first().map(String::as_str) == Some("soak") {
+        let calls = args.get(1).map_or(Ok(20_000), |n| n.parse()).map_err(anyhow::Error::msg)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let held = runtime.block_on(async move { tokio::spawn(soak::run(calls)).await? })?;
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        std::process::exit(if held { 0 } else { 1 });
     }
     if args.first().map(String::as_str) == Some("fuzz") {
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
