@@ -452,3 +452,125 @@ fn a_hostile_server_harms_only_its_own_calls() {
     let passed = logs.iter().filter(|l| l["logger"] == "flood").count() as u64;
     assert_eq!(passed + dropped, 100_000, "every message sent or counted as dropped");
 }
+
+/// The matrix over the startup modes: `tool_search` `off`, `on` and `auto` past its threshold,
+/// each with a cold and a warm catalog, servers eager and lazy. Every model tool (lists, reads,
+/// templates, completion, an MCP call, a task, a skill load, search where it is on) and every
+/// host request (prompts, a prompt, skills) answers what it answers with every server started
+/// (`off`, eager), against the demo servers and server-everything.
+#[test]
+fn every_feature_answers_the_same_whatever_the_startup_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let servers = |startup: &str| {
+        format!(
+            "[mcp_servers.docs]\ncommand = {DEMO:?}\nargs = [\"--name\", \"docs\", \"--demo-skills\"]\n{startup}\
+             [mcp_servers.notes]\ncommand = {DEMO:?}\nargs = [\"--name\", \"notes\"]\n{startup}\
+             [mcp_servers.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n{startup}",
+            node(),
+            everything_js("2026"),
+        )
+    };
+    let lines = |search: bool| {
+        let mut lines = vec![
+            call("lr", "list_mcp_resources", json!({})),
+            call("lt", "list_mcp_resource_templates", json!({})),
+            call(
+                "rt",
+                "read_mcp_resource",
+                json!({"server": "docs", "template": "demo://notes/{id}", "parameters": {"id": "42"}}),
+            ),
+            call(
+                "ru",
+                "read_mcp_resource",
+                json!({"server": "notes", "uri": "demo://notes/welcome"}),
+            ),
+            call(
+                "co",
+                "complete_mcp_resource_argument",
+                json!({"server": "docs", "template": "demo://docs/{name}", "argument": "name", "value": "re"}),
+            ),
+            call("mc", "mcp__notes__echo", json!({"text": "hi"})),
+            call("ev", "mcp__everything__get-sum", json!({"a": 2, "b": 40})),
+            call("jb", "mcp__docs__job", json!({"seconds": 0.1})),
+            call("sk", "load_mcp_skill", json!({"name": "release-notes"})),
+            json!({"type": "list_prompts", "id": "lp"}),
+            json!({"type": "get_prompt", "server": "everything", "name": "simple-prompt", "id": "gp"}),
+            json!({"type": "list_skills", "id": "ls"}),
+        ];
+        if search {
+            lines.push(call("se", "search_mcp_tools", json!({"query": "add two numbers"})));
+        }
+        lines
+    };
+    // What each line was answered with: outputs by call id, answers by request id.
+    let answers = |config: &std::path::Path, cache: &std::path::Path, search: bool| {
+        let mut exec = crate::exec::ExecSession::spawn({
+            let mut command = exec_command(config);
+            command.env("MCP_ROUTER_CACHE_DIR", cache);
+            command
+        });
+        for line in lines(search) {
+            exec.send(&line);
+        }
+        let (lines, code) = exec.finish();
+        assert_eq!(code, 0);
+        let mut answered = std::collections::BTreeMap::new();
+        for line in lines {
+            if line["type"] == "function_call_output" {
+                answered.insert(
+                    line["call_id"].as_str().unwrap_or_default().to_string(),
+                    line["output"].clone(),
+                );
+            } else if let Some(id) = line["id"].as_str() {
+                answered.insert(id.to_string(), line);
+            }
+        }
+        answered
+    };
+    let write = |name: &str, settings: &str, startup: &str| {
+        write_config(&dir, name, &format!("{settings}{}", servers(startup)))
+    };
+    let reference = answers(
+        &write("off.toml", "[mcp_router]\ntool_search = \"off\"\n", ""),
+        &dir.path().join("c0"),
+        false,
+    );
+    assert_eq!(reference.len(), 12, "{reference:?}");
+    let lazy = "startup = \"lazy\"\n";
+    let auto = "[mcp_router]\ntool_search_threshold_bytes = 100\n";
+    let mut searched = Vec::new();
+    for (n, (label, settings, startup)) in [
+        ("off, lazy", "[mcp_router]\ntool_search = \"off\"\n", lazy),
+        ("on", "[mcp_router]\ntool_search = \"on\"\n", ""),
+        ("on, lazy", "[mcp_router]\ntool_search = \"on\"\n", lazy),
+        ("auto past the threshold", auto, ""),
+        ("auto past the threshold, lazy", auto, lazy),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let config = write(&format!("m{n}.toml"), settings, startup);
+        let cache = dir.path().join(format!("c{}", n + 1));
+        let search = !label.starts_with("off");
+        for catalog in ["cold", "warm"] {
+            let mut got = answers(&config, &cache, search);
+            if let Some(hits) = got.remove("se") {
+                searched.push((format!("{label}, {catalog}"), hits));
+            }
+            for (id, expected) in &reference {
+                assert_eq!(
+                    got.get(id),
+                    Some(expected),
+                    "{id} under {label} with a {catalog} catalog"
+                );
+            }
+        }
+    }
+    for (label, hits) in &searched {
+        assert_eq!(hits["success"], true, "{label}: {hits}");
+        assert!(
+            hits["content"].as_str().unwrap_or_default().contains("mcp__everything__get-sum"),
+            "{label}: {hits}"
+        );
+    }
+}

@@ -82,7 +82,14 @@ impl SearchToolsHandler {
     }
 
     async fn search(&self, ctx: &CallContext, args: &Request) -> Result<Produced, Failed> {
-        let known = self.backend.known_tools().await;
+        let mut known = self.backend.known_tools().await;
+        if !known.unknown.is_empty() {
+            // Servers whose tools nothing knows yet (no catalog: a first run) are waited for,
+            // or started when idle, as a full tool listing does: a search made first thing
+            // finds what they offer instead of nothing.
+            let _ = self.backend.list_tools().await;
+            known = self.backend.known_tools().await;
+        }
         let servers = || {
             let mut names: Vec<&str> = known.tools.iter().map(|t| t.server.as_str()).collect();
             names.extend(known.unknown.iter().map(String::as_str));
