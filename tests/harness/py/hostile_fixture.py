@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from jsonrpc_stdio import send
+from jsonrpc_stdio import send, serve
 
 TOOLS = ["flood", "huge", "huge_last", "garbage", "close_stdout", "ok"]
 
@@ -28,7 +28,7 @@ def text(value: str) -> dict:
     return {"content": [{"type": "text", "text": value}]}
 
 
-def call(request: dict) -> dict:
+def call(request: dict) -> dict | None:
     params = request.get("params") or {}
     name = params.get("name")
     token = (params.get("_meta") or {}).get("progressToken")
@@ -50,7 +50,7 @@ def call(request: dict) -> dict:
             line = '{"result":' + body + ',"jsonrpc":"2.0","id":' + json.dumps(request["id"]) + "}"
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
-        raise Silent()
+        return None
     if name == "garbage":
         sys.stdout.write("this is not JSON-RPC {{{\n")
         send({"jsonrpc": "2.0", "id": 987654321, "result": text("nobody asked")})
@@ -66,11 +66,7 @@ def call(request: dict) -> dict:
     raise KeyError(name)
 
 
-class Silent(Exception):
-    """The answer was written already."""
-
-
-def answer(request: dict) -> dict:
+def answer(request: dict) -> dict | None:
     method = request.get("method")
     if method == "initialize":
         return {
@@ -88,22 +84,5 @@ def answer(request: dict) -> dict:
     raise LookupError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        if "id" not in request:
-            continue
-        try:
-            send({"jsonrpc": "2.0", "id": request["id"], "result": answer(request)})
-        except Silent:
-            continue
-        except KeyError as e:
-            send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32602, "message": f"no tool {e.args[0]}"}})
-        except LookupError as e:
-            send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": f"Method not found: {e.args[0]}"}})
-
-
 if __name__ == "__main__":
-    main()
+    serve(answer)

@@ -1,6 +1,7 @@
 """The hand-spoken fixtures' one loop: newline-delimited JSON-RPC on stdin/stdout, standard
-library only. `serve(answer)` answers each request with `answer(request)`'s result; a
-`KeyError` becomes -32602 (not found), a `LookupError` -32601 (no such method).
+library only. `serve(answer)` answers each request with `answer(request)`'s result (`None`: the fixture
+wrote its answer itself); a `KeyError` becomes -32602 (not found), a `LookupError` -32601 (no
+such method).
 Notifications are read and ignored."""
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ def serve(answer: Callable[[dict], dict]) -> None:
             continue
         reply: dict = {"jsonrpc": "2.0", "id": request["id"]}
         try:
-            reply["result"] = answer(request)
+            result = answer(request)
+            if result is None:
+                continue  # the fixture wrote its answer itself
+            reply["result"] = result
         except KeyError as e:
             reply["error"] = {"code": -32602, "message": f"Resource not found: {e.args[0]}"}
         except LookupError as e:
