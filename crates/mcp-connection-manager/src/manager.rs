@@ -267,7 +267,8 @@ impl McpConnectionManager {
         }
     }
 
-    /// Process ids of the stdio servers that are ready (for diagnostics and tests).
+    /// For each ready stdio server, the process id of its guard, which heads the server's
+    /// process group (the server is the guard's child): for diagnostics and tests.
     pub fn child_pids(&self) -> Vec<(String, u32)> {
         self.servers
             .ready_connections()
