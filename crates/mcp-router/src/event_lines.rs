@@ -51,8 +51,12 @@ pub(crate) fn describe(event: &EventMsg) -> String {
                 Ok(_) => "ok".to_string(),
                 Err(m) => format!("error: {m}"),
             };
-            let summary =
-                e.summary.as_ref().map(|s| summary(&e.invocation.tool, s)).unwrap_or_default();
+            // A failed call's error says it already; a list that answered names who failed.
+            let summary = e
+                .summary
+                .as_ref()
+                .map(|s| summary(&e.invocation.tool, s, e.result.is_ok()))
+                .unwrap_or_default();
             format!(
                 "mcp_tool_call_end    {} {:.3} ms {outcome}{summary}",
                 e.call_id,
@@ -64,8 +68,8 @@ pub(crate) fn describe(event: &EventMsg) -> String {
 }
 
 /// An end event's summary in words: hits of a search, skills of a skill tool, items, pages and
-/// servers of a list or read; then each server that failed, with why.
-fn summary(tool: &str, s: &router_protocol::ResourceCallSummary) -> String {
+/// servers of a list or read; then, for a call that answered, each server that failed, with why.
+fn summary(tool: &str, s: &router_protocol::ResourceCallSummary, answered: bool) -> String {
     let counted = match tool {
         tool_router::SEARCH_MCP_TOOLS => format!("{} hits", s.items),
         tool_router::LOAD_MCP_SKILL | tool_router::LIST_MCP_SKILLS => {
@@ -73,8 +77,12 @@ fn summary(tool: &str, s: &router_protocol::ResourceCallSummary) -> String {
         }
         _ => format!("{} items shown, {} pages fetched, {} servers", s.items, s.pages, s.servers),
     };
-    let failed: String =
-        s.failed_servers.iter().map(|f| format!("; {} failed: {}", f.server, f.error)).collect();
+    let failed: String = s
+        .failed_servers
+        .iter()
+        .filter(|_| answered)
+        .map(|f| format!("; {} failed: {}", f.server, f.error))
+        .collect();
     format!(" ({counted}{failed})")
 }
 
@@ -120,15 +128,20 @@ mod tests {
     fn a_summary_says_what_the_call_counted_and_names_failed_servers() {
         let counted =
             |items| ResourceCallSummary { items, pages: 1, servers: 1, failed_servers: Vec::new() };
-        assert_eq!(summary("search_mcp_tools", &counted(3)), " (3 hits)");
-        assert_eq!(summary("load_mcp_skill", &counted(1)), " (1 skills)");
+        assert_eq!(summary("search_mcp_tools", &counted(3), true), " (3 hits)");
+        assert_eq!(summary("load_mcp_skill", &counted(1), true), " (1 skills)");
         let mut list = counted(4);
         list.servers = 2;
         list.failed_servers =
             vec![ServerFailure { server: "web".into(), error: "connection refused".into() }];
         assert_eq!(
-            summary("list_mcp_resources", &list),
+            summary("list_mcp_resources", &list, true),
             " (4 items shown, 1 pages fetched, 2 servers; web failed: connection refused)"
+        );
+        // A call that failed says why in its error already.
+        assert_eq!(
+            summary("read_mcp_resource", &list, false),
+            " (4 items shown, 1 pages fetched, 2 servers)"
         );
     }
 }
