@@ -267,8 +267,7 @@ impl McpBackend for McpConnectionManager {
                 "tool `{tool}` of MCP server '{server}' is disabled by configuration (enabled_tools / disabled_tools)"
             ));
         }
-        let ServerState::Ready { conn, .. } = &*managed.state.borrow() else { return None };
-        conn.app_only_tools().iter().any(|t| t.name == tool).then(|| {
+        app_only(managed, &tool).then(|| {
             format!(
                 "tool `{tool}` of MCP server '{server}' is for its app only (its _meta.ui.visibility leaves out \"model\"): the model cannot call it"
             )
@@ -328,17 +327,18 @@ impl McpBackend for McpConnectionManager {
         let servers = &self.servers.servers;
         // Not a tool the configuration filters out, nor one for the server's app alone.
         let allowed = |server: &str, tool: &str| {
-            servers.get(server).is_some_and(|m| {
-                let app_only = match &*m.state.borrow() {
-                    ServerState::Ready { conn, .. } => {
-                        conn.app_only_tools().iter().any(|t| t.name == tool)
-                    }
-                    _ => false,
-                };
-                m.config.tool_allowed(tool) && !app_only
-            })
+            servers.get(server).is_some_and(|m| m.config.tool_allowed(tool) && !app_only(m, tool))
         };
         let names = servers.keys().map(String::as_str);
         resolve_tool_name(qualified, &self.qualified_tools(), names, allowed)
+    }
+}
+
+/// Whether `tool` is for `managed`'s app alone: by its live list when it is ready, else by its
+/// catalog (an idle server refuses such a call by name as a ready one does).
+fn app_only(managed: &crate::lifecycle::ManagedServer, tool: &str) -> bool {
+    match &*managed.state.borrow() {
+        ServerState::Ready { conn, .. } => conn.app_only_tools().iter().any(|t| t.name == tool),
+        _ => managed.catalog.get().is_some_and(|c| c.app_only.iter().any(|t| t == tool)),
     }
 }

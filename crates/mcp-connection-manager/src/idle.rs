@@ -109,6 +109,7 @@ mod tests {
             completions: false,
             skills: false,
             prompts: false,
+            app_only: Vec::new(),
         };
         cache.save(&a, &catalog);
         let configs = vec![a, b, lazy];

@@ -19,7 +19,7 @@ use sha1::{Digest, Sha1};
 
 use mcp_connection::config::{ServerConfig, TransportConfig};
 
-/// Bumped when the file's shape changes; other versions are ignored (2: `prompts`).
+/// Bumped when the file's shape changes; other versions are ignored (2: `prompts`, `app_only`).
 const FORMAT: u32 = 2;
 
 /// What a server offered the last time it was ready.
@@ -37,6 +37,10 @@ pub struct CachedCatalog {
     /// It declared `prompts`: an idle server is started to list or get its prompts only then.
     #[serde(default)]
     pub prompts: bool,
+    /// The names of its tools for its app alone (`_meta.ui.visibility` without `"model"`): a
+    /// call to one by name is refused while the server is idle, as when it is ready.
+    #[serde(default)]
+    pub app_only: Vec<String>,
 }
 
 impl CachedCatalog {
@@ -48,6 +52,7 @@ impl CachedCatalog {
             completions: conn.capabilities.completions.is_some(),
             skills: conn.capabilities.supports_skills(),
             prompts: conn.capabilities.prompts.is_some(),
+            app_only: conn.app_only_tools().iter().map(|t| t.name.to_string()).collect(),
         }
     }
 }
@@ -314,6 +319,7 @@ mod tests {
             completions: false,
             skills: false,
             prompts: false,
+            app_only: Vec::new(),
         }
     }
 

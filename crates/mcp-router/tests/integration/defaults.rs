@@ -455,7 +455,8 @@ fn a_hostile_server_harms_only_its_own_calls() {
 
 /// The matrix over the startup modes: `tool_search` `off`, `on` and `auto` past its threshold,
 /// each with a cold and a warm catalog, servers eager and lazy. Every model tool (lists, reads,
-/// templates, completion, an MCP call, a task, a skill load, search where it is on) and every
+/// templates, completion, an MCP call, a task, a skill load, a refused app-only tool, search
+/// where it is on) and every
 /// host request (prompts, a prompt, skills) answers what it answers with every server started
 /// (`off`, eager), against the demo servers and server-everything.
 #[test]
@@ -493,6 +494,8 @@ fn every_feature_answers_the_same_whatever_the_startup_mode() {
             call("ev", "mcp__everything__get-sum", json!({"a": 2, "b": 40})),
             call("jb", "mcp__docs__job", json!({"seconds": 0.1})),
             call("sk", "load_mcp_skill", json!({"name": "release-notes"})),
+            // A tool for the server's app alone: refused by name, idle server or not.
+            call("ap", "mcp__docs__panel_refresh", json!({})),
             json!({"type": "list_prompts", "id": "lp"}),
             json!({"type": "get_prompt", "server": "everything", "name": "simple-prompt", "id": "gp"}),
             json!({"type": "list_skills", "id": "ls"}),
@@ -535,7 +538,8 @@ fn every_feature_answers_the_same_whatever_the_startup_mode() {
         &dir.path().join("c0"),
         false,
     );
-    assert_eq!(reference.len(), 12, "{reference:?}");
+    assert_eq!(reference.len(), 13, "{reference:?}");
+    assert_eq!(reference["ap"]["success"], false, "{}", reference["ap"]);
     let lazy = "startup = \"lazy\"\n";
     let auto = "[mcp_router]\ntool_search_threshold_bytes = 100\n";
     let mut searched = Vec::new();

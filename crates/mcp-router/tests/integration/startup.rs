@@ -68,6 +68,7 @@ async fn specs_come_from_the_catalog_while_a_slow_server_starts_then_switch_to_t
         completions: false,
         skills: false,
         prompts: false,
+        app_only: Vec::new(),
     };
     cache.save(&slow, &earlier);
     let (events, mut rx) = event_channel();
@@ -227,6 +228,7 @@ async fn tools_listed_from_the_catalog_of_a_server_that_then_fails_are_withdrawn
         completions: false,
         skills: false,
         prompts: false,
+        app_only: Vec::new(),
     };
     cache.save(&broken, &earlier);
     let (events, mut rx) = event_channel();
