@@ -217,9 +217,11 @@ async fn sub_step(
     Ok(())
 }
 
-/// `demo --live`: the same servers and script, shown in the live view instead of a
-/// transcript: the servers starting and becoming ready, each call in flight with its time
-/// ticking (one sleeps 1.5 s to show it), then finished with its duration. It stays until `q`.
+/// `demo --live`: the same servers and every step of the transcript, shown in the live view
+/// instead: the servers starting and becoming ready, each call in flight with its time ticking
+/// (one sleeps 1.5 s to show it), then finished with its duration — the script, the tool-list
+/// and resource changes, tool search (on a router with it on), skills and a task. It stays
+/// until `q`.
 pub(crate) async fn run_live() -> anyhow::Result<i32> {
     let view = match crate::live::LiveView::open("mcp-router demo --live") {
         Ok(view) => view,
@@ -237,32 +239,38 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
         });
     }
     let running = setup::start(demo_config()?, events.clone())?;
+    let settings = tool_router::RouterSettings {
+        tool_search: tool_router::ToolSearchMode::On,
+        data_sources: false,
+        ..Default::default()
+    };
+    let searching = tool_router::ToolRouter::with_mcp_settings(running.manager.clone(), &settings)?;
     let ctx = CallContext::new(events);
-    let pause = std::time::Duration::from_millis(400);
     let slow = ("Wait for a slow tool", "mcp__docs__sleep", r#"{"ms":1500}"#);
-    let mut cursor = String::new();
     let changes = [ADD_TOOL, NEW_TOOL, TOUCH, AFTER_TOUCH].map(|(n, a)| ("", n, a));
+    let later = [
+        ("search_mcp_tools", r#"{"query":"add two numbers","server":"notes","limit":1}"#),
+        ("mcp__notes__add", r#"{"a":20,"b":22}"#),
+        (tool_router::LOAD_MCP_SKILL, r#"{"server":"docs","name":"release-notes"}"#),
+        (
+            tool_router::READ_MCP_RESOURCE,
+            r#"{"server":"docs","uri":"skill://release-notes/templates/TEMPLATE.md"}"#,
+        ),
+        ("mcp__docs__job", r#"{"seconds":1.5}"#),
+    ]
+    .map(|(n, a)| ("", n, a));
     let steps = SCRIPT.iter().take(5).chain([&slow]).chain(SCRIPT.iter().skip(5)).chain(&changes);
-    for (i, (_, name, arguments)) in steps.enumerate() {
+    let steps =
+        steps.map(|step| (&running.router, step)).chain(later.iter().map(|s| (&searching, s)));
+    let mut cursor = String::new();
+    for (i, (router, (_, name, arguments))) in steps.enumerate() {
         if view.closed() {
             break;
         }
-        let call = ToolCall {
-            call_id: format!("call-{}", i + 1),
-            name: name.to_string(),
-            arguments: arguments.replace("{cursor}", &cursor).into(),
-        };
-        let (call_id, name) = (call.call_id.clone(), call.name.clone());
-        let output = running.router.dispatch_to_output(&ctx, call).await?;
-        if let Some(next) = next_cursor(&output) {
+        let arguments = arguments.replace("{cursor}", &cursor);
+        if let Some(next) = live_call(&view, router, &ctx, i + 1, name, arguments).await? {
             cursor = next;
         }
-        // Calls no event announces (function tools, calls refused before a server) appear by
-        // their output.
-        let ok = output.is_success();
-        let text = if ok { String::new() } else { crate::live::output_text(&output) };
-        view.send(crate::live::ViewItem::Output { call_id, name: Some(name), ok, text });
-        tokio::time::sleep(pause).await;
     }
     view.send(crate::live::ViewItem::Notice(
         "the demo has finished: every step ran (press q to quit)".to_string(),
@@ -270,6 +278,28 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
     tokio::task::spawn_blocking(move || view.wait_for_quit()).await?;
     running.manager.shutdown().await;
     Ok(0)
+}
+
+/// One call of the live demo, then a pause; the list cursor its output gives, if any.
+async fn live_call(
+    view: &crate::live::LiveView,
+    router: &tool_router::ToolRouter,
+    ctx: &CallContext,
+    n: usize,
+    name: &str,
+    arguments: String,
+) -> anyhow::Result<Option<String>> {
+    let call_id = format!("call-{n}");
+    let call =
+        ToolCall { call_id: call_id.clone(), name: name.to_string(), arguments: arguments.into() };
+    let output = router.dispatch_to_output(ctx, call).await?;
+    // Calls no event announces (function tools, calls refused before a server) appear by
+    // their output.
+    let ok = output.is_success();
+    let text = if ok { String::new() } else { crate::live::output_text(&output) };
+    view.send(crate::live::ViewItem::Output { call_id, name: Some(name.to_string()), ok, text });
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    Ok(next_cursor(&output))
 }
 
 /// The `nextCursor` of a list output, for the script's `{cursor}`.

@@ -89,7 +89,15 @@ fn demo_live_shows_servers_and_calls_and_quits_cleanly() {
     );
     // Every step runs, the change steps too, and the view says when the demo is over.
     let screen = tmux.wait_for("the end of the demo", |s| s.contains("the demo has finished"));
-    for step in ["add_tool", "greet", "touch", "query_mcp_data"] {
+    for step in [
+        "add_tool",
+        "greet",
+        "touch",
+        "query_mcp_data",
+        "search_mcp_tools",
+        "load_mcp_skill",
+        "job",
+    ] {
         assert!(screen.contains(&format!(" {step} ")), "{step} missing:\n{screen}");
     }
     // The call refused before it reached a server is there too.
