@@ -373,16 +373,21 @@ impl LiveState {
 
     /// Draw everything as it stands at `now`.
     pub(crate) fn draw(&self, frame: &mut Frame<'_>, now: Instant) {
-        let servers_height = (self.servers.len() as u16 + 3).min(12);
+        // A small terminal (80×24) gives the calls the room first: the other panels shrink.
+        let height = frame.area().height;
+        let small = height < 30;
+        let servers_most = if small { (height / 2).saturating_sub(2).max(4) } else { 12 };
+        let servers_height = (self.servers.len() as u16 + 3).min(servers_most);
         let [header, servers, calls, detail, notices, footer] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(servers_height),
             Constraint::Min(5),
-            Constraint::Length(8),
-            Constraint::Length(5),
+            Constraint::Length(if small { 3 } else { 8 }),
+            Constraint::Length(if small { 3 } else { 5 }),
             Constraint::Length(1),
         ])
         .areas(frame.area());
+        let width = frame.area().width;
         let in_flight = self.calls.iter().filter(|c| c.finished.is_none()).count();
         let failed =
             self.calls.iter().filter(|c| c.finished.as_ref().is_some_and(|f| !f.ok)).count();
@@ -403,8 +408,9 @@ impl LiveState {
             Paragraph::new(status).style(Style::new().add_modifier(Modifier::BOLD)),
             header,
         );
-        frame.render_widget(self.servers_table(), servers);
-        frame.render_widget(self.calls_table(now, calls.height.saturating_sub(3) as usize), calls);
+        frame.render_widget(self.servers_table(width), servers);
+        let room = calls.height.saturating_sub(3) as usize;
+        frame.render_widget(self.calls_table(now, room, width), calls);
         frame.render_widget(self.detail(now), detail);
         let shown = notices.height.saturating_sub(2) as usize;
         let lines: Vec<Line<'_>> = self
@@ -424,14 +430,17 @@ impl LiveState {
         );
     }
 
-    /// The server column's width and each name as shown, for both tables alike.
-    fn names(&self) -> (u16, BTreeMap<String, String>) {
+    /// The server column's width and each name as shown, for both tables alike, in at most
+    /// `room` columns.
+    fn names(&self, room: usize) -> (u16, BTreeMap<String, String>) {
         let servers = self.servers.keys().map(String::as_str);
-        shown_names(servers.chain(self.calls.iter().map(|c| c.server.as_str())))
+        shown_names(servers.chain(self.calls.iter().map(|c| c.server.as_str())), room)
     }
 
-    fn servers_table(&self) -> Table<'_> {
-        let (width, names) = self.names();
+    /// The servers; a terminal under 100 columns leaves out protocol, resources and restarts.
+    fn servers_table(&self, columns: u16) -> Table<'_> {
+        let narrow = columns < 100;
+        let (width, names) = self.names(name_room(columns));
         let rows = self.servers.iter().map(move |(name, s)| {
             let (phase, color) = match s.phase {
                 ServerPhase::Idle => ("idle", Color::Gray),
@@ -440,7 +449,7 @@ impl LiveState {
                 ServerPhase::Failed => ("failed", Color::Red),
                 ServerPhase::Restarting => ("restarting", Color::Yellow),
             };
-            Row::new(vec![
+            let mut cells = vec![
                 Cell::from(names.get(name).cloned().unwrap_or_default()),
                 Cell::from(s.transport.as_str()),
                 Cell::from(phase).style(Style::new().fg(color)),
@@ -449,77 +458,95 @@ impl LiveState {
                 Cell::from(if s.resources { "yes" } else { "" }),
                 Cell::from(s.restarts.to_string()),
                 Cell::from(s.last_error.as_deref().unwrap_or("")),
-            ])
+            ];
+            if narrow {
+                keep_columns(&mut cells, NARROW_SERVER_COLUMNS);
+            }
+            Row::new(cells)
         });
-        Table::new(
-            rows,
-            [
-                Constraint::Length(width),
-                Constraint::Length(15),
-                Constraint::Length(10),
-                Constraint::Length(10),
-                Constraint::Length(5),
-                Constraint::Length(9),
-                Constraint::Length(8),
-                Constraint::Min(10),
-            ],
-        )
-        .header(
-            Row::new([
-                "server",
-                "transport",
-                "state",
-                "protocol",
-                "tools",
-                "resources",
-                "restarts",
-                "last error",
-            ])
-            .style(Style::new().add_modifier(Modifier::BOLD)),
-        )
-        .block(Block::new().borders(Borders::ALL).title(" servers "))
+        let mut widths = vec![
+            Constraint::Length(width),
+            Constraint::Length(15),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(5),
+            Constraint::Length(9),
+            Constraint::Length(8),
+            Constraint::Min(10),
+        ];
+        let mut header = vec![
+            "server",
+            "transport",
+            "state",
+            "protocol",
+            "tools",
+            "resources",
+            "restarts",
+            "last error",
+        ];
+        if narrow {
+            keep_columns(&mut widths, NARROW_SERVER_COLUMNS);
+            keep_columns(&mut header, NARROW_SERVER_COLUMNS);
+        }
+        Table::new(rows, widths)
+            .header(Row::new(header).style(Style::new().add_modifier(Modifier::BOLD)))
+            .block(Block::new().borders(Borders::ALL).title(" servers "))
     }
 
-    fn calls_table(&self, now: Instant, room: usize) -> Table<'_> {
-        // The newest calls that fit, keeping the selected one in view.
-        let end = match self.selected {
-            Some(s) if s + room < self.calls.len() => (s + room).max(room).min(self.calls.len()),
-            _ => self.calls.len(),
-        };
-        let start = end.saturating_sub(room);
-        let (width, names) = self.names();
-        let rows =
-            self.calls.iter().enumerate().skip(start).take(end - start).map(move |(i, c)| {
-                let (elapsed, outcome, style) = match &c.finished {
-                    None => (
-                        format!("{:.1} s …", now.saturating_duration_since(c.began).as_secs_f64()),
-                        match &c.progress {
-                            Some(progress) => format!("in flight {progress}"),
-                            None => "in flight".to_string(),
-                        },
-                        Style::new().fg(Color::Yellow),
-                    ),
-                    Some(f) => (
-                        format!("{:.1} ms", f.duration.as_secs_f64() * 1000.0),
-                        f.summary.clone(),
-                        if f.ok { Style::new() } else { Style::new().fg(Color::Red) },
-                    ),
-                };
-                let style = if Some(i) == self.selected {
-                    style.add_modifier(Modifier::REVERSED)
-                } else {
-                    style
-                };
-                let server = names.get(&c.server).cloned().unwrap_or_else(|| c.server.clone());
-                Row::new(vec![c.call_id.clone(), server, c.tool.clone(), elapsed, outcome])
-                    .style(style)
-            });
+    /// The calls shown in `room` rows, oldest first: the selected one, then those in flight,
+    /// then the newest — so a call in flight, or the one selected, never scrolls out of view.
+    fn visible_calls(&self, room: usize) -> Vec<usize> {
+        let newest_first = (0..self.calls.len()).rev();
+        let in_flight = newest_first.clone().filter(|&i| self.calls[i].finished.is_none());
+        let mut shown: Vec<usize> = Vec::with_capacity(room);
+        for i in self.selected.into_iter().chain(in_flight).chain(newest_first) {
+            if shown.len() == room {
+                break;
+            }
+            if !shown.contains(&i) {
+                shown.push(i);
+            }
+        }
+        shown.sort_unstable();
+        shown
+    }
+
+    fn calls_table(&self, now: Instant, room: usize, columns: u16) -> Table<'_> {
+        let (width, names) = self.names(name_room(columns));
+        // The tool column takes what the others leave, up to 30.
+        let tool = (columns as usize).saturating_sub(12 + width as usize + 12 + 20 + 4 + 2);
+        let tool = tool.clamp(CALL_TOOL_MIN, 30) as u16;
+        let shown = self.visible_calls(room);
+        let rows = shown.into_iter().map(|i| (i, &self.calls[i])).map(move |(i, c)| {
+            let (elapsed, outcome, style) = match &c.finished {
+                None => (
+                    format!("{:.1} s …", now.saturating_duration_since(c.began).as_secs_f64()),
+                    match &c.progress {
+                        Some(progress) => format!("in flight {progress}"),
+                        None => "in flight".to_string(),
+                    },
+                    Style::new().fg(Color::Yellow),
+                ),
+                Some(f) => (
+                    format!("{:.1} ms", f.duration.as_secs_f64() * 1000.0),
+                    f.summary.clone(),
+                    if f.ok { Style::new() } else { Style::new().fg(Color::Red) },
+                ),
+            };
+            let style = if Some(i) == self.selected {
+                style.add_modifier(Modifier::REVERSED)
+            } else {
+                style
+            };
+            let server = names.get(&c.server).cloned().unwrap_or_else(|| c.server.clone());
+            Row::new(vec![c.call_id.clone(), server, c.tool.clone(), elapsed, outcome]).style(style)
+        });
         Table::new(
             rows,
             [
                 Constraint::Length(12),
                 Constraint::Length(width),
-                Constraint::Length(30),
+                Constraint::Length(tool),
                 Constraint::Length(12),
                 Constraint::Min(20),
             ],
@@ -640,19 +667,23 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
-/// Server names as the tables show them: whole when the longest fits in [`NAME_WIDTH`],
-/// otherwise elided in the middle (`everyt…p_http`), and whole again if eliding would make
-/// two names look alike. Returns the column width and the shown names.
-fn shown_names<'a>(names: impl Iterator<Item = &'a str>) -> (u16, BTreeMap<String, String>) {
+/// Server names as the tables show them: whole when the longest fits in [`NAME_WIDTH`] (and
+/// in `room` columns), otherwise elided in the middle (`everyt…p_http`), and whole again if
+/// eliding would make two names look alike. Returns the column width and the shown names.
+fn shown_names<'a>(
+    names: impl Iterator<Item = &'a str>,
+    room: usize,
+) -> (u16, BTreeMap<String, String>) {
     let names: Vec<&str> = names.collect();
     let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).max(6);
+    let fits = NAME_WIDTH.min(room).max(6);
     let elide = |name: &str| -> String {
         let chars: Vec<char> = name.chars().collect();
-        if chars.len() <= NAME_WIDTH {
+        if chars.len() <= fits {
             return name.to_string();
         }
-        let head = (NAME_WIDTH - 1) / 2;
-        let tail = NAME_WIDTH - 1 - head;
+        let head = (fits - 1) / 2;
+        let tail = fits - 1 - head;
         let mut shown: String = chars[..head].iter().collect();
         shown.push('…');
         shown.extend(&chars[chars.len() - tail..]);
@@ -662,7 +693,7 @@ fn shown_names<'a>(names: impl Iterator<Item = &'a str>) -> (u16, BTreeMap<Strin
         names.iter().map(|n| (n.to_string(), elide(n))).collect();
     let distinct: std::collections::BTreeSet<&String> = elided.values().collect();
     if distinct.len() == elided.len() {
-        (longest.min(NAME_WIDTH) as u16, elided)
+        (longest.min(fits) as u16, elided)
     } else {
         (longest as u16, names.iter().map(|n| (n.to_string(), n.to_string())).collect())
     }
@@ -670,6 +701,33 @@ fn shown_names<'a>(names: impl Iterator<Item = &'a str>) -> (u16, BTreeMap<Strin
 
 /// Widest a server name is shown before it is elided.
 const NAME_WIDTH: usize = 24;
+/// The narrowest the calls' tool column gets.
+const CALL_TOOL_MIN: usize = 16;
+/// The server columns a terminal under 100 columns shows: server, transport, state, tools,
+/// last error.
+const NARROW_SERVER_COLUMNS: [usize; 5] = [0, 1, 2, 4, 7];
+
+/// Columns left for the server name in tables `columns` wide: what the other columns, their
+/// gaps and the borders leave in the narrower of the two tables, so a name shows alike in both.
+fn name_room(columns: u16) -> usize {
+    let servers = if columns < 100 {
+        15 + 10 + 5 + 10 + 4 + 2
+    } else {
+        15 + 10 + 10 + 5 + 9 + 8 + 10 + 7 + 2
+    };
+    let calls = 12 + CALL_TOOL_MIN + 12 + 20 + 4 + 2;
+    (columns as usize).saturating_sub(servers.max(calls)).max(6)
+}
+
+/// `items` without the columns `keep` leaves out.
+fn keep_columns<T>(items: &mut Vec<T>, keep: [usize; 5]) {
+    let mut i = 0;
+    items.retain(|_| {
+        let kept = keep.contains(&i);
+        i += 1;
+        kept
+    });
+}
 
 fn first_line(text: &str) -> &str {
     let line = text.lines().next().unwrap_or("");
@@ -1088,6 +1146,49 @@ mod tests {
         assert!(state.key(KeyCode::Char('q'), KeyModifiers::NONE, now));
         assert!(state.key(KeyCode::Char('c'), KeyModifiers::CONTROL, now));
         assert!(!state.key(KeyCode::Char('x'), KeyModifiers::NONE, now));
+    }
+
+    /// At 80×24 with six servers: every server shows, two names with a common start never
+    /// look alike, and calls in flight stay in view however many calls finished after them,
+    /// as does the selected one.
+    #[test]
+    fn a_small_terminal_keeps_servers_calls_in_flight_and_the_selection_in_view() {
+        let now = Instant::now();
+        let mut state = LiveState::new("t");
+        let servers = ["everything", "everything_http", "filesystem", "memory", "time", "git"];
+        for server in servers {
+            state.push(
+                EventMsg::McpServerStarting(McpServerStartingEvent {
+                    server: server.into(),
+                    transport: "stdio".into(),
+                }),
+                now,
+            );
+        }
+        state.push(begin("slow-1", "everything_http", "mcp__everything_http__echo"), now);
+        state.push(begin("slow-2", "git", "mcp__git__git_log"), now);
+        for n in 0..20 {
+            let id = format!("fast-{n}");
+            state.push(begin(&id, "time", "mcp__time__get_current_time"), now);
+            let done = Ok(CallResult::Text("x".into()));
+            state.push(end(&id, "time", "mcp__time__get_current_time", 3, done), now);
+        }
+        let screen = render(&state, now, 80, 24);
+        // Elided in the middle where the column is short, never to another's name.
+        let shown = ["everything", "everyt…ng_http", "filesystem", "memory", "time", "git"];
+        for server in shown {
+            assert!(screen.contains(&format!("│{server} ")), "{server}:\n{screen}");
+        }
+        assert!(screen.contains("slow-1") && screen.contains("slow-2"), "{screen}");
+        assert!(screen.contains("fast-19"), "the newest finished call shows too:\n{screen}");
+        // Select an old finished call: it comes into view, the calls in flight stay.
+        for _ in 0..15 {
+            state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        }
+        let screen = render(&state, now, 80, 24);
+        let selected = state.selected.map(|i| state.calls[i].call_id.clone()).expect("selected");
+        assert!(screen.contains(&format!("{selected} ")), "{selected}:\n{screen}");
+        assert!(screen.contains("slow-1") && screen.contains("slow-2"), "{screen}");
     }
 
     /// Names that share a prefix stay told apart in both tables; a long failure is shown
