@@ -17,6 +17,10 @@
 //! forgets the revealed tools (a new conversation): `{"type": "tools_reset", "forgotten": n}`.
 //! `{"type": "take_notices"}` takes the pending "resources you read changed" notices:
 //! `{"type": "notices", "changed": [{server, uri, detected_at}, …], "text": "…" | null}`.
+//!
+//! Request lines are answered one after the other, in input order, each answer echoing the
+//! line's `id` when it has one. A call line whose `call_id` is still in flight is refused (the
+//! call in flight goes on); a byte order mark before a line is ignored.
 
 use std::sync::Arc;
 
