@@ -143,7 +143,7 @@ impl Skipped {
         let tail = self.tail.trim_ascii_end();
         let from_tail = tail.strip_suffix(b"}").and_then(|t| {
             let at = t.windows(KEY.len()).rposition(|w| w == KEY)?;
-            (t[at - 1] == b',').then(|| &t[at + KEY.len()..])
+            (at > 0 && t[at - 1] == b',').then(|| &t[at + KEY.len()..])
         });
         let id = from_head.or(from_tail)?;
         match serde_json::from_slice::<RequestId>(id).ok()? {

@@ -240,6 +240,9 @@ async fn an_answer_over_the_limit_becomes_an_error_for_its_request() {
     let lines = [
         format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"text":"{big}"}}}}"#),
         format!(r#"{{"result":{{"text":"{big}"}},"jsonrpc":"2.0","id":"s8"}}"#),
+        // The key at the very start of the kept tail (no comma before it to be seen): not
+        // taken, and no panic.
+        format!(r#"{{"result":"{big}","jsonrpc":"2.0","id":"{}"}}"#, "z".repeat(71)),
         // An id inside the result only: nothing to tell whose answer it was.
         format!(r#"{{"result":{{"id":3,"text":"{big}"}},"id":4,"jsonrpc":"2.0"}}"#),
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_string(),
