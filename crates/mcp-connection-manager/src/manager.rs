@@ -267,9 +267,19 @@ impl McpConnectionManager {
         }
     }
 
-    /// For each ready stdio server, the process id of its guard, which heads the server's
-    /// process group (the server is the guard's child): for diagnostics and tests.
+    /// For each ready stdio server, the process id of the server itself (for diagnostics and
+    /// tests; see [`McpConnectionManager::process_groups`] for the guard heading its group).
     pub fn child_pids(&self) -> Vec<(String, u32)> {
+        self.servers
+            .ready_connections()
+            .into_iter()
+            .filter_map(|(name, conn)| Some((name.clone(), conn.child.as_ref()?.server_pid()?)))
+            .collect()
+    }
+
+    /// For each ready stdio server, the process id of its guard, which heads the server's
+    /// process group (the server is the guard's child; shutdown ends the whole group).
+    pub fn process_groups(&self) -> Vec<(String, u32)> {
         self.servers
             .ready_connections()
             .into_iter()

@@ -422,6 +422,13 @@ impl ChildGroup {
         })
     }
 
+    /// The server's own process id: the guard's child (`None` before the guard has started
+    /// it, or once it is gone). Found through `/proc`.
+    pub fn server_pid(&self) -> Option<u32> {
+        let first = procs::descendants(self.pgid).into_iter().next()?;
+        Some(first.pid as u32)
+    }
+
     /// The process id of the group leader (the spawned command).
     pub fn pid(&self) -> u32 {
         self.pgid as u32

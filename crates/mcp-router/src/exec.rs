@@ -78,7 +78,7 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
                 }
                 Ok(None) => break 0,
                 Err(e) => {
-                    session.error(Rejected { message: format!("cannot read stdin: {e}"), call_id: None }, None);
+                    session.error(Rejected { message: format!("cannot read stdin: {e}"), call_id: None }, None, false);
                     break 0;
                 }
             },
@@ -134,7 +134,8 @@ impl Session {
                 let lossy = String::from_utf8_lossy(e.as_bytes());
                 let call_id = router_protocol::call_id_of(&lossy);
                 let message = "invalid input line: not valid UTF-8".to_string();
-                return self.error(Rejected { message, call_id }, Some(number));
+                let numeric = router_protocol::call_id_is_number(&lossy);
+                return self.error(Rejected { message, call_id }, Some(number), numeric);
             }
         };
         // A byte order mark (some Windows tools write one before the first line) is not input.
@@ -150,7 +151,10 @@ impl Session {
                 self.call(number, to_call(call), calls)
             }
             Ok(ExecLine { input, id }) => self.request(number, id, input),
-            Err(rejected) => self.error(rejected, Some(number)),
+            Err(rejected) => {
+                let numeric = router_protocol::call_id_is_number(&line);
+                self.error(rejected, Some(number), numeric)
+            }
         }
     }
 
@@ -255,7 +259,7 @@ impl Session {
                 "invalid input line: call `{}` is still in flight; this line was not run (give each call its own call_id)",
                 call.call_id
             );
-            return self.error(Rejected { message, call_id: None }, Some(number));
+            return self.error(Rejected { message, call_id: None }, Some(number), false);
         }
         let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
         let running = self.running.clone();
@@ -291,7 +295,8 @@ impl Session {
                     Ok(()) = cancelled => ToolOutput::failure(tool_router::CANCELLED.to_string()),
                 };
                 let line = ExecOutput::FunctionCallOutput { call_id, output };
-                let _ = out.send(Outgoing { line, name: Some(name), id: None });
+                let _ =
+                    out.send(Outgoing { line, name: Some(name), id: None, numeric_call_id: false });
             },
             span,
         ));
@@ -299,7 +304,8 @@ impl Session {
     }
 
     /// The error line; then, when the line carried a call id, that call's one output.
-    fn error(&self, rejected: Rejected, line: Option<u64>) {
+    /// `numeric`: the line wrote its call id as a number, which both lines echo as one.
+    fn error(&self, rejected: Rejected, line: Option<u64>, numeric: bool) {
         let Rejected { message, call_id } = rejected;
         let output = call_id.clone().map(|call_id| ExecOutput::FunctionCallOutput {
             call_id,
@@ -308,9 +314,10 @@ impl Session {
                 None => message.clone(),
             }),
         });
-        let _ = self.out.send(ExecOutput::Error { message, call_id, line }.into());
+        let error = ExecOutput::Error { message, call_id, line };
+        let _ = self.out.send(Outgoing { numeric_call_id: numeric, ..error.into() });
         if let Some(output) = output {
-            let _ = self.out.send(output.into());
+            let _ = self.out.send(Outgoing { numeric_call_id: numeric, ..output.into() });
         }
     }
 }
@@ -331,7 +338,7 @@ async fn answer_in_order(
 ) {
     while let Some(Queued { id, answer }) = requests.recv().await {
         if let Some(line) = answer.await {
-            let _ = out.send(Outgoing { line, name: None, id });
+            let _ = out.send(Outgoing { line, name: None, id, numeric_call_id: false });
         }
     }
 }
@@ -367,11 +374,32 @@ struct Outgoing {
     line: ExecOutput,
     name: Option<String>,
     id: Option<Value>,
+    /// The line's call id was written as a number: it is echoed as one.
+    numeric_call_id: bool,
 }
 
 impl From<ExecOutput> for Outgoing {
     fn from(line: ExecOutput) -> Self {
-        Self { line, name: None, id: None }
+        Self { line, name: None, id: None, numeric_call_id: false }
+    }
+}
+
+impl Outgoing {
+    /// The line as written: its `id` after its own fields, its call id a number when the
+    /// input wrote one.
+    fn push(&self, buffer: &mut Vec<u8>) {
+        if self.numeric_call_id
+            && let Ok(mut value) = serde_json::to_value(&self.line)
+            && let Some(number) =
+                value["call_id"].as_str().and_then(|id| id.parse::<serde_json::Number>().ok())
+        {
+            value["call_id"] = Value::Number(number);
+            return push_line(buffer, &value);
+        }
+        match &self.id {
+            Some(id) => push_line(buffer, &WithId { line: &self.line, id }),
+            None => push_line(buffer, &self.line),
+        }
     }
 }
 
@@ -452,10 +480,7 @@ async fn write_lines(
                 }
                 match output {
                     Some(output) => {
-                        match &output.id {
-                            Some(id) => push_line(&mut buffer, &WithId { line: &output.line, id }),
-                            None => push_line(&mut buffer, &output.line),
-                        }
+                        output.push(&mut buffer);
                         if let (Some(view), Some(item)) = (&view, output.view_item()) {
                             let _ = view.send(item);
                         }

@@ -157,6 +157,16 @@ pub fn call_id_of(line: &str) -> Option<String> {
     (!(number && line.trim_end().ends_with(id.as_str()))).then_some(id)
 }
 
+/// Whether the call id [`call_id_of`] reads from `line` was written as a number (an answer
+/// echoes it with its JSON type).
+pub fn call_id_is_number(line: &str) -> bool {
+    use serde::de::Deserializer as _;
+    let mut found = None;
+    let mut deserializer = serde_json::Deserializer::from_str(line);
+    let _ = (&mut deserializer).deserialize_map(CallIdSeeker(&mut found));
+    found.is_some_and(|(_, number)| number) && call_id_of(line).is_some()
+}
+
 /// Reads keys until `call_id`, keeps its value if it is an id (and whether it was a number),
 /// and stops.
 struct CallIdSeeker<'a>(&'a mut Option<(String, bool)>);
@@ -464,6 +474,15 @@ mod tests {
             }),
             r#"{"type":"function_call_output","call_id":"c","output":{"type":"function","content":"no","success":false}}"#
         );
+    }
+
+    #[test]
+    fn a_call_id_written_as_a_number_is_told_apart() {
+        assert!(call_id_is_number(r#"{"call_id":7,"name":"x"}"#));
+        assert!(!call_id_is_number(r#"{"call_id":"7","name":"x"}"#));
+        assert!(!call_id_is_number(r#"{"name":"x"}"#));
+        // A number the line's end may have cut is not taken as an id at all.
+        assert!(!call_id_is_number(r#"{"call_id":7"#));
     }
 
     #[test]

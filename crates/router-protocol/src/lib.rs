@@ -20,7 +20,9 @@ pub use events::{
     McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary, SERVER_LOG_DATA_BYTES,
     ServerCapabilitySummary, ServerFailure, duration_ms,
 };
-pub use exec::{ExecCall, ExecInput, ExecLine, ExecOutput, Rejected, call_id_of};
+pub use exec::{
+    ExecCall, ExecInput, ExecLine, ExecOutput, Rejected, call_id_is_number, call_id_of,
+};
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use prompts::{PromptSummary, Prompts};
 pub use shared::{CallResult, SharedText};

@@ -114,7 +114,7 @@ fn start(name: &str, target: &Target) -> Harness {
 async fn finish(h: &Harness, name: &str, target: &Target) {
     differential(h, name, &target.collect_args()).await;
     if matches!(target, Target::Stdio(_)) {
-        assert!(!h.manager.child_pids().is_empty(), "{name} has no process group");
+        assert!(!h.manager.process_groups().is_empty(), "{name} has no process group");
     }
     shutdown_leaving_nothing(h).await;
 }
@@ -154,7 +154,7 @@ fn group_members(pgid: u32) -> Vec<u32> {
 /// Shut the manager down and check that no stdio server's process group outlived it: shutdown
 /// returns only once every process it started has exited.
 pub(crate) async fn shutdown_leaving_nothing(h: &Harness) {
-    let groups = h.manager.child_pids();
+    let groups = h.manager.process_groups();
     h.manager.shutdown().await;
     for (server, pgid) in groups {
         assert_eq!(group_members(pgid), Vec::<u32>::new(), "{server} left processes behind");

@@ -265,7 +265,7 @@ async fn shutdown_waits_for_servers_that_left_the_group() {
         let h =
             Harness::start(vec![ServerConfig::stdio("detached", "sh", vec!["-c".into(), script])]);
         h.payload("list_mcp_resources", r#"{"server":"detached"}"#).await;
-        let guard = h.manager.child_pids()[0].1.to_string();
+        let guard = h.manager.process_groups()[0].1.to_string();
         let detached = live_processes(|_, cmdline, fields| {
             cmdline.contains(&tag) && fields.get(2).is_some_and(|pgrp| *pgrp != guard)
         });
@@ -469,9 +469,10 @@ async fn a_stdio_server_killed_while_idle_is_restarted_by_the_next_call_which_su
     let mut h = Harness::start(vec![demo("d", 100)]);
     assert_eq!(echoed(&h.call("mcp__d__echo", r#"{"text":"one"}"#).await), "Echo: one");
     // The server itself (not the guard at the head of its group) is killed, as a user would.
-    let guard = h.manager.child_pids()[0].1;
+    let guard = h.manager.process_groups()[0].1;
     let server = live_processes(|_, _, fields| fields.get(1) == Some(&guard.to_string().as_str()));
     assert_eq!(server.len(), 1, "the guard runs one server");
+    assert_eq!(h.manager.child_pids(), [("d".to_string(), server[0])], "child_pids names it");
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &server[0].to_string()])
         .status()
