@@ -62,7 +62,7 @@ impl McpConnectionManager {
 
     /// Whether any server declares `capability`: a ready one by its capabilities, a starting
     /// or idle one by its catalog, a starting one without a catalog once settled; an idle one
-    /// without a catalog does not count (nothing is known of it). Only looks.
+    /// without a catalog (a first run) is started to learn it, as a listing of its tools does.
     pub(crate) async fn any_declaring(&self, capability: Capability) -> bool {
         let checks = self.servers.servers.iter().map(|(name, managed)| async move {
             let state = managed.state.borrow().clone();
@@ -71,7 +71,7 @@ impl McpConnectionManager {
                 return (capability.cataloged)(&catalog);
             }
             if matches!(state, ServerState::Lazy) {
-                return false;
+                self.servers.start_lazy(managed);
             }
             matches!(
                 self.servers.settled(name).await,

@@ -204,14 +204,21 @@ impl McpConnectionManager {
         })
     }
 
-    /// Whether the server declared the `completions` capability, once it is no longer starting
-    /// (false if unknown, failed or not ready). Only looks.
+    /// Whether the server declared the `completions` capability: by its catalog while it is
+    /// starting or idle, else once it is no longer starting (false if failed). An idle server
+    /// nothing is known of (no catalog: a first run) is started to learn it, as a listing of
+    /// its tools does.
     pub(crate) async fn server_supports_completions(&self, server: &str) -> bool {
-        if let Some(managed) = self.servers.servers.get(server)
-            && matches!(&*managed.state.borrow(), ServerState::Starting | ServerState::Lazy)
-            && let Some(catalog) = managed.catalog.get()
-        {
-            return catalog.completions;
+        if let Some(managed) = self.servers.servers.get(server) {
+            let state = managed.state.borrow().clone();
+            if matches!(state, ServerState::Starting | ServerState::Lazy)
+                && let Some(catalog) = managed.catalog.get()
+            {
+                return catalog.completions;
+            }
+            if matches!(state, ServerState::Lazy) {
+                self.servers.start_lazy(managed);
+            }
         }
         matches!(
             self.servers.settled(server).await,

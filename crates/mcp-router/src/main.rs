@@ -21,6 +21,7 @@ mod conformance;
 mod demo;
 mod event_lines;
 mod exec;
+mod exec_output;
 mod human;
 mod live;
 #[cfg(feature = "otel")]

@@ -160,7 +160,12 @@ args = ["--name", "docs", "--page-size", "2"]
 fn outputs(lines: &[Value]) -> HashMap<String, Value> {
     let mut map = HashMap::new();
     for line in lines.iter().filter(|l| l["type"] == "function_call_output") {
-        let id = line["call_id"].as_str().expect("call_id").to_string();
+        // An id written as a number is echoed as one: keyed by its digits here.
+        let id = match &line["call_id"] {
+            Value::String(id) => id.clone(),
+            number @ Value::Number(_) => number.to_string(),
+            other => panic!("call_id {other}"),
+        };
         assert!(map.insert(id.clone(), line["output"].clone()).is_none(), "two outputs for {id}");
     }
     map
