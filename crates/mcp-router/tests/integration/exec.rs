@@ -305,20 +305,28 @@ fn every_line_with_a_call_id_gets_exactly_one_output_and_errors_name_their_line(
     for id in ["n1", "n2", "n3", "n4", "9"] {
         assert_eq!(outs[id]["success"], false, "{id}");
     }
-    let errors: Vec<(Option<&str>, u64)> = lines
+    // The id written as a number is echoed as the number.
+    let errors: Vec<(Option<String>, u64)> = lines
         .iter()
         .filter(|l| l["type"] == "error")
-        .map(|l| (l["call_id"].as_str(), l["line"].as_u64().expect("line number")))
+        .map(|l| {
+            let id = match &l["call_id"] {
+                Value::String(id) => Some(id.clone()),
+                Value::Number(n) => Some(format!("number {n}")),
+                _ => None,
+            };
+            (id, l["line"].as_u64().expect("line number"))
+        })
         .collect();
     assert_eq!(
         errors,
         [
-            (Some("n1"), 1),
-            (Some("n2"), 2),
-            (Some("n3"), 3),
-            (Some("n4"), 4),
+            (Some("n1".to_string()), 1),
+            (Some("n2".to_string()), 2),
+            (Some("n3".to_string()), 3),
+            (Some("n4".to_string()), 4),
             (None, 5),
-            (Some("9"), 6)
+            (Some("number 9".to_string()), 6)
         ]
     );
     assert_eq!(output.status.code(), Some(0));
