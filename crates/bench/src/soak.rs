@@ -66,11 +66,15 @@ pub(crate) async fn run(calls: usize) -> anyhow::Result<bool> {
         })
     };
     // Killed servers are restarted by the next call however often it happens.
-    let options = ManagerOptions { max_restarts: u32::MAX, ..ManagerOptions::default() };
-    let manager = Arc::new(McpConnectionManager::start(servers(&marker)?, events.clone(), options));
+    let mut config = router_config::ConfigFile::from_servers(servers(&marker)?);
+    config.manager = ManagerOptions { max_restarts: u32::MAX, ..ManagerOptions::default() };
+    config.settings =
+        RouterSettings { tool_search: ToolSearchMode::On, ..RouterSettings::default() };
+    config.tool_cache = false;
+    // The host's assembly, as the binary starts it.
+    let running = mcp_host::Assembly::new(config).events(events.clone()).start()?;
+    let (manager, router) = (running.manager.clone(), running.router.clone());
     manager.wait_until_started().await;
-    let settings = RouterSettings { tool_search: ToolSearchMode::On, ..RouterSettings::default() };
-    let router = Arc::new(ToolRouter::with_mcp_settings(manager.clone(), &settings)?);
     let kills = Arc::new(AtomicU64::new(0));
     let killer = tokio::spawn(kill_at_random(manager.clone(), kills.clone()));
     let mut figures = drive(&router, &events, calls).await;

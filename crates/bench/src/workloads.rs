@@ -52,11 +52,15 @@ pub(crate) struct Routed {
     pub(crate) router: Arc<ToolRouter>,
 }
 
+/// The router over `servers` as a host starts it (the front door's assembly), with the
+/// defaults except the tool catalog: a bench run must not read or write the user's cache.
 pub(crate) async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
-    let manager = Arc::new(McpConnectionManager::start(servers, events, ManagerOptions::default()));
-    manager.wait_until_started().await;
-    let router = Arc::new(ToolRouter::with_mcp(manager.clone()));
-    Routed { manager, router }
+    let mut config = router_config::ConfigFile::from_servers(servers);
+    config.tool_cache = false;
+    let running =
+        mcp_host::Assembly::new(config).events(events).start().expect("no handler of ours");
+    running.manager.wait_until_started().await;
+    Routed { manager: running.manager.clone(), router: running.router.clone() }
 }
 
 /// A bare rmcp client on its own child process of the same bench server.

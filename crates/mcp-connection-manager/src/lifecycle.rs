@@ -79,6 +79,8 @@ pub(crate) struct Servers {
     pub(crate) host: Arc<dyn HostHandler>,
     connector: Arc<dyn Connector>,
     shut_down: AtomicBool,
+    /// `mcp_server_stopped` was sent (once per manager, by the first shutdown to finish).
+    pub(crate) stopped_announced: AtomicBool,
 }
 
 impl Servers {
@@ -98,6 +100,7 @@ impl Servers {
             host,
             connector,
             shut_down: AtomicBool::new(false),
+            stopped_announced: AtomicBool::new(false),
         };
         let mut chosen: Vec<(ServerConfig, CatalogSlot)> = Vec::new();
         for config in configs {
@@ -381,10 +384,10 @@ impl Servers {
 
     /// From now on every request fails with `McpError::ShutDown` and nothing is (re)started;
     /// startups in flight are abandoned. Returns the connections to close.
-    pub(crate) fn begin_shutdown(&self) -> Vec<SharedConnection> {
+    pub(crate) fn begin_shutdown(&self) -> Vec<(String, SharedConnection)> {
         self.shut_down.store(true, Ordering::SeqCst);
         self.abort_startups();
-        self.ready_connections().into_iter().map(|(_, conn)| conn).collect()
+        self.ready_connections().into_iter().map(|(name, conn)| (name.clone(), conn)).collect()
     }
 
     /// The ready servers' connections, in server-name order (whether still usable or not).

@@ -252,7 +252,21 @@ impl McpConnectionManager {
     pub async fn shutdown(&self) {
         let connections = self.servers.begin_shutdown();
         let grace = self.servers.options.shutdown_grace;
-        join_all(connections.iter().map(|c| c.close(grace))).await;
+        join_all(connections.iter().map(|(_, c)| c.close(grace))).await;
+        // Once per shutdown: a second call (or a clone's) finds nothing left to announce.
+        if self.servers.stopped_announced.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let running: std::collections::BTreeSet<&String> =
+            connections.iter().map(|(name, _)| name).collect();
+        for server in self.servers.servers.keys() {
+            self.servers.events.send(router_protocol::EventMsg::McpServerStopped(
+                router_protocol::McpServerStoppedEvent {
+                    server: server.clone(),
+                    was_running: running.contains(server),
+                },
+            ));
+        }
     }
 
     /// The last `WWW-Authenticate` challenge a request to `server` met (a 401, or a 403

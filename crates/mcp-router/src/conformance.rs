@@ -13,9 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_backend::{McpBackend, McpError, QualifiedTool};
 use mcp_connection_manager::oauth::{Login, OAuthConfig, TokenStore};
-use mcp_connection_manager::{
-    HostHandler, ManagerOptions, McpConnectionManager, ServerConfig, ServerStatus,
-};
+use mcp_connection_manager::{HostHandler, ManagerOptions, ServerConfig, ServerStatus};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, JsonObject};
 use router_protocol::EventSender;
 use serde_json::{Map, Value};
@@ -132,7 +130,7 @@ fn oauth_config(context: &Value) -> OAuthConfig {
     oauth
 }
 
-fn start(url: &str, oauth: &OAuthConfig, store: &TokenStore) -> McpConnectionManager {
+fn start(url: &str, oauth: &OAuthConfig, store: &TokenStore) -> anyhow::Result<mcp_host::Running> {
     let mut config = ServerConfig::http("conformance", url);
     if let mcp_connection_manager::TransportConfig::StreamableHttp { oauth: o, .. } =
         &mut config.transport
@@ -141,13 +139,13 @@ fn start(url: &str, oauth: &OAuthConfig, store: &TokenStore) -> McpConnectionMan
     }
     config.startup_timeout = Duration::from_secs(20);
     config.tool_timeout = Duration::from_secs(20);
-    let options = ManagerOptions { token_store: Some(store.clone()), ..ManagerOptions::default() };
-    McpConnectionManager::start_with_host(
-        vec![config],
-        EventSender::discard(),
-        options,
-        Arc::new(AcceptDefaults),
-    )
+    let mut file = router_config::ConfigFile::from_servers(vec![config]);
+    file.manager = ManagerOptions { token_store: Some(store.clone()), ..ManagerOptions::default() };
+    file.tool_cache = false;
+    let assembly = mcp_host::Assembly::new(file)
+        .host_handler(Arc::new(AcceptDefaults))
+        .events(EventSender::discard());
+    Ok(assembly.start()?)
 }
 
 /// Sign in without a browser: the suite's authorization endpoint redirects at once, so the
@@ -194,11 +192,11 @@ async fn run_with(
     store: &TokenStore,
 ) -> anyhow::Result<i32> {
     let mut sign_ins = 0;
-    let mut manager = start(url, oauth, store);
-    manager.wait_until_started().await;
+    let mut running = start(url, oauth, store)?;
+    running.manager.wait_until_started().await;
     // A server that wants sign-in: sign in, then connect again.
     loop {
-        let error = match manager.status("conformance") {
+        let error = match running.manager.status("conformance") {
             Some(ServerStatus::SignInRequired(sign_in)) if sign_ins < MAX_SIGN_INS => {
                 eprintln!("conformance client ({scenario}): {}", sign_in.advice("conformance"));
                 None
@@ -209,21 +207,21 @@ async fn run_with(
         };
         if let Some(error) = error {
             eprintln!("conformance client ({scenario}): {error}");
-            manager.shutdown().await;
+            running.shutdown().await;
             return Ok(1);
         }
-        let challenge = manager.auth_challenge("conformance");
-        manager.shutdown().await;
+        let challenge = running.manager.auth_challenge("conformance");
+        running.shutdown().await;
         sign_ins += 1;
         if let Err(e) = headless_login(url, oauth, store, challenge.as_deref()).await {
             eprintln!("conformance client ({scenario}): {e}");
             return Ok(1);
         }
-        manager = start(url, oauth, store);
-        manager.wait_until_started().await;
+        running = start(url, oauth, store)?;
+        running.manager.wait_until_started().await;
     }
-    let manager = Arc::new(manager);
-    let mut code = use_skills(&manager, scenario).await;
+    let manager = running.manager.clone();
+    let mut code = use_skills(&running.router, scenario).await;
     let tools = manager.list_tools().await;
     for (tool, arguments) in planned_calls(context, &tools) {
         loop {
@@ -252,7 +250,7 @@ async fn run_with(
             break;
         }
     }
-    manager.shutdown().await;
+    running.shutdown().await;
     Ok(code)
 }
 
@@ -260,8 +258,7 @@ async fn run_with(
 /// is about not fetching ahead (`…-no-prefetch`), load the first and read each file its
 /// manifest lists. A load or read the router refuses (a file that fails verification) is the
 /// host doing its job, printed, not a failure. A server without the extension is not asked.
-async fn use_skills(manager: &Arc<McpConnectionManager>, scenario: &str) -> i32 {
-    let router = tool_router::ToolRouter::with_mcp(manager.clone());
+async fn use_skills(router: &tool_router::ToolRouter, scenario: &str) -> i32 {
     let skills = router.skills().await;
     for failure in &skills.errors {
         eprintln!("skills/list: {}", failure.error);

@@ -129,7 +129,9 @@ pub(crate) async fn run() -> anyhow::Result<i32> {
     outln!("\n── {step}. A long call the server runs as a task (SEP-2663): polled to its end");
     let job = r#"{"seconds":1.5}"#;
     sub_step(&running.router, &ctx, &mut rx, format!("call-{step}"), "mcp__docs__job", job).await?;
-    running.manager.shutdown().await;
+    running.shutdown().await;
+    outln!("\n── Shutdown: every server stopped, the event stream ends");
+    print_events(&mut rx);
     Ok(0)
 }
 
@@ -261,7 +263,7 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
     .map(|(n, a)| ("", n, a));
     let steps = SCRIPT.iter().take(5).chain([&slow]).chain(SCRIPT.iter().skip(5)).chain(&changes);
     let steps =
-        steps.map(|step| (&running.router, step)).chain(later.iter().map(|s| (&searching, s)));
+        steps.map(|step| (&*running.router, step)).chain(later.iter().map(|s| (&searching, s)));
     let mut cursor = String::new();
     for (i, (router, (_, name, arguments))) in steps.enumerate() {
         if view.closed() {
@@ -276,7 +278,7 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
         "the demo has finished: every step ran (press q to quit)".to_string(),
     ));
     tokio::task::spawn_blocking(move || view.wait_for_quit()).await?;
-    running.manager.shutdown().await;
+    running.shutdown().await;
     Ok(0)
 }
 
@@ -326,7 +328,7 @@ async fn change_call(
     if let Some(until) = until {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
         while let Ok(Some(event)) = tokio::time::timeout_at(deadline, rx.recv()).await {
-            outln!("   event   {}", crate::event_lines::describe(&event));
+            outln!("   event   {}", mcp_host::render::describe(&event));
             if until(&event) {
                 break;
             }
@@ -372,7 +374,7 @@ async fn resource_change(
 
 fn print_events(rx: &mut EventReceiver) {
     while let Ok(event) = rx.try_recv() {
-        outln!("   event   {}", crate::event_lines::describe(&event));
+        outln!("   event   {}", mcp_host::render::describe(&event));
     }
 }
 

@@ -97,7 +97,7 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
     } else {
         answering.abort();
     }
-    running.manager.shutdown().await;
+    running.shutdown().await;
     drop((events, running));
     let _ = writer.await;
     if let Some(view) = view {

@@ -16,7 +16,7 @@ use crate::setup;
 pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyhow::Result<i32> {
     let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let skills = running.router.skills().await;
-    running.manager.shutdown().await;
+    running.shutdown().await;
     if json {
         outln!("{}", serde_json::to_string_pretty(&skills)?);
         return Ok(0);
@@ -96,7 +96,7 @@ pub(crate) async fn tools(
         }
     }
     outln!("{}", serde_json::to_string_pretty(&specs)?);
-    running.manager.shutdown().await;
+    running.shutdown().await;
     Ok(0)
 }
 
@@ -240,7 +240,7 @@ async fn one_call(
         arguments: arguments.into(),
     };
     let output = running.router.dispatch_to_output(&ctx, call).await;
-    running.manager.shutdown().await;
+    running.shutdown().await;
     Ok(output?)
 }
 

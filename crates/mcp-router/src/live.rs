@@ -33,6 +33,8 @@ enum ServerPhase {
     Ready,
     Failed,
     Restarting,
+    /// Shut down with the router.
+    Stopped,
 }
 
 #[derive(Debug, Clone)]
@@ -259,6 +261,7 @@ impl LiveState {
                 row.phase = ServerPhase::Failed;
                 row.last_error = Some(e.error.clone());
             }
+            EventMsg::McpServerStopped(e) => self.server(&e.server).phase = ServerPhase::Stopped,
             EventMsg::McpServerRestarting(e) => {
                 let row = self.server(&e.server);
                 row.phase = ServerPhase::Restarting;
@@ -448,6 +451,7 @@ impl LiveState {
                 ServerPhase::Ready => ("ready", Color::Green),
                 ServerPhase::Failed => ("failed", Color::Red),
                 ServerPhase::Restarting => ("restarting", Color::Yellow),
+                ServerPhase::Stopped => ("stopped", Color::Gray),
             };
             let mut cells = vec![
                 Cell::from(names.get(name).cloned().unwrap_or_default()),
@@ -740,7 +744,7 @@ fn first_line(text: &str) -> &str {
 /// One readable line per event (what `watch` prints when stdout is not a terminal, and the
 /// notices panel).
 pub(crate) fn describe(event: &EventMsg) -> String {
-    crate::event_lines::describe(event)
+    mcp_host::render::describe(event)
 }
 
 /// `mcp-router watch [FILE|-]`: an exec JSON-lines stream (events, outputs, errors) in the

@@ -19,7 +19,6 @@ macro_rules! outln {
 mod auth;
 mod conformance;
 mod demo;
-mod event_lines;
 mod exec;
 mod exec_output;
 mod human;

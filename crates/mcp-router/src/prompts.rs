@@ -11,7 +11,7 @@ use crate::setup;
 pub(crate) async fn list(config: &setup::ConfigArg, json: bool) -> anyhow::Result<i32> {
     let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let prompts = running.router.prompts().await;
-    running.manager.shutdown().await;
+    running.shutdown().await;
     if json {
         outln!("{}", serde_json::to_string_pretty(&prompts)?);
         return Ok(i32::from(!prompts.errors.is_empty()));
@@ -58,7 +58,7 @@ pub(crate) async fn get(
     let running = setup::start(config, EventSender::discard())?;
     let arguments = (!arguments.is_empty()).then_some(arguments);
     let result = running.router.get_prompt(server, name, arguments).await;
-    running.manager.shutdown().await;
+    running.shutdown().await;
     match result {
         Ok(result) => {
             outln!("{}", serde_json::to_string_pretty(&result)?);

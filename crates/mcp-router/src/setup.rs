@@ -1,19 +1,15 @@
 //! Building a running router from a config file (or the bundled demo servers).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context as _;
-use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig, ToolCache};
+use mcp_connection_manager::{ManagerOptions, ServerConfig};
 use router_config::{ConfigFile, Strictness, load_config_file_with};
 use router_protocol::EventSender;
-use tool_router::{RouterSettings, ToolRouter};
+use tool_router::RouterSettings;
 
-/// A manager and the router over it.
-pub(crate) struct Running {
-    pub(crate) manager: Arc<McpConnectionManager>,
-    pub(crate) router: ToolRouter,
-}
+/// A running router, as the front door gives it to every host.
+pub(crate) type Running = mcp_host::Running;
 
 /// The bundled demo: two demo servers, `docs` (pages of 2) and `notes`, run as child processes
 /// of this very executable (`mcp-router serve-demo`).
@@ -68,33 +64,13 @@ pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
     Ok(config)
 }
 
-/// The manager options `config` asks for, with the tool cache's default place filled in.
-fn manager_options(config: &ConfigFile) -> ManagerOptions {
-    let mut options = config.manager.clone();
-    for unusable in &config.unusable {
-        options.unusable.insert(unusable.name.clone(), unusable.error.clone());
-    }
-    if config.tool_cache && options.tool_cache.is_none() {
-        options.tool_cache = ToolCache::default_location();
-    }
-    options
-}
-
 /// The servers `start` would leave idle until used (reads the tool cache, starts nothing).
 pub(crate) fn idle_servers(config: &ConfigFile) -> std::collections::BTreeSet<String> {
-    mcp_connection_manager::idle_at_start(&config.servers, &manager_options(config))
+    mcp_host::Assembly::new(config.clone()).idle_servers()
 }
 
-pub(crate) fn start(mut config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
-    config.manager = manager_options(&config);
-    // `apps_ui`: the host renders MCP Apps and says so; server requests keep the defaults.
-    let host: Arc<dyn mcp_connection_manager::HostHandler> = match config.apps_ui {
-        true => Arc::new(mcp_connection_manager::AppsHost),
-        false => Arc::new(mcp_connection_manager::DefaultHost),
-    };
-    let manager =
-        McpConnectionManager::start_with_host(config.servers, events, config.manager, host);
-    let manager = Arc::new(manager);
-    let router = ToolRouter::with_mcp_settings(manager.clone(), &config.settings)?;
-    Ok(Running { manager, router })
+/// The router over `config`'s servers, emitting to `events`: the front door's assembly, as a
+/// host starts it.
+pub(crate) fn start(config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
+    Ok(mcp_host::Assembly::new(config).events(events).start()?)
 }

@@ -42,6 +42,22 @@ pub struct ConfigFile {
     pub unusable: Vec<UnusableServer>,
 }
 
+impl ConfigFile {
+    /// A config of `servers` (sorted by name here) with every setting at its default, as a file
+    /// naming only them would give: for a host that builds its config in code.
+    pub fn from_servers(mut servers: Vec<ServerConfig>) -> Self {
+        servers.sort_by(|a, b| a.name.cmp(&b.name));
+        Self {
+            servers,
+            settings: RouterSettings::default(),
+            manager: ManagerOptions::default(),
+            tool_cache: true,
+            apps_ui: false,
+            unusable: Vec::new(),
+        }
+    }
+}
+
 /// A server entry left out of the config, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnusableServer {

@@ -30,6 +30,9 @@ pub enum EventMsg {
     McpServerFailed(McpServerFailedEvent),
     /// A server that died (or failed) is being started again on its next use.
     McpServerRestarting(McpServerRestartingEvent),
+    /// The manager shut down and this server with it: one for each configured server, the last
+    /// events of a shutdown (a UI stops showing it as ready).
+    McpServerStopped(McpServerStoppedEvent),
     /// A server asked the host something (elicitation, sampling, roots) and got this answer.
     McpServerRequest(McpServerRequestEvent),
     /// A server's tool list changed and was read again: send the model new specs next turn.
@@ -331,6 +334,17 @@ pub struct McpServerIdleEvent {
     pub tools: Option<usize>,
 }
 
+/// `mcp_server_stopped`: sent for every configured server once shutdown ended it (or found it
+/// not running).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStoppedEvent {
+    /// The configured server name.
+    pub server: String,
+    /// Whether a running server (a process or an HTTP session) was ended; false for a server
+    /// that was idle, failed or still starting.
+    pub was_running: bool,
+}
+
 /// `mcp_server_ready`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerReadyEvent {
@@ -512,6 +526,11 @@ mod tests {
             reason: "the connection closed (the server exited or dropped the session)".to_string(),
         });
         insta::assert_json_snapshot!("restarting", restarting);
+        let stopped = EventMsg::McpServerStopped(McpServerStoppedEvent {
+            server: "docs".to_string(),
+            was_running: true,
+        });
+        insta::assert_json_snapshot!("stopped", stopped);
         let request = EventMsg::McpServerRequest(McpServerRequestEvent {
             server: "docs".to_string(),
             method: "elicitation/create".to_string(),

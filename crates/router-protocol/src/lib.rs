@@ -8,6 +8,7 @@ mod events;
 mod exec;
 mod output;
 mod prompts;
+mod provider;
 mod shared;
 mod sink;
 mod skills;
@@ -15,16 +16,17 @@ mod skills;
 pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
     McpServerFailedEvent, McpServerIdleEvent, McpServerLogEvent, McpServerReadyEvent,
-    McpServerRequestEvent, McpServerRestartingEvent, McpServerStartingEvent, McpSkillRejectedEvent,
-    McpTaskStatusEvent, McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent,
-    McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary, SERVER_LOG_DATA_BYTES,
-    ServerCapabilitySummary, ServerFailure, duration_ms,
+    McpServerRequestEvent, McpServerRestartingEvent, McpServerStartingEvent, McpServerStoppedEvent,
+    McpSkillRejectedEvent, McpTaskStatusEvent, McpToolCallBeginEvent, McpToolCallEndEvent,
+    McpToolCallProgressEvent, McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary,
+    SERVER_LOG_DATA_BYTES, ServerCapabilitySummary, ServerFailure, duration_ms,
 };
 pub use exec::{
     ExecCall, ExecInput, ExecLine, ExecOutput, Rejected, call_id_is_number, call_id_of,
 };
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use prompts::{PromptSummary, Prompts};
+pub use provider::OutputFormat;
 pub use shared::{CallResult, SharedText};
-pub use sink::{EventReceiver, EventSender, event_channel};
+pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};

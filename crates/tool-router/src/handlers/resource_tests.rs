@@ -447,14 +447,21 @@ mod data_sources_and_shaping {
 
     #[tokio::test]
     async fn each_retrieval_is_traced_with_server_uri_outcome_and_duration() {
+        // Both callsites are registered first, before this test's subscriber exists: another
+        // test's thread registering one of them while the subscriber is added can leave tracing's
+        // global interest cache at "never" for it (a race in tracing-core that CI has hit), and a
+        // callsite registered before the subscriber is added is asked again when it is added.
+        let _ =
+            call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://123"}"#).await;
+        let _ =
+            call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"other://nope"}"#).await;
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber =
             tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
         let _guard = tracing::subscriber::set_default(subscriber);
-        // Other tests of this binary (the fuzzer's reads) may register these callsites on other
-        // threads at the same moment, caching "never" from before this subscriber existed (a
-        // race of tracing's global interest cache): ask every callsite again.
+        // And every callsite is asked again, in case another thread's registration was still
+        // under way.
         tracing::callsite::rebuild_interest_cache();
         let _ =
             call(backend(), READ_MCP_RESOURCE, r#"{"server":"figma","uri":"memo://123"}"#).await;

@@ -1,10 +1,10 @@
-//! One readable line per event: the demo's transcript, `watch` when stdout is not a terminal,
-//! and the live view's notices.
+//! One readable line per event, for a host's UI or log: what `mcp-router demo` prints, what
+//! `mcp-router watch` shows when stdout is not a terminal, and the live view's notices.
 
 use router_protocol::EventMsg;
 
 /// The event as a line for a person.
-pub(crate) fn describe(event: &EventMsg) -> String {
+pub fn describe(event: &EventMsg) -> String {
     match event {
         EventMsg::McpServerStarting(e) => {
             format!("mcp_server_starting  {} ({})", e.server, e.transport)
@@ -29,6 +29,11 @@ pub(crate) fn describe(event: &EventMsg) -> String {
         EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
         EventMsg::McpToolsRevealed(e) => format!("mcp_tools_revealed   {}", e.tools.join(", ")),
         EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
+        EventMsg::McpServerStopped(e) => format!(
+            "mcp_server_stopped   {}{}",
+            e.server,
+            if e.was_running { "" } else { " (was not running)" }
+        ),
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }

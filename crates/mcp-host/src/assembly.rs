@@ -1,0 +1,245 @@
+//! The one assembly: a config (a file, text, or built in code) to a running router, with the
+//! host's event sink and `HostHandler`. The `mcp-router` binary, the bench and the examples
+//! start the router here, so a host gets what the binary does.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use mcp_connection_manager::{
+    AppsHost, DefaultHost, HostHandler, ManagerOptions, McpConnectionManager, ToolCache,
+};
+use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
+use router_protocol::{EventReceiver, EventSender, event_channel};
+use tool_router::{CallContext, SetupError, ToolRouter};
+
+/// What stops an assembly from starting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The config file could not be read or used (the message names the file, server and key).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The router's own tools could not be registered (a host's handler under a taken name).
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// [`Assembly::start`] was called outside a tokio runtime: the servers' tasks need one.
+    #[error("the router must be started inside a tokio runtime (its servers run as tasks)")]
+    NoRuntime,
+}
+
+/// A config on its way to a running router. Build it with [`Assembly::from_file`],
+/// [`Assembly::from_text`] or [`Assembly::new`] (a [`ConfigFile`] built in code), give it the
+/// host's parts, then [`Assembly::start`].
+pub struct Assembly {
+    config: ConfigFile,
+    host: Option<Arc<dyn HostHandler>>,
+    events: Option<EventSender>,
+}
+
+impl Assembly {
+    /// An assembly of `config` as it is.
+    pub fn new(config: ConfigFile) -> Self {
+        Self { config, host: None, events: None }
+    }
+
+    /// The config file at `path` (Codex `config.toml`, or `mcp.json` by its extension). A server
+    /// entry that cannot be used is left out and named in [`ConfigFile::unusable`]; the others run.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        Self::from_file_with(path, Strictness::Lenient)
+    }
+
+    /// [`Assembly::from_file`] with a choice of what a bad server entry does.
+    pub fn from_file_with(path: &Path, strictness: Strictness) -> Result<Self, ConfigError> {
+        router_config::load_config_file_with(path, strictness).map(Self::new)
+    }
+
+    /// Config text in `format` (a bad server entry is left out, as from a file); errors name
+    /// `<text>` as the file.
+    pub fn from_text(text: &str, format: ConfigFormat) -> Result<Self, ConfigError> {
+        let path = Path::new("<text>");
+        router_config::parse_config_file_with(text, format, path, Strictness::Lenient)
+            .map(Self::new)
+    }
+
+    /// The config, to read (its `unusable` entries, say, to warn about them).
+    pub fn config(&self) -> &ConfigFile {
+        &self.config
+    }
+
+    /// The config, to change before starting (add a server, set an option).
+    pub fn config_mut(&mut self) -> &mut ConfigFile {
+        &mut self.config
+    }
+
+    /// Answer the servers' requests (elicitation, sampling, roots) and skill approvals with
+    /// `host`. Without it: [`AppsHost`] when the config says `apps_ui`, else [`DefaultHost`].
+    pub fn host_handler(mut self, host: Arc<dyn HostHandler>) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// Send the events to `events` (the host's own channel). Without it the assembly makes a
+    /// channel and [`Running::take_events`] hands out its receiver.
+    pub fn events(mut self, events: EventSender) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// The servers `start` would leave idle until used (reads the tool cache, starts nothing).
+    pub fn idle_servers(&self) -> BTreeSet<String> {
+        mcp_connection_manager::idle_at_start(&self.config.servers, &manager_options(&self.config))
+    }
+
+    /// Start the servers (concurrently; a call waits for the server it needs) and the router.
+    /// Must run inside a tokio runtime.
+    pub fn start(self) -> Result<Running, StartError> {
+        if tokio_runtime_missing() {
+            return Err(StartError::NoRuntime);
+        }
+        let Self { mut config, host, events } = self;
+        let options = manager_options(&config);
+        derive_settings(&mut config);
+        let host = host.unwrap_or_else(|| match config.apps_ui {
+            true => Arc::new(AppsHost),
+            false => Arc::new(DefaultHost),
+        });
+        let (events, receiver) = match events {
+            Some(events) => (events, None),
+            None => {
+                let (tx, rx) = event_channel();
+                (tx, Some(rx))
+            }
+        };
+        let manager = Arc::new(McpConnectionManager::start_with_host(
+            config.servers,
+            events.clone(),
+            options,
+            host,
+        ));
+        let router = match ToolRouter::with_mcp_settings(manager.clone(), &config.settings) {
+            Ok(router) => router,
+            Err(e) => {
+                tokio_spawn_shutdown(manager);
+                return Err(e.into());
+            }
+        };
+        Ok(Running { router: Arc::new(router), manager, events, receiver })
+    }
+}
+
+/// Whether there is no tokio runtime to start the servers' tasks on.
+fn tokio_runtime_missing() -> bool {
+    tokio::runtime::Handle::try_current().is_err()
+}
+
+/// End `manager`'s servers in the background (nothing will use them).
+fn tokio_spawn_shutdown(manager: Arc<McpConnectionManager>) {
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        handle.spawn(async move { manager.shutdown().await });
+    }
+}
+
+/// The manager options `config` asks for: its unusable entries named (a call to one says why),
+/// the tool cache in its default place when `tool_cache` is on.
+fn manager_options(config: &ConfigFile) -> ManagerOptions {
+    let mut options = config.manager.clone();
+    for unusable in &config.unusable {
+        options.unusable.insert(unusable.name.clone(), unusable.error.clone());
+    }
+    if config.tool_cache && options.tool_cache.is_none() {
+        options.tool_cache = ToolCache::default_location();
+    }
+    options
+}
+
+/// The router settings that follow from the manager's: `await_mcp_task` is offered exactly when
+/// long calls are handed to the background.
+fn derive_settings(config: &mut ConfigFile) {
+    config.settings.await_task_tool = config.manager.background_tasks_after.is_some();
+}
+
+/// A running router: the router, the manager under it, the events, and the shutdown.
+pub struct Running {
+    /// The router: specs, dispatch, skills, prompts. Shared: a host may call it from many tasks.
+    pub router: Arc<ToolRouter>,
+    /// The connection manager (server status, process ids, sign-in challenges).
+    pub manager: Arc<McpConnectionManager>,
+    events: EventSender,
+    receiver: Option<EventReceiver>,
+}
+
+impl Running {
+    /// The event receiver, once (`None` when the host gave its own sender, or after the first
+    /// call). It ends after [`Running::shutdown`] sent the last `mcp_server_stopped`, whatever
+    /// senders remain.
+    pub fn take_events(&mut self) -> Option<EventReceiver> {
+        self.receiver.take()
+    }
+
+    /// The sender the router and manager emit to (for the host's own events, or a
+    /// [`CallContext`] of its own making).
+    pub fn event_sender(&self) -> &EventSender {
+        &self.events
+    }
+
+    /// A context for one model turn's calls, emitting to this router's events.
+    pub fn call_context(&self) -> CallContext {
+        CallContext::new(self.events.clone())
+    }
+
+    /// A handle that shuts this router down from anywhere (a signal handler, another task).
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle { manager: self.manager.clone(), events: self.events.clone() }
+    }
+
+    /// Shut down: every server ends (processes exited, HTTP sessions closed), one
+    /// `mcp_server_stopped` per server is sent, and the event stream ends. Calls still in flight
+    /// fail; a later call's output says the router is shut down.
+    pub async fn shutdown(&self) {
+        self.shutdown_handle().shutdown().await;
+    }
+}
+
+/// Shuts a [`Running`] router down; cheap to clone.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    manager: Arc<McpConnectionManager>,
+    events: EventSender,
+}
+
+impl ShutdownHandle {
+    /// See [`Running::shutdown`]. A second shutdown returns at once and sends nothing.
+    pub async fn shutdown(&self) {
+        self.manager.shutdown().await;
+        self.events.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_that_span_router_and_manager_are_derived_here() {
+        let text = "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.bad]\ncommand = 3\n\
+                    [mcp_router]\nbackground_tasks_after_sec = 2\ntool_cache = false\n";
+        let assembly = Assembly::from_text(text, ConfigFormat::CodexToml).expect("valid");
+        let options = manager_options(assembly.config());
+        assert!(options.unusable.contains_key("bad"), "{:?}", options.unusable);
+        assert_eq!(options.tool_cache, None, "tool_cache = false keeps no catalog");
+        let mut config = assembly.config().clone();
+        derive_settings(&mut config);
+        assert!(config.settings.await_task_tool, "background tasks offer await_mcp_task");
+        let mut quiet = Assembly::from_text("", ConfigFormat::CodexToml).expect("valid").config;
+        quiet.settings.await_task_tool = true;
+        derive_settings(&mut quiet);
+        assert!(!quiet.settings.await_task_tool, "no background, no await_mcp_task");
+    }
+
+    #[test]
+    fn starting_outside_a_runtime_is_an_error_not_a_panic() {
+        let assembly = Assembly::from_text("", ConfigFormat::CodexToml).expect("valid");
+        assert!(matches!(assembly.start(), Err(StartError::NoRuntime)));
+    }
+}

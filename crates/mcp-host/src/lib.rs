@@ -1,0 +1,88 @@
+//! The front door for a host (a coding agent, a chat app) that lets a model reach MCP servers.
+//!
+//! One crate to depend on, one call from a config to a running router:
+//!
+//! 1. [`Assembly`] takes a config — a Codex `config.toml` or an `mcp.json`, as a file or text, or
+//!    a [`ConfigFile`] built in code — and, optionally, the host's [`HostHandler`] (elicitation,
+//!    sampling, roots, skill approval) and event sink.
+//! 2. [`Assembly::start`] starts the servers and gives a [`Running`] router: its
+//!    [`ToolRouter`], the events ([`Running::take_events`]) and the shutdown.
+//! 3. Each model turn: [`ToolRouter::specs`] (as [`ToolSpec::to_format`] for the model's API),
+//!    then [`ToolRouter::dispatch_to_output`] for each call, and the output back to the model
+//!    with [`ToolOutput::to_format`].
+//! 4. [`Running::shutdown`]: every server ends, one `mcp_server_stopped` event per server is
+//!    sent, and the event stream ends.
+//!
+//! The `mcp-router` binary starts its router through this very assembly, so a host gets what
+//! the binary does for the same config.
+//!
+//! ```
+//! use mcp_host::prelude::*;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let runtime = tokio::runtime::Runtime::new()?;
+//! # runtime.block_on(async {
+//! // No servers here; a real config names them (`[mcp_servers.NAME]`).
+//! let mut running = Assembly::from_text("", ConfigFormat::CodexToml)?.start()?;
+//! let mut events = running.take_events().expect("the assembly's own channel");
+//! let specs = running.router.specs().await;
+//! assert!(specs.iter().any(|s| s.name == "list_mcp_resources"));
+//! let tools: Vec<_> = specs.iter().map(|s| s.to_format(ToolFormat::Anthropic)).collect();
+//! assert_eq!(tools[0]["input_schema"]["type"], "object");
+//!
+//! let call = ToolCall {
+//!     call_id: "call_1".into(),
+//!     name: "list_mcp_resources".into(),
+//!     arguments: "{}".into(),
+//! };
+//! let output = running.router.dispatch_to_output(&running.call_context(), call).await?;
+//! let back = output.to_format(OutputFormat::OpenAiResponses, "call_1");
+//! assert_eq!(back["output"], r#"{"resources":[]}"#);
+//!
+//! running.shutdown().await;
+//! while let Some(event) = events.recv().await {
+//!     println!("{}", mcp_host::render::describe(&event));
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })
+//! # }
+//! ```
+//!
+//! The crates under this one stay the layering inside: `tool-router` (the model's tools),
+//! `mcp-connection-manager` (the servers), `mcp-backend` (the trait between them), and
+//! `router-protocol` (events and outputs). A host that brings a backend of its own implements
+//! [`McpBackend`] and builds a [`ToolRouter`] over it (see the `own_backend` example).
+
+mod assembly;
+pub mod render;
+
+pub use assembly::{Assembly, Running, ShutdownHandle, StartError};
+pub use mcp_backend::{McpBackend, McpError, SkillApproval};
+pub use mcp_connection_manager::{
+    AppsHost, DefaultHost, HostCapabilities, HostHandler, ManagerOptions, McpConnectionManager,
+    ServerConfig, Startup, TransportConfig,
+};
+pub use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
+pub use router_protocol::{
+    ContentItem, EventMsg, EventReceiver, EventSender, OutputFormat, event_channel,
+};
+pub use tool_router::{
+    CallContext, FunctionCallError, RouterSettings, ToolCall, ToolFormat, ToolHandler, ToolOutput,
+    ToolRouter, ToolSpec,
+};
+
+/// `#[async_trait]`, for implementing [`HostHandler`], [`McpBackend`] or [`ToolHandler`].
+pub use async_trait::async_trait;
+/// The rmcp version the router speaks: the types [`HostHandler`]'s methods take and give
+/// (`rmcp::model::ElicitRequestParams`, …), so a host needs no rmcp dependency of its own.
+pub use rmcp;
+/// The event types (`McpToolCallEndEvent`, …) for a host that matches on them.
+pub use router_protocol as events;
+
+/// What a host's code needs in scope.
+pub mod prelude {
+    pub use crate::{
+        Assembly, CallContext, ConfigFile, ConfigFormat, EventMsg, HostHandler, OutputFormat,
+        Running, ToolCall, ToolFormat, ToolOutput, async_trait,
+    };
+}
