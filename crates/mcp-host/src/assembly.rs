@@ -231,7 +231,8 @@ mod tests {
         let mut config = assembly.config().clone();
         derive_settings(&mut config);
         assert!(config.settings.await_task_tool, "background tasks offer await_mcp_task");
-        let mut quiet = Assembly::from_text("", ConfigFormat::CodexToml).expect("valid").config;
+        let mut quiet =
+            Assembly::from_text("[mcp_servers]\n", ConfigFormat::CodexToml).expect("valid").config;
         quiet.settings.await_task_tool = true;
         derive_settings(&mut quiet);
         assert!(!quiet.settings.await_task_tool, "no background, no await_mcp_task");
@@ -239,7 +240,8 @@ mod tests {
 
     #[test]
     fn starting_outside_a_runtime_is_an_error_not_a_panic() {
-        let assembly = Assembly::from_text("", ConfigFormat::CodexToml).expect("valid");
+        let assembly =
+            Assembly::from_text("[mcp_servers]\n", ConfigFormat::CodexToml).expect("valid");
         assert!(matches!(assembly.start(), Err(StartError::NoRuntime)));
     }
 }

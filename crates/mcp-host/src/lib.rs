@@ -23,7 +23,8 @@
 //! # let runtime = tokio::runtime::Runtime::new()?;
 //! # runtime.block_on(async {
 //! // No servers here; a real config names them (`[mcp_servers.NAME]`).
-//! let mut running = Assembly::from_text("", ConfigFormat::CodexToml)?.start()?;
+//! let config = ConfigFile::from_servers(Vec::new());
+//! let mut running = Assembly::new(config).start()?;
 //! let mut events = running.take_events().expect("the assembly's own channel");
 //! let specs = running.router.specs().await;
 //! assert!(specs.iter().any(|s| s.name == "list_mcp_resources"));
@@ -37,7 +38,7 @@
 //! };
 //! let output = running.router.dispatch_to_output(&running.call_context(), call).await?;
 //! let back = output.to_format(OutputFormat::OpenAiResponses, "call_1");
-//! assert_eq!(back["output"], r#"{"resources":[]}"#);
+//! assert_eq!(back["output"], r#"{"server":null,"resources":[]}"#);
 //!
 //! running.shutdown().await;
 //! while let Some(event) = events.recv().await {
@@ -78,6 +79,8 @@ pub use async_trait::async_trait;
 pub use rmcp;
 /// The event types (`McpToolCallEndEvent`, …) for a host that matches on them.
 pub use router_protocol as events;
+/// The JSON crate of the router's shapes (tool arguments, specs, outputs).
+pub use serde_json;
 
 /// What a host's code needs in scope.
 pub mod prelude {

@@ -10,6 +10,7 @@ mod code_map;
 mod current;
 mod defaults;
 mod era;
+mod examples;
 mod exec;
 mod faults;
 mod host;

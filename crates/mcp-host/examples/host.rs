@@ -1,0 +1,68 @@
+//! A whole host against the one crate: a config's servers started, the specs in both providers'
+//! formats, one model turn, every event rendered, an elicitation and a skill approval answered,
+//! each output in both providers' formats, and a shutdown that leaves no process.
+//!
+//! `cargo run -p mcp-host --example host -- CONFIG < TURN` where TURN holds the model's calls,
+//! one JSON object a line: `{"call_id": "1", "name": "list_mcp_resources", "arguments": {}}`.
+//! Stdout: the specs, then for each call its output as `mcp-router exec` writes it and in each
+//! provider's format (JSON lines). Stderr: the events, readable.
+use std::io::BufRead as _;
+use std::sync::Arc;
+
+use mcp_host::prelude::*;
+use mcp_host::rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, Skill};
+use mcp_host::{SkillApproval, events::ExecOutput, render, serde_json::json};
+
+/// The user, as this host asks them: they give their name, and allow every skill.
+struct User;
+
+#[async_trait]
+impl HostHandler for User {
+    async fn elicit(&self, server: &str, request: ElicitRequestParams) -> ElicitResult {
+        let asked = mcp_host::serde_json::to_value(&request).unwrap_or_default();
+        eprintln!("host: {server} asks the user: {}", asked["message"]);
+        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
+    }
+
+    async fn approve_skill(&self, server: &str, skill: &Skill) -> SkillApproval {
+        eprintln!("host: the user allows skill {} of {server}", skill.name());
+        SkillApproval::Allow
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let config = std::env::args().nth(1).ok_or("usage: host CONFIG < TURN")?;
+    let assembly = Assembly::from_file(config.as_ref())?;
+    let mut running = assembly.host_handler(Arc::new(User)).start()?;
+    let mut events = running.take_events().ok_or("the assembly's own event channel")?;
+    let ui = tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            eprintln!("event  {}", render::describe(&event));
+        }
+    });
+    let specs = running.router.specs().await;
+    for (name, format) in [("openai", ToolFormat::OpenAi), ("anthropic", ToolFormat::Anthropic)] {
+        let tools: Vec<_> = specs.iter().map(|spec| spec.to_format(format)).collect();
+        println!("{}", json!({"type": "specs", "format": name, "tools": tools}));
+    }
+    let ctx = running.call_context();
+    for line in std::io::stdin().lock().lines() {
+        let call: mcp_host::serde_json::Value = mcp_host::serde_json::from_str(&line?)?;
+        let call_id = call["call_id"].as_str().ok_or("a call needs a call_id")?.to_string();
+        let name = call["name"].as_str().ok_or("a call needs a name")?.to_string();
+        let arguments = call["arguments"].clone().into();
+        let call = ToolCall { call_id: call_id.clone(), name, arguments };
+        let output = running.router.dispatch_to_output(&ctx, call).await?;
+        let exec =
+            ExecOutput::FunctionCallOutput { call_id: call_id.clone(), output: output.clone() };
+        println!("{}", mcp_host::serde_json::to_string(&exec)?);
+        for format in [OutputFormat::OpenAiResponses, OutputFormat::Anthropic] {
+            println!("{}", output.to_format(format, &call_id));
+        }
+    }
+    drop(ctx);
+    running.shutdown().await;
+    ui.await?;
+    Ok(())
+}

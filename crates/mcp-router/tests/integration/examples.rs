@@ -1,0 +1,162 @@
+//! The front door's examples, run as a host author runs them: `mcp-host`'s `host` example over
+//! two demo servers answers a model turn, renders every event, answers an elicitation and a
+//! skill approval, prints outputs in both providers' formats and leaves no process; and it
+//! behaves exactly as `mcp-router exec` does for the same config (one assembly, not two).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::exec::ExecSession;
+use crate::support::{DEMO, ROUTER, exec_command, marker, wait_gone, write_config};
+
+/// An example's binary, built by `cargo test --workspace` beside the router's.
+fn example(name: &str) -> PathBuf {
+    let bin = PathBuf::from(ROUTER).with_file_name("examples").join(name);
+    assert!(
+        bin.exists(),
+        "{} is not built: run the workspace's tests (`cargo test --workspace` builds mcp-host's examples)",
+        bin.display()
+    );
+    bin
+}
+
+fn config(dir: &tempfile::TempDir, marker: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[mcp_servers.docs]
+command = "{DEMO}"
+args = ["--name", "{marker}-docs", "--page-size", "2", "--demo-skills"]
+
+[mcp_servers.notes]
+command = "{DEMO}"
+args = ["--name", "{marker}-notes"]
+
+[mcp_router]
+tool_search = "on"
+"#
+    );
+    write_config(dir, "config.toml", &text)
+}
+
+/// The model's turn: a list, a read, a template read, a search, MCP calls (one elicits), a skill.
+fn turn() -> Vec<Value> {
+    vec![
+        json!({"call_id": "1", "name": "list_mcp_resources", "arguments": {"server": "notes"}}),
+        json!({"call_id": "2", "name": "read_mcp_resource",
+               "arguments": {"server": "docs", "uri": "demo://docs/README.md"}}),
+        json!({"call_id": "3", "name": "read_mcp_resource",
+               "arguments": {"server": "notes", "template": "demo://lines/{name}{?from,to}",
+                             "parameters": {"name": "README.md", "from": 1, "to": 2}}}),
+        json!({"call_id": "4", "name": "search_mcp_tools",
+               "arguments": {"query": "ask the user for their name"}}),
+        json!({"call_id": "5", "name": "mcp__docs__ask", "arguments": {}}),
+        json!({"call_id": "6", "name": "mcp__notes__echo", "arguments": {"text": "hello"}}),
+        json!({"call_id": "7", "name": "load_mcp_skill",
+               "arguments": {"server": "docs", "name": "csv-report"}}),
+    ]
+}
+
+/// The example's stdout lines (parsed) and stderr, run on `config` with the turn on stdin.
+fn run_host(config: &std::path::Path, cache: &std::path::Path) -> (Vec<Value>, String) {
+    let mut child = Command::new(example("host"))
+        .arg(config)
+        .env("MCP_ROUTER_CACHE_DIR", cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the host example");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for call in turn() {
+        writeln!(stdin, "{call}").expect("write a call");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("the example ends");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    (lines, stderr)
+}
+
+#[test]
+fn the_host_example_runs_a_turn_and_renders_every_event() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = marker("example-host");
+    let config = config(&dir, &marker);
+    let (lines, stderr) = run_host(&config, &dir.path().join("cache"));
+    // Specs in both formats, then three lines per call: as exec, OpenAI Responses, Anthropic.
+    assert_eq!(lines.len(), 2 + 3 * turn().len(), "{lines:#?}");
+    assert_eq!((&lines[0]["format"], &lines[1]["format"]), (&json!("openai"), &json!("anthropic")));
+    assert!(
+        lines[0]["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["type"] == "function"))
+    );
+    assert!(
+        lines[1]["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().all(|t| t["input_schema"].is_object()))
+    );
+    for (i, call) in turn().iter().enumerate() {
+        let [exec, openai, anthropic] = [&lines[2 + 3 * i], &lines[3 + 3 * i], &lines[4 + 3 * i]];
+        let id = &call["call_id"];
+        assert_eq!((&exec["type"], &exec["call_id"]), (&json!("function_call_output"), id));
+        assert_eq!((&openai["type"], &openai["call_id"]), (&json!("function_call_output"), id));
+        assert_eq!((&anthropic["type"], &anthropic["tool_use_id"]), (&json!("tool_result"), id));
+        let failed = exec["output"]["success"] == false;
+        assert!(!failed, "call {id} failed: {exec}");
+        assert!(anthropic.get("is_error").is_none(), "{anthropic}");
+    }
+    // The elicitation was answered by the example's HostHandler, in every format.
+    let asked = &lines[2 + 3 * 4..2 + 3 * 5];
+    assert_eq!(asked[1]["output"], "accepted: {\"name\":\"Ada\"}", "{asked:?}");
+    assert_eq!(asked[2]["content"][0]["text"], "accepted: {\"name\":\"Ada\"}");
+    assert!(stderr.contains("host: the user allows skill csv-report of docs"), "{stderr}");
+    // Every event rendered, through the shutdown: the stream ended after the last stop.
+    for expected in [
+        "event  mcp_server_ready     docs",
+        "event  mcp_tool_call_end    3 ",
+        "event  mcp_server_request   docs elicitation/create",
+        "event  mcp_tools_revealed   ",
+        "event  mcp_server_stopped   docs",
+        "event  mcp_server_stopped   notes",
+    ] {
+        assert!(stderr.contains(expected), "no `{expected}` in:\n{stderr}");
+    }
+    assert!(stderr.trim_end().ends_with("event  mcp_server_stopped   notes"), "{stderr}");
+    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
+}
+
+#[test]
+fn the_example_and_the_binary_give_the_same_specs_and_outputs_for_one_config() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = marker("example-same");
+    let config = config(&dir, &marker);
+    let (lines, _) = run_host(&config, &dir.path().join("host-cache"));
+    let mut exec = ExecSession::spawn({
+        let mut command = exec_command(&config);
+        command.env("MCP_ROUTER_CACHE_DIR", dir.path().join("exec-cache"));
+        command
+    });
+    for (i, format) in ["openai", "anthropic"].iter().enumerate() {
+        exec.send(&json!({"type": "list_tools", "format": format}));
+        let tools = exec.line("tools", |v| v["type"] == "tools" && v["format"] == *format);
+        assert_eq!(tools["tools"].to_string(), lines[i]["tools"].to_string(), "{format} specs");
+    }
+    // One call at a time, as the example makes them; the elicitation is the host's own answer
+    // (exec declines), so it is left out.
+    for (i, call) in turn().iter().enumerate().filter(|(_, c)| c["name"] != "mcp__docs__ask") {
+        exec.send(call);
+        let output = exec.output(call["call_id"].as_str().expect("id"));
+        let host = &lines[2 + 3 * i]["output"];
+        assert_eq!(output.to_string(), host.to_string(), "call {}", call["call_id"]);
+    }
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
+}
