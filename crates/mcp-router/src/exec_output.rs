@@ -87,7 +87,7 @@ pub(crate) async fn write_lines(
     view: Option<std::sync::mpsc::Sender<ViewItem>>,
 ) {
     let mut stdout = tokio::io::stdout();
-    let mut events_open = true;
+    let (mut events_open, mut outputs_open) = (true, true);
     let mut buffer = Vec::new();
     // The live view gets each event too (a clone shares the payloads; never blocks).
     let to_view = |event: &router_protocol::EventMsg| {
@@ -95,15 +95,17 @@ pub(crate) async fn write_lines(
             let _ = view.send(ViewItem::Event(event.clone()));
         }
     };
-    loop {
+    // Until both end: the outputs when the last call and request are answered, the events when
+    // the shutdown sent its last `mcp_server_stopped`.
+    while events_open || outputs_open {
         buffer.clear();
-        let last = tokio::select! {
+        tokio::select! {
             biased;
             event = events.recv(), if events_open => match event {
-                Some(event) => { push_line(&mut buffer, &event); to_view(&event); false }
+                Some(event) => { push_line(&mut buffer, &event); to_view(&event); }
                 None => { events_open = false; continue; }
             },
-            output = outputs.recv() => {
+            output = outputs.recv(), if outputs_open => {
                 while let Ok(event) = events.try_recv() {
                     push_line(&mut buffer, &event);
                     to_view(&event);
@@ -114,13 +116,12 @@ pub(crate) async fn write_lines(
                         if let (Some(view), Some(item)) = (&view, output.view_item()) {
                             let _ = view.send(item);
                         }
-                        false
                     }
-                    None => true,
+                    None => outputs_open = false,
                 }
             }
         };
-        if stdout.write_all(&buffer).await.is_err() || last {
+        if stdout.write_all(&buffer).await.is_err() {
             break;
         }
         let _ = stdout.flush().await;

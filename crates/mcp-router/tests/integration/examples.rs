@@ -160,3 +160,44 @@ fn the_example_and_the_binary_give_the_same_specs_and_outputs_for_one_config() {
     assert_eq!(code, 0);
     assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
 }
+
+#[test]
+fn the_minimal_example_is_the_readme_s_embedding_section_and_runs() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let source = std::fs::read_to_string(root.join("crates/mcp-host/examples/minimal.rs"))
+        .expect("minimal.rs");
+    let body = &source[source.find("use mcp_host::prelude::*;").expect("the body")..];
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let embedding = &readme[readme.find("## Embedding").expect("an Embedding section")..];
+    assert!(
+        embedding.contains(&format!("```rust\n{body}```")),
+        "README's Embedding section is not crates/mcp-host/examples/minimal.rs: copy it over"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = marker("example-minimal");
+    let config = config(&dir, &marker);
+    let out = Command::new(example("minimal"))
+        .arg(&config)
+        .env("MCP_ROUTER_CACHE_DIR", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the minimal example");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{:?}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].ends_with(" tools for the model"), "{stdout}");
+    let output: Value = serde_json::from_str(lines[1]).expect("the output as JSON");
+    assert_eq!(
+        (&output["type"], &output["call_id"]),
+        (&json!("function_call_output"), &json!("call_1"))
+    );
+    let payload: Value =
+        serde_json::from_str(output["output"].as_str().expect("text")).expect("JSON");
+    assert_eq!(payload["resources"].as_array().map(Vec::len), Some(10), "{payload}");
+    assert!(lines.iter().any(|l| l.starts_with("mcp_tool_call_end    call_1 ")), "{stdout}");
+    assert_eq!(
+        &lines[lines.len() - 2..],
+        ["mcp_server_stopped   docs", "mcp_server_stopped   notes"]
+    );
+    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
+}
