@@ -48,6 +48,7 @@ impl Servers {
         conn: &SharedConnection,
         e: rmcp::ServiceError,
     ) -> McpError {
+        #[cfg(feature = "streamable-http")]
         if let Some(challenge) = e.auth_challenge()
             && let Some(managed) = self.servers.get(server)
             && let Ok(mut last) = managed.challenge.lock()

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_backend::McpError;
 
+use crate::errors::HandshakeError;
 pub use crate::errors::{
     ConnectError, address_of, describe, initialize_failed, never_sent, service_error,
 };
-use crate::errors::{HandshakeError, http_handshake_error};
 use rmcp::model::{ProtocolVersion, ServerCapabilities, Tool};
 
 use crate::cache::ResponseCache;
@@ -21,10 +21,8 @@ use router_protocol::{EventMsg, EventSender, McpServerRequestEvent};
 
 use crate::host::HostHandler;
 use rmcp::service::RunningService;
-use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
 
 use crate::oauth::TokenStore;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
 use crate::config::{ProtocolChoice, ServerConfig, TransportConfig};
@@ -351,51 +349,83 @@ async fn open(
             let launch = Launch { server: &config.name, command, args, env, cwd: cwd.as_ref() };
             open_stdio(launch, client, lifecycle).await
         }
-        TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } => {
-            let challenge_slot = client.clone();
-            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                .max_sse_event_size(MAX_MESSAGE_BYTES);
-            if let Some(var) = bearer_token_env_var {
-                let token = std::env::var(var).map_err(|_| {
-                    HandshakeError::Launch(format!(
-                        "environment variable `{var}` (bearer_token_env_var) is not set"
-                    ))
-                })?;
-                transport_config = transport_config.auth_header(token);
-            }
-            transport_config = transport_config.custom_headers(
-                crate::config::http_headers(http_headers).map_err(HandshakeError::Launch)?,
-            );
-            // A static bearer token, or no place to keep credentials: plain HTTP.
-            let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
-            let Some(tokens) = tokens else {
-                let transport = StreamableHttpClientTransport::from_config(transport_config);
-                let transport = client.traced(transport);
-                let service = client
-                    .serve_with_lifecycle(transport, lifecycle)
-                    .await
-                    .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
-                return Ok((service, None));
-            };
-            let auth =
-                crate::oauth::authorizer(&config.name, url, oauth, tokens).await.map_err(|e| {
-                    match e {
-                        crate::oauth::AuthError::SignIn { sign_in, .. } => {
-                            HandshakeError::SignIn(sign_in)
-                        }
-                        other => HandshakeError::Launch(other.to_string()),
-                    }
-                })?;
-            let http = AuthClient::new(reqwest::Client::default(), auth);
-            let transport = StreamableHttpClientTransport::with_client(http, transport_config);
-            let transport = client.traced(transport);
-            let service = client
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
-            Ok((service, None))
+        TransportConfig::StreamableHttp { .. } => {
+            open_http(config, client, lifecycle, tokens).await
         }
     }
+}
+
+/// A streamable HTTP server: a static bearer token, stored OAuth credentials, or none.
+#[cfg(feature = "streamable-http")]
+async fn open_http(
+    config: &ServerConfig,
+    client: RouterClient,
+    lifecycle: ClientLifecycleMode,
+    tokens: Option<&TokenStore>,
+) -> Result<Opened, HandshakeError> {
+    use crate::errors::http_handshake_error;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
+    let TransportConfig::StreamableHttp { url, bearer_token_env_var, http_headers, oauth } =
+        &config.transport
+    else {
+        return Err(HandshakeError::Launch(format!(
+            "server `{}` is not an HTTP server",
+            config.name
+        )));
+    };
+    let challenge_slot = client.clone();
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+        .max_sse_event_size(MAX_MESSAGE_BYTES);
+    if let Some(var) = bearer_token_env_var {
+        let token = std::env::var(var).map_err(|_| {
+            HandshakeError::Launch(format!(
+                "environment variable `{var}` (bearer_token_env_var) is not set"
+            ))
+        })?;
+        transport_config = transport_config.auth_header(token);
+    }
+    transport_config = transport_config
+        .custom_headers(crate::config::http_headers(http_headers).map_err(HandshakeError::Launch)?);
+    // A static bearer token, or no place to keep credentials: plain HTTP.
+    let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
+    let Some(tokens) = tokens else {
+        let transport = StreamableHttpClientTransport::from_config(transport_config);
+        let transport = client.traced(transport);
+        let service = client
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
+        return Ok((service, None));
+    };
+    let auth =
+        crate::oauth::authorizer(&config.name, url, oauth, tokens).await.map_err(|e| match e {
+            crate::oauth::AuthError::SignIn { sign_in, .. } => HandshakeError::SignIn(sign_in),
+            other => HandshakeError::Launch(other.to_string()),
+        })?;
+    let http = AuthClient::new(reqwest::Client::default(), auth);
+    let transport = StreamableHttpClientTransport::with_client(http, transport_config);
+    let transport = client.traced(transport);
+    let service = client
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
+    Ok((service, None))
+}
+
+/// This build has no HTTP transport: the server is named and the reason given.
+#[cfg(not(feature = "streamable-http"))]
+async fn open_http(
+    config: &ServerConfig,
+    _: RouterClient,
+    _: ClientLifecycleMode,
+    _: Option<&TokenStore>,
+) -> Result<Opened, HandshakeError> {
+    Err(HandshakeError::Launch(format!(
+        "server `{}` is a streamable HTTP server, and this build has no HTTP transport \
+         (the `streamable-http` feature of mcp-host / mcp-connection is off)",
+        config.name
+    )))
 }
 
 /// Starts a stdio server and runs the handshake on its pipes. A server that exits meanwhile is

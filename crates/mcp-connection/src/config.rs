@@ -247,6 +247,7 @@ pub fn is_valid_server_name(name: &str) -> bool {
 }
 
 /// The configured `http_headers` as HTTP headers; an invalid one is named, never its value.
+#[cfg(feature = "streamable-http")]
 pub(crate) fn http_headers(
     configured: &std::collections::BTreeMap<String, String>,
 ) -> Result<std::collections::HashMap<http::HeaderName, http::HeaderValue>, String> {

@@ -4,6 +4,7 @@
 
 use mcp_backend::{McpError, SignIn};
 
+#[cfg(feature = "streamable-http")]
 use crate::client::RouterClient;
 
 /// Why a server could not be connected.
@@ -47,6 +48,7 @@ pub(crate) enum HandshakeError {
     Handshake(String),
     /// The server wants a sign-in the router does not have (or could not refresh): another
     /// lifecycle would meet the same refusal.
+    #[cfg_attr(not(feature = "streamable-http"), allow(dead_code))]
     SignIn(SignIn),
 }
 
@@ -63,6 +65,7 @@ impl From<HandshakeError> for ConnectError {
 
 /// A failed HTTP handshake: a 401 (or a sign-in that could not be refreshed) is a sign-in
 /// failure with the login hint; anything else is a handshake failure.
+#[cfg(feature = "streamable-http")]
 pub(crate) fn http_handshake_error(
     client: &RouterClient,
     error: &rmcp::service::ClientInitializeError,
@@ -89,6 +92,7 @@ pub(crate) fn http_handshake_error(
 
 /// The OAuth error (a refresh that failed, a credential store that could not be read) behind
 /// a transport error, if that is what it was.
+#[cfg(feature = "streamable-http")]
 fn auth_error_in<'a>(
     error: &'a (dyn std::error::Error + Send + Sync + 'static),
 ) -> Option<&'a rmcp::transport::AuthError> {
@@ -135,12 +139,23 @@ pub(crate) fn initialize_failed_after_exit(
 
 /// `host:port` of an HTTP server's URL, as failures name it.
 pub fn address_of(url: &str) -> Option<String> {
-    let url = reqwest::Url::parse(url).ok()?;
-    let host = url.host_str()?;
-    Some(match url.port_or_known_default() {
+    let (host, port) = host_and_port(url)?;
+    Some(match port {
         Some(port) => format!("{host}:{port}"),
-        None => host.to_string(),
+        None => host,
     })
+}
+
+/// The host of an HTTP server's URL and its port (the scheme's when the URL names none).
+pub(crate) fn host_and_port(url: &str) -> Option<(String, Option<u16>)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let host = uri.host().filter(|h| !h.is_empty())?;
+    let default = match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("https") => Some(443),
+        Some(s) if s.eq_ignore_ascii_case("http") => Some(80),
+        _ => None,
+    };
+    Some((host.to_string(), uri.port_u16().or(default)))
 }
 
 /// The one mapping from a transport failure (reqwest, hyper, rmcp's HTTP and stdio transports,
@@ -150,6 +165,7 @@ pub fn describe(error: &(dyn std::error::Error + 'static), address: Option<&str>
     let chain = causes(error);
     let from = address.map(|a| format!(" from {a}")).unwrap_or_default();
     let messages: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
+    #[cfg(feature = "streamable-http")]
     if let Some(http) = chain.iter().find_map(|e| e.downcast_ref::<reqwest::Error>()) {
         if let Some(status) = http.status() {
             return format!("{}{from}", status_line(status.as_u16()));
@@ -167,6 +183,7 @@ pub fn describe(error: &(dyn std::error::Error + 'static), address: Option<&str>
             return format!("the server closed the connection{}", mid_answer(address));
         }
     }
+    #[cfg(feature = "streamable-http")]
     if let Some(status) = chain
         .iter()
         .find_map(|e| e.downcast_ref::<rmcp::transport::streamable_http_client::HttpStatusError>())
@@ -210,24 +227,40 @@ pub fn describe(error: &(dyn std::error::Error + 'static), address: Option<&str>
 fn causes<'a>(
     error: &'a (dyn std::error::Error + 'static),
 ) -> Vec<&'a (dyn std::error::Error + 'static)> {
-    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
     let mut chain = Vec::new();
     let mut next = Some(error);
     while let Some(e) = next {
         chain.push(e);
-        next = match e.downcast_ref::<HttpError>() {
-            Some(HttpError::Client(inner)) => Some(inner as &(dyn std::error::Error + 'static)),
-            // Transparent: its own source would skip the status.
-            Some(HttpError::HttpStatus(status)) => {
-                Some(status as &(dyn std::error::Error + 'static))
-            }
-            _ => e.source(),
-        };
+        next = inner_of(e);
     }
     chain
 }
 
+/// The error `e` wraps: its source, or for rmcp's HTTP transport error the HTTP client's error
+/// (or the status) it holds.
+#[cfg(feature = "streamable-http")]
+fn inner_of<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    match e.downcast_ref::<HttpError>() {
+        Some(HttpError::Client(inner)) => Some(inner as &(dyn std::error::Error + 'static)),
+        // Transparent: its own source would skip the status.
+        Some(HttpError::HttpStatus(status)) => Some(status as &(dyn std::error::Error + 'static)),
+        _ => e.source(),
+    }
+}
+
+/// The error `e` wraps: its source (no HTTP transport in this build).
+#[cfg(not(feature = "streamable-http"))]
+fn inner_of<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    e.source()
+}
+
 /// A connection that could not be opened: refused, not resolved, TLS, or something else.
+#[cfg(feature = "streamable-http")]
 fn connect_failure(
     chain: &[&(dyn std::error::Error + 'static)],
     messages: &[String],
@@ -255,6 +288,7 @@ fn connect_failure(
     format!("could not connect to {to}{detail}")
 }
 
+#[cfg(feature = "streamable-http")]
 fn mid_answer(address: Option<&str>) -> String {
     address.map(|a| format!(" ({a}) before it answered")).unwrap_or_default()
 }
@@ -350,9 +384,12 @@ fn cut(text: &str, max: usize) -> String {
 pub fn never_sent(error: &rmcp::ServiceError) -> bool {
     let rmcp::ServiceError::TransportSend(sent) = error else { return false };
     causes(sent.error.as_ref()).into_iter().any(|e| {
-        e.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_connect)
-            || e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        #[cfg(feature = "streamable-http")]
+        if e.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_connect) {
+            return true;
+        }
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
     })
 }
 
@@ -363,10 +400,12 @@ pub fn service_error(server: &str, address: Option<&str>, error: rmcp::ServiceEr
     if error.is_authorization_required() {
         return sign_in(SignIn::Required);
     }
+    #[cfg(feature = "streamable-http")]
     if let Some(challenge) = error.auth_challenge() {
         // A 403 `insufficient_scope`: signed in, but with too little.
         return sign_in(SignIn::MoreScope { scope: challenge_scope(challenge) });
     }
+    #[cfg(feature = "streamable-http")]
     if let rmcp::ServiceError::TransportSend(sent) = &error
         && let Some(auth) = auth_error_in(sent.error.as_ref())
     {
@@ -409,6 +448,7 @@ pub fn service_error(server: &str, address: Option<&str>, error: rmcp::ServiceEr
 }
 
 /// The `scope="…"` parameter of a `WWW-Authenticate` challenge.
+#[cfg(feature = "streamable-http")]
 fn challenge_scope(challenge: &str) -> Option<String> {
     challenge.split("scope=\"").nth(1).and_then(|rest| rest.split('"').next()).map(str::to_string)
 }

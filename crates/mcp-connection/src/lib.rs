@@ -16,6 +16,8 @@ pub mod host;
 pub mod input;
 pub mod lines;
 pub mod oauth;
+#[cfg(feature = "streamable-http")]
+mod oauth_flow;
 mod procs;
 pub mod progress;
 #[cfg(test)]

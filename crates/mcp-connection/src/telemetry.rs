@@ -68,10 +68,8 @@ impl Telemetry {
         let (transport, protocol_name, address, port) = match &config.transport {
             TransportConfig::Stdio { .. } => ("pipe", None, config.name.clone(), None),
             TransportConfig::StreamableHttp { url, .. } => {
-                let parsed = reqwest::Url::parse(url).ok();
-                let host = parsed.as_ref().and_then(|u| u.host_str().map(str::to_string));
-                let port = parsed.as_ref().and_then(reqwest::Url::port_or_known_default);
-                ("tcp", Some("http"), host.unwrap_or_else(|| config.name.clone()), port)
+                let (host, port) = crate::errors::host_and_port(url).unzip();
+                ("tcp", Some("http"), host.unwrap_or_else(|| config.name.clone()), port.flatten())
             }
         };
         Arc::new(Self {

@@ -10,9 +10,16 @@ use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "streamable-http")]
 use rmcp::transport::AuthError as RmcpAuthError;
+#[cfg(feature = "streamable-http")]
 use rmcp::transport::auth::{CredentialRefreshGuard, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
+
+/// Without the `streamable-http` feature nothing here signs in: entries are kept as the JSON
+/// they are (a file written by a full build reads and fingerprints the same).
+#[cfg(not(feature = "streamable-http"))]
+type StoredCredentials = serde_json::Value;
 
 use crate::oauth::AuthError;
 
@@ -201,6 +208,7 @@ impl TokenStore {
     }
 
     /// What is stored for `url`, without any token.
+    #[cfg(feature = "streamable-http")]
     pub fn status(&self, url: &str) -> Result<Option<SignInStatus>, AuthError> {
         Ok(self.load(url)?.filter(|c| c.token_response.is_some()).map(|c| status(url, &c)))
     }
@@ -216,11 +224,13 @@ impl TokenStore {
     }
 
     /// rmcp's view of one server's entry.
+    #[cfg(feature = "streamable-http")]
     pub fn for_server(&self, url: &str) -> ServerCredentials {
         ServerCredentials { store: self.clone(), url: url.to_string() }
     }
 }
 
+#[cfg(feature = "streamable-http")]
 fn status(url: &str, credentials: &StoredCredentials) -> SignInStatus {
     // The token response is read as JSON for its non-secret fields only.
     let token = serde_json::to_value(&credentials.token_response).unwrap_or_default();
@@ -255,16 +265,19 @@ fn open_private(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
 }
 
 /// One server's entry of a [`TokenStore`], as rmcp's `CredentialStore`.
+#[cfg(feature = "streamable-http")]
 #[derive(Debug, Clone)]
 pub struct ServerCredentials {
     store: TokenStore,
     url: String,
 }
 
+#[cfg(feature = "streamable-http")]
 fn store_error(message: String) -> RmcpAuthError {
     RmcpAuthError::CredentialStoreError(message)
 }
 
+#[cfg(feature = "streamable-http")]
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, AuthError> + Send + 'static,
 ) -> Result<T, RmcpAuthError> {
@@ -274,6 +287,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| store_error(e.to_string()))
 }
 
+#[cfg(feature = "streamable-http")]
 #[async_trait::async_trait]
 impl CredentialStore for ServerCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, RmcpAuthError> {
@@ -312,7 +326,7 @@ impl CredentialStore for ServerCredentials {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "streamable-http"))]
 mod tests {
     use super::*;
 

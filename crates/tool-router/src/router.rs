@@ -5,14 +5,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use data_sources::{DataSources, QueryLimits};
 use mcp_backend::{ListKind, McpBackend, McpError, looks_qualified};
 use serde_json::Value;
 
 use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::completion::McpCompletionHandler;
-use crate::handlers::data::data_tools;
+use crate::handlers::data::{DataSources, data_tools};
 use crate::handlers::list::McpListHandler;
 use crate::handlers::mcp::{McpCall, McpHandler};
 use crate::handlers::prompt::PromptHandler;
@@ -102,13 +101,7 @@ impl ToolRouter {
         backend: Arc<dyn McpBackend>,
         settings: &RouterSettings,
     ) -> Result<Self, SetupError> {
-        let data = if settings.data_sources {
-            let limits =
-                QueryLimits { max_rows: settings.query_max_rows, timeout: settings.query_timeout };
-            Some(Arc::new(DataSources::new(limits).map_err(|e| SetupError(e.to_string()))?))
-        } else {
-            None
-        };
+        let data = data_sources(settings)?;
         let mut router = Self::build(
             backend,
             ContentPolicy::from(settings),
@@ -435,6 +428,25 @@ fn function_arguments(arguments: ToolArguments) -> Result<Option<Value>, Functio
         FunctionCallError::RespondToModel(format!("failed to parse function arguments: {e}"))
     })?;
     Ok(value.filter(|v| !v.is_null()))
+}
+
+/// The data-source database `settings` ask for (`data_sources`, on by default).
+#[cfg(feature = "data-sources")]
+fn data_sources(settings: &RouterSettings) -> Result<Option<Arc<DataSources>>, SetupError> {
+    if !settings.data_sources {
+        return Ok(None);
+    }
+    let limits = data_sources::QueryLimits {
+        max_rows: settings.query_max_rows,
+        timeout: settings.query_timeout,
+    };
+    Ok(Some(Arc::new(DataSources::new(limits).map_err(|e| SetupError(e.to_string()))?)))
+}
+
+/// None: this build has no data sources (the `data-sources` feature), whatever `settings` say.
+#[cfg(not(feature = "data-sources"))]
+fn data_sources(_: &RouterSettings) -> Result<Option<Arc<DataSources>>, SetupError> {
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use data_sources::{DataSources, QueryResult, SourceInfo};
+pub(crate) use data_sources::DataSources;
+use data_sources::{QueryResult, SourceInfo};
 use rmcp::model::ResourceContents;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -4,6 +4,10 @@
 
 pub(crate) mod args;
 pub(crate) mod completion;
+#[cfg(feature = "data-sources")]
+pub(crate) mod data;
+#[cfg(not(feature = "data-sources"))]
+#[path = "data_off.rs"]
 pub(crate) mod data;
 pub(crate) mod list;
 pub(crate) mod list_payload;

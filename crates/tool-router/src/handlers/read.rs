@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use data_sources::DataSources;
 use mcp_backend::{Items, ListKind, McpBackend};
 use rmcp::model::ResourceContents;
 use router_protocol::McpInvocation;
@@ -21,7 +20,7 @@ use crate::handler::ToolHandler;
 use crate::handlers::args::{
     normalize_optional_string, normalize_required_string, parse_args, respond,
 };
-use crate::handlers::data::{import_csv, is_csv};
+use crate::handlers::data::{DataSources, import_csv, is_csv};
 use crate::handlers::template::expand_template;
 use crate::handlers::{
     Failed, Produced, backend_failure, one_server, produced, run, single_failure,
