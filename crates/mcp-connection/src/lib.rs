@@ -20,6 +20,7 @@ pub mod oauth;
 mod oauth_flow;
 mod procs;
 pub mod progress;
+mod remote;
 #[cfg(test)]
 mod scripted;
 pub mod server_log;

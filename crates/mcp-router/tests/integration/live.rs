@@ -286,7 +286,10 @@ fn watch_replays_a_recording_in_the_view() {
         done.display()
     ));
     let screen = tmux.wait_for("the replayed calls", |s| s.contains("stream ended"));
-    assert!(screen.lines().any(|l| l.contains("docs") && l.contains("ready")), "{screen}");
+    // The recording ends with the shutdown: the server was ready (its protocol and tools are
+    // shown), then stopped.
+    let docs = screen.lines().find(|l| l.starts_with("│docs ")).unwrap_or_default();
+    assert!(docs.contains("stopped") && docs.contains("2026-07-28"), "{screen}");
     assert!(screen.lines().any(|l| l.starts_with("│4 ") && l.contains("error")), "{screen}");
     assert!(screen.contains("4 calls (0 in flight, 1 failed)"), "{screen}");
     tmux.keys("q");
