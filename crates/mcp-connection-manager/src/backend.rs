@@ -133,7 +133,9 @@ impl McpBackend for McpConnectionManager {
         server: &str,
         skill: &rmcp::model::Skill,
     ) -> mcp_backend::SkillApproval {
-        self.servers.host.approve_skill(server, skill).await
+        let call_id = mcp_backend::current_call_id().map(|id| id.to_string());
+        let asking = mcp_connection::host::Asking::new(server, call_id);
+        self.servers.host.approve_skill(&asking, skill).await
     }
 
     /// Resources read through this manager that changed since they were last read, each once

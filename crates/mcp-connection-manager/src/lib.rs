@@ -28,7 +28,7 @@ pub use mcp_connection::config::{
     Startup, TransportConfig, is_valid_server_name,
 };
 pub use mcp_connection::host::{
-    APPS_MIME_TYPE, AppsHost, DefaultHost, HostCapabilities, HostHandler,
+    APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler,
 };
 pub use mcp_connection::oauth;
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};

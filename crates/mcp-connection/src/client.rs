@@ -17,7 +17,7 @@ use rmcp::model::{ProtocolVersion, ServerCapabilities, Tool};
 
 use crate::cache::ResponseCache;
 use crate::watch::Changes;
-use router_protocol::{EventMsg, EventSender, McpServerRequestEvent};
+use router_protocol::{EventMsg, EventSender, McpServerRequestBeginEvent, McpServerRequestEvent};
 
 use crate::host::HostHandler;
 use rmcp::service::RunningService;
@@ -83,15 +83,32 @@ impl RouterClient {
 
     pub(crate) fn announce<P: serde::Serialize, R: serde::Serialize>(
         &self,
+        asking: &crate::host::Asking,
         method: &str,
         params: &P,
         response: Result<&R, String>,
     ) {
         self.events.send(EventMsg::McpServerRequest(McpServerRequestEvent {
             server: self.server.clone(),
+            call_id: asking.call_id.clone(),
             method: method.to_string(),
             params: serde_json::to_value(params).unwrap_or_default(),
             response: response.map(|r| serde_json::to_value(r).unwrap_or_default()),
+        }));
+    }
+
+    /// `mcp_server_request_begin`: the request is handed to the host; the call named waits.
+    pub(crate) fn announce_begin<P: serde::Serialize>(
+        &self,
+        asking: &crate::host::Asking,
+        method: &str,
+        params: &P,
+    ) {
+        self.events.send(EventMsg::McpServerRequestBegin(McpServerRequestBeginEvent {
+            server: self.server.clone(),
+            call_id: asking.call_id.clone(),
+            method: method.to_string(),
+            params: serde_json::to_value(params).unwrap_or_default(),
         }));
     }
 }

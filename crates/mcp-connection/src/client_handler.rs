@@ -41,6 +41,12 @@ impl RouterClient {
         }
         true
     }
+
+    /// Who asks in a 2025-11-25 request of the server's own: this server, for the one model
+    /// call in flight on this connection if there is exactly one (the request names none).
+    fn asking(&self) -> crate::host::Asking {
+        crate::host::Asking::new(self.server.clone(), self.progress.sole_call())
+    }
 }
 
 // Sampling and roots are deprecated in rmcp's 2026-07-28 API (SEP-2577) but are part of protocol
@@ -112,8 +118,10 @@ impl ClientHandler for RouterClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let result = self.host.elicit(&self.server, request.clone()).await;
-        self.announce("elicitation/create", &request, Ok(&result));
+        let asking = self.asking();
+        self.announce_begin(&asking, "elicitation/create", &request);
+        let result = self.host.elicit(&asking, request.clone()).await;
+        self.announce(&asking, "elicitation/create", &request, Ok(&result));
         Ok(result)
     }
 
@@ -122,8 +130,11 @@ impl ClientHandler for RouterClient {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let result = self.host.create_message(&self.server, params.clone()).await;
+        let asking = self.asking();
+        self.announce_begin(&asking, "sampling/createMessage", &params);
+        let result = self.host.create_message(&asking, params.clone()).await;
         self.announce(
+            &asking,
             "sampling/createMessage",
             &params,
             result.as_ref().map_err(|e| e.message.to_string()),
@@ -135,8 +146,10 @@ impl ClientHandler for RouterClient {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let result = self.host.list_roots(&self.server).await;
-        self.announce("roots/list", &serde_json::Value::Null, Ok(&result));
+        let asking = self.asking();
+        self.announce_begin(&asking, "roots/list", &serde_json::Value::Null);
+        let result = self.host.list_roots(&asking).await;
+        self.announce(&asking, "roots/list", &serde_json::Value::Null, Ok(&result));
         Ok(result)
     }
 }

@@ -32,7 +32,30 @@ pub struct HostCapabilities {
 /// The one mime type of MCP Apps' `ui://` resources.
 pub const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
-/// The embedding application's side of server-to-client requests.
+/// Who asks the host, and for which of the model's calls: what a [`HostHandler`] is told with
+/// every request (a host shows the user which server asks, and which call waits on them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Asking {
+    /// The configured server name.
+    pub server: String,
+    /// The model's call that waits for the answer, when one does and it is known: always in
+    /// 2026-07-28 (the request is part of the call's answer) and for a skill approval; in
+    /// 2025-11-25 (a request of the server's own) when exactly one of the model's calls is in
+    /// flight on that server's connection.
+    pub call_id: Option<String>,
+}
+
+impl Asking {
+    /// `server` asks, for `call_id`.
+    pub fn new(server: impl Into<String>, call_id: Option<String>) -> Self {
+        Self { server: server.into(), call_id }
+    }
+}
+
+/// The embedding application's side of server-to-client requests. Each method is told who
+/// asks ([`Asking`]); while it runs, the call waits (between an `mcp_server_request_begin` and an
+/// `mcp_server_request` event naming the call).
 #[async_trait]
 pub trait HostHandler: Send + Sync {
     /// Capabilities declared to every server (default: elicitation and roots; no sampling, no
@@ -42,8 +65,8 @@ pub trait HostHandler: Send + Sync {
     }
 
     /// A server asks the user for input. Default: decline.
-    async fn elicit(&self, server: &str, request: ElicitRequestParams) -> ElicitResult {
-        let _ = (server, request);
+    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
+        let _ = (asking, request);
         ElicitResult::new(ElicitationAction::Decline)
     }
 
@@ -51,32 +74,32 @@ pub trait HostHandler: Send + Sync {
     #[allow(deprecated)]
     async fn create_message(
         &self,
-        server: &str,
+        asking: &Asking,
         request: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
         let _ = request;
         Err(ErrorData::invalid_request(
-            format!("sampling is not available to MCP server '{server}' in this host"),
+            format!("sampling is not available to MCP server '{}' in this host", asking.server),
             None,
         ))
     }
 
     /// A server asks which roots the client exposes. Default: none.
     #[allow(deprecated)]
-    async fn list_roots(&self, server: &str) -> ListRootsResult {
-        let _ = server;
+    async fn list_roots(&self, asking: &Asking) -> ListRootsResult {
+        let _ = asking;
         ListRootsResult::default()
     }
 
-    /// Before `server`'s skill is first loaded by the model (SEP-2640): its entry, frontmatter
+    /// Before a server's skill is first loaded by the model (SEP-2640): its entry, frontmatter
     /// (`allowed-tools` included) and manifest, to allow or refuse. Default: allow. The
     /// router never acts on `allowed-tools` itself.
     async fn approve_skill(
         &self,
-        server: &str,
+        asking: &Asking,
         skill: &rmcp::model::Skill,
     ) -> mcp_backend::SkillApproval {
-        let _ = (server, skill);
+        let _ = (asking, skill);
         mcp_backend::SkillApproval::Allow
     }
 }

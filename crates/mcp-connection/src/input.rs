@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::client::RouterClient;
+use crate::host::Asking;
 
 /// One answer of a request that may ask for input.
 pub enum Round<T> {
@@ -240,19 +241,27 @@ pub async fn answer_inputs(
         let mut responses = InputResponses::new();
         let mut counted = Duration::ZERO;
         let host = &client.host;
+        // The call whose answer these requests are part of.
+        let asking = Asking::new(
+            client.server.clone(),
+            mcp_backend::current_call_id().map(|id| id.to_string()),
+        );
         for (key, request) in requests {
             let started = Instant::now();
             let answer: Option<Value> = match request {
                 InputRequest::Elicitation(request) => {
-                    let result = host.elicit(&client.server, request.params.clone()).await;
-                    client.announce("elicitation/create", &request.params, Ok(&result));
+                    client.announce_begin(&asking, "elicitation/create", &request.params);
+                    let result = host.elicit(&asking, request.params.clone()).await;
+                    client.announce(&asking, "elicitation/create", &request.params, Ok(&result));
                     // The host's time with a person is not the server's time: not counted.
                     serde_json::to_value(&result).ok()
                 }
                 #[allow(deprecated)]
                 InputRequest::CreateMessage(request) => {
-                    let result = host.create_message(&client.server, request.params.clone()).await;
+                    client.announce_begin(&asking, "sampling/createMessage", &request.params);
+                    let result = host.create_message(&asking, request.params.clone()).await;
                     client.announce(
+                        &asking,
                         "sampling/createMessage",
                         &request.params,
                         result.as_ref().map_err(|e| e.message.to_string()),
@@ -262,8 +271,9 @@ pub async fn answer_inputs(
                 }
                 #[allow(deprecated)]
                 InputRequest::ListRoots(_) => {
-                    let result = host.list_roots(&client.server).await;
-                    client.announce("roots/list", &Value::Null, Ok(&result));
+                    client.announce_begin(&asking, "roots/list", &Value::Null);
+                    let result = host.list_roots(&asking).await;
+                    client.announce(&asking, "roots/list", &Value::Null, Ok(&result));
                     counted += started.elapsed();
                     serde_json::to_value(result).ok()
                 }
@@ -297,7 +307,7 @@ mod tests {
 
     #[async_trait]
     impl HostHandler for SlowPerson {
-        async fn elicit(&self, _server: &str, _request: ElicitRequestParams) -> ElicitResult {
+        async fn elicit(&self, _asking: &Asking, _request: ElicitRequestParams) -> ElicitResult {
             tokio::time::sleep(Duration::from_secs(5)).await;
             ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::json!({"n": 1}))
         }

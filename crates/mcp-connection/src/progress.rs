@@ -85,6 +85,15 @@ impl Progress {
         Some(Tracked { progress: self, key })
     }
 
+    /// The model's call in flight on this connection, when there is exactly one: the call a
+    /// 2025-11-25 server's own request (which names none) is taken to be for.
+    pub(crate) fn sole_call(&self) -> Option<String> {
+        let state = self.state.lock().ok()?;
+        let mut calls = state.routes.values().map(|r| &r.call_id);
+        let first = calls.next()?;
+        calls.all(|c| c == first).then(|| first.to_string())
+    }
+
     /// Whether a tagged request waits to be written (the transport looks only then).
     pub(crate) fn waiting(&self) -> bool {
         self.untaken.load(Ordering::SeqCst) > 0

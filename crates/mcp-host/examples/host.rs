@@ -11,21 +11,22 @@ use std::sync::Arc;
 
 use mcp_host::prelude::*;
 use mcp_host::rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, Skill};
-use mcp_host::{SkillApproval, events::ExecOutput, render, serde_json::json};
+use mcp_host::{Asking, SkillApproval, events::ExecOutput, render, serde_json::json};
 
 /// The user, as this host asks them: they give their name, and allow every skill.
 struct User;
 
 #[async_trait]
 impl HostHandler for User {
-    async fn elicit(&self, server: &str, request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
         let asked = mcp_host::serde_json::to_value(&request).unwrap_or_default();
-        eprintln!("host: {server} asks the user: {}", asked["message"]);
+        let call = asking.call_id.as_deref().unwrap_or("no call");
+        eprintln!("host: {} asks the user ({call} waits): {}", asking.server, asked["message"]);
         ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
     }
 
-    async fn approve_skill(&self, server: &str, skill: &Skill) -> SkillApproval {
-        eprintln!("host: the user allows skill {} of {server}", skill.name());
+    async fn approve_skill(&self, asking: &Asking, skill: &Skill) -> SkillApproval {
+        eprintln!("host: the user allows skill {} of {}", skill.name(), asking.server);
         SkillApproval::Allow
     }
 }

@@ -60,8 +60,8 @@ pub mod render;
 pub use assembly::{Assembly, Running, ShutdownHandle, StartError};
 pub use mcp_backend::{McpBackend, McpError, SkillApproval};
 pub use mcp_connection_manager::{
-    AppsHost, DefaultHost, HostCapabilities, HostHandler, ManagerOptions, McpConnectionManager,
-    ServerConfig, Startup, TransportConfig,
+    AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, ManagerOptions,
+    McpConnectionManager, ServerConfig, Startup, TransportConfig,
 };
 pub use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
 pub use router_protocol::{

@@ -19,7 +19,21 @@ pub fn describe(event: &EventMsg) -> String {
             if e.capabilities.resources { ", resources" } else { "" }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
-        EventMsg::McpServerRequest(e) => format!("mcp_server_request   {} {}", e.server, e.method),
+        EventMsg::McpServerRequestBegin(e) => format!(
+            "mcp_server_request_begin {} {}{}",
+            e.server,
+            e.method,
+            e.call_id
+                .as_deref()
+                .map(|c| format!(" (call {c} waits on the host)"))
+                .unwrap_or_default()
+        ),
+        EventMsg::McpServerRequest(e) => format!(
+            "mcp_server_request   {} {}{}",
+            e.server,
+            e.method,
+            e.call_id.as_deref().map(|c| format!(" (call {c})")).unwrap_or_default()
+        ),
         EventMsg::McpToolsChanged(e) => format!(
             "mcp_tools_changed    {}: added [{}], removed [{}]",
             e.server,

@@ -23,7 +23,11 @@ struct AcceptDefaults;
 
 #[async_trait]
 impl HostHandler for AcceptDefaults {
-    async fn elicit(&self, _server: &str, request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(
+        &self,
+        _asking: &mcp_connection_manager::Asking,
+        request: ElicitRequestParams,
+    ) -> ElicitResult {
         let schema = match &request {
             ElicitRequestParams::FormElicitationParams { requested_schema, .. } => {
                 serde_json::to_value(requested_schema).unwrap_or_default()

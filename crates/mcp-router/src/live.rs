@@ -290,6 +290,16 @@ impl LiveState {
             EventMsg::McpTaskStatus(e) if !e.background && e.call_id.is_some() => {
                 self.task_status(e)
             }
+            // A call waiting on the user: its row says so until the host answers.
+            EventMsg::McpServerRequestBegin(e) if e.call_id.is_some() => {
+                let waiting = format!("waiting on the host: {}", e.method);
+                self.set_progress(e.call_id.as_deref(), Some(waiting));
+                self.notice(describe(event));
+            }
+            EventMsg::McpServerRequest(e) if e.call_id.is_some() => {
+                self.set_progress(e.call_id.as_deref(), None);
+                self.notice(describe(event));
+            }
             other => self.notice(describe(other)),
         }
     }
@@ -336,10 +346,15 @@ impl LiveState {
 
     /// A server's task status for a call in flight (SEP-2663): shown on its call's row.
     fn task_status(&mut self, e: &router_protocol::McpTaskStatusEvent) {
-        let call = self.calls.iter_mut().rev().find(|c| Some(&c.call_id) == e.call_id.as_ref());
+        let message = e.status_message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+        self.set_progress(e.call_id.as_deref(), Some(format!("task {}{message}", e.status)));
+    }
+
+    /// What an unfinished call's row says while in flight.
+    fn set_progress(&mut self, call_id: Option<&str>, progress: Option<String>) {
+        let call = self.calls.iter_mut().rev().find(|c| Some(c.call_id.as_str()) == call_id);
         if let Some(call) = call.filter(|c| c.finished.is_none()) {
-            let message = e.status_message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
-            call.progress = Some(format!("task {}{message}", e.status));
+            call.progress = progress;
         }
     }
 

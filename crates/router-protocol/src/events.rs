@@ -33,6 +33,9 @@ pub enum EventMsg {
     /// The manager shut down and this server with it: one for each configured server, the last
     /// events of a shutdown (a UI stops showing it as ready).
     McpServerStopped(McpServerStoppedEvent),
+    /// A server asks the host something (elicitation, sampling, roots): the call it names
+    /// waits on the host (the user) until the `mcp_server_request` with the answer.
+    McpServerRequestBegin(McpServerRequestBeginEvent),
     /// A server asked the host something (elicitation, sampling, roots) and got this answer.
     McpServerRequest(McpServerRequestEvent),
     /// A server's tool list changed and was read again: send the model new specs next turn.
@@ -197,11 +200,29 @@ pub struct McpResourcesChangedEvent {
     pub server: String,
 }
 
+/// `mcp_server_request_begin`: a server-to-client request handed to the host; the
+/// `mcp_server_request` with the same server, method and call follows with the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerRequestBeginEvent {
+    /// The configured server name.
+    pub server: String,
+    /// The model's call that waits for the answer, when known (see `HostHandler`'s `Asking`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub method: String,
+    /// The request's parameters as the server sent them (`null` for `roots/list`).
+    pub params: Value,
+}
+
 /// `mcp_server_request`: a server-to-client request and the host's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerRequestEvent {
     /// The configured server name.
     pub server: String,
+    /// The model's call that waited for the answer, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
     /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
     pub method: String,
     /// The request's parameters as the server sent them (`null` for `roots/list`).
@@ -531,8 +552,16 @@ mod tests {
             was_running: true,
         });
         insta::assert_json_snapshot!("stopped", stopped);
+        let asked = EventMsg::McpServerRequestBegin(McpServerRequestBeginEvent {
+            server: "docs".to_string(),
+            call_id: Some("call_7".to_string()),
+            method: "elicitation/create".to_string(),
+            params: serde_json::json!({"mode": "form", "message": "What is your name?"}),
+        });
+        insta::assert_json_snapshot!("server_request_begin", asked);
         let request = EventMsg::McpServerRequest(McpServerRequestEvent {
             server: "docs".to_string(),
+            call_id: None,
             method: "elicitation/create".to_string(),
             params: serde_json::json!({"mode": "form", "message": "What is your name?"}),
             response: Ok(serde_json::json!({"action": "decline"})),

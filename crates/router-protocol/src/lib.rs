@@ -16,10 +16,11 @@ mod skills;
 pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
     McpServerFailedEvent, McpServerIdleEvent, McpServerLogEvent, McpServerReadyEvent,
-    McpServerRequestEvent, McpServerRestartingEvent, McpServerStartingEvent, McpServerStoppedEvent,
-    McpSkillRejectedEvent, McpTaskStatusEvent, McpToolCallBeginEvent, McpToolCallEndEvent,
-    McpToolCallProgressEvent, McpToolsChangedEvent, McpToolsRevealedEvent, ResourceCallSummary,
-    SERVER_LOG_DATA_BYTES, ServerCapabilitySummary, ServerFailure, duration_ms,
+    McpServerRequestBeginEvent, McpServerRequestEvent, McpServerRestartingEvent,
+    McpServerStartingEvent, McpServerStoppedEvent, McpSkillRejectedEvent, McpTaskStatusEvent,
+    McpToolCallBeginEvent, McpToolCallEndEvent, McpToolCallProgressEvent, McpToolsChangedEvent,
+    McpToolsRevealedEvent, ResourceCallSummary, SERVER_LOG_DATA_BYTES, ServerCapabilitySummary,
+    ServerFailure, duration_ms,
 };
 pub use exec::{
     ExecCall, ExecInput, ExecLine, ExecOutput, Rejected, call_id_is_number, call_id_of,

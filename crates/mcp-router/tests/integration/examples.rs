@@ -117,6 +117,14 @@ fn the_host_example_runs_a_turn_and_renders_every_event() {
     assert_eq!(asked[1]["output"], "accepted: {\"name\":\"Ada\"}", "{asked:?}");
     assert_eq!(asked[2]["content"][0]["text"], "accepted: {\"name\":\"Ada\"}");
     assert!(stderr.contains("host: the user allows skill csv-report of docs"), "{stderr}");
+    // The HostHandler is told which call waits, and the events bracket the wait.
+    assert!(stderr.contains("host: docs asks the user (5 waits)"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "mcp_server_request_begin docs elicitation/create (call 5 waits on the host)"
+        ),
+        "{stderr}"
+    );
     // Every event rendered, through the shutdown: the stream ended after the last stop.
     for expected in [
         "event  mcp_server_ready     docs",

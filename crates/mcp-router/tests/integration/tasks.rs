@@ -104,7 +104,11 @@ struct Ada;
 
 #[async_trait]
 impl HostHandler for Ada {
-    async fn elicit(&self, _server: &str, _request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(
+        &self,
+        _asking: &mcp_connection_manager::Asking,
+        _request: ElicitRequestParams,
+    ) -> ElicitResult {
         ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
     }
 }
