@@ -262,7 +262,13 @@ impl McpBackend for McpConnectionManager {
     /// A tool the configuration filters out (`enabled_tools` / `disabled_tools`) says so.
     fn unavailable_tool(&self, qualified: &str) -> Option<String> {
         let servers = self.servers.servers.keys().map(String::as_str);
-        let (server, tool) = mcp_backend::unlisted_tool(qualified, servers, |_, _| true)?;
+        let Some((server, tool)) = mcp_backend::unlisted_tool(qualified, servers, |_, _| true)
+        else {
+            // No configured server owns the name: said in the words a read of it gets.
+            let named = qualified.strip_prefix("mcp__")?.split("__").next()?;
+            let unknown = McpError::UnknownServer(named.to_string());
+            return Some(format!("unsupported call: {qualified} ({unknown})"));
+        };
         let managed = self.servers.servers.get(&server)?;
         if !managed.config.tool_allowed(&tool) {
             return Some(format!(

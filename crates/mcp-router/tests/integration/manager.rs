@@ -164,7 +164,7 @@ async fn templates_reads_and_tool_calls() {
     // An unknown server is still the router's own answer.
     assert_eq!(
         h.call("mcp__nobody__echo", "{}").await,
-        ToolOutput::failure("unsupported call: mcp__nobody__echo")
+        ToolOutput::failure("unsupported call: mcp__nobody__echo (unknown MCP server 'nobody')")
     );
     h.manager.shutdown().await;
 }
