@@ -9,9 +9,9 @@ use router_protocol::ResourceChange;
 
 use crate::error::McpError;
 
+use crate::capabilities::{AppsBackend, PromptsBackend, SkillsBackend, TasksBackend};
 use crate::listing::{Aggregate, ListKind, Page, Reuse, SharedListing};
 use crate::qualify::QualifiedTool;
-use crate::skills::{ServerSkills, SkillApproval, SkillsListing};
 
 /// What [`McpBackend::known_tools`] knows.
 #[derive(Debug, Clone, Default)]
@@ -23,8 +23,10 @@ pub struct KnownTools {
     pub unknown: Vec<String>,
 }
 
-/// The MCP side of the router. The connection manager is the real implementation; tests may
-/// provide others to reach corners real servers rarely show.
+/// The MCP side of the router: the core every backend has (lists, reads, tool calls,
+/// completion, the tool set, resource changes) and the optional capabilities (skills, prompts,
+/// tasks, apps) it may expose. The connection manager is the real implementation; tests and
+/// hosts may provide others.
 ///
 /// Every method may fail with [`McpError::ShutDown`] once the backend has been shut down: the
 /// router reports that to its host, not to the model.
@@ -91,33 +93,9 @@ pub trait McpBackend: Send + Sync {
     async fn known_tools(&self) -> KnownTools {
         KnownTools { tools: Arc::new(self.list_tools().await), unknown: Vec::new() }
     }
-    /// The server of a task handed to the background (`background_tasks_after`): `server` when
-    /// given and it has such a task, else the one server that has. Only looks.
-    fn backgrounded_task(&self, server: Option<&str>, task: &str) -> Result<String, McpError> {
-        let _ = server;
-        Err(McpError::Task { task: task.to_string(), error: crate::NO_SUCH_TASK.to_string() })
-    }
-    /// The result of `server`'s backgrounded task `task`, waiting at most `wait`: the tool's
-    /// result once the task has ended (then it is forgotten), or the handle again, with the
-    /// task's status, while it runs.
-    async fn await_task(
-        &self,
-        server: &str,
-        task: &str,
-        wait: std::time::Duration,
-    ) -> Result<CallToolResult, McpError> {
-        let _ = (server, wait);
-        Err(McpError::Task { task: task.to_string(), error: crate::NO_SUCH_TASK.to_string() })
-    }
     /// `server`'s tool `tool` as listed (a ready server's live list, else its tool catalog).
     /// Only looks: never starts or waits for a server.
     fn listed_tool(&self, _server: &str, _tool: &str) -> Option<rmcp::model::Tool> {
-        None
-    }
-    /// `server`'s tool `tool` if its app may call it (MCP Apps): an app-only tool, or a tool
-    /// of the model's whose visibility names `"app"` (or says nothing). Only looks: a server
-    /// that is not ready has none.
-    fn app_tool(&self, _server: &str, _tool: &str) -> Option<rmcp::model::Tool> {
         None
     }
     /// The server and original tool name behind a qualified name, by [`resolve_tool_name`]'s
@@ -132,62 +110,23 @@ pub trait McpBackend: Send + Sync {
         None
     }
 
-    /// SEP-2640: one server's skills (`skills/list`, every page, checked), kept until its
-    /// resource list changes, it restarts, or the server's `ttlMs` (else `list_cache_sec`)
-    /// passes. Starts a lazy server. A server that does not declare the extension is an error
-    /// saying so.
-    async fn server_skills(&self, server: &str) -> Result<Arc<ServerSkills>, McpError> {
-        Err(no_skills(server))
+    /// Skills (SEP-2640), if this backend has them: the router offers `load_mcp_skill` (and
+    /// `list_mcp_skills`) only then.
+    fn skills(&self) -> Option<&dyn SkillsBackend> {
+        None
     }
-    /// Whether any server offers skills (declares the extension), after startups settle; a
-    /// lazy server by its tool catalog. Only looks: never starts a server.
-    async fn offers_skills(&self) -> bool {
-        false
+    /// Prompts, if this backend has them: `get_mcp_prompt` is offered only then.
+    fn prompts(&self) -> Option<&dyn PromptsBackend> {
+        None
     }
-    /// Every server's skills: the servers that declare the extension, waiting for the ones
-    /// starting; lazy servers not started are named, not started.
-    async fn all_skills(&self) -> SkillsListing {
-        SkillsListing::default()
+    /// Calls handed to the background as tasks (SEP-2663), if this backend does that:
+    /// `await_mcp_task` is offered only then.
+    fn tasks(&self) -> Option<&dyn TasksBackend> {
+        None
     }
-    /// SEP-2640 `skills/get`: one skill's entry as the server serves it now.
-    async fn get_skill(&self, server: &str, _uri: &str) -> Result<rmcp::model::Skill, McpError> {
-        Err(no_skills(server))
-    }
-    /// Asks the host before `server`'s `skill` is first loaded (the entry carries its
-    /// frontmatter, `allowed-tools` included). A backend without a host allows.
-    async fn approve_skill(&self, _server: &str, _skill: &rmcp::model::Skill) -> SkillApproval {
-        SkillApproval::Allow
-    }
-
-    /// Every server's prompts (`prompts/list`, every page), of the servers that declare them;
-    /// a starting server is waited for, an idle one named, not started.
-    async fn all_prompts(&self) -> crate::PromptsListing {
-        crate::PromptsListing::default()
-    }
-    /// Whether any server declares `prompts` (a ready one; a starting one once settled). Only
-    /// looks: never starts a server.
-    async fn offers_prompts(&self) -> bool {
-        false
-    }
-    /// `prompts/get` with `arguments`; an `input_required` answer (2026-07-28) is answered
-    /// through the host and retried.
-    async fn get_prompt(
-        &self,
-        server: &str,
-        _name: &str,
-        _arguments: Option<JsonObject>,
-    ) -> Result<rmcp::model::GetPromptResult, McpError> {
-        Err(McpError::UnknownServer(server.to_string()))
-    }
-    /// `completion/complete` for an argument of a prompt.
-    async fn complete_prompt_argument(
-        &self,
-        server: &str,
-        _prompt: &str,
-        _argument: &str,
-        _value: &str,
-    ) -> Result<CompletionInfo, McpError> {
-        Err(McpError::UnknownServer(server.to_string()))
+    /// MCP Apps' calls from an app, if this backend serves apps.
+    fn apps(&self) -> Option<&dyn AppsBackend> {
+        None
     }
 
     /// Resources read through this backend that changed since they were last read, each
@@ -195,6 +134,16 @@ pub trait McpBackend: Send + Sync {
     /// none.
     fn take_resource_changes(&self) -> Vec<ResourceChange> {
         Vec::new()
+    }
+}
+
+/// What a backend without the capability `what` (`skills`, `prompts`, `tasks`) answers for
+/// `server`: `-32601`, as for a method nobody serves.
+pub fn no_capability(server: &str, what: &str) -> McpError {
+    McpError::Server {
+        code: -32601,
+        message: format!("{what} of MCP server '{server}' are not available in this host"),
+        data: None,
     }
 }
 

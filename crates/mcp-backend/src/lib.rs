@@ -9,6 +9,7 @@
 mod apps;
 mod backend;
 mod call_scope;
+mod capabilities;
 mod error;
 mod kept;
 mod listing;
@@ -19,8 +20,9 @@ mod skills;
 mod tasks;
 
 pub use apps::{UI_EXTENSION_ID, app_visible, model_visible, ui_resource_uri};
-pub use backend::{KnownTools, McpBackend, no_skills};
+pub use backend::{KnownTools, McpBackend, no_capability, no_skills};
 pub use call_scope::{current_call_id, with_call_id};
+pub use capabilities::{AppsBackend, PromptsBackend, SkillsBackend, TasksBackend};
 pub use error::{McpError, SignIn};
 pub use kept::KeptListings;
 pub use listing::{

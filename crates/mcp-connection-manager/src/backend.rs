@@ -7,8 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::future::join_all;
 use mcp_backend::{
-    Aggregate, KnownTools, ListKind, McpBackend, McpError, Page, QualifiedTool, Reuse,
-    SharedListing, find_listed_tool, resolve_tool_name,
+    Aggregate, AppsBackend, KnownTools, ListKind, McpBackend, McpError, Page, PromptsBackend,
+    QualifiedTool, Reuse, SharedListing, SkillsBackend, TasksBackend, find_listed_tool,
+    resolve_tool_name,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompletionInfo, JsonObject,
@@ -82,60 +83,21 @@ impl McpBackend for McpConnectionManager {
         result
     }
 
-    async fn server_skills(
-        &self,
-        server: &str,
-    ) -> Result<Arc<mcp_backend::ServerSkills>, McpError> {
-        self.skills_of(server).await
+    fn skills(&self) -> Option<&dyn SkillsBackend> {
+        Some(self)
     }
 
-    async fn offers_prompts(&self) -> bool {
-        self.any_prompts().await
+    fn prompts(&self) -> Option<&dyn PromptsBackend> {
+        Some(self)
     }
 
-    async fn all_prompts(&self) -> mcp_backend::PromptsListing {
-        self.every_prompt().await
+    /// Only when `background_tasks_after` hands long calls to the background.
+    fn tasks(&self) -> Option<&dyn TasksBackend> {
+        self.servers.options.background_tasks_after.is_some().then_some(self as &dyn TasksBackend)
     }
 
-    async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<rmcp::model::GetPromptResult, McpError> {
-        self.prompt(server, name, arguments).await
-    }
-
-    async fn complete_prompt_argument(
-        &self,
-        server: &str,
-        prompt: &str,
-        argument: &str,
-        value: &str,
-    ) -> Result<CompletionInfo, McpError> {
-        self.prompt_completion(server, prompt, argument, value).await
-    }
-
-    async fn offers_skills(&self) -> bool {
-        self.any_skills().await
-    }
-
-    async fn all_skills(&self) -> mcp_backend::SkillsListing {
-        self.every_skill().await
-    }
-
-    async fn get_skill(&self, server: &str, uri: &str) -> Result<rmcp::model::Skill, McpError> {
-        self.skill_entry(server, uri).await
-    }
-
-    async fn approve_skill(
-        &self,
-        server: &str,
-        skill: &rmcp::model::Skill,
-    ) -> mcp_backend::SkillApproval {
-        let call_id = mcp_backend::current_call_id().map(|id| id.to_string());
-        let asking = mcp_connection::host::Asking::new(server, call_id);
-        self.servers.host.approve_skill(&asking, skill).await
+    fn apps(&self) -> Option<&dyn AppsBackend> {
+        Some(self)
     }
 
     /// Resources read through this manager that changed since they were last read, each once
@@ -187,19 +149,6 @@ impl McpBackend for McpConnectionManager {
             ToolAnswer::Result(result) => Ok(result),
             ToolAnswer::Task(created) => self.follow_task(server, created.task).await,
         }
-    }
-
-    fn backgrounded_task(&self, server: Option<&str>, task: &str) -> Result<String, McpError> {
-        self.backgrounded_server(server, task)
-    }
-
-    async fn await_task(
-        &self,
-        server: &str,
-        task: &str,
-        wait: std::time::Duration,
-    ) -> Result<CallToolResult, McpError> {
-        self.await_backgrounded(server, task, wait).await
     }
 
     /// `completion/complete` for an argument of a resource template on one server.
@@ -294,14 +243,6 @@ impl McpBackend for McpConnectionManager {
         }
     }
 
-    fn app_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
-        let managed = self.servers.servers.get(server)?;
-        let ServerState::Ready { conn, .. } = &*managed.state.borrow() else { return None };
-        let app_only = conn.app_only_tools().iter().find(|t| t.name == tool).cloned();
-        let shared = || conn.tools().iter().find(|t| t.name == tool).cloned();
-        app_only.or_else(shared).filter(mcp_backend::app_visible)
-    }
-
     /// The server and original tool name behind a qualified name, by
     /// [`mcp_backend::resolve_tool_name`]'s rule with the servers' tool filters. Answers from
     /// the servers that are ready and the catalogs; only when that fails does it wait, and only
@@ -348,5 +289,15 @@ fn app_only(managed: &crate::lifecycle::ManagedServer, tool: &str) -> bool {
     match &*managed.state.borrow() {
         ServerState::Ready { conn, .. } => conn.app_only_tools().iter().any(|t| t.name == tool),
         _ => managed.catalog.get().is_some_and(|c| c.app_only.iter().any(|t| t == tool)),
+    }
+}
+
+impl AppsBackend for McpConnectionManager {
+    fn app_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
+        let managed = self.servers.servers.get(server)?;
+        let ServerState::Ready { conn, .. } = &*managed.state.borrow() else { return None };
+        let app_only = conn.app_only_tools().iter().find(|t| t.name == tool).cloned();
+        let shared = || conn.tools().iter().find(|t| t.name == tool).cloned();
+        app_only.or_else(shared).filter(mcp_backend::app_visible)
     }
 }

@@ -2,7 +2,7 @@
 //! `max_list_pages`, a repeated cursor ending it; asked afresh each time, so a changed list is
 //! seen at once), `prompts/get` through the input rounds, and completion of a prompt argument.
 
-use mcp_backend::{Follow, McpError, Paged, PromptsListing};
+use mcp_backend::{Follow, McpError, Paged, PromptsBackend, PromptsListing};
 use rmcp::model::{
     CompletionInfo, GetPromptRequestParams, GetPromptResult, JsonObject, PaginatedRequestParams,
     Prompt, Reference,
@@ -35,21 +35,24 @@ impl McpConnectionManager {
             .await;
         Ok(crate::declared::gathered(server, followed)?.0)
     }
+}
 
+#[async_trait::async_trait]
+impl PromptsBackend for McpConnectionManager {
     /// Every server's prompts, sorted by server name: the servers that declare `prompts` (a
     /// starting one waited for, an idle one started unless its catalog says it has none).
-    pub(crate) async fn every_prompt(&self) -> PromptsListing {
+    async fn all_prompts(&self) -> PromptsListing {
         let declared = self.each_declaring(PROMPTS, |name| self.prompts_of(name)).await;
         PromptsListing { servers: declared }
     }
 
     /// Whether any server declares `prompts` (see `any_declaring`). Only looks.
-    pub(crate) async fn any_prompts(&self) -> bool {
+    async fn offers_prompts(&self) -> bool {
         self.any_declaring(PROMPTS).await
     }
 
     /// `prompts/get`, input rounds answered through the host.
-    pub(crate) async fn prompt(
+    async fn get_prompt(
         &self,
         server: &str,
         name: &str,
@@ -74,7 +77,7 @@ impl McpConnectionManager {
     }
 
     /// `completion/complete` for an argument of a prompt.
-    pub(crate) async fn prompt_completion(
+    async fn complete_prompt_argument(
         &self,
         server: &str,
         prompt: &str,

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_backend::{Follow, McpError, Paged, ServerSkills, SkillsListing, no_skills};
+use mcp_backend::{
+    Follow, McpError, Paged, ServerSkills, SkillApproval, SkillsBackend, SkillsListing, no_skills,
+};
 use rmcp::model::{GetSkillRequestParams, PaginatedRequestParams, ServerCapabilities, Skill};
 use tokio::time::Instant;
 
@@ -81,21 +83,28 @@ impl McpConnectionManager {
         self.skill_cache.keep(server, generation, ttl, skills.clone());
         Ok(skills)
     }
+}
+
+#[async_trait::async_trait]
+impl SkillsBackend for McpConnectionManager {
+    async fn server_skills(&self, server: &str) -> Result<Arc<ServerSkills>, McpError> {
+        self.skills_of(server).await
+    }
 
     /// Every server's skills, sorted by server name: the ones that declare the extension (a
     /// starting server waited for, an idle one started unless its catalog says it has none).
-    pub(crate) async fn every_skill(&self) -> SkillsListing {
+    async fn all_skills(&self) -> SkillsListing {
         let declared = self.each_declaring(SKILLS, |name| self.skills_of(name)).await;
         SkillsListing { servers: declared }
     }
 
     /// Whether any server declares the skills extension (see `any_declaring`). Only looks.
-    pub(crate) async fn any_skills(&self) -> bool {
+    async fn offers_skills(&self) -> bool {
         self.any_declaring(SKILLS).await
     }
 
     /// `skills/get`.
-    pub(crate) async fn skill_entry(&self, server: &str, uri: &str) -> Result<Skill, McpError> {
+    async fn get_skill(&self, server: &str, uri: &str) -> Result<Skill, McpError> {
         let answer = self
             .servers
             .request(server, "skills/get", |conn| {
@@ -109,5 +118,12 @@ impl McpConnectionManager {
             })
             .await?;
         answer.ok_or_else(|| no_skills(server))
+    }
+
+    /// The host's answer (`HostHandler::approve_skill`), told which call waits on it.
+    async fn approve_skill(&self, server: &str, skill: &Skill) -> SkillApproval {
+        let call_id = mcp_backend::current_call_id().map(|id| id.to_string());
+        let asking = mcp_connection::host::Asking::new(server, call_id);
+        self.servers.host.approve_skill(&asking, skill).await
     }
 }

@@ -13,13 +13,13 @@
 //!
 //! With `background_tasks_after`, a call whose task still runs after that long hands it to the
 //! background: the call's result is a handle ([`mcp_backend::TaskHandle`]), the task is
-//! followed on, and [`McpConnectionManager::await_backgrounded`] collects its result. Of the
+//! followed on, and `TasksBackend::await_task` collects its result. Of the
 //! ended ones never collected, the oldest are forgotten past 64 backgrounded tasks.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_backend::{McpError, NO_SUCH_TASK, TaskHandle, status_name};
+use mcp_backend::{McpError, NO_SUCH_TASK, TaskHandle, TasksBackend, status_name};
 use rmcp::model::{
     CallToolResult, CancelTaskParams, GetTaskParams, Task, TaskPayload, TaskStatus,
     UpdateTaskParams,
@@ -117,14 +117,12 @@ impl McpConnectionManager {
         tasks.push(background);
         Ok(handle.to_call_tool_result())
     }
+}
 
-    /// The server of the backgrounded task `task` (`server` when given): see
-    /// [`mcp_backend::McpBackend::backgrounded_task`].
-    pub(crate) fn backgrounded_server(
-        &self,
-        server: Option<&str>,
-        task: &str,
-    ) -> Result<String, McpError> {
+#[async_trait::async_trait]
+impl TasksBackend for McpConnectionManager {
+    /// The server of the backgrounded task `task` (`server` when given).
+    fn backgrounded_task(&self, server: Option<&str>, task: &str) -> Result<String, McpError> {
         let tasks = self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
         let mut servers: Vec<&str> = tasks
             .iter()
@@ -145,7 +143,7 @@ impl McpConnectionManager {
 
     /// Waits at most `wait` for `server`'s backgrounded task `task`: the tool's result once it
     /// ended (the task is then forgotten), else the handle with the task's latest status.
-    pub(crate) async fn await_backgrounded(
+    async fn await_task(
         &self,
         server: &str,
         task: &str,

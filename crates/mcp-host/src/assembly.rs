@@ -97,9 +97,8 @@ impl Assembly {
         if tokio_runtime_missing() {
             return Err(StartError::NoRuntime);
         }
-        let Self { mut config, host, events } = self;
+        let Self { config, host, events } = self;
         let options = manager_options(&config);
-        derive_settings(&mut config);
         let host = host.unwrap_or_else(|| match config.apps_ui {
             true => Arc::new(AppsHost),
             false => Arc::new(DefaultHost),
@@ -151,12 +150,6 @@ fn manager_options(config: &ConfigFile) -> ManagerOptions {
         options.tool_cache = ToolCache::default_location();
     }
     options
-}
-
-/// The router settings that follow from the manager's: `await_mcp_task` is offered exactly when
-/// long calls are handed to the background.
-fn derive_settings(config: &mut ConfigFile) {
-    config.settings.await_task_tool = config.manager.background_tasks_after.is_some();
 }
 
 /// A running router: the router, the manager under it, the events, and the shutdown.
@@ -223,19 +216,27 @@ mod tests {
     #[test]
     fn the_settings_that_span_router_and_manager_are_derived_here() {
         let text = "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.bad]\ncommand = 3\n\
-                    [mcp_router]\nbackground_tasks_after_sec = 2\ntool_cache = false\n";
+                    [mcp_router]\ntool_cache = false\n";
         let assembly = Assembly::from_text(text, ConfigFormat::CodexToml).expect("valid");
         let options = manager_options(assembly.config());
         assert!(options.unusable.contains_key("bad"), "{:?}", options.unusable);
         assert_eq!(options.tool_cache, None, "tool_cache = false keeps no catalog");
-        let mut config = assembly.config().clone();
-        derive_settings(&mut config);
-        assert!(config.settings.await_task_tool, "background tasks offer await_mcp_task");
-        let mut quiet =
-            Assembly::from_text("[mcp_servers]\n", ConfigFormat::CodexToml).expect("valid").config;
-        quiet.settings.await_task_tool = true;
-        derive_settings(&mut quiet);
-        assert!(!quiet.settings.await_task_tool, "no background, no await_mcp_task");
+    }
+
+    /// `await_mcp_task` follows from the manager's setting alone: offered exactly when long
+    /// calls go to the background.
+    #[tokio::test]
+    async fn await_mcp_task_is_offered_exactly_when_calls_go_to_the_background() {
+        for (text, offered) in [
+            ("[mcp_servers]\n[mcp_router]\nbackground_tasks_after_sec = 2\n", true),
+            ("[mcp_servers]\n", false),
+        ] {
+            let assembly = Assembly::from_text(text, ConfigFormat::CodexToml).expect("valid");
+            let running = assembly.start().expect("starts");
+            let specs = running.router.specs().await;
+            assert_eq!(specs.iter().any(|s| s.name == "await_mcp_task"), offered, "{text}");
+            running.shutdown().await;
+        }
     }
 
     #[test]

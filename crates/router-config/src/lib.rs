@@ -308,7 +308,6 @@ fn set_timed(
         "task_timeout_sec" => manager.task_timeout = within(f64::MIN_POSITIVE, 7.0 * DAY)?,
         "background_tasks_after_sec" => {
             manager.background_tasks_after = Some(within(0.0, DAY)?);
-            settings.await_task_tool = true;
         }
         _ => {}
     }
@@ -542,12 +541,10 @@ mod tests {
         };
         let default = parse("").expect("valid");
         assert_eq!(default.manager.background_tasks_after, None);
-        assert!(!default.settings.await_task_tool);
         assert_eq!(default.manager.task_timeout, Duration::from_secs(3600));
         let set = parse("task_timeout_sec = 90\nbackground_tasks_after_sec = 2.5").expect("valid");
         assert_eq!(set.manager.task_timeout, Duration::from_secs(90));
         assert_eq!(set.manager.background_tasks_after, Some(Duration::from_millis(2500)));
-        assert!(set.settings.await_task_tool, "the model gets await_mcp_task");
         assert!(!set.apps_ui && parse("apps_ui = true").expect("valid").apps_ui);
         let errors = [
             (

@@ -10,8 +10,10 @@ pub use tokio::sync::mpsc::error::TryRecvError;
 
 use crate::EventMsg;
 
-/// What travels on the channel: an event, or the end of the stream.
+/// What travels on the channel: an event, or the end of the stream. Not boxed: every event
+/// would pay an allocation for the one `End` of a stream.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 enum Item {
     Event(EventMsg),
     End,

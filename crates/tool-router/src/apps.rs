@@ -31,7 +31,7 @@ impl ToolRouter {
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
         let backend = self.backend_for(server)?;
-        if backend.app_tool(server, tool).is_none() {
+        if backend.apps().and_then(|apps| apps.app_tool(server, tool)).is_none() {
             let why = format!(
                 "tool `{tool}` is not one its app may call (not listed by the ready server, or its _meta.ui.visibility leaves out \"app\")"
             );

@@ -13,6 +13,9 @@ mod content;
 mod event_bounds;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
+mod fake_capabilities;
+#[cfg(any(test, feature = "fuzzing"))]
+#[cfg_attr(not(test), allow(dead_code))]
 pub mod fuzz;
 #[cfg(test)]
 mod fuzz_tests;

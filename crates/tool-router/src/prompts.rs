@@ -2,7 +2,7 @@
 //! prompt with its arguments, and completion of an argument. Host APIs beside dispatch; the
 //! model gets prompts only through `get_mcp_prompt` when the host turns it on.
 
-use mcp_backend::McpError;
+use mcp_backend::{McpError, no_capability};
 use rmcp::model::{CompletionInfo, GetPromptResult, JsonObject};
 use router_protocol::{PromptSummary, Prompts, ServerFailure};
 
@@ -13,8 +13,10 @@ impl ToolRouter {
     /// once), sorted by server, each server's order kept. Servers that do not declare
     /// `prompts` are not asked; an idle one is started unless its catalog says it has none.
     pub async fn prompts(&self) -> Prompts {
-        let Some(backend) = self.backend() else { return Prompts::default() };
-        let listing = backend.all_prompts().await;
+        let Some(prompts) = self.backend().and_then(|backend| backend.prompts()) else {
+            return Prompts::default();
+        };
+        let listing = prompts.all_prompts().await;
         let mut out = Prompts::default();
         for (server, answer) in listing.servers {
             match answer {
@@ -39,7 +41,8 @@ impl ToolRouter {
         arguments: Option<JsonObject>,
     ) -> Result<GetPromptResult, McpError> {
         let backend = self.backend_for(server)?;
-        backend.get_prompt(server, name, arguments).await
+        let prompts = backend.prompts().ok_or_else(|| no_capability(server, "prompts"))?;
+        prompts.get_prompt(server, name, arguments).await
     }
 
     /// Values for a prompt's argument that start like `value` (`completion/complete`).
@@ -51,6 +54,7 @@ impl ToolRouter {
         value: &str,
     ) -> Result<CompletionInfo, McpError> {
         let backend = self.backend_for(server)?;
-        backend.complete_prompt_argument(server, prompt, argument, value).await
+        let prompts = backend.prompts().ok_or_else(|| no_capability(server, "prompts"))?;
+        prompts.complete_prompt_argument(server, prompt, argument, value).await
     }
 }

@@ -127,10 +127,9 @@ impl ToolRouter {
                 let prompts = Arc::new(PromptHandler::new(backend.clone()));
                 optional.push((PromptHandler::spec(), prompts));
             }
-            if settings.await_task_tool {
-                let awaiting = AwaitTaskHandler::new(backend, mcp.handler.clone());
-                optional.push((AwaitTaskHandler::spec(), Arc::new(awaiting)));
-            }
+            // Offered only while the backend hands calls to the background (its `tasks`).
+            let awaiting = AwaitTaskHandler::new(backend, mcp.handler.clone());
+            optional.push((AwaitTaskHandler::spec(), Arc::new(awaiting)));
             for (spec, handler) in optional {
                 router.handlers.insert(spec.name.clone(), Registered { spec, handler });
             }

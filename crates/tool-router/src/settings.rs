@@ -58,9 +58,6 @@ pub struct RouterSettings {
     pub list_skills_tool: bool,
     /// `prompt_tool` (default false): offer `get_mcp_prompt` to the model.
     pub prompt_tool: bool,
-    /// Offer `await_mcp_task` to the model: on when the backend hands long tasks to the
-    /// background (`background_tasks_after_sec`).
-    pub await_task_tool: bool,
 }
 
 impl Default for RouterSettings {
@@ -85,7 +82,6 @@ impl Default for RouterSettings {
             always_load_servers: std::collections::BTreeSet::new(),
             list_skills_tool: false,
             prompt_tool: false,
-            await_task_tool: false,
         }
     }
 }

@@ -37,7 +37,10 @@ pub(crate) fn skills_of(listing: SkillsListing) -> Skills {
 
 /// Every server's skills, gathered through `backend`.
 pub(crate) async fn gather(backend: &dyn McpBackend) -> Skills {
-    skills_of(backend.all_skills().await)
+    match backend.skills() {
+        Some(skills) => skills_of(skills.all_skills().await),
+        None => Skills::default(),
+    }
 }
 
 /// A skill the model loaded.

@@ -35,6 +35,10 @@ pub(crate) struct FakeServer {
     pub(crate) skills: Option<Vec<rmcp::model::Skill>>,
     /// The host's answer to a skill's approval (`None`: allow).
     pub(crate) refuse_skills: Option<String>,
+    /// Prompts; `Some` declares the capability.
+    pub(crate) prompts: Option<Vec<rmcp::model::Prompt>>,
+    /// Tools only its app may call (MCP Apps).
+    pub(crate) app_tools: Vec<Tool>,
 }
 
 pub(crate) struct FakeBackend {
@@ -48,6 +52,11 @@ pub(crate) struct FakeBackend {
     pub(crate) pages_asked: AtomicUsize,
     /// Changes waiting for `take_resource_changes`.
     changes: Mutex<Vec<ResourceChange>>,
+    /// With `Some`, calls go to the background: the tasks there (server, task, its result).
+    pub(crate) background: Option<Mutex<Vec<(String, String, CallToolResult)>>>,
+    /// Exposes no optional capability (skills, prompts, tasks, apps): a backend with the core
+    /// only.
+    pub(crate) core_only: bool,
 }
 
 impl FakeBackend {
@@ -60,7 +69,29 @@ impl FakeBackend {
             generations: Mutex::default(),
             pages_asked: AtomicUsize::new(0),
             changes: Mutex::default(),
+            background: None,
+            core_only: false,
         })
+    }
+
+    /// A backend with the core only: no skills, prompts, tasks or apps, whatever its servers
+    /// would offer.
+    pub(crate) fn core_only(servers: Vec<(&str, FakeServer)>) -> Arc<Self> {
+        let mut backend = Arc::try_unwrap(Self::with(servers)).ok().expect("just made");
+        backend.core_only = true;
+        Arc::new(backend)
+    }
+
+    /// A backend that hands calls to the background, with `tasks` (server, task, result)
+    /// there already.
+    pub(crate) fn backgrounding(
+        servers: Vec<(&str, FakeServer)>,
+        tasks: Vec<(&str, &str, CallToolResult)>,
+    ) -> Arc<Self> {
+        let mut backend = Arc::try_unwrap(Self::with(servers)).ok().expect("just made");
+        let tasks = tasks.into_iter().map(|(s, t, r)| (s.to_string(), t.to_string(), r));
+        backend.background = Some(Mutex::new(tasks.collect()));
+        Arc::new(backend)
     }
 
     /// `server`'s list from the page `from` names, asked page by page (kept when from the
@@ -109,7 +140,7 @@ impl FakeBackend {
         if self.shut_down.load(Ordering::SeqCst) { Err(McpError::ShutDown) } else { Ok(()) }
     }
 
-    fn server(&self, name: &str) -> Result<&FakeServer, McpError> {
+    pub(crate) fn server(&self, name: &str) -> Result<&FakeServer, McpError> {
         self.live()?;
         let server =
             self.servers.get(name).ok_or_else(|| McpError::UnknownServer(name.to_string()))?;
@@ -201,37 +232,6 @@ impl McpBackend for FakeBackend {
         let servers = complete.then(|| self.servers.keys().cloned().collect());
         self.kept.set_last_all(kind, servers);
         Ok(all)
-    }
-    async fn server_skills(
-        &self,
-        server: &str,
-    ) -> Result<Arc<mcp_backend::ServerSkills>, McpError> {
-        let skills = self.server(server)?.skills.clone();
-        let skills = skills.ok_or_else(|| mcp_backend::no_skills(server))?;
-        Ok(Arc::new(mcp_backend::ServerSkills::checked(skills)))
-    }
-    async fn all_skills(&self) -> mcp_backend::SkillsListing {
-        let mut listing = mcp_backend::SkillsListing::default();
-        for (name, server) in &self.servers {
-            if server.skills.is_some() {
-                let skills = self.server_skills(name).await.map_err(|e| e.to_string());
-                listing.servers.push((name.clone(), skills));
-            }
-        }
-        listing
-    }
-    async fn offers_skills(&self) -> bool {
-        self.servers.values().any(|s| s.skills.is_some())
-    }
-    async fn approve_skill(
-        &self,
-        server: &str,
-        _skill: &rmcp::model::Skill,
-    ) -> mcp_backend::SkillApproval {
-        match self.servers.get(server).and_then(|s| s.refuse_skills.clone()) {
-            Some(why) => mcp_backend::SkillApproval::Refuse(why),
-            None => mcp_backend::SkillApproval::Allow,
-        }
     }
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
         let s = self.server(server)?;
@@ -335,6 +335,19 @@ impl McpBackend for FakeBackend {
         let listed = self.list_tools().await;
         let servers = self.servers.keys().map(String::as_str);
         resolve_tool_name(qualified_name, &listed, servers, |_, _| true)
+    }
+    fn skills(&self) -> Option<&dyn mcp_backend::SkillsBackend> {
+        (!self.core_only).then_some(self as &dyn mcp_backend::SkillsBackend)
+    }
+    fn prompts(&self) -> Option<&dyn mcp_backend::PromptsBackend> {
+        (!self.core_only).then_some(self as &dyn mcp_backend::PromptsBackend)
+    }
+    fn tasks(&self) -> Option<&dyn mcp_backend::TasksBackend> {
+        let backgrounding = self.background.is_some() && !self.core_only;
+        backgrounding.then_some(self as &dyn mcp_backend::TasksBackend)
+    }
+    fn apps(&self) -> Option<&dyn mcp_backend::AppsBackend> {
+        (!self.core_only).then_some(self as &dyn mcp_backend::AppsBackend)
     }
 }
 

@@ -3,6 +3,8 @@
 //! event's summary built from one outcome.
 
 pub(crate) mod args;
+#[cfg(test)]
+mod capabilities_tests;
 pub(crate) mod completion;
 #[cfg(feature = "data-sources")]
 pub(crate) mod data;

@@ -62,7 +62,10 @@ impl PromptHandler {
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
     ) -> Result<Produced, Failed> {
-        let result = self.backend.get_prompt(server, name, arguments).await;
+        let prompts = self.backend.prompts().ok_or_else(|| {
+            backend_failure(server, "prompts/get", mcp_backend::no_capability(server, "prompts"))
+        })?;
+        let result = prompts.get_prompt(server, name, arguments).await;
         let result = result.map_err(|e| backend_failure(server, "prompts/get", e))?;
         let payload = json!({"server": server, "name": name, "description": result.description, "messages": result.messages});
         produced(self.backend.as_ref(), &payload, one_server(result.messages.len()))
@@ -72,7 +75,10 @@ impl PromptHandler {
 #[async_trait]
 impl ToolHandler for PromptHandler {
     async fn offered(&self) -> bool {
-        self.backend.offers_prompts().await
+        match self.backend.prompts() {
+            Some(prompts) => prompts.offers_prompts().await,
+            None => false,
+        }
     }
 
     async fn handle(

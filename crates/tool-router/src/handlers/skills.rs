@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_backend::{McpBackend, SkillApproval};
+use mcp_backend::{McpBackend, SkillApproval, SkillsBackend};
 use rmcp::model::{Skill, SkillResources};
 use router_protocol::{EventMsg, McpInvocation, McpSkillRejectedEvent};
 use serde::{Deserialize, Serialize};
@@ -89,6 +89,13 @@ impl LoadSkillHandler {
         }
     }
 
+    /// The backend's skills (a router over a backend without them offers no skill tool).
+    fn skills(&self, server: &str) -> Result<&dyn SkillsBackend, Failed> {
+        self.backend.skills().ok_or_else(|| {
+            backend_failure(server, "skills/list", mcp_backend::no_capability(server, "skills"))
+        })
+    }
+
     /// The skill the model named: by name (on one server, or the only server offering it) or
     /// by its `SKILL.md` uri (listed, else `skills/get`).
     async fn find(&self, args: &LoadArgs) -> Result<(String, Skill), Failed> {
@@ -97,12 +104,12 @@ impl LoadSkillHandler {
             let Some(server) = &args.server else {
                 return Err(on("", "server must be provided with uri".to_string()));
             };
-            let listed = self.backend.server_skills(server).await;
+            let listed = self.skills(server)?.server_skills(server).await;
             let listed = listed.map_err(|e| backend_failure(server, "skills/list", e))?;
             if let Some(skill) = listed.skills.iter().find(|s| &s.uri == uri) {
                 return Ok((server.clone(), skill.clone()));
             }
-            let skill = self.backend.get_skill(server, uri).await;
+            let skill = self.skills(server)?.get_skill(server, uri).await;
             let skill = skill.map_err(|e| backend_failure(server, "skills/get", e))?;
             skill.validate().map_err(|e| {
                 on(server, format!("skills/get answered an entry that breaks the skills spec: {e}"))
@@ -114,12 +121,12 @@ impl LoadSkillHandler {
         };
         let listing = match &args.server {
             Some(server) => {
-                let listed = self.backend.server_skills(server).await;
+                let listed = self.skills(server)?.server_skills(server).await;
                 let listed = listed.map_err(|e| backend_failure(server, "skills/list", e))?;
                 vec![(server.clone(), listed)]
             }
             None => {
-                let all = self.backend.all_skills().await;
+                let all = self.skills("")?.all_skills().await;
                 all.servers.into_iter().filter_map(|(s, l)| Some((s, l.ok()?))).collect()
             }
         };
@@ -166,7 +173,7 @@ impl LoadSkillHandler {
         let (server, skill) = self.find(args).await?;
         let name = &skill.frontmatter.name;
         if !self.loaded.approved(&server, &skill.uri) {
-            match self.backend.approve_skill(&server, &skill).await {
+            match self.skills(&server)?.approve_skill(&server, &skill).await {
                 SkillApproval::Allow => self.loaded.approve(&server, &skill.uri),
                 SkillApproval::Refuse(why) => {
                     let message = format!(
@@ -264,7 +271,10 @@ fn mime_of(uri: &str) -> Option<&'static str> {
 #[async_trait]
 impl ToolHandler for LoadSkillHandler {
     async fn offered(&self) -> bool {
-        self.backend.offers_skills().await
+        match self.backend.skills() {
+            Some(skills) => skills.offers_skills().await,
+            None => false,
+        }
     }
 
     async fn handle(
@@ -323,7 +333,10 @@ impl ListSkillsHandler {
 #[async_trait]
 impl ToolHandler for ListSkillsHandler {
     async fn offered(&self) -> bool {
-        self.backend.offers_skills().await
+        match self.backend.skills() {
+            Some(skills) => skills.offers_skills().await,
+            None => false,
+        }
     }
 
     async fn handle(

@@ -69,6 +69,11 @@ impl AwaitTaskHandler {
 
 #[async_trait]
 impl ToolHandler for AwaitTaskHandler {
+    /// Offered exactly while the backend hands calls to the background.
+    async fn offered(&self) -> bool {
+        self.backend.tasks().is_some()
+    }
+
     async fn handle(
         &self,
         ctx: &CallContext,
@@ -84,8 +89,10 @@ impl ToolHandler for AwaitTaskHandler {
             Some(_) => return Err(respond("wait_sec must be a number of seconds, 0 or more")),
         };
         let server = normalize_optional_string(args.server);
-        let server = self
-            .backend
+        let Some(tasks) = self.backend.tasks() else {
+            return Err(respond("no call is handed to the background in this host"));
+        };
+        let server = tasks
             .backgrounded_task(server.as_deref(), &task)
             .map_err(|e| respond(e.to_string()))?;
         let call = McpCall {
@@ -94,7 +101,7 @@ impl ToolHandler for AwaitTaskHandler {
             tool: invocation.tool_name,
             arguments: invocation.arguments,
         };
-        let result = self.backend.await_task(&server, &task, wait);
+        let result = tasks.await_task(&server, &task, wait);
         self.mcp.answer(ctx, call, None, result).await
     }
 }

@@ -6,10 +6,14 @@ use crate::invocation::{ToolCall, ToolOutput};
 use crate::test_support::{FakeBackend, FakeServer, context, drain};
 use crate::{RouterSettings, ToolRouter};
 
-fn router(await_task_tool: bool) -> ToolRouter {
-    let settings = RouterSettings { await_task_tool, ..RouterSettings::default() };
-    let backend = FakeBackend::with(vec![("docs", FakeServer::default())]);
-    ToolRouter::with_mcp_settings(backend, &settings).expect("router")
+/// A router over a backend that hands calls to the background (`backgrounding`) or not.
+fn router(backgrounding: bool) -> ToolRouter {
+    let servers = vec![("docs", FakeServer::default())];
+    let backend = match backgrounding {
+        true => FakeBackend::backgrounding(servers, Vec::new()),
+        false => FakeBackend::with(servers),
+    };
+    ToolRouter::with_mcp_settings(backend, &RouterSettings::default()).expect("router")
 }
 
 async fn refusal(router: &ToolRouter, arguments: Value) -> String {
