@@ -74,6 +74,9 @@ pub use tool_router::{
 
 /// `#[async_trait]`, for implementing [`HostHandler`], [`McpBackend`] or [`ToolHandler`].
 pub use async_trait::async_trait;
+/// The types of the backend interface (listings, qualified tools, the capability traits), for
+/// a host that implements [`McpBackend`] over something of its own.
+pub use mcp_backend as backend;
 /// The rmcp version the router speaks: the types [`HostHandler`]'s methods take and give
 /// (`rmcp::model::ElicitRequestParams`, …), so a host needs no rmcp dependency of its own.
 pub use rmcp;

@@ -19,15 +19,6 @@ pub fn describe(event: &EventMsg) -> String {
             if e.capabilities.resources { ", resources" } else { "" }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
-        EventMsg::McpServerRequestBegin(e) => format!(
-            "mcp_server_request_begin {} {}{}",
-            e.server,
-            e.method,
-            e.call_id
-                .as_deref()
-                .map(|c| format!(" (call {c} waits on the host)"))
-                .unwrap_or_default()
-        ),
         EventMsg::McpServerRequest(e) => format!(
             "mcp_server_request   {} {}{}",
             e.server,
@@ -105,9 +96,19 @@ fn summary(tool: &str, s: &router_protocol::ResourceCallSummary, answered: bool)
     format!(" ({counted}{failed})")
 }
 
-/// The rest of [`describe`]: idle servers, server logs, skill rejections, task statuses.
+/// The rest of [`describe`]: idle servers, requests handed to the host, server logs, skill
+/// rejections, task statuses.
 fn describe_more(event: &EventMsg) -> String {
     match event {
+        EventMsg::McpServerRequestBegin(e) => format!(
+            "mcp_server_request_begin {} {}{}",
+            e.server,
+            e.method,
+            e.call_id
+                .as_deref()
+                .map(|c| format!(" (call {c} waits on the host)"))
+                .unwrap_or_default()
+        ),
         EventMsg::McpServerIdle(e) => format!(
             "mcp_server_idle      {} ({}): starts on first use{}",
             e.server,

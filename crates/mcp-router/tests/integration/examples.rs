@@ -209,3 +209,24 @@ fn the_minimal_example_is_the_readme_s_embedding_section_and_runs() {
     );
     assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
 }
+
+#[test]
+fn the_own_backend_example_routes_to_a_backend_of_the_host_s_own() {
+    let out = Command::new(example("own_backend")).output().expect("run own_backend");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    let specs: Vec<&str> = lines[0].trim_start_matches("specs: ").split(' ').collect();
+    assert!(specs.contains(&"mcp__notebook__shout") && specs.contains(&"read_mcp_resource"));
+    // Only the core: no tool of a capability the backend does not have.
+    for absent in ["load_mcp_skill", "get_mcp_prompt", "await_mcp_task", "list_mcp_skills"] {
+        assert!(!specs.contains(&absent), "{absent} offered: {specs:?}");
+    }
+    let outputs: Vec<Value> =
+        lines[1..4].iter().map(|l| serde_json::from_str(l).expect("an output")).collect();
+    assert!(outputs[0]["output"].as_str().is_some_and(|t| t.contains("note://groceries")));
+    assert!(outputs[1]["output"].as_str().is_some_and(|t| t.contains("a router")));
+    assert_eq!(outputs[2]["output"], "HELLO");
+    let ends = lines.iter().filter(|l| l.starts_with("event mcp_tool_call_end")).count();
+    assert_eq!(ends, 3, "{stdout}");
+}
