@@ -76,8 +76,8 @@ pub(crate) async fn big_result(quick: bool) -> anyhow::Result<Vec<Row>> {
     let mut r = routed(vec![bench_server("s", &options)?], EventSender::discard()).await;
     if let Ok(mem) = std::env::var("E5_MEM") {
         let mut settings = tool_router::RouterSettings::default();
-        settings.kept_results.memory_bytes = mem.parse()?;
-        settings.kept_results.max_results =
+        settings.results.kept.memory_bytes = mem.parse()?;
+        settings.results.kept.max_results =
             std::env::var("E5_MAX").map_or(Ok(100), |m| m.parse())?;
         r.router =
             std::sync::Arc::new(ToolRouter::with_mcp_settings(r.manager.clone(), &settings)?);

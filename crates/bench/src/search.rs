@@ -66,7 +66,10 @@ fn tools(servers: usize, per_server: usize) -> Vec<QualifiedTool> {
 fn router(tools: Vec<QualifiedTool>, mode: ToolSearchMode) -> anyhow::Result<ToolRouter> {
     let mut backend = Prepared::new(Vec::new(), Duration::ZERO);
     backend.tools = Arc::new(tools);
-    let settings = RouterSettings { tool_search: mode, data_sources: false, ..Default::default() };
+    let settings = RouterSettings::default().with(|s| {
+        s.search.mode = mode;
+        s.data.enabled = false;
+    });
     Ok(ToolRouter::with_mcp_settings(Arc::new(backend), &settings)?)
 }
 
@@ -130,25 +133,23 @@ pub(crate) async fn unstarted(quick: bool) -> anyhow::Result<Vec<Row>> {
     let servers = (0..50)
         .map(|i| crate::workloads::bench_server(&format!("s{i:02}"), &options))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let learn = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let learn = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache.clone()));
     let manager = McpConnectionManager::start(servers.clone(), EventSender::discard(), learn);
     manager.wait_until_started().await;
     manager.shutdown().await;
     let names: std::collections::BTreeSet<String> =
         servers.iter().map(|s| s.name.clone()).collect();
-    let settings = RouterSettings {
-        tool_search: ToolSearchMode::On,
-        data_sources: false,
-        ..Default::default()
-    };
+    let settings = RouterSettings::default().with(|s| {
+        s.search.mode = ToolSearchMode::On;
+        s.data.enabled = false;
+    });
     let (mut samples, mut alive) = (Vec::new(), usize::MAX);
     for rep in 0..(if quick { 3 } else { 7 }) {
         let started = Instant::now();
-        let options = ManagerOptions {
-            tool_cache: Some(cache.clone()),
-            lazy_when_cataloged: names.clone(),
-            ..ManagerOptions::default()
-        };
+        let options = ManagerOptions::default().with(|o| {
+            o.startup.tool_cache = Some(cache.clone());
+            o.startup.lazy_when_cataloged = names.clone();
+        });
         let manager =
             Arc::new(McpConnectionManager::start(servers.clone(), EventSender::discard(), options));
         let router = ToolRouter::with_mcp_settings(manager.clone(), &settings)?;

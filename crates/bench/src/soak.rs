@@ -67,9 +67,8 @@ pub(crate) async fn run(calls: usize) -> anyhow::Result<bool> {
     };
     // Killed servers are restarted by the next call however often it happens.
     let mut config = router_config::ConfigFile::from_servers(servers(&marker)?);
-    config.manager = ManagerOptions { max_restarts: u32::MAX, ..ManagerOptions::default() };
-    config.settings =
-        RouterSettings { tool_search: ToolSearchMode::On, ..RouterSettings::default() };
+    config.manager = ManagerOptions::default().with(|o| o.lifecycle.max_restarts = u32::MAX);
+    config.settings = RouterSettings::default().with(|s| s.search.mode = ToolSearchMode::On);
     config.tool_cache = false;
     // The host's assembly, as the binary starts it.
     let running = mcp_host::Assembly::new(config).events(events.clone()).start()?;

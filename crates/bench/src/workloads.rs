@@ -445,7 +445,7 @@ struct Payload<'a> {
 /// of it fits (about 18 MB), a consumer draining the events: the median time. Each item should
 /// be serialized once.
 async fn whole_payload(data: &[ServerListing], reps: usize) -> anyhow::Result<Duration> {
-    let settings = tool_router::RouterSettings { list_budget_bytes: 1 << 30, ..Default::default() };
+    let settings = tool_router::RouterSettings::default().with(|s| s.lists.budget_bytes = 1 << 30);
     let (ctx, consumer) = draining();
     let mut times = Vec::new();
     for _ in 0..reps {
@@ -600,7 +600,7 @@ pub(crate) async fn p8_event_payload(quick: bool) -> anyhow::Result<Row> {
     let data = listings(64, 2_000);
     let calls = 2 * (reps + 1);
     let backend = Arc::new(Prepared::new(vec![data; calls], Duration::ZERO));
-    let settings = tool_router::RouterSettings { list_budget_bytes: 1 << 30, ..Default::default() };
+    let settings = tool_router::RouterSettings::default().with(|s| s.lists.budget_bytes = 1 << 30);
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;
     let (listened, consumer) = draining();
     let quiet = CallContext::new(EventSender::discard());
@@ -671,15 +671,13 @@ pub(crate) async fn p9_first_specs(quick: bool) -> anyhow::Result<Vec<Row>> {
         let cache = cache.clone();
         async move {
             let started = Instant::now();
-            let options = ManagerOptions { tool_cache: Some(cache), ..ManagerOptions::default() };
+            let options = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache));
             let manager =
                 Arc::new(McpConnectionManager::start(servers, EventSender::discard(), options));
             // Every tool's spec, as before tool search: 500 tools pass the search threshold,
             // and this row times the specs themselves, not the search tool that stands in.
-            let settings = tool_router::RouterSettings {
-                tool_search: tool_router::ToolSearchMode::Off,
-                ..Default::default()
-            };
+            let settings = tool_router::RouterSettings::default()
+                .with(|s| s.search.mode = tool_router::ToolSearchMode::Off);
             let router = ToolRouter::with_mcp_settings(manager.clone(), &settings)?;
             let specs = router.specs().await;
             let elapsed = started.elapsed();
@@ -834,7 +832,7 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
         .sum();
     let backend = Arc::new(Prepared::new(vec![data], Duration::from_secs(30)));
     // The backend keeps the whole catalog, so the query after it is served from it.
-    let settings = tool_router::RouterSettings { data_sources: false, ..Default::default() };
+    let settings = tool_router::RouterSettings::default().with(|s| s.data.enabled = false);
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;
     let (elapsed, peak, len) = measured_list(&router, "{}").await?;
     let (query_t, _, query_len) = measured_list(&router, r#"{"query":"file4242.txt"}"#).await?;

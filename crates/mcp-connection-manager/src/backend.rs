@@ -93,7 +93,7 @@ impl McpBackend for McpConnectionManager {
 
     /// Only when `background_tasks_after` hands long calls to the background.
     fn tasks(&self) -> Option<&dyn TasksBackend> {
-        self.servers.options.background_tasks_after.is_some().then_some(self as &dyn TasksBackend)
+        self.servers.options.tasks.background_after.is_some().then_some(self as &dyn TasksBackend)
     }
 
     fn apps(&self) -> Option<&dyn AppsBackend> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
-use crate::manager::ManagerOptions;
+use crate::options::ManagerOptions;
 use crate::toolcache::CatalogSlot;
 use mcp_connection::config::{ServerConfig, Startup};
 
@@ -42,11 +42,11 @@ pub(crate) fn idle_servers<'a>(
     servers: impl Iterator<Item = (&'a ServerConfig, &'a CatalogSlot)> + Clone,
 ) -> BTreeSet<String> {
     let cataloged = servers.clone().filter(|(config, catalog)| {
-        options.lazy_when_cataloged.contains(&config.name) && catalog.get().is_some()
+        options.startup.lazy_when_cataloged.contains(&config.name) && catalog.get().is_some()
     });
     // Measured only when some server could be deferred, and only until past the threshold.
     let defer = cataloged.clone().next().is_some()
-        && options.lazy_over.is_none_or(|over| {
+        && options.startup.lazy_over.is_none_or(|over| {
             let mut bytes = 0usize;
             for (config, catalog) in servers.clone() {
                 let Some(catalog) = catalog.get() else { continue };
@@ -74,7 +74,7 @@ pub fn idle_at_start(configs: &[ServerConfig], options: &ManagerOptions) -> BTre
     let slots: Vec<(&ServerConfig, Arc<CatalogSlot>)> = configs
         .iter()
         .filter(|c| c.enabled)
-        .map(|c| (c, Arc::new(CatalogSlot::load(options.tool_cache.clone(), c))))
+        .map(|c| (c, Arc::new(CatalogSlot::load(options.startup.tool_cache.clone(), c))))
         .collect();
     idle_servers(options, slots.iter().map(|(c, s)| (*c, s.as_ref())))
 }
@@ -113,21 +113,20 @@ mod tests {
         };
         cache.save(&a, &catalog);
         let configs = vec![a, b, lazy];
-        let mut options = ManagerOptions {
-            tool_cache: Some(cache),
-            lazy_when_cataloged: ["a".to_string(), "b".to_string()].into(),
-            ..ManagerOptions::default()
-        };
+        let mut options = ManagerOptions::default().with(|o| {
+            o.startup.tool_cache = Some(cache);
+            o.startup.lazy_when_cataloged = ["a".to_string(), "b".to_string()].into();
+        });
         let names = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>();
         // `on`: a has a catalog, b has none (it must start to be known), lazy says so itself.
         assert_eq!(names(idle_at_start(&configs, &options)), ["a", "lazy"]);
         // `auto`: a's two tools measure 2 × len("mcp__a__t1") = 20 bytes.
-        options.lazy_over = Some(LazyOver { threshold: 20, measure: by_name });
+        options.startup.lazy_over = Some(LazyOver { threshold: 20, measure: by_name });
         assert_eq!(names(idle_at_start(&configs, &options)), ["lazy"]);
-        options.lazy_over = Some(LazyOver { threshold: 19, measure: by_name });
+        options.startup.lazy_over = Some(LazyOver { threshold: 19, measure: by_name });
         assert_eq!(names(idle_at_start(&configs, &options)), ["a", "lazy"]);
         // Without tool search, only what the config says.
-        options.lazy_when_cataloged.clear();
+        options.startup.lazy_when_cataloged.clear();
         assert_eq!(names(idle_at_start(&configs, &options)), ["lazy"]);
     }
 }

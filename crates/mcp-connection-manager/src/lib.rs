@@ -11,6 +11,7 @@ mod idle;
 mod lifecycle;
 mod listings;
 mod manager;
+mod options;
 mod prompts;
 mod requests;
 mod restart;
@@ -22,7 +23,7 @@ mod tests;
 mod toolcache;
 
 pub use idle::{LazyOver, idle_at_start};
-pub use manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+pub use manager::{McpConnectionManager, ServerStatus};
 pub use mcp_connection::config::{
     DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, LOG_LEVELS, ProtocolChoice, ServerConfig,
     Startup, TransportConfig, is_valid_server_name,
@@ -31,4 +32,8 @@ pub use mcp_connection::host::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler,
 };
 pub use mcp_connection::oauth;
+pub use options::{
+    LifecycleOptions, ListOptions, ManagerOptions, RequestOptions, StartupOptions, TaskOptions,
+    WatchOptions,
+};
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};

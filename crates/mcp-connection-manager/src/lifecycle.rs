@@ -17,7 +17,7 @@ use router_protocol::{
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::manager::ManagerOptions;
+use crate::options::ManagerOptions;
 use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
 use crate::start::{StartServer, fingerprint};
 use crate::toolcache::CatalogSlot;
@@ -112,7 +112,7 @@ impl Servers {
                 tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
                 continue;
             }
-            let catalog = CatalogSlot::load(this.options.tool_cache.clone(), &config);
+            let catalog = CatalogSlot::load(this.options.startup.tool_cache.clone(), &config);
             chosen.push((config, catalog));
         }
         let idle = crate::idle::idle_servers(&this.options, chosen.iter().map(|(c, s)| (c, s)));
@@ -121,7 +121,7 @@ impl Servers {
             let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
             let (state, _) = watch::channel(initial);
             let watched =
-                Arc::new(mcp_connection::watch::Watched::new(this.options.max_watched_resources));
+                Arc::new(mcp_connection::watch::Watched::new(this.options.watching.max_resources));
             let managed = ManagedServer {
                 config,
                 state,
@@ -138,7 +138,7 @@ impl Servers {
                     tools: managed.catalog.get().map(|c| c.tools.len()),
                 }));
             } else {
-                this.spawn_start(&managed, this.options.restart_backoff);
+                this.spawn_start(&managed, this.options.lifecycle.restart_backoff);
             }
             this.servers.insert(managed.config.name.clone(), managed);
         }
@@ -183,7 +183,7 @@ impl Servers {
         let not_started =
             |error: String| McpError::NotStarted { server: server.to_string(), error };
         let policy = RestartPolicy {
-            max_restarts: self.options.max_restarts,
+            max_restarts: self.options.lifecycle.max_restarts,
             stable_uptime: STABLE_UPTIME,
             remote: matches!(
                 managed.config.transport,
@@ -260,7 +260,7 @@ impl Servers {
         });
         if won {
             tracing::info!(server = %managed.config.name, "starting lazy MCP server on first use");
-            self.spawn_start(managed, self.options.restart_backoff);
+            self.spawn_start(managed, self.options.lifecycle.restart_backoff);
         }
     }
 
@@ -345,9 +345,12 @@ impl Servers {
             reason,
         }));
         if let ServerState::Ready { conn, .. } = seen {
-            conn.close(self.options.shutdown_grace).await;
+            conn.close(self.options.lifecycle.shutdown_grace).await;
         }
-        self.spawn_start(managed, restart::backoff(self.options.restart_backoff, attempt));
+        self.spawn_start(
+            managed,
+            restart::backoff(self.options.lifecycle.restart_backoff, attempt),
+        );
     }
 
     fn spawn_start(&self, managed: &ManagedServer, failure_backoff: Duration) {
@@ -358,13 +361,13 @@ impl Servers {
             host: self.host.clone(),
             connector: self.connector.clone(),
             failure_backoff,
-            response_cache: self.options.response_cache,
+            response_cache: self.options.requests.response_cache,
             watched: managed.watched.clone(),
             tokens: self.options.token_store.clone(),
             challenge: managed.challenge.clone(),
             list_generation: managed.list_generation.clone(),
             catalog: managed.catalog.clone(),
-            progress_interval: self.options.progress_interval,
+            progress_interval: self.options.requests.progress_interval,
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {

@@ -119,7 +119,7 @@ impl McpConnectionManager {
         kind: ListKind,
         from: Option<String>,
     ) -> ServerListing {
-        let max_pages = self.servers.options.max_list_pages;
+        let max_pages = self.servers.options.lists.max_pages;
         let timeout = self.servers.servers[server].config.tool_timeout;
         let follow = Follow { server, max_pages };
         follow

@@ -5,9 +5,7 @@
 //! lists live in `listings`, the lifecycle in `lifecycle`, the restart decision in `restart`,
 //! the qualified tool set in `catalog`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::join_all;
 use mcp_backend::{KeptListings, KnownTools, McpError, QualifiedTool, SignIn};
@@ -15,94 +13,10 @@ use router_protocol::EventSender;
 
 use crate::catalog::ToolCatalog;
 use crate::lifecycle::{ServerState, Servers};
+use crate::options::ManagerOptions;
 use mcp_connection::client::{Connector, Transports};
 use mcp_connection::config::ServerConfig;
 use mcp_connection::host::{DefaultHost, HostHandler};
-
-/// Tunables that are not per server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ManagerOptions {
-    /// Most pages followed per server by an all-server list; reaching it stops that server's
-    /// listing, keeps what was gathered and reports the server in `errors`.
-    pub max_list_pages: usize,
-    /// How long a stdio server gets to exit after SIGTERM at shutdown before it is killed.
-    pub shutdown_grace: Duration,
-    /// Restarts of a server that died or failed to start, before it stays failed.
-    pub max_restarts: u32,
-    /// Wait after a failed start before the next use may try again; doubles per failure
-    /// (capped at 30 s).
-    pub restart_backoff: Duration,
-    /// Most `input_required` answers (protocol 2026-07-28) one request is retried after before
-    /// it is abandoned with an error.
-    pub max_input_rounds: usize,
-    /// Honour the cache hints (`ttlMs`, `cacheScope`) servers send; `false` sends every request.
-    pub response_cache: bool,
-    /// Most resources watched per server (those the model read; the least recently read is
-    /// dropped first); 0 watches nothing.
-    pub max_watched_resources: usize,
-    /// Where OAuth credentials are kept ([`mcp_connection::oauth::TokenStore::default_location`] when
-    /// `None`; without any, HTTP servers are reached without sign-in).
-    pub token_store: Option<mcp_connection::oauth::TokenStore>,
-    /// Where each server's last tool list is kept, so tools are listed at once while servers
-    /// start (see [`crate::ToolCache`]); `None` keeps none and waits for every server.
-    pub tool_cache: Option<crate::ToolCache>,
-    /// `list_cache_sec`: how long a server's complete resource or template listing is kept
-    /// for continuations and filtered lists when it sends no positive `ttlMs` (default 30 s;
-    /// zero keeps only listings with a positive `ttlMs`).
-    pub list_cache: Duration,
-    /// `list_cache_bytes`: most bytes (as JSON, counted without serializing: see
-    /// `mcp_backend::KeptListings`) of listings kept, per list kind (default
-    /// 64 MiB).
-    pub list_cache_bytes: usize,
-    /// Servers named in the config whose entries cannot be used (name → why): never started;
-    /// `mcp_server_failed` says why at start, and so does every call to one and every
-    /// all-server list (in `errors`).
-    pub unusable: BTreeMap<String, String>,
-    /// `progress_interval_ms`: at most one `mcp_tool_call_progress` event per call this often
-    /// (default 100 ms; the last one, progress reaching total, always goes).
-    pub progress_interval: Duration,
-    /// Servers started lazily when they have a tool catalog (tool search on, no `startup` in
-    /// their entry): their tools are known without them, so they start on first use.
-    pub lazy_when_cataloged: std::collections::BTreeSet<String>,
-    /// Tool search `auto`: those servers are lazy only when the cataloged tools' specs pass a
-    /// threshold; `None` (tool search `on`) makes them lazy whenever they have a catalog.
-    pub lazy_over: Option<crate::LazyOver>,
-    /// `reset_timeout_on_progress`: a `tools/call` or `resources/read` whose server reports
-    /// progress gets its tool timeout anew from each report (default false).
-    pub reset_timeout_on_progress: bool,
-    /// `task_timeout_sec`: how long a tool call the server runs as a task (SEP-2663) is
-    /// followed before it is cancelled (default 1 hour; each poll has the tool timeout).
-    pub task_timeout: Duration,
-    /// `background_tasks_after_sec`: a call whose task still runs after this long returns a
-    /// handle and the task goes on in the background (`await_mcp_task`); `None` (the default)
-    /// waits for every task.
-    pub background_tasks_after: Option<Duration>,
-}
-
-impl Default for ManagerOptions {
-    fn default() -> Self {
-        Self {
-            max_list_pages: mcp_backend::DEFAULT_MAX_PAGES,
-            shutdown_grace: Duration::from_secs(2),
-            max_restarts: 5,
-            restart_backoff: Duration::from_millis(500),
-            max_input_rounds: 10,
-            response_cache: true,
-            max_watched_resources: 256,
-            token_store: None,
-            tool_cache: None,
-            list_cache: Duration::from_secs(30),
-            list_cache_bytes: 64 * 1024 * 1024,
-            unusable: BTreeMap::new(),
-            progress_interval: Duration::from_millis(100),
-            lazy_when_cataloged: std::collections::BTreeSet::new(),
-            lazy_over: None,
-            reset_timeout_on_progress: false,
-            task_timeout: Duration::from_secs(3600),
-            background_tasks_after: None,
-        }
-    }
-}
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +85,7 @@ impl McpConnectionManager {
         host: Arc<dyn HostHandler>,
         connector: Arc<dyn Connector>,
     ) -> Self {
-        let kept = KeptListings::new(options.list_cache, options.list_cache_bytes);
+        let kept = KeptListings::new(options.lists.cache, options.lists.cache_bytes);
         let servers = Arc::new(Servers::start(configs, events, options, host, connector));
         Self {
             servers,
@@ -251,7 +165,7 @@ impl McpConnectionManager {
     /// [`McpError::ShutDown`].
     pub async fn shutdown(&self) {
         let connections = self.servers.begin_shutdown();
-        let grace = self.servers.options.shutdown_grace;
+        let grace = self.servers.options.lifecycle.shutdown_grace;
         join_all(connections.iter().map(|(_, c)| c.close(grace))).await;
         // Once per shutdown: a second call (or a clone's) finds nothing left to announce.
         if self.servers.stopped_announced.swap(true, std::sync::atomic::Ordering::SeqCst) {

@@ -20,7 +20,7 @@ const PROMPTS: Capability =
 impl McpConnectionManager {
     /// `server`'s prompts, every page (the one cursor loop, `Follow`).
     async fn prompts_of(&self, server: &str) -> Result<Vec<Prompt>, McpError> {
-        let follow = Follow { server, max_pages: self.servers.options.max_list_pages };
+        let follow = Follow { server, max_pages: self.servers.options.lists.max_pages };
         let followed = follow
             .run(Vec::new(), None, |cursor| async move {
                 let page = self

@@ -147,9 +147,9 @@ impl Servers {
             let exchange = Exchange {
                 client: conn.service.service(),
                 method,
-                max_rounds: self.options.max_input_rounds,
+                max_rounds: self.options.requests.max_input_rounds,
                 timeout,
-                reset_on_progress: self.options.reset_timeout_on_progress,
+                reset_on_progress: self.options.requests.reset_timeout_on_progress,
             };
             let e = match exchange.run(|retry| send(conn.clone(), retry)).await {
                 Ok(result) => return Ok(result),

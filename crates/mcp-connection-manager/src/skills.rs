@@ -54,7 +54,7 @@ impl McpConnectionManager {
         if let Some(kept) = self.skill_cache.fresh(server, generation) {
             return Ok(kept);
         }
-        let follow = Follow { server, max_pages: self.servers.options.max_list_pages };
+        let follow = Follow { server, max_pages: self.servers.options.lists.max_pages };
         let followed = follow
             .run(Vec::new(), None, |cursor| async move {
                 let page = self
@@ -79,7 +79,7 @@ impl McpConnectionManager {
             tracing::warn!(server, %rejected, "skill entry left out");
         }
         let ttl = ttl.filter(|ms| *ms > 0).map(Duration::from_millis);
-        let ttl = ttl.unwrap_or(self.servers.options.list_cache);
+        let ttl = ttl.unwrap_or(self.servers.options.lists.cache);
         self.skill_cache.keep(server, generation, ttl, skills.clone());
         Ok(skills)
     }

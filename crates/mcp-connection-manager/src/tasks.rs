@@ -88,7 +88,7 @@ impl McpConnectionManager {
             seen: Mutex::new((task.status, task.status_message.clone())),
         });
         follow.announce(false);
-        let Some(after) = self.servers.options.background_tasks_after else {
+        let Some(after) = self.servers.options.tasks.background_after else {
             return follow.run(task).await;
         };
         let (done_tx, mut done) = watch::channel(None);
@@ -221,7 +221,7 @@ impl Follow {
     /// Polls until the task ends or `task_timeout` passes.
     async fn run(&self, task: Task) -> Result<CallToolResult, McpError> {
         let mut cancel = CancelOnDrop { follow: Some(self) };
-        let timeout = self.servers.options.task_timeout;
+        let timeout = self.servers.options.tasks.timeout;
         let deadline = Instant::now() + timeout;
         let mut interval = poll_interval(task.poll_interval_ms);
         let mut failed = 0;

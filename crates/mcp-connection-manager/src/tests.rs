@@ -16,7 +16,8 @@ use rmcp::{RoleServer, ServiceExt};
 use router_protocol::{EventMsg, EventReceiver, event_channel};
 use serde_json::json;
 
-use crate::manager::{ManagerOptions, McpConnectionManager, ServerStatus};
+use crate::manager::{McpConnectionManager, ServerStatus};
+use crate::options::ManagerOptions;
 use mcp_connection::client::{
     ConnectError, Connection, Connector, RouterClient, finish, initialize_failed,
 };
@@ -135,11 +136,10 @@ async fn a_dead_server_is_restarted_by_the_next_use() {
 #[tokio::test(start_paused = true)]
 async fn failed_starts_back_off_doubling_then_give_up() {
     let connector = Arc::new(InMemory { fail_starts: u32::MAX, ..Default::default() });
-    let options = ManagerOptions {
-        max_restarts: 2,
-        restart_backoff: Duration::from_millis(100),
-        ..Default::default()
-    };
+    let options = ManagerOptions::default().with(|o| {
+        o.lifecycle.max_restarts = 2;
+        o.lifecycle.restart_backoff = Duration::from_millis(100);
+    });
     let (manager, mut rx) = start(connector.clone(), options, Duration::from_secs(10));
     let not_started =
         |error: &str| McpError::NotStarted { server: "demo".into(), error: error.into() };

@@ -146,8 +146,8 @@ fn manager_options(config: &ConfigFile) -> ManagerOptions {
     for unusable in &config.unusable {
         options.unusable.insert(unusable.name.clone(), unusable.error.clone());
     }
-    if config.tool_cache && options.tool_cache.is_none() {
-        options.tool_cache = ToolCache::default_location();
+    if config.tool_cache && options.startup.tool_cache.is_none() {
+        options.startup.tool_cache = ToolCache::default_location();
     }
     options
 }
@@ -220,7 +220,7 @@ mod tests {
         let assembly = Assembly::from_text(text, ConfigFormat::CodexToml).expect("valid");
         let options = manager_options(assembly.config());
         assert!(options.unusable.contains_key("bad"), "{:?}", options.unusable);
-        assert_eq!(options.tool_cache, None, "tool_cache = false keeps no catalog");
+        assert_eq!(options.startup.tool_cache, None, "tool_cache = false keeps no catalog");
     }
 
     /// `await_mcp_task` follows from the manager's setting alone: offered exactly when long

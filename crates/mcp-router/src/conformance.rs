@@ -144,7 +144,7 @@ fn start(url: &str, oauth: &OAuthConfig, store: &TokenStore) -> anyhow::Result<m
     config.startup_timeout = Duration::from_secs(20);
     config.tool_timeout = Duration::from_secs(20);
     let mut file = router_config::ConfigFile::from_servers(vec![config]);
-    file.manager = ManagerOptions { token_store: Some(store.clone()), ..ManagerOptions::default() };
+    file.manager = ManagerOptions::default().with(|o| o.token_store = Some(store.clone()));
     file.tool_cache = false;
     let assembly = mcp_host::Assembly::new(file)
         .host_handler(Arc::new(AcceptDefaults))

@@ -90,7 +90,7 @@ fn demo_config() -> anyhow::Result<router_config::ConfigFile> {
     config
         .servers
         .push(setup::demo_server("catalog", &["--page-size", "500", "--generated", "2000"])?);
-    config.settings.list_budget_bytes = DEMO_LIST_BUDGET;
+    config.settings.lists.budget_bytes = DEMO_LIST_BUDGET;
     Ok(config)
 }
 
@@ -143,11 +143,10 @@ async fn tool_search(
     rx: &mut EventReceiver,
     step: usize,
 ) -> anyhow::Result<()> {
-    let settings = tool_router::RouterSettings {
-        tool_search: tool_router::ToolSearchMode::On,
-        data_sources: false,
-        ..Default::default()
-    };
+    let settings = tool_router::RouterSettings::default().with(|s| {
+        s.search.mode = tool_router::ToolSearchMode::On;
+        s.data.enabled = false;
+    });
     let searching = tool_router::ToolRouter::with_mcp_settings(running.manager.clone(), &settings)?;
     let all = running.router.specs().await.len();
     let names = |specs: Vec<tool_router::ToolSpec>| -> Vec<String> {
@@ -241,11 +240,10 @@ pub(crate) async fn run_live() -> anyhow::Result<i32> {
         });
     }
     let running = setup::start(demo_config()?, events.clone())?;
-    let settings = tool_router::RouterSettings {
-        tool_search: tool_router::ToolSearchMode::On,
-        data_sources: false,
-        ..Default::default()
-    };
+    let settings = tool_router::RouterSettings::default().with(|s| {
+        s.search.mode = tool_router::ToolSearchMode::On;
+        s.data.enabled = false;
+    });
     let searching = tool_router::ToolRouter::with_mcp_settings(running.manager.clone(), &settings)?;
     let ctx = CallContext::new(events);
     let slow = ("Wait for a slow tool", "mcp__docs__sleep", r#"{"ms":1500}"#);

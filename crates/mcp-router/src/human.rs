@@ -46,8 +46,8 @@ pub(crate) async fn tools(
 ) -> anyhow::Result<i32> {
     let mut config = setup::config(config)?;
     if refresh {
-        config.manager.lazy_when_cataloged.clear();
-        config.manager.lazy_over = None;
+        config.manager.startup.lazy_when_cataloged.clear();
+        config.manager.startup.lazy_over = None;
         for server in &mut config.servers {
             server.startup = mcp_connection_manager::Startup::Eager;
         }

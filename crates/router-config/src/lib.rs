@@ -221,7 +221,7 @@ pub fn parse_config_file_with(
         Some(value) => parse_settings(path, settings_key, value)?,
     };
     let mut settings = settings;
-    settings.always_load_servers = always_load;
+    settings.search.always_load_servers = always_load;
     let mut manager = manager;
     startup_by_tool_search(&settings, &mut manager, startup_unsaid);
     Ok(ConfigFile { servers: out, settings, manager, tool_cache, apps_ui, unusable })
@@ -234,12 +234,12 @@ fn startup_by_tool_search(
     manager: &mut ManagerOptions,
     startup_unsaid: std::collections::BTreeSet<String>,
 ) {
-    match settings.tool_search {
-        tool_router::ToolSearchMode::On => manager.lazy_when_cataloged = startup_unsaid,
+    match settings.search.mode {
+        tool_router::ToolSearchMode::On => manager.startup.lazy_when_cataloged = startup_unsaid,
         tool_router::ToolSearchMode::Auto => {
-            manager.lazy_when_cataloged = startup_unsaid;
-            manager.lazy_over = Some(mcp_connection_manager::LazyOver {
-                threshold: settings.tool_search_threshold_bytes,
+            manager.startup.lazy_when_cataloged = startup_unsaid;
+            manager.startup.lazy_over = Some(mcp_connection_manager::LazyOver {
+                threshold: settings.search.threshold_bytes,
                 measure: tool_router::spec_bytes,
             });
         }
@@ -301,13 +301,13 @@ fn set_timed(
             let ms = value
                 .as_u64()
                 .ok_or_else(|| format!("expected a whole number of at least 0, found {value}"))?;
-            manager.progress_interval = Duration::from_millis(ms);
+            manager.requests.progress_interval = Duration::from_millis(ms);
         }
-        "list_cache_sec" => manager.list_cache = within(0.0, DAY)?,
-        "query_timeout_sec" => settings.query_timeout = within(f64::MIN_POSITIVE, 3600.0)?,
-        "task_timeout_sec" => manager.task_timeout = within(f64::MIN_POSITIVE, 7.0 * DAY)?,
+        "list_cache_sec" => manager.lists.cache = within(0.0, DAY)?,
+        "query_timeout_sec" => settings.data.timeout = within(f64::MIN_POSITIVE, 3600.0)?,
+        "task_timeout_sec" => manager.tasks.timeout = within(f64::MIN_POSITIVE, 7.0 * DAY)?,
         "background_tasks_after_sec" => {
-            manager.background_tasks_after = Some(within(0.0, DAY)?);
+            manager.tasks.background_after = Some(within(0.0, DAY)?);
         }
         _ => {}
     }
@@ -345,38 +345,38 @@ fn parse_settings(
                 .ok_or_else(|| err(key, format!("expected true or false, found {value}")))
         };
         match key.as_str() {
-            "read_budget_bytes" => settings.read_budget_bytes = bytes(256)?,
-            "image_max_bytes" => settings.image_max_bytes = bytes(0)?,
-            "raw_blobs" => settings.raw_blobs = flag()?,
-            "data_sources" => settings.data_sources = flag()?,
-            "query_max_rows" => settings.query_max_rows = bytes(1)?,
-            "list_budget_bytes" => settings.list_budget_bytes = bytes(1024)?,
-            "show_user_audience" => settings.show_user_audience = flag()?,
-            "event_result_text" => settings.event_result_text = flag()?,
-            "event_payload_bytes" => settings.event_payload_bytes = bytes(1024)?,
-            "tool_result_budget_bytes" => settings.tool_result_budget_bytes = bytes(256)?,
-            "kept_results_max" => settings.kept_results.max_results = bytes(0)?,
-            "kept_results_bytes" => settings.kept_results.max_bytes = bytes(0)?,
-            "kept_results_memory_bytes" => settings.kept_results.memory_bytes = bytes(0)?,
-            "inline_resource_links_bytes" => settings.inline_resource_links_bytes = bytes(0)?,
+            "read_budget_bytes" => settings.reads.budget_bytes = bytes(256)?,
+            "image_max_bytes" => settings.reads.image_max_bytes = bytes(0)?,
+            "raw_blobs" => settings.reads.raw_blobs = flag()?,
+            "data_sources" => settings.data.enabled = flag()?,
+            "query_max_rows" => settings.data.max_rows = bytes(1)?,
+            "list_budget_bytes" => settings.lists.budget_bytes = bytes(1024)?,
+            "show_user_audience" => settings.lists.show_user_audience = flag()?,
+            "event_result_text" => settings.events.result_text = flag()?,
+            "event_payload_bytes" => settings.events.payload_bytes = bytes(1024)?,
+            "tool_result_budget_bytes" => settings.results.budget_bytes = bytes(256)?,
+            "kept_results_max" => settings.results.kept.max_results = bytes(0)?,
+            "kept_results_bytes" => settings.results.kept.max_bytes = bytes(0)?,
+            "kept_results_memory_bytes" => settings.results.kept.memory_bytes = bytes(0)?,
+            "inline_resource_links_bytes" => settings.results.inline_links_bytes = bytes(0)?,
             "tool_search" => {
                 let choices = [("auto", Mode::Auto), ("on", Mode::On), ("off", Mode::Off)];
-                settings.tool_search = one_of(value, &choices).map_err(|e| err(key, e))?;
+                settings.search.mode = one_of(value, &choices).map_err(|e| err(key, e))?;
             }
-            "tool_search_threshold_bytes" => settings.tool_search_threshold_bytes = bytes(0)?,
+            "tool_search_threshold_bytes" => settings.search.threshold_bytes = bytes(0)?,
             "tool_search_via" => {
                 let choices = [("router", Via::Router), ("api", Via::Api), ("both", Via::Both)];
-                settings.tool_search_via = one_of(value, &choices).map_err(|e| err(key, e))?;
+                settings.search.via = one_of(value, &choices).map_err(|e| err(key, e))?;
             }
             "tool_cache" => tool_cache = flag()?,
             "apps_ui" => apps_ui = flag()?,
-            "list_skills_tool" => settings.list_skills_tool = flag()?,
-            "prompt_tool" => settings.prompt_tool = flag()?,
-            "list_cache_bytes" => manager.list_cache_bytes = bytes(0)?,
-            "max_input_rounds" => manager.max_input_rounds = bytes(1)?,
-            "response_cache" => manager.response_cache = flag()?,
-            "reset_timeout_on_progress" => manager.reset_timeout_on_progress = flag()?,
-            "max_watched_resources" => manager.max_watched_resources = bytes(0)?,
+            "list_skills_tool" => settings.tools.list_skills = flag()?,
+            "prompt_tool" => settings.tools.get_prompt = flag()?,
+            "list_cache_bytes" => manager.lists.cache_bytes = bytes(0)?,
+            "max_input_rounds" => manager.requests.max_input_rounds = bytes(1)?,
+            "response_cache" => manager.requests.response_cache = flag()?,
+            "reset_timeout_on_progress" => manager.requests.reset_timeout_on_progress = flag()?,
+            "max_watched_resources" => manager.watching.max_resources = bytes(0)?,
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }
@@ -465,19 +465,19 @@ mod tests {
         )
         .expect("valid");
         let s = &file.settings;
-        assert_eq!((s.tool_result_budget_bytes, s.inline_resource_links_bytes), (4096, 2048));
+        assert_eq!((s.results.budget_bytes, s.results.inline_links_bytes), (4096, 2048));
         let kept = tool_router::KeptLimits { max_results: 3, max_bytes: 5000, memory_bytes: 0 };
-        assert_eq!(s.kept_results, kept);
+        assert_eq!(s.results.kept, kept);
         let search = parse_config_file(
             "[mcp_router]\ntool_search = \"on\"\ntool_search_via = \"both\"\ntool_search_threshold_bytes = 100\n[mcp_servers.a]\ncommand = \"x\"\nalways_load_tools = true\n[mcp_servers.b]\ncommand = \"y\"\n",
             ConfigFormat::CodexToml,
             Path::new("c.toml"),
         )
         .expect("valid");
-        assert_eq!(search.settings.tool_search, tool_router::ToolSearchMode::On);
-        assert_eq!(search.settings.tool_search_threshold_bytes, 100);
-        assert_eq!(search.settings.tool_search_via, tool_router::SearchVia::Both);
-        assert_eq!(search.settings.always_load_servers, ["a".to_string()].into());
+        assert_eq!(search.settings.search.mode, tool_router::ToolSearchMode::On);
+        assert_eq!(search.settings.search.threshold_bytes, 100);
+        assert_eq!(search.settings.search.via, tool_router::SearchVia::Both);
+        assert_eq!(search.settings.search.always_load_servers, ["a".to_string()].into());
         let bad = parse_config_file(
             "[mcp_router]\ntool_search = true\n[mcp_servers]\n",
             ConfigFormat::CodexToml,
@@ -508,16 +508,16 @@ mod tests {
             Path::new("c.toml"),
         )
         .expect("valid");
-        assert_eq!(file.settings.read_budget_bytes, 1024);
-        assert!(file.settings.raw_blobs && !file.settings.data_sources);
-        assert_eq!(file.settings.query_timeout, Duration::from_millis(500));
+        assert_eq!(file.settings.reads.budget_bytes, 1024);
+        assert!(file.settings.reads.raw_blobs && !file.settings.data.enabled);
+        assert_eq!(file.settings.data.timeout, Duration::from_millis(500));
         let json = parse_config_file(
             r#"{"mcpServers": {}, "mcpRouter": {"image_max_bytes": 10}}"#,
             ConfigFormat::McpJson,
             Path::new("m.json"),
         )
         .expect("valid");
-        assert_eq!(json.settings.image_max_bytes, 10);
+        assert_eq!(json.settings.reads.image_max_bytes, 10);
         let err = parse_config_file(
             "[mcp_router]\nread_budget_bytes = 3\n[mcp_servers]\n",
             ConfigFormat::CodexToml,
@@ -540,11 +540,11 @@ mod tests {
             )
         };
         let default = parse("").expect("valid");
-        assert_eq!(default.manager.background_tasks_after, None);
-        assert_eq!(default.manager.task_timeout, Duration::from_secs(3600));
+        assert_eq!(default.manager.tasks.background_after, None);
+        assert_eq!(default.manager.tasks.timeout, Duration::from_secs(3600));
         let set = parse("task_timeout_sec = 90\nbackground_tasks_after_sec = 2.5").expect("valid");
-        assert_eq!(set.manager.task_timeout, Duration::from_secs(90));
-        assert_eq!(set.manager.background_tasks_after, Some(Duration::from_millis(2500)));
+        assert_eq!(set.manager.tasks.timeout, Duration::from_secs(90));
+        assert_eq!(set.manager.tasks.background_after, Some(Duration::from_millis(2500)));
         assert!(!set.apps_ui && parse("apps_ui = true").expect("valid").apps_ui);
         let errors = [
             (
@@ -666,17 +666,17 @@ mod tests {
             Path::new("c.toml"),
         )
         .expect("valid");
-        assert_eq!(file.manager.max_input_rounds, 3);
-        assert!(!file.manager.response_cache);
+        assert_eq!(file.manager.requests.max_input_rounds, 3);
+        assert!(!file.manager.requests.response_cache);
         let file = parse_config_file(
             "[mcp_router]\nlist_budget_bytes = 8192\nshow_user_audience = true\nevent_result_text = false\n[mcp_servers]\n",
             ConfigFormat::CodexToml,
             Path::new("c.toml"),
         )
         .expect("valid");
-        assert_eq!(file.settings.list_budget_bytes, 8192);
-        assert!(file.settings.show_user_audience);
-        assert!(!file.settings.event_result_text);
+        assert_eq!(file.settings.lists.budget_bytes, 8192);
+        assert!(file.settings.lists.show_user_audience);
+        assert!(!file.settings.events.result_text);
         let tiny = parse_config_file(
             "[mcp_router]\nlist_budget_bytes = 100\n[mcp_servers]\n",
             ConfigFormat::CodexToml,
@@ -692,8 +692,10 @@ mod tests {
             measure: tool_router::spec_bytes,
         };
         let lazy_when_cataloged = std::collections::BTreeSet::new();
-        let expected =
-            ManagerOptions { lazy_over: Some(auto), lazy_when_cataloged, ..Default::default() };
+        let expected = ManagerOptions::default().with(|o| {
+            o.startup.lazy_over = Some(auto);
+            o.startup.lazy_when_cataloged = lazy_when_cataloged;
+        });
         assert_eq!(defaults.manager, expected);
         let err = parse_config_file(
             "[mcp_router]\nmax_input_rounds = 0\n[mcp_servers]\n",

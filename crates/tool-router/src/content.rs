@@ -41,13 +41,13 @@ impl Default for ContentPolicy {
 impl From<&RouterSettings> for ContentPolicy {
     fn from(settings: &RouterSettings) -> Self {
         Self {
-            read_budget_bytes: settings.read_budget_bytes,
-            image_max_bytes: settings.image_max_bytes,
-            raw_blobs: settings.raw_blobs,
-            list_budget_bytes: settings.list_budget_bytes,
-            show_user_audience: settings.show_user_audience,
-            result_budget_bytes: settings.tool_result_budget_bytes,
-            inline_links_bytes: settings.inline_resource_links_bytes,
+            read_budget_bytes: settings.reads.budget_bytes,
+            image_max_bytes: settings.reads.image_max_bytes,
+            raw_blobs: settings.reads.raw_blobs,
+            list_budget_bytes: settings.lists.budget_bytes,
+            show_user_audience: settings.lists.show_user_audience,
+            result_budget_bytes: settings.results.budget_bytes,
+            inline_links_bytes: settings.results.inline_links_bytes,
         }
     }
 }

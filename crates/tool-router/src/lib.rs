@@ -58,6 +58,9 @@ pub use kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
 pub use mcp_backend::McpBackend;
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
 pub use router_protocol::{PromptSummary, Prompts, SkillSummary, Skills};
-pub use settings::RouterSettings;
+pub use settings::{
+    DataSettings, EventSettings, ListSettings, OptionalTools, ReadSettings, ResultSettings,
+    RouterSettings, SearchSettings,
+};
 pub use spec::{ToolFormat, ToolSpec};
 pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode, spec_bytes};

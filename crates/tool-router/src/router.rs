@@ -106,24 +106,24 @@ impl ToolRouter {
             backend,
             ContentPolicy::from(settings),
             data,
-            settings.kept_results,
+            settings.results.kept,
             ToolSearch::new(
-                settings.tool_search,
-                settings.tool_search_threshold_bytes,
-                settings.always_load_servers.clone(),
+                settings.search.mode,
+                settings.search.threshold_bytes,
+                settings.search.always_load_servers.clone(),
             )
-            .via(settings.tool_search_via),
+            .via(settings.search.via),
         );
         if let Some(mcp) = &router.mcp {
             let backend = mcp.backend.clone();
             let mut optional: Vec<(ToolSpec, Arc<dyn ToolHandler>)> = Vec::new();
-            if settings.list_skills_tool {
+            if settings.tools.list_skills {
                 optional.push((
                     ListSkillsHandler::spec(),
                     Arc::new(ListSkillsHandler::new(backend.clone())),
                 ));
             }
-            if settings.prompt_tool {
+            if settings.tools.get_prompt {
                 let prompts = Arc::new(PromptHandler::new(backend.clone()));
                 optional.push((PromptHandler::spec(), prompts));
             }
@@ -134,10 +134,10 @@ impl ToolRouter {
                 router.handlers.insert(spec.name.clone(), Registered { spec, handler });
             }
         }
-        router.omit_result_text = !settings.event_result_text;
-        router.event_payload_bytes = (settings.event_payload_bytes
+        router.omit_result_text = !settings.events.result_text;
+        router.event_payload_bytes = (settings.events.payload_bytes
             != crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
-            .then_some(settings.event_payload_bytes);
+            .then_some(settings.events.payload_bytes);
         Ok(router)
     }
 
@@ -432,12 +432,12 @@ fn function_arguments(arguments: ToolArguments) -> Result<Option<Value>, Functio
 /// The data-source database `settings` ask for (`data_sources`, on by default).
 #[cfg(feature = "data-sources")]
 fn data_sources(settings: &RouterSettings) -> Result<Option<Arc<DataSources>>, SetupError> {
-    if !settings.data_sources {
+    if !settings.data.enabled {
         return Ok(None);
     }
     let limits = data_sources::QueryLimits {
-        max_rows: settings.query_max_rows,
-        timeout: settings.query_timeout,
+        max_rows: settings.data.max_rows,
+        timeout: settings.data.timeout,
     };
     Ok(Some(Arc::new(DataSources::new(limits).map_err(|e| SetupError(e.to_string()))?)))
 }

@@ -237,7 +237,7 @@ async fn user_only_items_are_hidden_unless_asked_and_priority_sorts() {
     assert!(user_only.iter().all(|r| !shown.contains(&r.uri)), "user-only items hidden");
     assert_eq!(shown.len(), all.len() - user_only.len());
 
-    let settings = RouterSettings { show_user_audience: true, ..RouterSettings::default() };
+    let settings = RouterSettings::default().with(|s| s.lists.show_user_audience = true);
     let router = ToolRouter::with_mcp_settings(h.manager.clone(), &settings).expect("router");
     let (_, payload) = list(&router, &ctx, json!({"server": "alpha"})).await;
     assert_eq!(uris(&payload, "alpha").len(), all.len(), "the setting shows them");
@@ -324,10 +324,8 @@ async fn kept_listings_serve_filters_and_continuations_until_the_list_changes() 
 
 #[tokio::test]
 async fn a_cache_window_of_zero_keeps_nothing() {
-    let options = mcp_connection_manager::ManagerOptions {
-        list_cache: std::time::Duration::ZERO,
-        ..Default::default()
-    };
+    let options = mcp_connection_manager::ManagerOptions::default()
+        .with(|o| o.lists.cache = std::time::Duration::ZERO);
     let h = Harness::start_with(vec![generated("alpha", 500)], options);
     h.manager.wait_until_started().await;
     let ctx = CallContext::new(router_protocol::EventSender::discard());

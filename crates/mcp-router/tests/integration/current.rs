@@ -155,10 +155,8 @@ async fn a_working_set_larger_than_the_cap_leaves_the_watched_set_stable() {
     for protocol in [ProtocolChoice::Legacy, ProtocolChoice::Modern] {
         let dir = tempfile::tempdir().expect("tempdir");
         let (config, log) = logged_demo(&dir, protocol);
-        let options = mcp_connection_manager::ManagerOptions {
-            max_watched_resources: 3,
-            ..Default::default()
-        };
+        let options = mcp_connection_manager::ManagerOptions::default()
+            .with(|o| o.watching.max_resources = 3);
         let h = Harness::start_with(vec![config], options);
         let uri = |n: usize| format!("demo://sized/{n}");
         // Ten resources read twice each, with room to watch three.
@@ -231,7 +229,7 @@ async fn server_everything_keeps_its_watched_set_while_a_host_reads_thousands() 
     let target = crate::interop::Target::everything_stdio("2026");
     let config = pinned(target.config("e"), ProtocolChoice::Legacy);
     let options =
-        mcp_connection_manager::ManagerOptions { max_watched_resources: 3, ..Default::default() };
+        mcp_connection_manager::ManagerOptions::default().with(|o| o.watching.max_resources = 3);
     let mut h = Harness::start_with(vec![config], options);
     h.manager.wait_until_started().await;
     let uri = |n: usize| format!("demo://resource/dynamic/text/{n}");

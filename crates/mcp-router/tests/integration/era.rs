@@ -57,7 +57,7 @@ async fn the_protocol_key_chooses_the_era_and_auto_prefers_2026() {
 
 #[tokio::test]
 async fn a_server_that_keeps_asking_is_stopped_at_the_round_limit() {
-    let options = ManagerOptions { max_input_rounds: 3, ..ManagerOptions::default() };
+    let options = ManagerOptions::default().with(|o| o.requests.max_input_rounds = 3);
     let mut h = Harness::start_with(vec![demo("d", 100)], options);
     // Two answers needed: within the limit.
     match h.call("mcp__d__ask", r#"{"times": 2}"#).await {
@@ -144,7 +144,7 @@ async fn no_caching_when_turned_off_or_in_the_2025_era() {
     let dir = tempfile::tempdir().expect("tempdir");
     let off_log = dir.path().join("off.log");
     let legacy_log = dir.path().join("legacy.log");
-    let options = ManagerOptions { response_cache: false, ..ManagerOptions::default() };
+    let options = ManagerOptions::default().with(|o| o.requests.response_cache = false);
     let off = Harness::start_with(
         vec![cached_demo("off", &off_log, 60_000, ProtocolChoice::Auto)],
         options,

@@ -495,10 +495,8 @@ async fn a_stdio_server_killed_while_idle_is_restarted_by_the_next_call_which_su
 async fn answering_web_server() -> (HttpServer, String, Harness) {
     let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
-    let options = mcp_connection_manager::ManagerOptions {
-        restart_backoff: Duration::ZERO,
-        ..Default::default()
-    };
+    let options = mcp_connection_manager::ManagerOptions::default()
+        .with(|o| o.lifecycle.restart_backoff = Duration::ZERO);
     let h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
     assert_eq!(echoed(&h.call("mcp__web__echo", r#"{"text":"one"}"#).await), "Echo: one");
     (web, addr, h)
@@ -538,11 +536,10 @@ async fn a_call_to_an_http_server_that_is_gone_says_connection_refused_in_words(
 
 #[tokio::test]
 async fn restarts_stop_at_the_limit_and_say_so() {
-    let options = mcp_connection_manager::ManagerOptions {
-        max_restarts: 2,
-        restart_backoff: Duration::ZERO,
-        ..Default::default()
-    };
+    let options = mcp_connection_manager::ManagerOptions::default().with(|o| {
+        o.lifecycle.max_restarts = 2;
+        o.lifecycle.restart_backoff = Duration::ZERO;
+    });
     let broken = ServerConfig::stdio("broken", "sh", vec!["-c".into(), "exit 1".into()]);
     let mut h = Harness::start_with(vec![broken, demo("ok", 100)], options);
     let output = h.call("read_mcp_resource", r#"{"server":"broken","uri":"x"}"#).await;
@@ -571,7 +568,7 @@ async fn an_http_server_that_came_back_is_reconnected() {
     let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
     let options = mcp_connection_manager::ManagerOptions::default();
-    let down_calls = options.max_restarts + 2;
+    let down_calls = options.lifecycle.max_restarts + 2;
     let mut h = Harness::start_with(vec![ServerConfig::http("web", web.url.clone())], options);
     let read = r#"{"server":"web","uri":"demo://notes/welcome"}"#;
     h.payload("read_mcp_resource", read).await;
@@ -591,10 +588,8 @@ async fn an_http_server_that_came_back_is_reconnected() {
 async fn an_all_server_list_that_finds_a_dead_connection_marks_it_for_the_next_request() {
     let web = HttpServer::demo(100);
     let addr = web.url.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
-    let options = mcp_connection_manager::ManagerOptions {
-        restart_backoff: Duration::ZERO,
-        ..Default::default()
-    };
+    let options = mcp_connection_manager::ManagerOptions::default()
+        .with(|o| o.lifecycle.restart_backoff = Duration::ZERO);
     let servers = vec![ServerConfig::http("web", web.url.clone()), demo("local", 100)];
     let mut h = Harness::start_with(servers, options);
     let all = h.payload("list_mcp_resources", "{}").await;

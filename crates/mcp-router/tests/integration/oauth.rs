@@ -231,11 +231,10 @@ fn harness(remote: &Protected, store: &TokenStore) -> Harness {
     {
         oauth.required = true;
     }
-    let options = ManagerOptions {
-        token_store: Some(store.clone()),
-        restart_backoff: Duration::from_millis(50),
-        ..ManagerOptions::default()
-    };
+    let options = ManagerOptions::default().with(|o| {
+        o.token_store = Some(store.clone());
+        o.lifecycle.restart_backoff = Duration::from_millis(50);
+    });
     Harness::start_with(vec![remote_config, demo("local", 100)], options)
 }
 

@@ -213,10 +213,9 @@ async fn server_everythings_resource_links_are_followed_on_their_server() {
 
 #[tokio::test]
 async fn a_kept_result_outlives_its_server_and_expires_past_the_count() {
-    let settings = RouterSettings {
-        kept_results: tool_router::KeptLimits { max_results: 1, ..Default::default() },
-        ..RouterSettings::default()
-    };
+    let settings = RouterSettings::default().with(|s| {
+        s.results.kept = tool_router::KeptLimits { max_results: 1, ..Default::default() }
+    });
     let h = Harness::start_with_settings(vec![demo("d", 5)], &settings);
     let first = crate::support::mcp_text(&h.call("mcp__d__huge", r#"{"mb": 1}"#).await);
     let (_, uri, offset) = cut_text(&first);
@@ -246,8 +245,7 @@ async fn a_kept_result_outlives_its_server_and_expires_past_the_count() {
 
 #[tokio::test]
 async fn small_linked_resources_are_embedded_after_their_link_when_asked() {
-    let settings =
-        RouterSettings { inline_resource_links_bytes: 1024, ..RouterSettings::default() };
+    let settings = RouterSettings::default().with(|s| s.results.inline_links_bytes = 1024);
     let py = Target::python_stdio("results_fixture.py").config("py");
     let h = Harness::start_with_settings(vec![py], &settings);
     let result = blocks(&h.call("mcp__py__linked", "{}").await);
@@ -257,7 +255,7 @@ async fn small_linked_resources_are_embedded_after_their_link_when_asked() {
         json!({"type": "resource", "resource": {"uri": "hidden://note", "mimeType": "text/plain", "text": "a note only a link leads to"}})
     );
     // Larger than the setting: the link alone.
-    let tight = RouterSettings { inline_resource_links_bytes: 10, ..RouterSettings::default() };
+    let tight = RouterSettings::default().with(|s| s.results.inline_links_bytes = 10);
     let py = Target::python_stdio("results_fixture.py").config("py");
     let h = Harness::start_with_settings(vec![py], &tight);
     let result = blocks(&h.call("mcp__py__linked", "{}").await);

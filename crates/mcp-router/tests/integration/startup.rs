@@ -72,7 +72,7 @@ async fn specs_come_from_the_catalog_while_a_slow_server_starts_then_switch_to_t
     };
     cache.save(&slow, &earlier);
     let (events, mut rx) = event_channel();
-    let options = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let options = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache.clone()));
     let manager =
         Arc::new(McpConnectionManager::start(vec![fast.clone(), slow.clone()], events, options));
     let router = ToolRouter::with_mcp(manager.clone());
@@ -101,7 +101,7 @@ async fn specs_come_from_the_catalog_while_a_slow_server_starts_then_switch_to_t
 
     // Next start: both listed at once, nothing announced (the lists are what the catalog says).
     let (events, mut rx) = event_channel();
-    let options = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let options = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache.clone()));
     let manager = Arc::new(McpConnectionManager::start(vec![fast, slow], events, options));
     let router = ToolRouter::with_mcp(manager.clone());
     let warm = spec_names(&router).await;
@@ -123,8 +123,7 @@ async fn a_lazy_server_starts_on_its_first_call_and_is_listed_from_its_catalog_u
     let log = dir.path().join("lazy.log");
     let mut lazy = logged_server("lazy", &log, 0);
     lazy.startup = Startup::Lazy;
-    let options =
-        || ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let options = || ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache.clone()));
 
     // No catalog yet: listing the tools starts it, to learn them.
     let manager = Arc::new(McpConnectionManager::start(
@@ -232,7 +231,7 @@ async fn tools_listed_from_the_catalog_of_a_server_that_then_fails_are_withdrawn
     };
     cache.save(&broken, &earlier);
     let (events, mut rx) = event_channel();
-    let options = ManagerOptions { tool_cache: Some(cache.clone()), ..ManagerOptions::default() };
+    let options = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache.clone()));
     let manager = Arc::new(McpConnectionManager::start(vec![broken.clone()], events, options));
     let router = ToolRouter::with_mcp(manager.clone());
     assert_eq!(spec_names(&router).await, vec!["mcp__broken__gone".to_string()]);

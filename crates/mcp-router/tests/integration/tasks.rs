@@ -222,7 +222,7 @@ fn backgrounded_a_long_task_gives_the_model_a_handle_and_await_mcp_task_collects
 async fn ended_results_nobody_collects_do_not_pile_up() {
     use mcp_backend::TasksBackend as _;
     let options =
-        ManagerOptions { background_tasks_after: Some(Duration::ZERO), ..Default::default() };
+        ManagerOptions::default().with(|o| o.tasks.background_after = Some(Duration::ZERO));
     let h = Harness::start_with(vec![demo("d", 100)], options);
     let mut handles = Vec::new();
     for _ in 0..70 {

@@ -25,7 +25,10 @@ fn rich() -> FakeServer {
 }
 
 fn settings() -> RouterSettings {
-    RouterSettings { prompt_tool: true, list_skills_tool: true, ..RouterSettings::default() }
+    RouterSettings::default().with(|s| {
+        s.tools.get_prompt = true;
+        s.tools.list_skills = true;
+    })
 }
 
 async fn names(router: &ToolRouter) -> Vec<String> {

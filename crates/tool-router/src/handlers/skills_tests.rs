@@ -166,7 +166,7 @@ async fn without_a_skills_server_the_tool_is_not_offered() {
 
 #[tokio::test]
 async fn list_mcp_skills_is_offered_with_its_setting_and_lists_every_server() {
-    let settings = crate::RouterSettings { list_skills_tool: true, ..Default::default() };
+    let settings = crate::RouterSettings::default().with(|s| s.tools.list_skills = true);
     let backend =
         FakeBackend::with(vec![("a", server(SKILL_MD, listed())), ("b", FakeServer::default())]);
     let router = ToolRouter::with_mcp_settings(backend, &settings).expect("router");
