@@ -34,7 +34,11 @@ use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
 use crate::exec_output::{Outgoing, write_lines};
 use crate::setup;
 
-pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow::Result<i32> {
+pub(crate) async fn run(
+    config: &crate::setup::ConfigArg,
+    live: bool,
+    format: Option<router_protocol::OutputFormat>,
+) -> anyhow::Result<i32> {
     let config = setup::config(config)?;
     let view = if live {
         match crate::live::LiveView::open("mcp-router exec --live") {
@@ -51,7 +55,7 @@ pub(crate) async fn run(config: &crate::setup::ConfigArg, live: bool) -> anyhow:
     let running = Arc::new(setup::start(config, events.clone())?);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Outgoing>();
     let to_view = view.as_ref().and_then(|v| v.sender());
-    let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view));
+    let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view, format));
     let (requests, queued) = mpsc::unbounded_channel();
     let answering = tokio::spawn(answer_in_order(queued, out_tx.clone()));
     let session = Session {

@@ -2,7 +2,7 @@
 //! line (so a call's end event comes before its output), and the lines it writes — an answer
 //! with its request's `id`, a call id echoed as a number when the input wrote one.
 
-use router_protocol::{EventReceiver, ExecOutput};
+use router_protocol::{EventReceiver, ExecOutput, OutputFormat};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
@@ -28,14 +28,25 @@ impl From<ExecOutput> for Outgoing {
 
 impl Outgoing {
     /// The line as written: its `id` after its own fields, its call id a number when the
-    /// input wrote one.
-    fn push(&self, buffer: &mut Vec<u8>) {
-        if self.numeric_call_id
+    /// input wrote one, a call's output also in `format` (as `formatted`) when asked.
+    fn push(&self, buffer: &mut Vec<u8>, format: Option<OutputFormat>) {
+        let formatted = match (&self.line, format) {
+            (ExecOutput::FunctionCallOutput { call_id, output }, Some(format)) => {
+                Some(output.to_format(format, call_id))
+            }
+            _ => None,
+        };
+        if (self.numeric_call_id || formatted.is_some())
             && let Ok(mut value) = serde_json::to_value(&self.line)
-            && let Some(number) =
-                value["call_id"].as_str().and_then(|id| id.parse::<serde_json::Number>().ok())
         {
-            value["call_id"] = Value::Number(number);
+            if let Some(formatted) = formatted {
+                value["formatted"] = formatted;
+            }
+            let number =
+                value["call_id"].as_str().and_then(|id| id.parse::<serde_json::Number>().ok());
+            if let Some(number) = number.filter(|_| self.numeric_call_id) {
+                value["call_id"] = Value::Number(number);
+            }
             return push_line(buffer, &value);
         }
         match &self.id {
@@ -85,6 +96,7 @@ pub(crate) async fn write_lines(
     mut events: EventReceiver,
     mut outputs: mpsc::UnboundedReceiver<Outgoing>,
     view: Option<std::sync::mpsc::Sender<ViewItem>>,
+    format: Option<OutputFormat>,
 ) {
     let mut stdout = tokio::io::stdout();
     let (mut events_open, mut outputs_open) = (true, true);
@@ -112,7 +124,7 @@ pub(crate) async fn write_lines(
                 }
                 match output {
                     Some(output) => {
-                        output.push(&mut buffer);
+                        output.push(&mut buffer, format);
                         if let (Some(view), Some(item)) = (&view, output.view_item()) {
                             let _ = view.send(item);
                         }

@@ -188,9 +188,12 @@ pub(crate) async fn call(
     name: String,
     arguments: String,
     raw: bool,
+    format: Option<router_protocol::OutputFormat>,
 ) -> anyhow::Result<i32> {
     let output = one_call(config, &name, arguments, None).await?;
-    if raw {
+    if let Some(format) = format {
+        outln!("{}", output.to_format(format, "cli"));
+    } else if raw {
         outln!("{}", serde_json::to_string(&output)?);
     } else {
         match &output {

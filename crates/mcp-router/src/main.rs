@@ -56,6 +56,9 @@ enum Command {
         /// Also show the live view on the terminal (stdout stays JSON lines).
         #[arg(long)]
         live: bool,
+        /// Add each output in a provider's format to its line, as `formatted`.
+        #[arg(long, value_enum)]
+        format: Option<ProviderFormat>,
     },
     /// Show an exec JSON-lines stream (a file, or `-` / nothing for stdin) in the live view;
     /// readable lines instead when stdout is not a terminal.
@@ -143,6 +146,9 @@ enum Command {
         /// Print the raw output the model would get.
         #[arg(long)]
         json: bool,
+        /// Print the output as a provider's API takes it back.
+        #[arg(long, value_enum, conflicts_with = "json")]
+        format: Option<ProviderFormat>,
     },
     /// Sign in to an HTTP server with OAuth: prints the authorization URL, opens a browser when
     /// there is one and receives the redirect on 127.0.0.1.
@@ -203,6 +209,27 @@ struct ListArgs {
 enum Format {
     Openai,
     Anthropic,
+}
+
+/// A provider's format for a call's output (`ToolOutput::to_format`).
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ProviderFormat {
+    /// OpenAI Responses: a `function_call_output` item.
+    OpenaiResponses,
+    /// OpenAI Chat Completions: a `tool` message.
+    OpenaiChat,
+    /// Anthropic Messages: a `tool_result` block.
+    Anthropic,
+}
+
+impl From<ProviderFormat> for router_protocol::OutputFormat {
+    fn from(format: ProviderFormat) -> Self {
+        match format {
+            ProviderFormat::OpenaiResponses => Self::OpenAiResponses,
+            ProviderFormat::OpenaiChat => Self::OpenAiChat,
+            ProviderFormat::Anthropic => Self::Anthropic,
+        }
+    }
 }
 
 /// A user error prints one clear line (`mcp-router: …`, with its causes) and exits 1, whatever
@@ -302,7 +329,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Demo { live: false } => demo::run().await,
         Command::Demo { live: true } => demo::run_live().await,
-        Command::Exec { config, live } => exec::run(&config, live).await,
+        Command::Exec { config, live, format } => {
+            exec::run(&config, live, format.map(Into::into)).await
+        }
         Command::Watch { file } => live::watch(file.as_deref()),
         Command::Tools { config, format, refresh, all } => {
             let format = match format {
@@ -344,8 +373,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             human::read(&config, server, target, json).await
         }
-        Command::Call { config, name, arguments, json } => {
-            human::call(&config, name, arguments, json).await
+        Command::Call { config, name, arguments, json, format } => {
+            human::call(&config, name, arguments, json, format.map(Into::into)).await
         }
         Command::ConformanceClient { url } => conformance::run(url).await,
         Command::Login { config, name, no_browser } => {

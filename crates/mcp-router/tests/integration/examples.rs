@@ -230,3 +230,44 @@ fn the_own_backend_example_routes_to_a_backend_of_the_host_s_own() {
     let ends = lines.iter().filter(|l| l.starts_with("event mcp_tool_call_end")).count();
     assert_eq!(ends, 3, "{stdout}");
 }
+
+#[test]
+fn call_and_exec_print_outputs_in_a_provider_s_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = marker("example-format");
+    let config = config(&dir, &marker);
+    let out = crate::support::router_command()
+        .args(["call", "--format", "anthropic", "--config"])
+        .arg(&config)
+        .args(["mcp__notes__echo", r#"{"text": "hi"}"#])
+        .output()
+        .expect("mcp-router call");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let block: Value = serde_json::from_slice(&out.stdout).expect("one JSON value");
+    assert_eq!(
+        block,
+        json!({"type": "tool_result", "tool_use_id": "cli", "content": [{"type": "text", "text": "Echo: hi"}]})
+    );
+    let mut exec = ExecSession::spawn({
+        let mut command = exec_command(&config);
+        command.args(["--format", "openai-chat"]);
+        command
+    });
+    exec.send(&json!({"call_id": "f1", "name": "mcp__notes__echo", "arguments": {"text": "yo"}}));
+    exec.send(
+        &json!({"call_id": "f2", "name": "read_mcp_resource", "arguments": {"server": "notes"}}),
+    );
+    let _ = exec.output("f2");
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let formatted = |id: &str| {
+        let line = lines.iter().find(|l| l["type"] == "function_call_output" && l["call_id"] == id);
+        line.expect("the output line")["formatted"].clone()
+    };
+    assert_eq!(
+        formatted("f1"),
+        json!({"role": "tool", "tool_call_id": "f1", "content": "Echo: yo"})
+    );
+    assert_eq!(formatted("f2")["content"], "uri must be provided");
+    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
+}
