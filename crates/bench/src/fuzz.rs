@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_backend::McpBackend as _;
-use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
+use mcp_connection_manager::{ManagerOptions, ServerConfig};
 use router_protocol::EventSender;
 use tool_router::ToolRouter;
 use tool_router::fuzz::{
@@ -163,16 +163,18 @@ pub(crate) async fn campaign(args: &[String]) -> anyhow::Result<bool> {
         let mut demo = ServerConfig::stdio("demo", exe, vec!["serve-demo".to_string()]);
         // A generated `sleep` may ask for minutes: bound every request.
         demo.tool_timeout = Duration::from_secs(5);
-        let manager = Arc::new(McpConnectionManager::start(
+        let running = crate::workloads::assembled(
             vec![demo],
-            EventSender::discard(),
             ManagerOptions::default(),
-        ));
+            tool_router::RouterSettings::default(),
+            EventSender::discard(),
+        )?;
+        let manager = running.manager.clone();
         manager.wait_until_started().await;
         let tools: Vec<String> =
             manager.list_tools().await.into_iter().map(|t| t.tool.name.to_string()).collect();
         anyhow::ensure!(!tools.is_empty(), "the demo server did not start");
-        let router = Arc::new(ToolRouter::with_mcp(manager.clone()));
+        let router = running.router.clone();
         let strategy = move || cases("demo", &tools, "demo://notes/welcome");
         let (stats, elapsed) =
             run(router, strategy, options.live_cases, options.workers, options.seed + 1).await;

@@ -150,9 +150,13 @@ pub(crate) async fn unstarted(quick: bool) -> anyhow::Result<Vec<Row>> {
             o.startup.tool_cache = Some(cache.clone());
             o.startup.lazy_when_cataloged = names.clone();
         });
-        let manager =
-            Arc::new(McpConnectionManager::start(servers.clone(), EventSender::discard(), options));
-        let router = ToolRouter::with_mcp_settings(manager.clone(), &settings)?;
+        let running = crate::workloads::assembled(
+            servers.clone(),
+            options,
+            settings.clone(),
+            EventSender::discard(),
+        )?;
+        let (manager, router) = (running.manager.clone(), running.router.clone());
         let specs = router.specs().await;
         samples.push(started.elapsed());
         anyhow::ensure!(

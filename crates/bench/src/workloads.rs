@@ -55,12 +55,25 @@ pub(crate) struct Routed {
 /// The router over `servers` as a host starts it (the front door's assembly), with the
 /// defaults except the tool catalog: a bench run must not read or write the user's cache.
 pub(crate) async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
-    let mut config = router_config::ConfigFile::from_servers(servers);
-    config.tool_cache = false;
-    let running =
-        mcp_host::Assembly::new(config).events(events).start().expect("no handler of ours");
+    let running = assembled(servers, ManagerOptions::default(), Default::default(), events)
+        .expect("no handler of ours");
     running.manager.wait_until_started().await;
     Routed { manager: running.manager.clone(), router: running.router.clone() }
+}
+
+/// `servers` with `options` and `settings`, started through the front door's assembly as a
+/// host starts them; the user's tool catalog is left alone (a catalog the options name is used).
+pub(crate) fn assembled(
+    servers: Vec<ServerConfig>,
+    options: ManagerOptions,
+    settings: tool_router::RouterSettings,
+    events: EventSender,
+) -> anyhow::Result<mcp_host::Running> {
+    let mut config = router_config::ConfigFile::from_servers(servers);
+    config.tool_cache = false;
+    config.manager = options;
+    config.settings = settings;
+    Ok(mcp_host::Assembly::new(config).events(events).start()?)
 }
 
 /// A bare rmcp client on its own child process of the same bench server.
@@ -672,13 +685,12 @@ pub(crate) async fn p9_first_specs(quick: bool) -> anyhow::Result<Vec<Row>> {
         async move {
             let started = Instant::now();
             let options = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache));
-            let manager =
-                Arc::new(McpConnectionManager::start(servers, EventSender::discard(), options));
             // Every tool's spec, as before tool search: 500 tools pass the search threshold,
             // and this row times the specs themselves, not the search tool that stands in.
             let settings = tool_router::RouterSettings::default()
                 .with(|s| s.search.mode = tool_router::ToolSearchMode::Off);
-            let router = ToolRouter::with_mcp_settings(manager.clone(), &settings)?;
+            let running = assembled(servers, options, settings, EventSender::discard())?;
+            let (manager, router) = (running.manager.clone(), running.router.clone());
             let specs = router.specs().await;
             let elapsed = started.elapsed();
             let mcp = specs.iter().filter(|s| s.name.starts_with("mcp__")).count();
