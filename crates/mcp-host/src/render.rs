@@ -6,6 +6,21 @@ use router_protocol::EventMsg;
 /// The event as a line for a person.
 pub fn describe(event: &EventMsg) -> String {
     match event {
+        EventMsg::McpToolCallBegin(_)
+        | EventMsg::McpToolCallProgress(_)
+        | EventMsg::McpToolCallEnd(_) => describe_call(event),
+        EventMsg::McpServerStarting(_)
+        | EventMsg::McpServerReady(_)
+        | EventMsg::McpServerFailed(_)
+        | EventMsg::McpServerStopped(_)
+        | EventMsg::McpServerRestarting(_) => describe_server(event),
+        other => describe_more(other),
+    }
+}
+
+/// A server's lifecycle event.
+fn describe_server(event: &EventMsg) -> String {
+    match event {
         EventMsg::McpServerStarting(e) => {
             format!("mcp_server_starting  {} ({})", e.server, e.transport)
         }
@@ -19,21 +34,6 @@ pub fn describe(event: &EventMsg) -> String {
             if e.capabilities.resources { ", resources" } else { "" }
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
-        EventMsg::McpServerRequest(e) => format!(
-            "mcp_server_request   {} {}{}",
-            e.server,
-            e.method,
-            e.call_id.as_deref().map(|c| format!(" (call {c})")).unwrap_or_default()
-        ),
-        EventMsg::McpToolsChanged(e) => format!(
-            "mcp_tools_changed    {}: added [{}], removed [{}]",
-            e.server,
-            e.added.join(", "),
-            e.removed.join(", ")
-        ),
-        EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
-        EventMsg::McpToolsRevealed(e) => format!("mcp_tools_revealed   {}", e.tools.join(", ")),
-        EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
         EventMsg::McpServerStopped(e) => format!(
             "mcp_server_stopped   {}{}",
             e.server,
@@ -42,6 +42,13 @@ pub fn describe(event: &EventMsg) -> String {
         EventMsg::McpServerRestarting(e) => {
             format!("mcp_server_restarting {} (attempt {}): {}", e.server, e.attempt, e.reason)
         }
+        other => describe_more(other),
+    }
+}
+
+/// A call's begin, progress or end.
+fn describe_call(event: &EventMsg) -> String {
+    match event {
         EventMsg::McpToolCallBegin(e) => format!(
             "mcp_tool_call_begin  {} server={} tool={}",
             e.call_id,
@@ -96,10 +103,25 @@ fn summary(tool: &str, s: &router_protocol::ResourceCallSummary, answered: bool)
     format!(" ({counted}{failed})")
 }
 
-/// The rest of [`describe`]: idle servers, requests handed to the host, server logs, skill
-/// rejections, task statuses.
+/// The rest of [`describe`]: list changes, idle servers, requests handed to the host, server
+/// logs, skill rejections, task statuses.
 fn describe_more(event: &EventMsg) -> String {
     match event {
+        EventMsg::McpServerRequest(e) => format!(
+            "mcp_server_request   {} {}{}",
+            e.server,
+            e.method,
+            e.call_id.as_deref().map(|c| format!(" (call {c})")).unwrap_or_default()
+        ),
+        EventMsg::McpToolsChanged(e) => format!(
+            "mcp_tools_changed    {}: added [{}], removed [{}]",
+            e.server,
+            e.added.join(", "),
+            e.removed.join(", ")
+        ),
+        EventMsg::McpResourcesChanged(e) => format!("mcp_resources_changed {}", e.server),
+        EventMsg::McpToolsRevealed(e) => format!("mcp_tools_revealed   {}", e.tools.join(", ")),
+        EventMsg::McpResourceUpdated(e) => format!("mcp_resource_updated {} {}", e.server, e.uri),
         EventMsg::McpServerRequestBegin(e) => format!(
             "mcp_server_request_begin {} {}{}",
             e.server,

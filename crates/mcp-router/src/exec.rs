@@ -66,29 +66,7 @@ pub(crate) async fn run(
         in_flight: Default::default(),
     };
     let mut calls = JoinSet::new();
-    // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
-    let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut number = 0u64;
-    let exit_code = loop {
-        tokio::select! {
-            line = lines.next_segment() => match line {
-                Ok(Some(bytes)) => {
-                    number += 1;
-                    session.take_line(number, bytes, &mut calls);
-                }
-                Ok(None) => break 0,
-                Err(e) => {
-                    session.error(Rejected { message: format!("cannot read stdin: {e}"), call_id: None }, None, false);
-                    break 0;
-                }
-            },
-            // Reap finished calls as we go so the set does not grow with the session.
-            Some(_) = calls.join_next(), if !calls.is_empty() => {}
-            _ = sigterm.recv() => break 143,
-            _ = tokio::signal::ctrl_c() => break 130,
-        }
-    };
+    let exit_code = read_lines(&session, &mut calls).await?;
     if exit_code == 0 {
         while calls.join_next().await.is_some() {}
     } else {
@@ -108,6 +86,34 @@ pub(crate) async fn run(
         view.close();
     }
     Ok(exit_code)
+}
+
+/// Stdin's lines to `session` until its end (0) or a signal (143 for SIGTERM, 130 for SIGINT);
+/// finished calls are reaped as it goes, so the set does not grow with the session.
+async fn read_lines(session: &Session, calls: &mut JoinSet<()>) -> anyhow::Result<i32> {
+    // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
+    let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut number = 0u64;
+    Ok(loop {
+        tokio::select! {
+            line = lines.next_segment() => match line {
+                Ok(Some(bytes)) => {
+                    number += 1;
+                    session.take_line(number, bytes, calls);
+                }
+                Ok(None) => break 0,
+                Err(e) => {
+                    let message = format!("cannot read stdin: {e}");
+                    session.error(Rejected { message, call_id: None }, None, false);
+                    break 0;
+                }
+            },
+            Some(_) = calls.join_next(), if !calls.is_empty() => {}
+            _ = sigterm.recv() => break 143,
+            _ = tokio::signal::ctrl_c() => break 130,
+        }
+    })
 }
 
 /// What each input line needs: the router, the event sink, the output queue.

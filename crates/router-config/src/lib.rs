@@ -174,57 +174,79 @@ pub fn parse_config_file_with(
     let Value::Object(servers) = servers else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table of servers")));
     };
-    let mut out = Vec::with_capacity(servers.len());
-    let mut unusable = Vec::new();
-    let mut always_load = std::collections::BTreeSet::new();
-    // Entries that do not say when to start: lazy when tool search is on and a catalog exists.
-    let mut startup_unsaid = std::collections::BTreeSet::new();
-    for (name, value) in servers {
-        let server = ServerWalker { path, name, format };
-        match server.parse(value) {
-            Ok(config) => {
-                match value.get("always_load_tools") {
-                    None | Some(Value::Bool(false)) => {}
-                    Some(Value::Bool(true)) => drop(always_load.insert(config.name.clone())),
-                    Some(other) => {
-                        let e = server.err(
-                            "always_load_tools",
-                            format!("expected true or false, found {other}"),
-                        );
-                        if strictness == Strictness::Strict {
-                            return Err(e);
-                        }
-                        unusable.push(UnusableServer { name: name.clone(), error: e.to_string() });
-                        continue;
-                    }
-                }
-                if value.get("startup").is_none() {
-                    startup_unsaid.insert(config.name.clone());
-                }
-                out.push(config);
-            }
-            Err(e) if strictness == Strictness::Lenient => {
-                // Said once by whoever uses the file (the CLI on stderr, the manager in an event).
-                tracing::debug!(server = %name, error = %e, "server entry left out");
-                unusable.push(UnusableServer { name: name.clone(), error: e.to_string() });
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    let entries = server_entries(servers, path, format, strictness)?;
     let settings_key = match format {
         ConfigFormat::CodexToml => "mcp_router",
         ConfigFormat::McpJson => "mcpRouter",
     };
-    let (settings, manager, (tool_cache, apps_ui)) = match root.get(settings_key) {
+    let (mut settings, mut manager, (tool_cache, apps_ui)) = match root.get(settings_key) {
         None => (RouterSettings::default(), ManagerOptions::default(), (true, false)),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
-    let mut settings = settings;
-    settings.search.always_load_servers = always_load;
-    let mut manager = manager;
-    startup_by_tool_search(&settings, &mut manager, startup_unsaid);
-    Ok(ConfigFile { servers: out, settings, manager, tool_cache, apps_ui, unusable })
+    settings.search.always_load_servers = entries.always_load;
+    startup_by_tool_search(&settings, &mut manager, entries.startup_unsaid);
+    let unusable = entries.unusable;
+    Ok(ConfigFile { servers: entries.servers, settings, manager, tool_cache, apps_ui, unusable })
+}
+
+/// A file's server entries, read.
+struct ServerEntries {
+    /// The usable ones, sorted by name.
+    servers: Vec<ServerConfig>,
+    /// The ones left out, and why.
+    unusable: Vec<UnusableServer>,
+    /// `always_load_tools = true`.
+    always_load: std::collections::BTreeSet<String>,
+    /// Entries that do not say when to start: lazy when tool search is on and a catalog exists.
+    startup_unsaid: std::collections::BTreeSet<String>,
+}
+
+/// Every server entry of `servers`: used, or left out with why (a strict file fails instead).
+fn server_entries(
+    servers: &serde_json::Map<String, Value>,
+    path: &Path,
+    format: ConfigFormat,
+    strictness: Strictness,
+) -> Result<ServerEntries, ConfigError> {
+    let mut entries = ServerEntries {
+        servers: Vec::with_capacity(servers.len()),
+        unusable: Vec::new(),
+        always_load: Default::default(),
+        startup_unsaid: Default::default(),
+    };
+    for (name, value) in servers {
+        let server = ServerWalker { path, name, format };
+        let parsed = server.parse(value).and_then(|config| {
+            let always = match value.get("always_load_tools") {
+                None | Some(Value::Bool(false)) => false,
+                Some(Value::Bool(true)) => true,
+                Some(other) => {
+                    let found = format!("expected true or false, found {other}");
+                    return Err(server.err("always_load_tools", found));
+                }
+            };
+            Ok((config, always))
+        });
+        match parsed {
+            Ok((config, always)) => {
+                if always {
+                    entries.always_load.insert(config.name.clone());
+                }
+                if value.get("startup").is_none() {
+                    entries.startup_unsaid.insert(config.name.clone());
+                }
+                entries.servers.push(config);
+            }
+            Err(e) if strictness == Strictness::Lenient => {
+                // Said once by whoever uses the file (the CLI on stderr, the manager in an event).
+                tracing::debug!(server = %name, error = %e, "server entry left out");
+                entries.unusable.push(UnusableServer { name: name.clone(), error: e.to_string() });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    entries.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
 }
 
 /// With tool search, a server whose entry says nothing of `startup` and whose tools a catalog

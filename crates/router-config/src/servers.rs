@@ -104,6 +104,17 @@ impl ServerWalker<'_> {
         }
         let transport = self.transport(table)?;
         let mut config = ServerConfig::with_transport(self.name, transport);
+        self.common_keys(table, &mut config)?;
+        Ok(config)
+    }
+
+    /// The keys beside the transport: enabling, timeouts, tool filters, log level, startup and
+    /// protocol.
+    fn common_keys(
+        &self,
+        table: &serde_json::Map<String, Value>,
+        config: &mut ServerConfig,
+    ) -> Result<(), ConfigError> {
         match self.format {
             ConfigFormat::CodexToml => {
                 config.enabled = self.bool(table, "enabled")?.unwrap_or(true);
@@ -146,7 +157,7 @@ impl ServerWalker<'_> {
                 )
             })?;
         }
-        Ok(config)
+        Ok(())
     }
 
     pub(crate) fn transport(
