@@ -25,6 +25,7 @@ const CODEX_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
+    "env_vars",
     "cwd",
     "url",
     "bearer_token_env_var",
@@ -49,6 +50,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
+    "env_vars",
     "cwd",
     "url",
     "headers",
@@ -68,6 +70,36 @@ const MCP_JSON_KEYS: &[&str] = &[
 impl ServerWalker<'_> {
     pub(crate) fn err(&self, key: &str, message: impl fmt::Display) -> ConfigError {
         ConfigError::new(self.path, format!("server `{}`: key `{key}`: {message}", self.name))
+    }
+
+    /// A stdio server's environment beyond the router's allow-list: its `env`, and the
+    /// variables `env_vars` names passed through from the router's environment by name (as
+    /// Codex does: one that is not set is left out; `env` wins over the same name). Values are
+    /// secrets: never logged, never in an error.
+    fn environment(
+        &self,
+        table: &serde_json::Map<String, Value>,
+    ) -> Result<std::collections::BTreeMap<String, String>, ConfigError> {
+        let mut env = self.string_map(table, "env")?;
+        for name in self.strings(table, "env_vars")?.unwrap_or_default() {
+            let valid = !name.is_empty()
+                && !name.contains(['=', '\0'])
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            if !valid {
+                return Err(self.err("env_vars", format!("`{name}` is not a variable name")));
+            }
+            if env.contains_key(&name) {
+                continue;
+            }
+            match std::env::var(&name) {
+                Ok(value) => drop(env.insert(name, value)),
+                Err(std::env::VarError::NotPresent) => {}
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    tracing::warn!(server = self.name, variable = %name, "env_vars: the value is not UTF-8; not passed");
+                }
+            }
+        }
+        Ok(env)
     }
 
     pub(crate) fn parse(&self, value: &Value) -> Result<ServerConfig, ConfigError> {
@@ -187,7 +219,7 @@ impl ServerWalker<'_> {
                 Ok(TransportConfig::Stdio {
                     command,
                     args: self.strings(table, "args")?.unwrap_or_default(),
-                    env: self.string_map(table, "env")?,
+                    env: self.environment(table)?,
                     cwd: self.string(table, "cwd")?.map(PathBuf::from),
                 })
             }
@@ -195,7 +227,7 @@ impl ServerWalker<'_> {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return Err(self.err("url", "must start with http:// or https://"));
                 }
-                for key in ["args", "env", "cwd"] {
+                for key in ["args", "env", "env_vars", "cwd"] {
                     if table.contains_key(key) {
                         return Err(self.err(key, "only applies to `command` servers"));
                     }

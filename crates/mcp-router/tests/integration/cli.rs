@@ -316,3 +316,61 @@ fn tools_listed_from_a_catalog_older_than_a_failed_start_say_so_until_refreshed(
     let (_, stderr) = run_cached(&["tools", "--config", config]);
     assert!(!stderr.contains("failed to start"), "{stderr}");
 }
+
+/// A stdio server gets the router's allow-list, its `env`, and what `env_vars` names from the
+/// router's environment (Codex's key): nothing else, and the key is not warned about.
+#[test]
+fn env_vars_pass_named_variables_through_and_nothing_else() {
+    use crate::interop::{python, python_script};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        &dir,
+        "config.toml",
+        &format!(
+            r#"
+[mcp_servers.envy]
+command = "{}"
+args = ["{}"]
+env = {{ MCP_ROUTER_TEST_EXPLICIT = "from env", MCP_ROUTER_TEST_BOTH = "env wins" }}
+env_vars = ["MCP_ROUTER_TEST_GEM_HOME", "MCP_ROUTER_TEST_BOTH", "MCP_ROUTER_TEST_NEVER_SET"]
+"#,
+            python(),
+            python_script("env_fixture.py")
+        ),
+    );
+    let value = |name: &str| {
+        let mut command = crate::support::router_command();
+        command
+            .env("MCP_ROUTER_TEST_GEM_HOME", "/home/u/.gems")
+            .env("MCP_ROUTER_TEST_BOTH", "from the router")
+            .env("MCP_ROUTER_TEST_NOT_NAMED", "private")
+            .args(["call", "--config"])
+            .arg(&config)
+            .args(["mcp__envy__env", &format!(r#"{{"name": "{name}"}}"#)]);
+        let out = command.output().expect("mcp-router call");
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains("unknown config key"), "{stderr}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(value("MCP_ROUTER_TEST_GEM_HOME"), "/home/u/.gems");
+    assert_eq!(value("MCP_ROUTER_TEST_EXPLICIT"), "from env");
+    assert_eq!(value("MCP_ROUTER_TEST_BOTH"), "env wins");
+    assert_eq!(value("MCP_ROUTER_TEST_NEVER_SET"), "(unset)");
+    assert_eq!(value("MCP_ROUTER_TEST_NOT_NAMED"), "(unset)", "only what is named passes");
+    assert_ne!(value("PATH"), "(unset)", "the allow-list still passes");
+    // A name that cannot be a variable, or env_vars on an HTTP entry, names the key.
+    for (entry, expected) in [
+        ("command = \"x\"\nenv_vars = [\"A=B\"]", "`env_vars`: `A=B` is not a variable name"),
+        (
+            "url = \"http://127.0.0.1:9/mcp\"\nenv_vars = [\"A\"]",
+            "only applies to `command` servers",
+        ),
+    ] {
+        let bad = write_config(&dir, "bad.toml", &format!("[mcp_servers.bad]\n{entry}\n"));
+        let (_, stderr, code) =
+            run(&["call", "--strict", "--config", bad.to_str().expect("utf-8"), "mcp__bad__t"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains(expected), "{entry}: {stderr}");
+    }
+}
