@@ -25,6 +25,11 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn config(dir: &tempfile::TempDir, marker: &str) -> PathBuf {
+    config_with(dir, marker, "[mcp_router]\ntool_search = \"on\"\n")
+}
+
+/// The two demo servers, then `router` (a `[mcp_router]` section, or nothing for the defaults).
+fn config_with(dir: &tempfile::TempDir, marker: &str, router: &str) -> PathBuf {
     let text = format!(
         r#"
 [mcp_servers.docs]
@@ -35,9 +40,7 @@ args = ["--name", "{marker}-docs", "--page-size", "2", "--demo-skills"]
 command = "{DEMO}"
 args = ["--name", "{marker}-notes"]
 
-[mcp_router]
-tool_search = "on"
-"#
+{router}"#
     );
     write_config(dir, "config.toml", &text)
 }
@@ -142,9 +145,16 @@ fn the_host_example_runs_a_turn_and_renders_every_event() {
 
 #[test]
 fn the_example_and_the_binary_give_the_same_specs_and_outputs_for_one_config() {
+    // Tool search on, and the defaults (no `[mcp_router]`: search `auto`, the tool catalog).
+    for router in ["[mcp_router]\ntool_search = \"on\"\n", ""] {
+        same_specs_and_outputs(router);
+    }
+}
+
+fn same_specs_and_outputs(router: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let marker = marker("example-same");
-    let config = config(&dir, &marker);
+    let config = config_with(&dir, &marker, router);
     let (lines, _) = run_host(&config, &dir.path().join("host-cache"));
     let mut exec = ExecSession::spawn({
         let mut command = exec_command(&config);
@@ -154,7 +164,8 @@ fn the_example_and_the_binary_give_the_same_specs_and_outputs_for_one_config() {
     for (i, format) in ["openai", "anthropic"].iter().enumerate() {
         exec.send(&json!({"type": "list_tools", "format": format}));
         let tools = exec.line("tools", |v| v["type"] == "tools" && v["format"] == *format);
-        assert_eq!(tools["tools"].to_string(), lines[i]["tools"].to_string(), "{format} specs");
+        let (exec, host) = (tools["tools"].to_string(), lines[i]["tools"].to_string());
+        assert_eq!(exec, host, "{format} specs with {router:?}");
     }
     // One call at a time, as the example makes them; the elicitation is the host's own answer
     // (exec declines), so it is left out.
@@ -162,7 +173,12 @@ fn the_example_and_the_binary_give_the_same_specs_and_outputs_for_one_config() {
         exec.send(call);
         let output = exec.output(call["call_id"].as_str().expect("id"));
         let host = &lines[2 + 3 * i]["output"];
-        assert_eq!(output.to_string(), host.to_string(), "call {}", call["call_id"]);
+        assert_eq!(
+            output.to_string(),
+            host.to_string(),
+            "call {} with {router:?}",
+            call["call_id"]
+        );
     }
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
