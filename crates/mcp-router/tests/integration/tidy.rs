@@ -1,6 +1,7 @@
 //! The house rules that can be checked, checked (after rust-analyzer's `tidy`): file and
 //! function sizes, the dependency edges that keep the router free of the manager and of any
-//! HTTP client, unused dependencies, and a code map that names every crate and module.
+//! HTTP client, every crate's edges going down the map's floors, unused dependencies, and a code
+//! map that names every crate and module.
 //!
 //! Sizes count library code: the `src/` of every crate, without test modules (`#[cfg(test)]`
 //! items and the files they pull in). An exception is an entry in an allow-list below, with
@@ -403,4 +404,76 @@ fn the_code_map_names_every_crate_and_module() {
     assert_eq!(section(sample, "crates/a").trim(), "has `x.rs`");
     assert_eq!(section(sample, "crates/b").trim(), "has `y.rs`");
     assert_eq!(section(sample, "crates/c"), "");
+}
+
+/// The floors table of docs/architecture.md: package → floor.
+fn floors() -> std::collections::BTreeMap<String, u32> {
+    let map = std::fs::read_to_string(root().join("docs/architecture.md")).expect("the map");
+    let mut floors = std::collections::BTreeMap::new();
+    for line in map.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let Some(floor) = cells.get(1).and_then(|c| c.parse::<u32>().ok()) else { continue };
+        for name in cells.get(2).unwrap_or(&"").split('`').skip(1).step_by(2) {
+            floors.insert(name.to_string(), floor);
+        }
+    }
+    floors
+}
+
+/// Edges (package, dependency) that do not go down a floor, and packages the table misses.
+fn floor_violations(
+    floors: &std::collections::BTreeMap<String, u32>,
+    edges: &[(String, String)],
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for (package, dependency) in edges {
+        match (floors.get(package), floors.get(dependency)) {
+            (Some(from), Some(to)) if to < from => {}
+            (Some(from), Some(to)) => found.push(format!(
+                "{package} (floor {from}) depends on {dependency} (floor {to}): not a lower floor"
+            )),
+            (None, _) => found.push(format!("{package} is on no floor of the map")),
+            (_, None) => found.push(format!("{dependency} is on no floor of the map")),
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Every workspace crate's normal dependencies on other workspace crates go down the map's
+/// floors (docs/architecture.md), not only tool-router's.
+#[test]
+fn every_crate_depends_only_on_lower_floors() {
+    let mut packages = std::collections::BTreeMap::new();
+    for krate in crate_dirs(&root()) {
+        let manifest: toml::Table = std::fs::read_to_string(krate.join("Cargo.toml"))
+            .expect("a manifest")
+            .parse()
+            .expect("TOML");
+        let name = manifest["package"]["name"].as_str().expect("a name").to_string();
+        let deps: Vec<String> = manifest
+            .get("dependencies")
+            .and_then(|d| d.as_table())
+            .map(|d| d.keys().cloned().collect())
+            .unwrap_or_default();
+        packages.insert(name, deps);
+    }
+    let edges: Vec<(String, String)> = packages
+        .iter()
+        .flat_map(|(name, deps)| {
+            deps.iter().filter(|d| packages.contains_key(*d)).map(|d| (name.clone(), d.clone()))
+        })
+        .collect();
+    let floors = floors();
+    assert!(edges.len() > 20, "the walk found the edges: {edges:?}");
+    let unplaced: Vec<&String> = packages.keys().filter(|p| !floors.contains_key(*p)).collect();
+    assert!(unplaced.is_empty(), "crates on no floor of the map: {unplaced:?}");
+    assert_eq!(floor_violations(&floors, &edges), Vec::<String>::new());
+    // The check sees an edge that goes up or sideways.
+    let up = [("mcp-backend".to_string(), "mcp-host".to_string())];
+    assert_eq!(
+        floor_violations(&floors, &up),
+        ["mcp-backend (floor 1) depends on mcp-host (floor 5): not a lower floor"]
+    );
 }
