@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 pub use proptest::strategy::BoxedStrategy;
 
-use crate::content::ContentPolicy;
 use crate::invocation::{CallContext, FunctionCallError, ToolCall};
+use crate::results::content::ContentPolicy;
 use crate::router::ToolRouter;
 use crate::test_support::{FakeBackend, FakeServer, resource, tool};
 

@@ -76,6 +76,22 @@ pub struct ToolInvocation {
     pub arguments: Option<Value>,
 }
 
+impl ToolInvocation {
+    /// The call's id and what its begin/end events say it invoked (`server`, the name the model
+    /// used and its arguments): the preamble every handler shares before its work runs.
+    pub(crate) fn into_event(
+        self,
+        server: Option<String>,
+    ) -> (String, router_protocol::McpInvocation) {
+        let event = router_protocol::McpInvocation {
+            server,
+            tool: self.tool_name,
+            arguments: self.arguments.map(std::sync::Arc::new),
+        };
+        (self.call_id, event)
+    }
+}
+
 /// A call that produced no output, split by who must act.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FunctionCallError {
@@ -126,7 +142,8 @@ impl CallContext {
 
     /// The bound events keep to (see [`Self::with_event_payload_bytes`]).
     pub fn event_payload_bytes(&self) -> usize {
-        self.event_payload_bytes.unwrap_or(crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
+        self.event_payload_bytes
+            .unwrap_or(crate::results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
     }
 
     /// Whether the bound was set on this context.

@@ -8,9 +8,18 @@
 //! temporary SQLite file, through `data-sources`) and the kept tool results that overflow
 //! memory (a private temporary directory, [`kept`]).
 
-mod apps;
-mod content;
-mod event_bounds;
+mod handler;
+mod handlers;
+mod host;
+mod invocation;
+mod lists;
+mod results;
+mod router;
+mod search;
+mod settings;
+mod skills;
+mod spec;
+
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
 mod fake_capabilities;
@@ -19,48 +28,35 @@ mod fake_capabilities;
 pub mod fuzz;
 #[cfg(test)]
 mod fuzz_tests;
-mod handler;
-mod handlers;
-mod invocation;
-pub mod kept;
-mod kept_parts;
-mod links;
-mod prompts;
-mod result_budget;
-mod router;
-mod search_index;
-#[cfg(test)]
-mod search_quality_tests;
-mod settings;
-mod skills;
-mod spec;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
 mod test_support;
-mod tool_search;
 
-pub use event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
 pub use handler::ToolHandler;
 pub use handlers::CANCELLED;
 pub use handlers::completion::COMPLETE_MCP_RESOURCE_ARGUMENT;
 pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
-pub use handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
 pub use handlers::prompt::GET_MCP_PROMPT;
 pub use handlers::read::READ_MCP_RESOURCE;
-pub use handlers::search::SEARCH_MCP_TOOLS;
-pub use handlers::skills::{LIST_MCP_SKILLS, LOAD_MCP_SKILL};
 pub use handlers::tasks::AWAIT_MCP_TASK;
 pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
 };
-pub use kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
+pub use lists::handler::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
 pub use mcp_backend::McpBackend;
+pub use results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
+pub use results::kept;
+pub use results::kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
 pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
 pub use router_protocol::{PromptSummary, Prompts, SkillSummary, Skills};
+pub use search::handler::SEARCH_MCP_TOOLS;
+pub use search::mode::{
+    DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode, spec_bytes,
+};
 pub use settings::{
     DataSettings, EventSettings, ListSettings, OptionalTools, ReadSettings, ResultSettings,
     RouterSettings, SearchSettings,
 };
+pub use skills::handler::{LIST_MCP_SKILLS, LOAD_MCP_SKILL};
 pub use spec::{ToolFormat, ToolSpec};
-pub use tool_search::{DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, SearchVia, ToolSearchMode, spec_bytes};

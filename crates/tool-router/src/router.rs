@@ -8,25 +8,25 @@ use std::sync::Arc;
 use mcp_backend::{ListKind, McpBackend, McpError, looks_qualified};
 use serde_json::Value;
 
-use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::completion::McpCompletionHandler;
 use crate::handlers::data::{DataSources, data_tools};
-use crate::handlers::list::McpListHandler;
 use crate::handlers::mcp::{McpCall, McpHandler};
 use crate::handlers::prompt::PromptHandler;
 use crate::handlers::read::{McpReadHandler, ReadOptions};
-use crate::handlers::search::SearchToolsHandler;
-use crate::handlers::skills::{ListSkillsHandler, LoadSkillHandler};
 use crate::handlers::tasks::AwaitTaskHandler;
 use crate::invocation::{
     CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
-use crate::kept::{KeptLimits, KeptResults};
-use crate::links::LinkedResources;
+use crate::lists::handler::McpListHandler;
+use crate::results::content::ContentPolicy;
+use crate::results::kept::{KeptLimits, KeptResults};
+use crate::results::links::LinkedResources;
+use crate::search::handler::SearchToolsHandler;
+use crate::search::mode::{McpTools, SearchVia, ToolSearch};
 use crate::settings::RouterSettings;
+use crate::skills::handler::{ListSkillsHandler, LoadSkillHandler};
 use crate::spec::{ToolFormat, ToolSpec, api_search_tool, openai_namespace};
-use crate::tool_search::{McpTools, SearchVia, ToolSearch};
 use router_protocol::Skills;
 use router_protocol::{EventMsg, McpToolsRevealedEvent};
 
@@ -136,7 +136,7 @@ impl ToolRouter {
         }
         router.omit_result_text = !settings.events.result_text;
         router.event_payload_bytes = (settings.events.payload_bytes
-            != crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
+            != crate::results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
             .then_some(settings.events.payload_bytes);
         Ok(router)
     }

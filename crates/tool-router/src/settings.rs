@@ -7,7 +7,8 @@
 
 use std::time::Duration;
 
-use crate::kept::KeptLimits;
+use crate::results::content::ContentPolicy;
+use crate::results::kept::KeptLimits;
 use crate::{SearchVia, ToolSearchMode};
 
 /// Router-wide settings: `[mcp_router]` in TOML, `"mcpRouter"` in `mcp.json`. Every key is
@@ -133,7 +134,10 @@ pub struct EventSettings {
 
 impl Default for EventSettings {
     fn default() -> Self {
-        Self { result_text: true, payload_bytes: crate::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES }
+        Self {
+            result_text: true,
+            payload_bytes: crate::results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES,
+        }
     }
 }
 
@@ -175,4 +179,24 @@ pub struct OptionalTools {
     pub list_skills: bool,
     /// `prompt_tool` (default false): offer `get_mcp_prompt`.
     pub get_prompt: bool,
+}
+
+impl Default for ContentPolicy {
+    fn default() -> Self {
+        Self::from(&RouterSettings::default())
+    }
+}
+
+impl From<&RouterSettings> for ContentPolicy {
+    fn from(settings: &RouterSettings) -> Self {
+        Self {
+            read_budget_bytes: settings.reads.budget_bytes,
+            image_max_bytes: settings.reads.image_max_bytes,
+            raw_blobs: settings.reads.raw_blobs,
+            list_budget_bytes: settings.lists.budget_bytes,
+            show_user_audience: settings.lists.show_user_audience,
+            result_budget_bytes: settings.results.budget_bytes,
+            inline_links_bytes: settings.results.inline_links_bytes,
+        }
+    }
 }

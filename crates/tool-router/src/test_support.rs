@@ -16,8 +16,8 @@ use rmcp::model::{
 };
 use router_protocol::{EventMsg, EventReceiver, ResourceChange, event_channel};
 
-use crate::content::ContentPolicy;
 use crate::invocation::{CallContext, FunctionCallError, ToolCall, ToolOutput};
+use crate::results::content::ContentPolicy;
 use crate::router::ToolRouter;
 
 #[derive(Default, Clone)]

@@ -477,3 +477,300 @@ fn every_crate_depends_only_on_lower_floors() {
         ["mcp-backend (floor 1) depends on mcp-host (floor 5): not a lower floor"]
     );
 }
+
+/// A crate's module tree: each library file's module path (`["handlers", "list"]`), and what
+/// the crate root and every `mod.rs` re-export (`name` → the module path it comes from).
+struct Modules {
+    /// (file from the repository's top, module path), for the files of one crate.
+    files: Vec<(String, Vec<String>)>,
+    reexports: std::collections::BTreeMap<Vec<String>, Vec<String>>,
+}
+
+/// The module path of `path` (from the repository's top) inside its crate's `src/`.
+fn module_path(path: &str) -> Vec<String> {
+    let inside = path.split_once("/src/").map(|(_, rest)| rest).unwrap_or(path);
+    let mut parts: Vec<String> =
+        inside.trim_end_matches(".rs").split('/').map(String::from).collect();
+    if matches!(parts.last().map(String::as_str), Some("lib" | "main" | "mod")) {
+        parts.pop();
+    }
+    if parts.first().is_some_and(|p| p == "bin") {
+        parts.clear();
+    }
+    parts
+}
+
+/// Every path a use tree names, flattened (`a::{b, c::d}` → `a::b`, `a::c::d`).
+fn use_paths(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            let mut next = prefix;
+            next.push(p.ident.to_string());
+            use_paths(&p.tree, next, out);
+        }
+        syn::UseTree::Name(n) => {
+            let mut next = prefix;
+            next.push(n.ident.to_string());
+            out.push(next);
+        }
+        syn::UseTree::Rename(r) => {
+            let mut next = prefix;
+            next.push(r.ident.to_string());
+            out.push(next);
+        }
+        syn::UseTree::Glob(_) => out.push(prefix),
+        syn::UseTree::Group(g) => {
+            for item in &g.items {
+                use_paths(item, prefix.clone(), out);
+            }
+        }
+    }
+}
+
+/// The paths of more than one segment a file's library code names (resolved later: only
+/// `crate::`, `super::`, `self::` and child modules are the crate's own).
+#[derive(Default)]
+struct CratePaths {
+    found: Vec<Vec<String>>,
+}
+
+impl<'a> Visit<'a> for CratePaths {
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        if !is_cfg_test(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if !is_cfg_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
+        let mut paths = Vec::new();
+        use_paths(&u.tree, Vec::new(), &mut paths);
+        self.found.extend(paths.into_iter().filter(|p| p.len() > 1));
+    }
+    fn visit_path(&mut self, path: &'a syn::Path) {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segments.len() > 1 && path.leading_colon.is_none() {
+            self.found.push(segments);
+        }
+        syn::visit::visit_path(self, path);
+    }
+}
+
+/// The module a path from `from` names: the longest prefix that is a module of the crate,
+/// followed through the re-exports of the crate root and of `mod.rs` files.
+fn resolve(modules: &Modules, from: &[String], path: &[String]) -> Option<Vec<String>> {
+    let mut absolute: Vec<String> = Vec::new();
+    let mut rest = path;
+    match path.first().map(String::as_str) {
+        Some("crate") => rest = &path[1..],
+        Some("self") => {
+            absolute = from.to_vec();
+            rest = &path[1..];
+        }
+        Some("super") => {
+            absolute = from.to_vec();
+            while rest.first().is_some_and(|s| s == "super") {
+                absolute.pop();
+                rest = &rest[1..];
+            }
+        }
+        // A child module named from its parent (`use servers::Entry` in `lib.rs`).
+        Some(first) => {
+            let mut child = from.to_vec();
+            child.push(first.to_string());
+            if !modules.files.iter().any(|(_, m)| *m == child) {
+                return None;
+            }
+            absolute = from.to_vec();
+        }
+        None => return None,
+    }
+    absolute.extend(rest.iter().cloned());
+    let known = |p: &[String]| modules.files.iter().any(|(_, m)| m == p);
+    for depth in 0..3 {
+        let end = (0..=absolute.len()).rev().find(|n| known(&absolute[..*n]))?;
+        let module = absolute[..end].to_vec();
+        // A name the module re-exports from a child module: follow it.
+        let next = absolute.get(end).and_then(|name| {
+            let mut key = module.clone();
+            key.push(name.clone());
+            modules.reexports.get(&key)
+        });
+        match next {
+            Some(target) if depth < 2 => {
+                absolute = target.iter().chain(absolute.iter().skip(end + 1)).cloned().collect()
+            }
+            _ => return Some(module),
+        }
+    }
+    None
+}
+
+/// The files of each crate with the module edges between them (`use crate::…`, `super::…`
+/// and paths naming `crate::…` in code), from `sources`.
+fn module_edges(sources: &[Source]) -> std::collections::BTreeMap<String, Vec<(String, String)>> {
+    let mut by_crate: std::collections::BTreeMap<String, Vec<&Source>> = Default::default();
+    for source in sources {
+        let krate = source.path.split("/src/").next().unwrap_or("").to_string();
+        by_crate.entry(krate).or_default().push(source);
+    }
+    let mut edges = std::collections::BTreeMap::new();
+    for (krate, files) in by_crate {
+        let mut modules = Modules { files: Vec::new(), reexports: Default::default() };
+        for source in &files {
+            let module = module_path(&source.path);
+            // Binaries are roots of their own: leave `src/bin/*` and `main.rs` beside `lib.rs` out.
+            if source.path.contains("/src/bin/")
+                || source.path.ends_with("/src/main.rs")
+                    && files.iter().any(|f| f.path.ends_with("/src/lib.rs"))
+            {
+                continue;
+            }
+            for item in &source.file.items {
+                if let syn::Item::Use(u) = item
+                    && matches!(u.vis, syn::Visibility::Public(_) | syn::Visibility::Restricted(_))
+                {
+                    let mut paths = Vec::new();
+                    use_paths(&u.tree, Vec::new(), &mut paths);
+                    for p in paths {
+                        // `pub use child::Name` (relative) or `pub use crate::child::Name`.
+                        let target: Vec<String> = match p.first().map(String::as_str) {
+                            Some("crate") => p[1..p.len() - 1].to_vec(),
+                            Some("self") => {
+                                module.iter().chain(&p[1..p.len() - 1]).cloned().collect()
+                            }
+                            Some(_) if p.len() > 1 => {
+                                module.iter().chain(&p[..p.len() - 1]).cloned().collect()
+                            }
+                            _ => continue,
+                        };
+                        let mut key = module.clone();
+                        key.push(p.last().expect("a name").clone());
+                        modules.reexports.insert(key, target);
+                    }
+                }
+            }
+            modules.files.push((source.path.clone(), module));
+        }
+        let mut crate_edges = Vec::new();
+        for (path, module) in &modules.files {
+            let source = files.iter().find(|s| &s.path == path).expect("a file");
+            let mut visitor = CratePaths::default();
+            visitor.visit_file(&source.file);
+            for named in visitor.found {
+                let Some(target) = resolve(&modules, module, &named) else { continue };
+                let Some((to, _)) = modules.files.iter().find(|(_, m)| *m == target) else {
+                    continue;
+                };
+                // A module naming its own child or parent's items through the tree is an edge
+                // like any other, but a file naming itself is not.
+                if to != path {
+                    crate_edges.push((path.clone(), to.clone()));
+                }
+            }
+        }
+        crate_edges.sort();
+        crate_edges.dedup();
+        edges.insert(krate, crate_edges);
+    }
+    edges
+}
+
+/// The strongly connected sets of more than two files (Tarjan's algorithm), each sorted.
+fn circles(edges: &[(String, String)]) -> Vec<Vec<String>> {
+    let nodes: BTreeSet<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
+    let nodes: Vec<&String> = nodes.into_iter().collect();
+    let index_of = |n: &String| nodes.iter().position(|m| *m == n).expect("a node");
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (a, b) in edges {
+        next[index_of(a)].push(index_of(b));
+    }
+    struct State {
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        counter: usize,
+        found: Vec<Vec<usize>>,
+    }
+    fn connect(v: usize, next: &[Vec<usize>], s: &mut State) {
+        s.index[v] = Some(s.counter);
+        s.low[v] = s.counter;
+        s.counter += 1;
+        s.stack.push(v);
+        s.on_stack[v] = true;
+        for &w in &next[v] {
+            match s.index[w] {
+                None => {
+                    connect(w, next, s);
+                    s.low[v] = s.low[v].min(s.low[w]);
+                }
+                Some(i) if s.on_stack[w] => s.low[v] = s.low[v].min(i),
+                Some(_) => {}
+            }
+        }
+        if Some(s.low[v]) == s.index[v] {
+            let mut set = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack[w] = false;
+                set.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            s.found.push(set);
+        }
+    }
+    let n = nodes.len();
+    let mut state = State {
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        found: Vec::new(),
+    };
+    for v in 0..n {
+        if state.index[v].is_none() {
+            connect(v, &next, &mut state);
+        }
+    }
+    let mut sets: Vec<Vec<String>> = state
+        .found
+        .into_iter()
+        .filter(|set| set.len() > 2)
+        .map(|set| {
+            let mut names: Vec<String> = set.into_iter().map(|i| nodes[i].clone()).collect();
+            names.sort();
+            names
+        })
+        .collect();
+    sets.sort();
+    sets
+}
+
+#[test]
+fn print_circles() {
+    for (krate, edges) in module_edges(&library_sources()) {
+        for set in circles(&edges) {
+            println!("{krate}: {} files", set.len());
+            for (a, b) in &edges {
+                if set.contains(a) && set.contains(b) {
+                    println!(
+                        "  {} -> {}",
+                        a.rsplit("/src/").next().unwrap(),
+                        b.rsplit("/src/").next().unwrap()
+                    );
+                }
+            }
+        }
+    }
+}

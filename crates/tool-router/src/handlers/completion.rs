@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_backend::McpBackend;
-use router_protocol::McpInvocation;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -92,11 +91,7 @@ impl ToolHandler for McpCompletionHandler {
         let template = normalize_required_string("template", args.template)?;
         let argument = normalize_required_string("argument", args.argument)?;
         let value = args.value.unwrap_or_default();
-        let event_invocation = McpInvocation {
-            server: Some(server.clone()),
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(Some(server.clone()));
         let work = async {
             let info = self
                 .backend
@@ -113,7 +108,7 @@ impl ToolHandler for McpCompletionHandler {
             };
             produced(self.backend.as_ref(), &payload, one_server(info.values.len()))
         };
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &call_id, event_invocation, work).await.0
     }
 }
 

@@ -1,6 +1,6 @@
 //! MCP-qualified tool calls, as Codex's MCP handler has them: the server's result (or why there
 //! is none) passed through as `ToolOutput::Mcp`, within the result budget (the rest kept and
-//! readable, [`crate::result_budget`]), its embedded resources shaped as reads are, its
+//! readable, [`crate::results::budget`]), its embedded resources shaped as reads are, its
 //! `resource_link` items remembered for reads on their server (and, with
 //! `inline_resource_links_bytes`, small linked resources embedded). The router resolves the
 //! name and parses the arguments before a call gets here.
@@ -12,12 +12,12 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use router_protocol::{CallResult, McpInvocation};
 use serde_json::Value;
 
-use crate::content::ContentPolicy;
 use crate::handlers::bracket;
 use crate::invocation::{CallContext, FunctionCallError, ToolOutput};
-use crate::kept::KeptResults;
-use crate::links::LinkedResources;
-use crate::result_budget::{Keeping, Size, shape};
+use crate::results::budget::{Keeping, Size, shape};
+use crate::results::content::ContentPolicy;
+use crate::results::kept::KeptResults;
+use crate::results::links::LinkedResources;
 
 /// A resolved `mcp__server__tool` call.
 pub(crate) struct McpCall {

@@ -11,22 +11,11 @@ pub(crate) mod data;
 #[cfg(not(feature = "data-sources"))]
 #[path = "data_off.rs"]
 pub(crate) mod data;
-pub(crate) mod list;
-pub(crate) mod list_payload;
-pub(crate) mod list_shape;
-#[cfg(test)]
-mod list_tests;
 pub(crate) mod mcp;
 pub(crate) mod prompt;
 pub(crate) mod read;
 #[cfg(test)]
 mod resource_tests;
-pub(crate) mod search;
-#[cfg(test)]
-mod search_tests;
-pub(crate) mod skills;
-#[cfg(test)]
-mod skills_tests;
 pub(crate) mod tasks;
 #[cfg(test)]
 mod tasks_tests;
@@ -43,9 +32,9 @@ use router_protocol::{
 };
 use serde::Serialize;
 
-use crate::event_bounds;
 use crate::handlers::args::respond;
 use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolOutput};
+use crate::results::event_bounds;
 
 /// Emit `mcp_tool_call_begin`, run `work`, emit `mcp_tool_call_end` with its duration, result and
 /// summary. Every begin gets exactly one end, whatever `work` returns. The duration is measured

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_backend::McpBackend;
-use router_protocol::McpInvocation;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -94,12 +93,8 @@ impl ToolHandler for PromptHandler {
             Some(Value::Object(map)) => Some(map),
             Some(_) => return Err(respond("arguments must be an object of strings")),
         };
-        let event_invocation = McpInvocation {
-            server: Some(server.clone()),
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(Some(server.clone()));
         let work = self.get(&server, &name, arguments);
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &call_id, event_invocation, work).await.0
     }
 }

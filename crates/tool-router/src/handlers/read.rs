@@ -8,14 +8,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_backend::{Items, ListKind, McpBackend};
 use rmcp::model::ResourceContents;
-use router_protocol::McpInvocation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
 
-use crate::content::{
-    ContentPolicy, Paging, ShapedContent, ShapedRead, decode_text_blobs, shape_read,
-};
 use crate::handler::ToolHandler;
 use crate::handlers::args::{
     normalize_optional_string, normalize_required_string, parse_args, respond,
@@ -26,8 +22,11 @@ use crate::handlers::{
     Failed, Produced, backend_failure, one_server, produced, run, single_failure,
 };
 use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolInvocation, ToolOutput};
-use crate::kept::{KeptRead, KeptResults, RESULTS_PREFIX, RESULTS_SERVER};
-use crate::links::LinkedResources;
+use crate::results::content::{
+    ContentPolicy, Paging, ShapedContent, ShapedRead, decode_text_blobs, shape_read,
+};
+use crate::results::kept::{KeptRead, KeptResults, RESULTS_PREFIX, RESULTS_SERVER};
+use crate::results::links::LinkedResources;
 use crate::skills::{LoadedSkills, read_bytes};
 use crate::spec::ToolSpec;
 
@@ -295,11 +294,7 @@ impl ToolHandler for McpReadHandler {
     ) -> Result<ToolOutput, FunctionCallError> {
         let args: ReadArgs = parse_args(invocation.arguments.as_ref())?;
         let request = ReadRequest::from_args(args)?;
-        let event_invocation = McpInvocation {
-            server: Some(request.server.clone()),
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(Some(request.server.clone()));
         let span = tracing::info_span!(
             "resource_retrieval",
             server = %request.server,
@@ -310,7 +305,7 @@ impl ToolHandler for McpReadHandler {
         // Pinned here and lent: moved into `run`, the read's future would be held twice.
         let work = std::pin::pin!(self.read(ctx, &request));
         let (outcome, duration) =
-            run(ctx, &invocation.call_id, event_invocation, work).instrument(span.clone()).await;
+            run(ctx, &call_id, event_invocation, work).instrument(span.clone()).await;
         span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
         span.record("duration_ms", duration.as_secs_f64() * 1000.0);
         span.in_scope(|| match &outcome {

@@ -7,9 +7,9 @@ use mcp_backend::{ListKind, McpError};
 use router_protocol::{CallResult, EventMsg, McpToolCallEndEvent};
 use serde_json::{Value, json};
 
-use crate::handlers::list::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, McpListHandler};
 use crate::handlers::read::{McpReadHandler, READ_MCP_RESOURCE};
 use crate::invocation::{FunctionCallError, ToolOutput};
+use crate::lists::handler::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES, McpListHandler};
 use crate::test_support::{FakeBackend, FakeServer, dispatch, resource};
 
 fn backend() -> Arc<FakeBackend> {
@@ -489,7 +489,8 @@ async fn list_with_budget(
     budget: usize,
     arguments: &str,
 ) -> Result<Value, String> {
-    let policy = crate::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
+    let policy =
+        crate::results::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
     let router =
         crate::ToolRouter::build(backend, policy, None, Default::default(), Default::default());
     let (ctx, _rx) = crate::test_support::context();
@@ -594,7 +595,7 @@ async fn bad_filters_and_cursors_are_clear_errors() {
         "invalid cursor: it is not one this router handed out; list again without a cursor"
     );
     // A continuation whose page the server no longer knows: the server's error and the advice.
-    let gone = crate::handlers::list_shape::Continuation {
+    let gone = crate::lists::shape::Continuation {
         page: Some("not-a-number".into()),
         offset: 0,
         ..Default::default()
@@ -630,7 +631,8 @@ async fn templates_are_cut_filtered_and_continued_the_same_way() {
         .collect();
     let server = FakeServer { templates, page_size: 25, ..Default::default() };
     let backend = FakeBackend::with(vec![("t", server)]);
-    let policy = crate::content::ContentPolicy { list_budget_bytes: 1024, ..Default::default() };
+    let policy =
+        crate::results::content::ContentPolicy { list_budget_bytes: 1024, ..Default::default() };
     let router =
         crate::ToolRouter::build(backend, policy, None, Default::default(), Default::default());
     let (ctx, _rx) = crate::test_support::context();

@@ -7,26 +7,22 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_backend::{ListKind, McpBackend, McpError, Reuse, ServerListing, SharedListing};
+use mcp_backend::{ListKind, McpBackend, McpError, ServerListing};
 use rmcp::model::{Resource, ResourceTemplate};
-use router_protocol::{McpInvocation, ResourceCallSummary, ServerFailure};
+use router_protocol::{ResourceCallSummary, ServerFailure};
 use serde_json::json;
 
-use crate::content::ContentPolicy;
 use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args_with_default, respond};
-use crate::handlers::list_payload::{
-    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures, model_view, shared_out,
-};
-use crate::handlers::list_shape::{
-    Continuation, Filter, ListArgs, Request, SearchMemo, carried, fit, for_assistant, json_len,
-    locate, position, request, sizes_within, sort_by_priority,
-};
 use crate::handlers::{
-    Failed, Produced, backend_failure, into_produced, one_server, produced, run, shut_down,
-    single_failure,
+    Failed, Produced, backend_failure, one_server, produced, run, single_failure,
 };
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
+use crate::lists::payload::{Kind, Payload};
+use crate::lists::shape::{
+    Continuation, ListArgs, Request, SearchMemo, carried, for_assistant, locate, position, request,
+};
+use crate::results::content::ContentPolicy;
 use crate::spec::ToolSpec;
 
 /// Name of the resource-listing tool.
@@ -36,14 +32,14 @@ pub const LIST_MCP_RESOURCE_TEMPLATES: &str = "list_mcp_resource_templates";
 
 /// Handles one of the two list tools.
 pub(crate) struct McpListHandler {
-    backend: Arc<dyn McpBackend>,
-    kind: ListKind,
+    pub(super) backend: Arc<dyn McpBackend>,
+    pub(super) kind: ListKind,
     /// Most bytes of one payload (`list_budget_bytes`).
-    budget: usize,
+    pub(super) budget: usize,
     /// Show items whose audience leaves out the assistant (`show_user_audience`).
-    every_audience: bool,
+    pub(super) every_audience: bool,
     /// Search indexes of the backend's kept listings.
-    search: SearchMemo,
+    pub(super) search: SearchMemo,
 }
 
 impl McpListHandler {
@@ -120,120 +116,6 @@ impl McpListHandler {
         }
     }
 
-    async fn all_servers(&self, request: Request) -> Result<Produced, Failed> {
-        // A filtered list may be answered from the backend's kept listings; a plain list
-        // always asks.
-        let reuse = if request.filter.is_empty() { Reuse::Never } else { Reuse::Kept };
-        let listings =
-            self.backend.list_all(self.kind, reuse).await.map_err(|_| shut_down(None))?;
-        match self.kind {
-            ListKind::Resources => self.all_servers_of::<Resource>(&listings, &request),
-            ListKind::Templates => self.all_servers_of::<ResourceTemplate>(&listings, &request),
-        }
-    }
-
-    /// Per server: the indices of the items the model may see (and the filter selects), in
-    /// the order shown. A kept listing answers a query from its search index.
-    fn candidates<T: Kind>(&self, listing: &SharedListing, filter: &Filter) -> Vec<usize> {
-        let matcher = filter.matcher();
-        let items = T::slice(&listing.listing.items);
-        let searched = match (listing.kept_at, matcher.query()) {
-            (Some(_), Some(query)) => self.search.search(&listing.listing, items, query),
-            _ => None,
-        };
-        let all: Box<dyn Iterator<Item = usize>> = match searched {
-            Some(found) => Box::new(found.into_iter()),
-            None => Box::new(0..items.len()),
-        };
-        let mut chosen: Vec<usize> = all
-            .filter(|i| {
-                for_assistant(&items[*i], self.every_audience) && matcher.matches(&items[*i])
-            })
-            .collect();
-        if filter.by_priority {
-            sort_by_priority(items, &mut chosen);
-        }
-        chosen
-    }
-
-    /// The all-server payload: every server's visible (and matching) items, as many as fit,
-    /// the budget shared so that every server with items is represented.
-    fn all_servers_of<T: Kind>(
-        &self,
-        listings: &[SharedListing],
-        request: &Request,
-    ) -> Result<Produced, Failed> {
-        let filter = &request.filter;
-        let candidates: Vec<Vec<usize>> =
-            listings.iter().map(|l| self.candidates::<T>(l, filter)).collect();
-        let limit = carried(request.limit);
-        let continuation = |s: usize, next: usize| -> Continuation {
-            if filter.by_priority {
-                let filter = filter.clone();
-                return Continuation { page: None, offset: next, filter, limit };
-            }
-            let listing = &listings[s].listing;
-            let index = candidates[s].get(next).copied().unwrap_or(T::slice(&listing.items).len());
-            let (page, offset) = position(&listing.page_starts, index);
-            Continuation { page, offset, filter: filter.clone(), limit }
-        };
-        let listed_at = oldest_kept(listings);
-        // What the payload costs besides items, at most: every server with items incomplete,
-        // with the longest cursor it could get.
-        let mut envelope = Payload::<T>::new(None);
-        envelope.errors = failures(listings);
-        envelope.matched = filter.selects().then_some(usize::MAX);
-        envelope.listed_at = listed_at.clone();
-        for (s, shared) in listings.iter().enumerate() {
-            if !candidates[s].is_empty() {
-                let worst = worst_continuation(&shared.listing, request);
-                envelope.incomplete.push(Incomplete {
-                    server: shared.listing.server.clone(),
-                    shown: usize::MAX,
-                    total: usize::MAX,
-                    next_cursor: worst.encode(),
-                });
-            }
-        }
-        let room = self.budget.saturating_sub(json_len(&envelope));
-        let errors = envelope.errors;
-        let payload_of = |shown: &[usize]| {
-            let mut payload = Payload::<T>::new(None);
-            payload.items.reserve_exact(shown.iter().sum());
-            payload.errors = errors.clone();
-            payload.listed_at = listed_at.clone();
-            payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
-            for (s, shared) in listings.iter().enumerate() {
-                let listing = &shared.listing;
-                let items = T::slice(&listing.items);
-                payload.items.extend(candidates[s][..shown[s]].iter().map(|i| WithServer {
-                    server: listing.server.as_str(),
-                    item: model_view(&items[*i]),
-                }));
-                if shown[s] < candidates[s].len() {
-                    payload.incomplete.push(Incomplete {
-                        server: listing.server.clone(),
-                        shown: shown[s],
-                        total: candidates[s].len(),
-                        next_cursor: continuation(s, shown[s]).encode(),
-                    });
-                }
-            }
-            payload
-        };
-        let measure = || {
-            let each = listings.iter().zip(&candidates).map(|(shared, chosen)| {
-                let (server, items) = (&shared.listing.server, T::slice(&shared.listing.items));
-                chosen.iter().map(move |i| WithServer { server, item: model_view(&items[*i]) })
-            });
-            each.map(|items| sizes_within(items, room, request.limit)).collect()
-        };
-        let every: Vec<usize> = candidates.iter().map(Vec::len).collect();
-        let changes = self.backend.take_resource_changes();
-        let (text, shown) = shared_out(&every, room, request.limit, &changes, payload_of, measure);
-        into_produced(text, aggregate_summary(listings, shown))
-    }
-
     async fn one_server(
         &self,
         server: &str,
@@ -296,6 +178,23 @@ impl McpListHandler {
     /// A failed request of one server's list. `continuing`: the list was named by a
     /// continuation of ours, so a server refusing its cursor (the list changed, the cursor
     /// expired) gets the advice to list again.
+    /// Why a kept listing stopped short, as the payload reports it; a stop that was a failed
+    /// request fails the call.
+    fn stopped(
+        &self,
+        server: &str,
+        listing: &ServerListing,
+        continuing: bool,
+    ) -> Result<Option<String>, Failed> {
+        match &listing.error {
+            Some(stop) => match stop.request_error() {
+                Some(e) => Err(self.list_failure(server, e.clone(), continuing)),
+                None => Ok(Some(stop.message(self.kind.method()))),
+            },
+            None => Ok(None),
+        }
+    }
+
     fn list_failure(&self, server: &str, error: McpError, continuing: bool) -> Failed {
         let method = self.kind.method();
         match error {
@@ -338,14 +237,8 @@ impl McpListHandler {
             .into_iter()
             .max_by_key(String::len);
         envelope.next_cursor = Some(worst);
-        let room = self.budget.saturating_sub(json_len(&envelope));
-        let each = visible.iter().map(|i| WithServer { server, item: model_view(&items[*i]) });
-        let shown = fit(&sizes_within(each, room, limit), room, limit);
-        let mut payload = Payload::<T>::new(Some(server));
-        payload.items = visible[..shown]
-            .iter()
-            .map(|i| WithServer { server, item: model_view(&items[*i]) })
-            .collect();
+        let (mut payload, shown) =
+            Payload::fitted(&envelope, self.budget, server, &items, &visible, limit);
         payload.next_cursor = Some(match visible.get(shown) {
             // Everything of the page fits: the server's own cursor, as Codex passes it on.
             None => next_cursor.clone(),
@@ -383,13 +276,7 @@ impl McpListHandler {
         let shared = self.backend.listing(server, self.kind, page_cursor.clone()).await;
         let shared = shared.map_err(|e| self.list_failure(server, e, continuing))?;
         let listing = &shared.listing;
-        let stopped = match &listing.error {
-            Some(stop) => match stop.request_error() {
-                Some(e) => return Err(self.list_failure(server, e.clone(), continuing)),
-                None => Some(stop.message(self.kind.method())),
-            },
-            None => None,
-        };
+        let stopped = self.stopped(server, listing, continuing)?;
         let all = T::slice(&listing.items);
         let first = locate(&listing.page_starts, all.len(), page_cursor.as_ref(), skip)
             .ok_or_else(|| single_failure(server, stale_cursor()))?;
@@ -410,14 +297,8 @@ impl McpListHandler {
                 .errors
                 .push(ServerFailure { server: server.to_string(), error: error.clone() });
         }
-        let room = self.budget.saturating_sub(json_len(&envelope));
-        let each = window.iter().map(|i| WithServer { server, item: model_view(&all[*i]) });
-        let shown = fit(&sizes_within(each, room, request.limit), room, request.limit);
-        let mut payload = Payload::<T>::new(Some(server));
-        payload.items = window[..shown]
-            .iter()
-            .map(|i| WithServer { server, item: model_view(&all[*i]) })
-            .collect();
+        let (mut payload, shown) =
+            Payload::fitted(&envelope, self.budget, server, all, window, request.limit);
         payload.next_cursor = Some(window.get(shown).map(|next| {
             let (page, offset) = if filter.by_priority {
                 (None, sorted_skip + shown)
@@ -441,7 +322,7 @@ impl McpListHandler {
 }
 
 /// The longest continuation a listing could get, for reserving its room in the budget.
-fn worst_continuation(listing: &ServerListing, request: &Request) -> Continuation {
+pub(super) fn worst_continuation(listing: &ServerListing, request: &Request) -> Continuation {
     let longest =
         listing.page_starts.iter().filter_map(|p| p.cursor.clone()).max_by_key(String::len);
     let filter = request.filter.clone();
@@ -472,23 +353,13 @@ impl ToolHandler for McpListHandler {
         if server.is_none() && cursor.as_deref().is_some_and(|c| !c.is_empty()) {
             return Err(respond("cursor can only be used when a server is specified"));
         }
-        let event_invocation = McpInvocation {
-            server: server.clone(),
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(server.clone());
         let work = async {
             match &server {
                 None => self.all_servers(request).await,
                 Some(server) => self.one_server(server, cursor, request).await,
             }
         };
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &call_id, event_invocation, work).await.0
     }
-}
-
-/// When every listing was kept, the oldest one's time.
-fn oldest_kept(listings: &[SharedListing]) -> Option<String> {
-    let times = listings.iter().map(|l| l.kept_at).collect::<Option<Vec<_>>>()?;
-    times.into_iter().min().map(mcp_backend::rfc3339)
 }

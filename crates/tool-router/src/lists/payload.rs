@@ -9,8 +9,8 @@ use rmcp::model::{Icon, Resource, ResourceTemplate};
 use router_protocol::{ResourceCallSummary, ResourceChange, ServerFailure};
 use serde::Serialize;
 
-use crate::handlers::list_shape::{Listed, share};
 use crate::handlers::{fitted, write_payload};
+use crate::lists::shape::{Listed, fit, json_len, share, sizes_within};
 
 /// An item as the model sees it: the server's own (almost always), or a trimmed copy. Two words,
 /// not an item's size (as a `Cow` of an item would be): an all-server payload holds one per item
@@ -200,6 +200,28 @@ impl<T: Kind> Serialize for Payload<'_, T> {
 }
 
 impl<'a, T: Kind> Payload<'a, T> {
+    /// The one fitting step of a one-server list: the items of `window` (indices into `all`)
+    /// that fit in what `budget` leaves beside `envelope` (what the rest of the payload costs
+    /// at most) and within `limit`, as a payload for `server`, with how many that is.
+    pub(crate) fn fitted(
+        envelope: &Payload<'_, T>,
+        budget: usize,
+        server: &'a str,
+        all: &'a [T],
+        window: &[usize],
+        limit: usize,
+    ) -> (Self, usize) {
+        let room = budget.saturating_sub(json_len(envelope));
+        let each = window.iter().map(|i| WithServer { server, item: model_view(&all[*i]) });
+        let shown = fit(&sizes_within(each, room, limit), room, limit);
+        let mut payload = Self::new(Some(server));
+        payload.items = window[..shown]
+            .iter()
+            .map(|i| WithServer { server, item: model_view(&all[*i]) })
+            .collect();
+        (payload, shown)
+    }
+
     pub(crate) fn new(server: Option<&'a str>) -> Self {
         Self {
             server,
@@ -301,7 +323,7 @@ fn expected_len<T: Listed>(items: &[WithServer<'_, T>]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::list_shape::{json_len, sizes_within};
+    use crate::lists::shape::{json_len, sizes_within};
 
     /// `shared_out` gives what measuring every item and sharing gives, at every room: the one
     /// pass when all fits, the other way when not.

@@ -464,7 +464,7 @@ pub(crate) fn request(args: &mut ListArgs) -> Result<Request, FunctionCallError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::list_payload::{ModelView, model_view};
+    use crate::lists::payload::{ModelView, model_view};
 
     fn audience(roles: Vec<Role>) -> Annotations {
         let mut a = Annotations::default();

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_backend::{McpBackend, QualifiedTool, json_len};
 
-use crate::search_index::SearchIndex;
+use crate::search::index::SearchIndex;
 use crate::spec::{ToolFormat, ToolSpec};
 
 /// `tool_search`: whether MCP tools are deferred behind `search_mcp_tools`.

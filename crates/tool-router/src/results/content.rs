@@ -1,9 +1,8 @@
 //! What the model gets from resource contents: text within a byte budget (paged by offset,
 //! cut on UTF-8 boundaries), images as image items (data URLs) within a size limit, other blobs
 //! described (mimeType, size, SHA-256) unless raw base64 is asked for. The same rules apply to
-//! embedded resources in MCP tool results ([`crate::result_budget`]).
+//! embedded resources in MCP tool results ([`crate::results::budget`]).
 
-use crate::settings::RouterSettings;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{MetaObject, ResourceContents};
@@ -26,30 +25,10 @@ pub(crate) struct ContentPolicy {
     pub(crate) list_budget_bytes: usize,
     /// Show list items whose audience leaves out the assistant.
     pub(crate) show_user_audience: bool,
-    /// Most bytes one MCP tool result gives the model (see [`crate::result_budget`]).
+    /// Most bytes one MCP tool result gives the model (see [`crate::results::budget`]).
     pub(crate) result_budget_bytes: usize,
     /// Linked resources up to this size are read and embedded after their link (0: never).
     pub(crate) inline_links_bytes: usize,
-}
-
-impl Default for ContentPolicy {
-    fn default() -> Self {
-        Self::from(&RouterSettings::default())
-    }
-}
-
-impl From<&RouterSettings> for ContentPolicy {
-    fn from(settings: &RouterSettings) -> Self {
-        Self {
-            read_budget_bytes: settings.reads.budget_bytes,
-            image_max_bytes: settings.reads.image_max_bytes,
-            raw_blobs: settings.reads.raw_blobs,
-            list_budget_bytes: settings.lists.budget_bytes,
-            show_user_audience: settings.lists.show_user_audience,
-            result_budget_bytes: settings.results.budget_bytes,
-            inline_links_bytes: settings.results.inline_links_bytes,
-        }
-    }
 }
 
 /// Paging facts of a read, added to the payload when a budget or offset applied.

@@ -6,11 +6,11 @@
 use mcp_backend::{QualifiedTool, qualified_tool_name};
 use serde_json::Value;
 
-use crate::search_index::SearchIndex;
+use crate::search::index::SearchIndex;
 
 fn catalog() -> Vec<QualifiedTool> {
     let tools: Vec<Value> =
-        serde_json::from_str(include_str!("../tests/data/packaged_tools.json")).expect("json");
+        serde_json::from_str(include_str!("../../tests/data/packaged_tools.json")).expect("json");
     tools
         .iter()
         .map(|t| {
@@ -33,7 +33,7 @@ fn recall_at_5_over_packaged_catalogs_is_at_least_0_9() {
     assert_eq!(tools.len(), 53);
     let index = SearchIndex::build(&tools);
     let queries: Vec<Value> =
-        serde_json::from_str(include_str!("../tests/data/search_queries.json")).expect("json");
+        serde_json::from_str(include_str!("../../tests/data/search_queries.json")).expect("json");
     assert!(queries.len() >= 40);
     let (mut at1, mut at5, mut misses) = (0, 0, Vec::new());
     for q in &queries {

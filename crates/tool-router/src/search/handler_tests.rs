@@ -5,10 +5,10 @@ use router_protocol::EventMsg;
 use serde_json::{Value, json};
 
 use crate::ToolRouter;
-use crate::content::ContentPolicy;
 use crate::invocation::{ToolCall, ToolOutput};
+use crate::results::content::ContentPolicy;
+use crate::search::mode::{ToolSearch, ToolSearchMode};
 use crate::test_support::{FakeBackend, FakeServer, context, drain};
-use crate::tool_search::{ToolSearch, ToolSearchMode};
 
 fn described(name: &str, description: &str) -> rmcp::model::Tool {
     let parameter = if description.contains("time") { "timezone" } else { "path" };

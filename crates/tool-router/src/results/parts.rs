@@ -13,8 +13,25 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
-use crate::content::{Paging, floor_char_boundary};
-use crate::kept::PartSource;
+use crate::results::content::{Paging, floor_char_boundary};
+
+/// Which piece of a tool result a kept part is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum PartSource {
+    /// The result's `content[i]`: a text, an image, audio, or an embedded resource.
+    Content(usize),
+    /// The result's `structuredContent`, as JSON text.
+    Structured,
+}
+
+impl PartSource {
+    pub(crate) fn name(self) -> String {
+        match self {
+            Self::Content(i) => format!("content/{i}"),
+            Self::Structured => "structuredContent".to_string(),
+        }
+    }
+}
 
 /// Where a part of a result in memory is: the string in the result, or a text decoded or
 /// serialized for it (on each read while in memory; these parts are rare).
@@ -40,7 +57,7 @@ pub(crate) fn borrowed(result: &CallToolResult, source: PartSource) -> Option<&s
         ContentBlock::Resource(embedded) => match &embedded.resource {
             ResourceContents::TextResourceContents { text, .. } => Some(text),
             ResourceContents::BlobResourceContents { blob, mime_type, .. }
-                if !mime_type.as_deref().is_some_and(crate::content::is_textual) =>
+                if !mime_type.as_deref().is_some_and(crate::results::content::is_textual) =>
             {
                 Some(blob)
             }

@@ -4,7 +4,7 @@
 //! character boundary with one sentence naming the kept part's URI and the next offset,
 //! `structuredContent` is replaced by `{"omitted": true, "bytes", "server", "uri"}`, images and
 //! audio past the limits by a line saying where they are; the parts left out are kept
-//! ([`crate::kept`]). Embedded resources follow the read rules.
+//! ([`crate::results::kept`]). Embedded resources follow the read rules.
 
 use mcp_backend::json_len;
 use rmcp::model::{
@@ -13,8 +13,8 @@ use rmcp::model::{
 };
 use serde_json::json;
 
-use crate::content::{ContentPolicy, decode_text_blob, floor_char_boundary, shape_blob};
-use crate::kept::{PartSource, PartSpec, RESULTS_SERVER, part_uri};
+use crate::results::content::{ContentPolicy, decode_text_blob, floor_char_boundary, shape_blob};
+use crate::results::kept::{PartSource, PartSpec, RESULTS_SERVER, part_uri};
 
 /// How big a tool result is, as the budget counts it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -244,7 +244,7 @@ impl Shaper<'_> {
         let decoded;
         let resource = match &embedded.resource {
             ResourceContents::BlobResourceContents { mime_type, .. }
-                if mime_type.as_deref().is_some_and(crate::content::is_textual) =>
+                if mime_type.as_deref().is_some_and(crate::results::content::is_textual) =>
             {
                 decoded = decode_text_blob(embedded.resource.clone());
                 &decoded
@@ -303,5 +303,5 @@ fn decoded_len(data: &str) -> usize {
 }
 
 #[cfg(test)]
-#[path = "result_budget_tests.rs"]
+#[path = "budget_tests.rs"]
 mod tests;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_backend::McpBackend;
-use router_protocol::{EventMsg, McpInvocation, McpToolsRevealedEvent, ResourceCallSummary};
+use router_protocol::{EventMsg, McpToolsRevealedEvent, ResourceCallSummary};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -17,8 +17,8 @@ use crate::handler::ToolHandler;
 use crate::handlers::args::{normalize_optional_string, parse_args, respond};
 use crate::handlers::{Failed, Produced, produced, run, single_failure};
 use crate::invocation::{CallContext, FunctionCallError, ToolInvocation, ToolOutput};
+use crate::search::mode::ToolSearch;
 use crate::spec::ToolSpec;
-use crate::tool_search::ToolSearch;
 
 /// Name of the search tool.
 pub const SEARCH_MCP_TOOLS: &str = "search_mcp_tools";
@@ -187,12 +187,8 @@ impl ToolHandler for SearchToolsHandler {
     ) -> Result<ToolOutput, FunctionCallError> {
         let args: SearchArgs = parse_args(invocation.arguments.as_ref())?;
         let request = Request::from_args(args)?;
-        let event_invocation = McpInvocation {
-            server: request.server.clone(),
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(request.server.clone());
         let work = self.search(ctx, &request);
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &call_id, event_invocation, work).await.0
     }
 }

@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::CallToolResult;
 
-use crate::content::Paging;
-use crate::kept_parts::{Source, memory_source, results_dir};
+use crate::results::content::Paging;
+pub(crate) use crate::results::parts::PartSource;
+use crate::results::parts::{Source, memory_source, results_dir};
 
 /// The server name under which the router serves kept results.
 pub const RESULTS_SERVER: &str = "mcp-router";
@@ -37,24 +38,6 @@ pub struct KeptLimits {
 impl Default for KeptLimits {
     fn default() -> Self {
         Self { max_results: 100, max_bytes: 1 << 30, memory_bytes: 64 << 20 }
-    }
-}
-
-/// Which piece of a tool result a kept part is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum PartSource {
-    /// The result's `content[i]`: a text, an image, audio, or an embedded resource.
-    Content(usize),
-    /// The result's `structuredContent`, as JSON text.
-    Structured,
-}
-
-impl PartSource {
-    fn name(self) -> String {
-        match self {
-            Self::Content(i) => format!("content/{i}"),
-            Self::Structured => "structuredContent".to_string(),
-        }
     }
 }
 

@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
-use crate::handlers::list::LIST_MCP_RESOURCES;
 use crate::invocation::ToolOutput;
+use crate::lists::handler::LIST_MCP_RESOURCES;
 use crate::test_support::{FakeBackend, FakeServer, resource};
 
 /// Server `a` with 50 resources in pages of 10.
@@ -23,7 +23,8 @@ fn backend() -> Arc<FakeBackend> {
 
 /// One list call on a router with a list budget of `budget`: the payload.
 async fn list(backend: &Arc<FakeBackend>, budget: usize, arguments: Value) -> Value {
-    let policy = crate::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
+    let policy =
+        crate::results::content::ContentPolicy { list_budget_bytes: budget, ..Default::default() };
     let router = crate::ToolRouter::build(
         backend.clone(),
         policy,

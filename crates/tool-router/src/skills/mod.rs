@@ -4,6 +4,10 @@
 //! entry, the `SKILL.md` frontmatter field by field against the listed one, and while a skill is
 //! loaded, no file of its folder that its manifest does not list.
 
+pub(crate) mod handler;
+#[cfg(test)]
+mod handler_tests;
+
 use std::collections::HashSet;
 use std::sync::Mutex;
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_backend::{McpBackend, SkillApproval, SkillsBackend};
 use rmcp::model::{Skill, SkillResources};
-use router_protocol::{EventMsg, McpInvocation, McpSkillRejectedEvent};
+use router_protocol::{EventMsg, McpSkillRejectedEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -297,13 +297,9 @@ impl ToolHandler for LoadSkillHandler {
         if args.uri.is_some() && args.server.is_none() {
             return Err(respond("server must be provided with uri"));
         }
-        let event_invocation = McpInvocation {
-            server: args.server.clone(),
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(args.server.clone());
         let work = self.load(ctx, &args);
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &call_id, event_invocation, work).await.0
     }
 }
 
@@ -345,11 +341,7 @@ impl ToolHandler for ListSkillsHandler {
         invocation: ToolInvocation,
     ) -> Result<ToolOutput, FunctionCallError> {
         let _: NoArgs = parse_args_with_default(invocation.arguments.as_ref())?;
-        let event_invocation = McpInvocation {
-            server: None,
-            tool: invocation.tool_name,
-            arguments: invocation.arguments.map(std::sync::Arc::new),
-        };
+        let (call_id, event_invocation) = invocation.into_event(None);
         let work = async {
             let skills = crate::skills::gather(self.backend.as_ref()).await;
             let mut servers: Vec<&str> = skills.skills.iter().map(|s| s.server.as_str()).collect();
@@ -364,6 +356,6 @@ impl ToolHandler for ListSkillsHandler {
             };
             produced(self.backend.as_ref(), &skills, summary)
         };
-        run(ctx, &invocation.call_id, event_invocation, work).await.0
+        run(ctx, &call_id, event_invocation, work).await.0
     }
 }
