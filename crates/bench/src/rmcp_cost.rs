@@ -3,13 +3,13 @@
 //! line as a `ServerJsonRpcMessage` whose result is the untagged `ServerResult` (serde buffers
 //! the result and tries the variants in order, building an error for each miss: a
 //! `resources/read` answer misses 7 variants first, a `tools/call` answer 15, a
-//! `resources/list` page 5), against the router's (`mcp_connection::lines::LineTransport`),
+//! `resources/list` page 5), against the router's (`mcp_connection::LineTransport`),
 //! which parses an answer as the result its request expects. Both read the same lines from an
 //! in-memory pipe, after the same requests were sent through them.
 
 use std::time::{Duration, Instant};
 
-use mcp_connection::lines::LineTransport;
+use mcp_connection::LineTransport;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolResult, ClientRequest, ContentBlock, JsonRpcMessage, JsonRpcRequest, NumberOrString,

@@ -19,7 +19,7 @@ use tracing::Instrument as _;
 
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
-use mcp_connection::input::{Retry, Round, ToolAnswer};
+use mcp_connection::{Retry, Round, ToolAnswer};
 
 #[async_trait]
 impl McpBackend for McpConnectionManager {

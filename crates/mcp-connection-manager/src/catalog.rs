@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use mcp_backend::{QualifiedTool, qualified_tool_name};
 use rmcp::model::Tool;
 
-use mcp_connection::client::{Connection, SharedConnection};
+use mcp_connection::{Connection, SharedConnection};
 
 /// The ready connections the cached tools were computed from (weak, so an address cannot be
 /// reused by a new connection while the entry exists), and those tools.

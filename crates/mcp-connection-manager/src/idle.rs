@@ -10,7 +10,7 @@ use rmcp::model::Tool;
 
 use crate::options::ManagerOptions;
 use crate::toolcache::CatalogSlot;
-use mcp_connection::config::{ServerConfig, Startup};
+use mcp_connection::{ServerConfig, Startup};
 
 /// Tool search `auto`: the servers of `lazy_when_cataloged` are idle only when their catalogs'
 /// tools together measure more than `threshold` bytes, `measure` counting one tool's spec by

@@ -24,14 +24,23 @@ mod toolcache;
 
 pub use idle::{LazyOver, idle_at_start};
 pub use manager::{McpConnectionManager, ServerStatus};
-pub use mcp_connection::config::{
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, LOG_LEVELS, ProtocolChoice, ServerConfig,
-    Startup, TransportConfig, is_valid_server_name,
-};
-pub use mcp_connection::host::{
+pub use mcp_connection::oauth;
+pub use mcp_connection::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler,
 };
-pub use mcp_connection::oauth;
+pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, TransportConfig};
+/// Default `startup_timeout_sec` (Codex's).
+pub const DEFAULT_STARTUP_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_STARTUP_TIMEOUT;
+/// Default `tool_timeout_sec` (Codex's), also used for resource requests.
+pub const DEFAULT_TOOL_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_TOOL_TIMEOUT;
+/// The logging levels, least severe first (`log_level`'s values).
+pub const LOG_LEVELS: [&str; 8] = ServerConfig::LOG_LEVELS;
+
+/// Whether `name` may name a server: what Codex accepts in a qualified tool name.
+pub fn is_valid_server_name(name: &str) -> bool {
+    ServerConfig::is_valid_name(name)
+}
+
 pub use options::{
     LifecycleOptions, ListOptions, ManagerOptions, RequestOptions, StartupOptions, TaskOptions,
     WatchOptions,

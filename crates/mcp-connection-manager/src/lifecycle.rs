@@ -21,9 +21,9 @@ use crate::options::ManagerOptions;
 use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
 use crate::start::{StartServer, fingerprint};
 use crate::toolcache::CatalogSlot;
-use mcp_connection::client::{Connector, SharedConnection};
-use mcp_connection::config::ServerConfig;
-use mcp_connection::host::HostHandler;
+use mcp_connection::HostHandler;
+use mcp_connection::ServerConfig;
+use mcp_connection::{Connector, SharedConnection};
 
 /// Where a server is.
 #[derive(Clone)]
@@ -59,7 +59,7 @@ pub(crate) struct ManagedServer {
     /// Restarts so far (reset after a stable run).
     restarts: AtomicU32,
     /// The resources the model read from this server, watched across restarts.
-    pub(crate) watched: Arc<mcp_connection::watch::Watched>,
+    pub(crate) watched: Arc<mcp_connection::Watched>,
     /// The last `WWW-Authenticate` challenge a request to it met (a 401 or a 403
     /// `insufficient_scope`), for a sign-in that asks for what the server wants.
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
@@ -121,7 +121,7 @@ impl Servers {
             let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
             let (state, _) = watch::channel(initial);
             let watched =
-                Arc::new(mcp_connection::watch::Watched::new(this.options.watching.max_resources));
+                Arc::new(mcp_connection::Watched::new(this.options.watching.max_resources));
             let managed = ManagedServer {
                 config,
                 state,
@@ -166,7 +166,7 @@ impl Servers {
         let managed = ManagedServer {
             state: watch::channel(failed).0,
             restarts: AtomicU32::new(0),
-            watched: Arc::new(mcp_connection::watch::Watched::new(0)),
+            watched: Arc::new(mcp_connection::Watched::new(0)),
             challenge: Arc::default(),
             list_generation: Arc::default(),
             // No tools from a cache kept under this name for another entry.
@@ -187,7 +187,7 @@ impl Servers {
             stable_uptime: STABLE_UPTIME,
             remote: matches!(
                 managed.config.transport,
-                mcp_connection::config::TransportConfig::StreamableHttp { .. }
+                mcp_connection::TransportConfig::StreamableHttp { .. }
             ),
         };
         // Whether this request restarted the server already: it does so at most once.

@@ -17,7 +17,7 @@ use tracing::Instrument as _;
 
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
-use mcp_connection::client::SharedConnection;
+use mcp_connection::SharedConnection;
 
 impl McpConnectionManager {
     /// One page of `resources/list` or `resources/templates/list` from one server.
@@ -156,7 +156,7 @@ pub(crate) async fn fetch_page(
     }
     let (page, ttl_ms) = match kind {
         ListKind::Resources => {
-            let page = mcp_connection::direct::list_resources(conn.service.peer(), params)
+            let page = mcp_connection::list_resources(conn.service.peer(), params)
                 .instrument(span.span())
                 .await;
             span.finish_with(&page, |_| false);
@@ -166,7 +166,7 @@ pub(crate) async fn fetch_page(
             (Page { items, next_cursor: page.next_cursor, ttl_ms: ttl }, ttl)
         }
         ListKind::Templates => {
-            let page = mcp_connection::direct::list_resource_templates(conn.service.peer(), params)
+            let page = mcp_connection::list_resource_templates(conn.service.peer(), params)
                 .instrument(span.span())
                 .await;
             span.finish_with(&page, |_| false);

@@ -14,9 +14,9 @@ use router_protocol::EventSender;
 use crate::catalog::ToolCatalog;
 use crate::lifecycle::{ServerState, Servers};
 use crate::options::ManagerOptions;
-use mcp_connection::client::{Connector, Transports};
-use mcp_connection::config::ServerConfig;
-use mcp_connection::host::{DefaultHost, HostHandler};
+use mcp_connection::ServerConfig;
+use mcp_connection::{Connector, Transports};
+use mcp_connection::{DefaultHost, HostHandler};
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl McpConnectionManager {
             ServerState::Ready { conn, .. } => conn.clone(),
             _ => return,
         };
-        mcp_connection::watch::follow(&conn, touch, uri, managed.config.tool_timeout);
+        mcp_connection::follow(&conn, touch, uri, managed.config.tool_timeout);
     }
 
     /// End every server and return once each has exited: HTTP sessions closed, stdio servers

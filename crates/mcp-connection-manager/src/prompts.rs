@@ -11,7 +11,7 @@ use tracing::Instrument as _;
 
 use crate::declared::Capability;
 use crate::manager::McpConnectionManager;
-use mcp_connection::input::{Retry, Round};
+use mcp_connection::{Retry, Round};
 
 /// `prompts`, as a server declares it and its catalog records it.
 const PROMPTS: Capability =

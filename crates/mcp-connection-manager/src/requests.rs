@@ -6,8 +6,8 @@
 use std::future::Future;
 
 use mcp_backend::{McpError, SignIn};
-use mcp_connection::client::SharedConnection;
-use mcp_connection::input::{Exchange, ExchangeError, Final, Retry, Round};
+use mcp_connection::SharedConnection;
+use mcp_connection::{Exchange, ExchangeError, Final, Retry, Round};
 
 use crate::lifecycle::Servers;
 
@@ -170,5 +170,5 @@ impl Servers {
 /// always when it never reached the server; otherwise only when it is not a `tools/call` (a
 /// tool may have had effects; reads, lists and completions have none).
 fn resend(method: &str, error: &rmcp::ServiceError) -> bool {
-    method != "tools/call" || mcp_connection::client::never_sent(error)
+    method != "tools/call" || mcp_connection::never_sent(error)
 }

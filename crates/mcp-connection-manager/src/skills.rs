@@ -123,7 +123,7 @@ impl SkillsBackend for McpConnectionManager {
     /// The host's answer (`HostHandler::approve_skill`), told which call waits on it.
     async fn approve_skill(&self, server: &str, skill: &Skill) -> SkillApproval {
         let call_id = mcp_backend::current_call_id().map(|id| id.to_string());
-        let asking = mcp_connection::host::Asking::new(server, call_id);
+        let asking = mcp_connection::Asking::new(server, call_id);
         self.servers.host.approve_skill(&asking, skill).await
     }
 }

@@ -18,9 +18,9 @@ use router_protocol::{
 use crate::lifecycle::{ServerState, SignedOut};
 use crate::restart;
 use crate::toolcache::{CachedCatalog, CatalogSlot};
-use mcp_connection::client::{ConnectError, Connection, Connector, RouterClient};
-use mcp_connection::config::{ServerConfig, TransportConfig};
-use mcp_connection::host::HostHandler;
+use mcp_connection::HostHandler;
+use mcp_connection::{ConnectError, Connection, Connector, RouterClient};
+use mcp_connection::{ServerConfig, TransportConfig};
 
 /// One start (or restart) of one server; publishes the outcome. After a failure, the next use
 /// may retry once `failure_backoff` has passed.
@@ -33,7 +33,7 @@ pub(crate) struct StartServer {
     pub(crate) failure_backoff: Duration,
     /// `ManagerOptions::response_cache`.
     pub(crate) response_cache: bool,
-    pub(crate) watched: Arc<mcp_connection::watch::Watched>,
+    pub(crate) watched: Arc<mcp_connection::Watched>,
     /// Where sign-in credentials are kept (`ManagerOptions::token_store`).
     pub(crate) tokens: Option<mcp_connection::oauth::TokenStore>,
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
@@ -50,26 +50,15 @@ impl StartServer {
             transport: transport_name(&self.config.transport).to_string(),
         }));
         let started = Instant::now();
-        let client = RouterClient {
-            server: self.config.name.clone(),
-            events: self.events.clone(),
-            host: self.host.clone(),
-            cache: Default::default(),
-            changes: Default::default(),
-            watched: self.watched.clone(),
-            challenge: self.challenge.clone(),
-            list_generation: self.list_generation.clone(),
-            telemetry: mcp_connection::telemetry::Telemetry::new(&self.config),
-            address: match &self.config.transport {
-                TransportConfig::StreamableHttp { url, .. } => {
-                    mcp_connection::client::address_of(url)
-                }
-                TransportConfig::Stdio { .. } => None,
-            },
-            progress: Arc::new(mcp_connection::progress::Progress::new(self.progress_interval)),
-            closed: Default::default(),
-            logs: Default::default(),
-        };
+        let client = RouterClient::new(
+            &self.config,
+            self.events.clone(),
+            self.host.clone(),
+            self.watched.clone(),
+            self.challenge.clone(),
+            self.list_generation.clone(),
+            self.progress_interval,
+        );
         let connect = self.connector.connect(&self.config, client);
         let timeout = self.config.startup_timeout;
         let result = match tokio::time::timeout(timeout, connect).await {
@@ -93,7 +82,7 @@ impl StartServer {
         let conn = Arc::new(conn);
         // A new connection: whatever was listed before may be out of date.
         list_generation.fetch_add(1, Ordering::SeqCst);
-        mcp_connection::watch::spawn(&conn, config.clone());
+        mcp_connection::watch(&conn, config.clone());
         let live = CachedCatalog::of(&conn);
         state.send_replace(ServerState::Ready { conn, since: Instant::now() });
         // Announced once it is so: a host that acts on `mcp_server_ready` finds it ready.
@@ -101,7 +90,7 @@ impl StartServer {
         // Tools listed from the catalog while it started: say so if the live list differs
         // (after the switch, so the specs asked for next are the live ones).
         if let Some(served) = catalog.live(live.clone()) {
-            mcp_connection::watch::announce_tools_change(
+            mcp_connection::announce_tools_change(
                 &events,
                 &config.name,
                 &served.tools,
@@ -132,7 +121,7 @@ impl StartServer {
         state.send_replace(ServerState::Failed { error: error.into(), retry_at, signed_out });
         // Its tools were listed from the catalog while it started: they are gone now.
         if let Some(served) = catalog.take_served() {
-            mcp_connection::watch::announce_tools_change(&events, &config.name, &served.tools, &[]);
+            mcp_connection::announce_tools_change(&events, &config.name, &served.tools, &[]);
         }
     }
 }

@@ -276,7 +276,7 @@ impl Follow {
     async fn answer(&self, requests: rmcp::model::InputRequests) -> Result<(), McpError> {
         let conn = self.servers.connection(&self.server).await?;
         let client = conn.service.service();
-        let (responses, _) = mcp_connection::input::answer_inputs(client, requests).await;
+        let (responses, _) = mcp_connection::answer_inputs(client, requests).await;
         let params = UpdateTaskParams::new(self.task.clone(), responses);
         self.servers
             .request(&self.server, "tasks/update", |conn| {

@@ -18,11 +18,9 @@ use serde_json::json;
 
 use crate::manager::{McpConnectionManager, ServerStatus};
 use crate::options::ManagerOptions;
-use mcp_connection::client::{
-    ConnectError, Connection, Connector, RouterClient, finish, initialize_failed,
-};
-use mcp_connection::config::ServerConfig;
-use mcp_connection::host::DefaultHost;
+use mcp_connection::DefaultHost;
+use mcp_connection::ServerConfig;
+use mcp_connection::{ConnectError, Connection, Connector, RouterClient};
 
 /// Connects to a demo server task over a duplex pipe. The first `fail_starts` starts fail.
 #[derive(Default)]
@@ -63,13 +61,11 @@ impl Connector for InMemory {
                 async move { DemoServer::new(DemoOptions::default()).serve(server_io).await },
             );
         let (read, write) = tokio::io::split(client_io);
-        let service = client
-            .serve(AsyncRwTransport::new_client(read, write))
-            .await
-            .map_err(|e| initialize_failed(&e, None))?;
+        let connection =
+            Connection::over(config, client, AsyncRwTransport::new_client(read, write)).await?;
         let server = server.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
         self.servers.lock().expect("lock").push(server);
-        finish(config, service, None).await
+        Ok(connection)
     }
 }
 

@@ -17,7 +17,7 @@ use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 
-use mcp_connection::config::{ServerConfig, TransportConfig};
+use mcp_connection::{ServerConfig, TransportConfig};
 
 /// Bumped when the file's shape changes; other versions are ignored (2: `prompts`, `app_only`).
 const FORMAT: u32 = 2;
@@ -45,7 +45,7 @@ pub struct CachedCatalog {
 
 impl CachedCatalog {
     /// What a ready connection offers.
-    pub(crate) fn of(conn: &mcp_connection::client::Connection) -> Self {
+    pub(crate) fn of(conn: &mcp_connection::Connection) -> Self {
         Self {
             tools: conn.tools().as_ref().clone(),
             resources: conn.capabilities.resources.is_some(),

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Default `startup_timeout_sec` (Codex's).
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default `tool_timeout_sec` (Codex's), also used for resource requests.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One configured MCP server.
 #[derive(Clone, PartialEq)]
@@ -39,7 +39,7 @@ pub struct ServerConfig {
 }
 
 /// The logging levels, least severe first (`log_level`'s values).
-pub const LOG_LEVELS: [&str; 8] =
+pub(crate) const LOG_LEVELS: [&str; 8] =
     ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /// The `startup` config key.
@@ -122,11 +122,23 @@ pub enum TransportConfig {
         /// Extra headers sent with every request (values never logged).
         http_headers: BTreeMap<String, String>,
         /// OAuth sign-in (see `oauth`); the default signs in only when the server asks.
-        oauth: crate::oauth::OAuthConfig,
+        oauth: crate::auth::OAuthConfig,
     },
 }
 
 impl ServerConfig {
+    /// How long a server may take to start, when its entry does not say.
+    pub const DEFAULT_STARTUP_TIMEOUT: Duration = DEFAULT_STARTUP_TIMEOUT;
+    /// How long a tool call may take, when the server's entry does not say.
+    pub const DEFAULT_TOOL_TIMEOUT: Duration = DEFAULT_TOOL_TIMEOUT;
+    /// The `log_level` values a server entry may have (RFC 5424's, as MCP names them).
+    pub const LOG_LEVELS: [&str; 8] = LOG_LEVELS;
+
+    /// Whether `name` may name a server (see the free function of the same rule).
+    pub fn is_valid_name(name: &str) -> bool {
+        is_valid_server_name(name)
+    }
+
     /// A stdio server with default settings.
     pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: Vec<String>) -> Self {
         Self::with_transport(
@@ -242,7 +254,7 @@ impl fmt::Debug for TransportConfig {
 }
 
 /// Server names must match `^[a-zA-Z0-9_-]+$` (Codex's rule).
-pub fn is_valid_server_name(name: &str) -> bool {
+pub(crate) fn is_valid_server_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 

@@ -85,7 +85,7 @@ pub(crate) fn http_handshake_error(
     if let rmcp::service::ClientInitializeError::TransportError { error: sent, .. } = error
         && let Some(auth) = auth_error_in(sent.error.as_ref())
     {
-        return HandshakeError::SignIn(crate::oauth::sign_in_of(auth));
+        return HandshakeError::SignIn(crate::auth::sign_in_of(auth));
     }
     HandshakeError::Handshake(initialize_failed(error, client.address.as_deref()))
 }
@@ -108,7 +108,7 @@ fn auth_error_in<'a>(
 
 /// A readable reason for a failed handshake, without rmcp's internal type names. `address` is
 /// where an HTTP server was reached (see [`address_of`]).
-pub fn initialize_failed(
+pub(crate) fn initialize_failed(
     error: &rmcp::service::ClientInitializeError,
     address: Option<&str>,
 ) -> String {
@@ -138,7 +138,7 @@ pub(crate) fn initialize_failed_after_exit(
 }
 
 /// `host:port` of an HTTP server's URL, as failures name it.
-pub fn address_of(url: &str) -> Option<String> {
+pub(crate) fn address_of(url: &str) -> Option<String> {
     let (host, port) = host_and_port(url)?;
     Some(match port {
         Some(port) => format!("{host}:{port}"),
@@ -161,7 +161,7 @@ pub(crate) fn host_and_port(url: &str) -> Option<(String, Option<u16>)> {
 /// The one mapping from a transport failure (reqwest, hyper, rmcp's HTTP and stdio transports,
 /// I/O) to a short sentence a person can act on: the cause, and where (`address`) when it was
 /// an HTTP server. Never a type name, never a response body's markup.
-pub fn describe(error: &(dyn std::error::Error + 'static), address: Option<&str>) -> String {
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static), address: Option<&str>) -> String {
     let chain = causes(error);
     let from = address.map(|a| format!(" from {a}")).unwrap_or_default();
     let messages: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
@@ -395,7 +395,11 @@ pub fn never_sent(error: &rmcp::ServiceError) -> bool {
 
 /// An rmcp request error as the model reads it; `address` is where an HTTP server was reached
 /// (see [`address_of`]).
-pub fn service_error(server: &str, address: Option<&str>, error: rmcp::ServiceError) -> McpError {
+pub(crate) fn service_error(
+    server: &str,
+    address: Option<&str>,
+    error: rmcp::ServiceError,
+) -> McpError {
     let sign_in = |sign_in| McpError::SignInRequired { server: server.to_string(), sign_in };
     if error.is_authorization_required() {
         return sign_in(SignIn::Required);
@@ -409,12 +413,12 @@ pub fn service_error(server: &str, address: Option<&str>, error: rmcp::ServiceEr
     if let rmcp::ServiceError::TransportSend(sent) = &error
         && let Some(auth) = auth_error_in(sent.error.as_ref())
     {
-        return sign_in(crate::oauth::sign_in_of(auth));
+        return sign_in(crate::auth::sign_in_of(auth));
     }
     if let rmcp::ServiceError::TransportSend(sent) = &error
         && let Some(too_large) = causes(sent.error.as_ref()).iter().find_map(|e| {
             let io = e.downcast_ref::<std::io::Error>()?;
-            io.get_ref()?.downcast_ref::<crate::wire::TooLarge>()
+            io.get_ref()?.downcast_ref::<crate::transport::wire::TooLarge>()
         })
     {
         // Nothing was written: the request failed, the connection did not.

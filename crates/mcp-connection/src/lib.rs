@@ -6,28 +6,35 @@
 //!
 //! Only this crate talks to rmcp transports and spawns server processes.
 
-pub mod cache;
-pub mod client;
-mod client_handler;
-pub mod config;
-pub mod direct;
-pub mod errors;
-pub mod host;
-pub mod input;
-pub mod lines;
-pub mod oauth;
-#[cfg(feature = "streamable-http")]
-mod oauth_flow;
-mod procs;
-pub mod progress;
-mod remote;
+mod auth;
+mod client;
+mod config;
+mod errors;
+mod host;
+mod input;
+mod meta;
+mod progress;
 #[cfg(test)]
 mod scripted;
-pub mod server_log;
-pub mod stdio;
-mod straight;
-pub mod telemetry;
-mod token_store;
-pub mod watch;
+mod server_log;
+mod telemetry;
+mod transport;
+mod watch;
 mod watched;
-mod wire;
+
+// What the connection manager, the bench and the binaries use; nothing else is public.
+pub use client::direct::{list_resource_templates, list_resources};
+pub use client::{ConnectError, Connection, Connector, RouterClient, SharedConnection, Transports};
+pub use config::{ProtocolChoice, ServerConfig, Startup, TransportConfig};
+pub use errors::never_sent;
+pub use host::{APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler};
+pub use input::{Exchange, ExchangeError, Final, Retry, Round, ToolAnswer, answer_inputs};
+pub use transport::lines::LineTransport;
+pub use watch::{Watched, announce_tools_change, follow, spawn as watch};
+
+/// Sign-in for HTTP servers: OAuth's authorization code flow and the token store.
+pub mod oauth {
+    #[cfg(feature = "streamable-http")]
+    pub use crate::auth::{Authorization, Login, authorization};
+    pub use crate::auth::{OAuthConfig, SignInStatus, TokenStore};
+}

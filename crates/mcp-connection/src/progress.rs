@@ -162,7 +162,7 @@ impl Progress {
 /// `work` within `timeout`; when `heard` reports progress (`reset_timeout_on_progress`), the
 /// clock restarts from the last report, so a server that keeps reporting keeps its call alive.
 /// `None` when the time ran out. `heard` is asked only when the time runs out.
-pub async fn within<F: std::future::Future>(
+pub(crate) async fn within<F: std::future::Future>(
     timeout: Duration,
     work: F,
     heard: impl Fn() -> Option<Instant>,

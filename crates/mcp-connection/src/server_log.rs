@@ -9,9 +9,9 @@ use router_protocol::{EventMsg, EventSender, McpServerLogEvent};
 use tokio::time::Instant;
 
 /// Most log events one connection sends per [`WINDOW`].
-pub const LOG_EVENTS_PER_WINDOW: u32 = 50;
+pub(crate) const LOG_EVENTS_PER_WINDOW: u32 = 50;
 /// The window the limit counts in.
-pub const WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const WINDOW: Duration = Duration::from_secs(1);
 
 /// One connection's log budget: how many went out in the current window, and how many were
 /// dropped since the last that went out.

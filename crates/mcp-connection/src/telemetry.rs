@@ -34,9 +34,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use rmcp::model::{ClientRequest, RequestId, RequestMetaObject};
-use rmcp::service::{RoleClient, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
-use rmcp::transport::Transport;
+use rmcp::model::{RequestId, RequestMetaObject};
+use rmcp::service::ServiceError;
 use serde_json::Value;
 use tracing::Span;
 use tracing::field::Empty;
@@ -59,7 +58,7 @@ pub struct Telemetry {
     pending_count: AtomicUsize,
     next: AtomicU64,
     /// The config's `log_level`, asked of a 2026-07-28 server on every request.
-    log_level: Option<String>,
+    pub(crate) log_level: Option<String>,
 }
 
 impl Telemetry {
@@ -339,147 +338,16 @@ fn trace_context(span: &Span) -> Option<(String, Option<String>)> {
     Some((parent, (!state.is_empty()).then_some(state)))
 }
 
-/// A client transport that records the JSON-RPC id of each tagged request on its span, and
-/// takes the tag out before the request is written.
-/// It also notes the end of the incoming stream in the connection's `closed` flag, so a dead
-/// connection is known before the next request is sent on it, and handles the server's
-/// progress reports and resource changes as they arrive (`RouterClient::handled_in_order`).
-pub(crate) struct Traced<T> {
-    inner: T,
-    /// The connection's client side: its telemetry, progress, `closed` flag and watcher.
-    client: crate::client::RouterClient,
-}
-
-impl<T> Traced<T> {
-    pub(crate) fn new(inner: T, client: crate::client::RouterClient) -> Self {
-        Self { inner, client }
-    }
-}
-
-impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
-    type Error = T::Error;
-
-    fn send(
-        &mut self,
-        mut item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let rmcp::model::JsonRpcMessage::Request(request) = &mut item {
-            declare_tasks(&mut request.request);
-            if let Some(level) = &self.client.telemetry.log_level {
-                ask_log_level(&mut request.request, level);
-            }
-        }
-        if self.client.progress.waiting()
-            && let rmcp::model::JsonRpcMessage::Request(request) = &mut item
-        {
-            use rmcp::model::GetMeta as _;
-            let token = request.request.get_meta().get_progress_token();
-            if let Some(meta) = params_meta(&mut request.request) {
-                self.client.progress.bind(meta, token);
-            }
-        }
-        if let rmcp::model::JsonRpcMessage::Request(request) = &mut item
-            && let Some(meta) = params_meta(&mut request.request)
-        {
-            self.client.telemetry.written(meta, &request.id);
-        }
-        self.inner.send(item)
-    }
-
-    /// The next message for rmcp. Progress reports and resource changes are handled here and
-    /// not passed on: in the order they arrive, so before the answer that follows them.
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        let Self { inner, client } = self;
-        async move {
-            loop {
-                let message = inner.receive().await;
-                match &message {
-                    None => client.closed.store(true, Ordering::SeqCst),
-                    Some(message) if client.handled_in_order(message) => continue,
-                    Some(_) => {}
-                }
-                return message;
-            }
-        }
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
-    }
-}
-
-/// The tasks extension (SEP-2663), declared to every server where it matters: in `initialize`
-/// (2025-11-25), and in the per-request client capabilities (2026-07-28) of `tools/call` — which
-/// a server may answer with a task, followed by the connection manager — and of `tasks/*`. Reads
-/// and lists do not carry it: rmcp copies the connection's capabilities into every request, and
-/// the extension would cost each of them ten allocations for nothing.
-pub(crate) fn declare_tasks(request: &mut ClientRequest) {
-    use rmcp::model::GetMeta as _;
-    let tasks = rmcp::model::TASKS_EXTENSION_ID;
-    match request {
-        ClientRequest::InitializeRequest(r) => {
-            let extensions = r.params.capabilities.extensions.get_or_insert_with(Default::default);
-            extensions.insert(tasks.to_string(), Default::default());
-        }
-        ClientRequest::CallToolRequest(_)
-        | ClientRequest::GetTaskRequest(_)
-        | ClientRequest::UpdateTaskRequest(_)
-        | ClientRequest::CancelTaskRequest(_) => {
-            add_tasks_extension(&mut request.get_meta_mut().0.0)
-        }
-        _ => {}
-    }
-}
-
-/// The tasks extension added to the client capabilities in a 2026-07-28 request's `_meta` (or
-/// in a connection's client context: `straight`); nothing without them.
-pub(crate) fn add_tasks_extension(meta: &mut serde_json::Map<String, serde_json::Value>) {
-    let Some(serde_json::Value::Object(capabilities)) = meta.get_mut(CAPABILITIES_KEY) else {
-        return;
-    };
-    let extensions = capabilities
-        .entry("extensions")
-        .or_insert_with(|| serde_json::Value::Object(Default::default()));
-    if let serde_json::Value::Object(extensions) = extensions {
-        extensions.insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), serde_json::json!({}));
-    }
-}
-
-/// The config's `log_level` in a 2026-07-28 request (one that carries the per-request client
-/// capabilities): there a server sends log messages for a request only when its `_meta` asks
-/// (`io.modelcontextprotocol/logLevel`), at that level and above. 2025-11-25 servers are asked
-/// once, with `logging/setLevel`.
-fn ask_log_level(request: &mut ClientRequest, level: &str) {
-    use rmcp::model::GetMeta as _;
-    let meta = &mut request.get_meta_mut().0.0;
-    if meta.contains_key(CAPABILITIES_KEY) {
-        meta.insert(LOG_LEVEL_KEY.to_string(), serde_json::Value::String(level.to_string()));
-    }
-}
-
-/// Where a 2026-07-28 request carries the client's capabilities.
-const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// Where a 2026-07-28 request asks for log messages at a level.
-pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
-
-/// The params-level `_meta` of the requests the manager tags.
-pub(crate) fn params_meta(request: &mut ClientRequest) -> Option<&mut Option<RequestMetaObject>> {
-    Some(match request {
-        ClientRequest::ListResourcesRequest(r) => &mut r.params.as_mut()?.meta,
-        ClientRequest::ListResourceTemplatesRequest(r) => &mut r.params.as_mut()?.meta,
-        ClientRequest::ListToolsRequest(r) => &mut r.params.as_mut()?.meta,
-        ClientRequest::ReadResourceRequest(r) => &mut r.params.meta,
-        ClientRequest::CallToolRequest(r) => &mut r.params.meta,
-        ClientRequest::CompleteRequest(r) => &mut r.params.meta,
-        ClientRequest::SubscribeRequest(r) => &mut r.params.meta,
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
+
+    use rmcp::model::ClientRequest;
+    use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+    use rmcp::transport::Transport;
+
+    use crate::meta::declare_tasks;
+    use crate::transport::traced::Traced;
 
     use rmcp::model::{
         JsonRpcMessage, JsonRpcRequest, NumberOrString, ReadResourceRequest,

@@ -23,10 +23,11 @@ use router_protocol::{
 };
 use tokio::sync::Notify;
 
+use crate::client::direct::all_tools;
 use crate::client::{Connection, RouterClient};
 use crate::config::ServerConfig;
-use crate::direct::all_tools;
-pub use crate::watched::{IDLE, Touch, Watched};
+pub(crate) use crate::watched::Touch;
+pub use crate::watched::Watched;
 
 /// A re-read waits until no notification came for this long (a burst costs one re-read)…
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);

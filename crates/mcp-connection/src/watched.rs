@@ -23,7 +23,7 @@ pub struct Watched {
 }
 
 /// How long a watched URI must go unread before a new one may take its place in a full set.
-pub const IDLE: Duration = Duration::from_secs(60);
+pub(crate) const IDLE: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
 struct WatchedState {

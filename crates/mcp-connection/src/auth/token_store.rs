@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 #[cfg(not(feature = "streamable-http"))]
 type StoredCredentials = serde_json::Value;
 
-use crate::oauth::AuthError;
+use crate::auth::AuthError;
 
 /// Where [`TokenStore::default_location`] keeps the file: `$MCP_ROUTER_HOME`, else
 /// `$XDG_CONFIG_HOME/mcp-router`, else `$HOME/.config/mcp-router`.
-pub fn config_dir() -> Option<PathBuf> {
+pub(crate) fn config_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     var("MCP_ROUTER_HOME")
         .or_else(|| var("XDG_CONFIG_HOME").map(|d| d.join("mcp-router")))

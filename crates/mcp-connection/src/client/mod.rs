@@ -4,30 +4,33 @@
 //! the first tool listing. Everything here is bounded by the caller's startup timeout. Errors are
 //! translated in `errors`.
 
+pub(crate) mod cache;
+pub(crate) mod direct;
+mod handler;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_backend::McpError;
 
+pub use crate::errors::ConnectError;
 use crate::errors::HandshakeError;
-pub use crate::errors::{
-    ConnectError, address_of, describe, initialize_failed, never_sent, service_error,
-};
+use crate::errors::{initialize_failed, service_error};
 use rmcp::model::{ProtocolVersion, ServerCapabilities, Tool};
 
-use crate::cache::ResponseCache;
+use crate::client::cache::ResponseCache;
 use crate::watch::Changes;
 use router_protocol::{EventMsg, EventSender, McpServerRequestBeginEvent, McpServerRequestEvent};
 
 use crate::host::HostHandler;
 use rmcp::service::RunningService;
 
-use crate::oauth::TokenStore;
+use crate::auth::TokenStore;
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, RoleClient};
 
 use crate::config::{ProtocolChoice, ServerConfig, TransportConfig};
-use crate::stdio::{self, ChildGroup, Launch};
-use crate::telemetry::Traced;
+use crate::transport::stdio::{self, ChildGroup, Launch};
+use crate::transport::traced::Traced;
 use tracing::Instrument as _;
 
 /// Most pages of `tools/list` followed at startup.
@@ -37,7 +40,7 @@ use tracing::Instrument as _;
 pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Longest a failed request on a broken stdio connection waits to see its server's exit status.
-pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+pub(crate) const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The client side of every connection: says who we are and which protocol we speak, and
 /// passes server-to-client requests to the host (announcing each with an event).
@@ -75,6 +78,39 @@ pub struct RouterClient {
 }
 
 impl RouterClient {
+    /// A client for one connection to `config`'s server: `watched`, `challenge` and
+    /// `list_generation` are shared by all the server's connections; the rest is this
+    /// connection's own (its spans, its progress tokens reported at most every
+    /// `progress_interval`, its answer cache, its log budget).
+    pub fn new(
+        config: &crate::config::ServerConfig,
+        events: EventSender,
+        host: Arc<dyn HostHandler>,
+        watched: Arc<crate::watch::Watched>,
+        challenge: Arc<std::sync::Mutex<Option<String>>>,
+        list_generation: Arc<std::sync::atomic::AtomicU64>,
+        progress_interval: std::time::Duration,
+    ) -> Self {
+        Self {
+            server: config.name.clone(),
+            events,
+            host,
+            cache: Default::default(),
+            changes: Default::default(),
+            watched,
+            challenge,
+            list_generation,
+            telemetry: crate::telemetry::Telemetry::new(config),
+            address: match &config.transport {
+                TransportConfig::StreamableHttp { url, .. } => crate::errors::address_of(url),
+                TransportConfig::Stdio { .. } => None,
+            },
+            progress: Arc::new(crate::progress::Progress::new(progress_interval)),
+            closed: Default::default(),
+            logs: Default::default(),
+        }
+    }
+
     /// `transport` wrapped for this connection: request spans, the end of the stream, the
     /// progress tokens of calls, notifications handled in order (see `Traced`).
     pub(crate) fn traced<T>(&self, transport: T) -> Traced<T> {
@@ -321,7 +357,7 @@ fn auto_lifecycle() -> ClientLifecycleMode {
 }
 
 /// A stdio connection's straight requests (see `straight`).
-pub(crate) type Straight = Arc<crate::straight::Straight<tokio::process::ChildStdin>>;
+pub(crate) type Straight = Arc<crate::transport::straight::Straight<tokio::process::ChildStdin>>;
 
 pub(crate) type Opened = (RunningService<RoleClient, RouterClient>, Option<(ChildGroup, Straight)>);
 
@@ -367,7 +403,7 @@ async fn open(
             open_stdio(launch, client, lifecycle).await
         }
         TransportConfig::StreamableHttp { .. } => {
-            crate::remote::open_http(config, client, lifecycle, tokens).await
+            crate::transport::remote::open_http(config, client, lifecycle, tokens).await
         }
     }
 }
@@ -382,7 +418,7 @@ async fn open_stdio(
     let command = launch.command;
     let spawned = stdio::spawn(launch)
         .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
-    let (transport, straight) = crate::lines::LineTransport::with_straight(
+    let (transport, straight) = crate::transport::lines::LineTransport::with_straight(
         spawned.stdout,
         spawned.stdin,
         MAX_MESSAGE_BYTES,
@@ -403,8 +439,26 @@ async fn open_stdio(
     Ok((service, Some((spawned.group, straight))))
 }
 
+impl Connection {
+    /// A connection over a transport a custom [`Connector`] opened (in memory, a socket…):
+    /// rmcp's handshake with `client`, then what every connection reads first.
+    pub async fn over<T, E, A>(
+        config: &ServerConfig,
+        client: RouterClient,
+        transport: T,
+    ) -> Result<Connection, ConnectError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        use rmcp::ServiceExt as _;
+        let service = client.serve(transport).await.map_err(|e| initialize_failed(&e, None))?;
+        finish(config, service, None).await
+    }
+}
+
 /// After `initialize`: rmcp's cache off, the server's facts read, its tools listed (filtered).
-pub async fn finish(
+pub(crate) async fn finish(
     config: &ServerConfig,
     service: RunningService<RoleClient, RouterClient>,
     child: Option<ChildGroup>,
@@ -436,7 +490,7 @@ async fn finish_opened(config: &ServerConfig, opened: Opened) -> Result<Connecti
     let subscription =
         if modern { crate::watch::open_listen(&service, &capabilities).await } else { None };
     let tools = if capabilities.tools.is_some() {
-        let tools = crate::direct::all_tools(&service).await.map_err(|e| match e {
+        let tools = crate::client::direct::all_tools(&service).await.map_err(|e| match e {
             McpError::SignInRequired { sign_in, .. } => ConnectError::SignIn(sign_in),
             other => ConnectError::Failed(format!("tools/list failed: {other}")),
         })?;
@@ -446,7 +500,7 @@ async fn finish_opened(config: &ServerConfig, opened: Opened) -> Result<Connecti
         (Vec::new(), Vec::new())
     };
     let (tools, app_only) = tools;
-    crate::client_handler::set_log_level(&service, config, modern, &capabilities).await;
+    crate::client::handler::set_log_level(&service, config, modern, &capabilities).await;
     Ok(Connection {
         service,
         tools: std::sync::RwLock::new(Arc::new(tools)),

@@ -6,8 +6,8 @@ use tokio::io::{AsyncWriteExt, DuplexStream};
 
 use super::*;
 use crate::client::RouterClient;
-use crate::lines::LineTransport;
 use crate::scripted::{self, Client, Server};
+use crate::transport::lines::LineTransport;
 
 /// An rmcp client on the router's stdio transport with straight reads, and its scripted
 /// server.
@@ -77,7 +77,8 @@ async fn a_straight_read_is_answered_past_rmcp_beside_rmcp_own_requests() {
     // rmcp's own read meanwhile, on the same connection: its id is rmcp's.
     let peer = client.peer().clone();
     let rmcp_read = tokio::spawn(async move {
-        crate::direct::read_resource(&peer, ReadResourceRequestParams::new("demo://b")).await
+        crate::client::direct::read_resource(&peer, ReadResourceRequestParams::new("demo://b"))
+            .await
     });
     let rmcp_request = server.next().await;
     assert!(rmcp_request["id"].as_i64().is_some_and(|n| n < FIRST_ID), "{rmcp_request}");
@@ -127,7 +128,8 @@ async fn an_abandoned_read_is_cancelled_at_the_server_and_its_late_answer_droppe
     assert_eq!(text_of(reading.await.expect("task")), "next");
     let peer = client.peer().clone();
     let rmcp_read = tokio::spawn(async move {
-        crate::direct::read_resource(&peer, ReadResourceRequestParams::new("demo://b")).await
+        crate::client::direct::read_resource(&peer, ReadResourceRequestParams::new("demo://b"))
+            .await
     });
     let rmcp_request = server.next().await;
     server.answer(&rmcp_request["id"], contents("demo://b", "b")).await;
@@ -276,7 +278,7 @@ async fn a_straight_tool_call_carries_the_context_rmcp_s_would() {
     meta.set_client_info(info.client_info.clone());
     meta.set_client_capabilities(info.capabilities.clone());
     meta.set_progress_token(ProgressToken(NumberOrString::Number(id)));
-    crate::telemetry::declare_tasks(&mut theirs);
+    crate::meta::declare_tasks(&mut theirs);
     let expected = serde_json::to_value(theirs.get_meta()).expect("json");
     assert_eq!(request["params"]["_meta"], expected);
     let extensions = &expected["io.modelcontextprotocol/clientCapabilities"]["extensions"];

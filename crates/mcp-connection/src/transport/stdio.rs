@@ -33,7 +33,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::procs;
+use crate::transport::procs;
 
 /// Variables passed through from the router's environment.
 const INHERITED_ENV: &[&str] =

@@ -6,6 +6,7 @@ use rmcp::ClientLifecycleMode;
 #[cfg(feature = "streamable-http")]
 use rmcp::ClientServiceExt as _;
 
+use crate::auth::TokenStore;
 #[cfg(feature = "streamable-http")]
 use crate::client::MAX_MESSAGE_BYTES;
 use crate::client::{Opened, RouterClient};
@@ -13,7 +14,6 @@ use crate::config::ServerConfig;
 #[cfg(feature = "streamable-http")]
 use crate::config::TransportConfig;
 use crate::errors::HandshakeError;
-use crate::oauth::TokenStore;
 
 /// A streamable HTTP server: a static bearer token, stored OAuth credentials, or none.
 #[cfg(feature = "streamable-http")]
@@ -59,8 +59,8 @@ pub(crate) async fn open_http(
         return Ok((service, None));
     };
     let auth =
-        crate::oauth::authorizer(&config.name, url, oauth, tokens).await.map_err(|e| match e {
-            crate::oauth::AuthError::SignIn { sign_in, .. } => HandshakeError::SignIn(sign_in),
+        crate::auth::authorizer(&config.name, url, oauth, tokens).await.map_err(|e| match e {
+            crate::auth::AuthError::SignIn { sign_in, .. } => HandshakeError::SignIn(sign_in),
             other => HandshakeError::Launch(other.to_string()),
         })?;
     let http = AuthClient::new(reqwest::Client::default(), auth);

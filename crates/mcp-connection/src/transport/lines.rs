@@ -85,10 +85,10 @@ pub struct LineTransport<R, W: AsyncWrite> {
     /// The rest of an over-long line is being skipped (its ends kept).
     discarding: Option<Skipped>,
     /// The writing half (`wire`: the frequent requests written without rmcp's detour).
-    write: crate::wire::Writer<W>,
+    write: crate::transport::wire::Writer<W>,
     expected: HashMap<RequestId, Expected>,
     /// Requests sent past rmcp (`straight`), whose answers are taken out of the stream here.
-    straight: Option<std::sync::Arc<crate::straight::Straight<W>>>,
+    straight: Option<std::sync::Arc<crate::transport::straight::Straight<W>>>,
 }
 
 impl<R, W: AsyncWrite> Drop for LineTransport<R, W> {
@@ -194,7 +194,7 @@ where
             line: Vec::new(),
             max_line,
             discarding: None,
-            write: crate::wire::Writer::new(write),
+            write: crate::transport::wire::Writer::new(write),
             expected: HashMap::new(),
             straight: None,
         }
@@ -207,10 +207,10 @@ where
         max_line: usize,
         telemetry: std::sync::Arc<crate::telemetry::Telemetry>,
         progress: std::sync::Arc<crate::progress::Progress>,
-    ) -> (Self, std::sync::Arc<crate::straight::Straight<W>>) {
+    ) -> (Self, std::sync::Arc<crate::transport::straight::Straight<W>>) {
         let mut transport = Self::new(read, write, max_line);
         let writer = transport.write.clone();
-        let straight = crate::straight::Straight::new(writer, telemetry, progress);
+        let straight = crate::transport::straight::Straight::new(writer, telemetry, progress);
         let straight = std::sync::Arc::new(straight);
         transport.straight = Some(straight.clone());
         (transport, straight)
@@ -230,10 +230,12 @@ where
     fn answers_straight(&mut self, peek: Option<&Peek>) -> bool {
         let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
         let Some(peek) = peek.filter(|p| p.method.is_none()) else { return false };
-        let Some(n) = peek.id.as_ref().and_then(crate::straight::ours) else { return false };
+        let Some(n) = peek.id.as_ref().and_then(crate::transport::straight::ours) else {
+            return false;
+        };
         let task = peek.result.as_ref().is_some_and(|r| r.task.is_some());
         let line = std::mem::take(&mut self.line);
-        straight.answer(n, crate::straight::Answer { line, task });
+        straight.answer(n, crate::transport::straight::Answer { line, task });
         true
     }
 

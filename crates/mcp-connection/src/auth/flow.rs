@@ -10,7 +10,7 @@ use rmcp::transport::auth::{
     OAuthState,
 };
 
-use crate::oauth::{AuthError, OAuthConfig, TokenStore};
+use crate::auth::{AuthError, OAuthConfig, TokenStore};
 
 /// The client name registered dynamically.
 const CLIENT_NAME: &str = "mcp-router";

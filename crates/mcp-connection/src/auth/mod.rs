@@ -13,15 +13,17 @@
 //! `StoredCredentials` redacts them in `Debug`, and every error here names files, servers and
 //! keys, never values.
 
+#[cfg(feature = "streamable-http")]
+pub(crate) mod flow;
+pub(crate) mod token_store;
+
 use mcp_backend::SignIn;
 
 #[cfg(feature = "streamable-http")]
-pub use crate::oauth_flow::{Authorization, Login, authorization};
+pub use crate::auth::flow::{Authorization, Login, authorization};
 #[cfg(feature = "streamable-http")]
-pub(crate) use crate::oauth_flow::{authorizer, sign_in_of};
-#[cfg(feature = "streamable-http")]
-pub use crate::token_store::ServerCredentials;
-pub use crate::token_store::{SignInStatus, TokenStore, config_dir};
+pub(crate) use crate::auth::flow::{authorizer, sign_in_of};
+pub use crate::auth::token_store::{SignInStatus, TokenStore};
 
 /// Why a sign-in, or the credentials behind one, could not be used. The `Display` texts are
 /// for a person: they name servers, files and settings, never a token or a secret.

@@ -122,7 +122,7 @@ fn the_frequent_requests_are_written_as_rmcp_writes_them() {
 /// `_meta` (whose keys may be the same).
 #[test]
 fn what_a_straight_read_adds_is_merged_as_rmcp_builds_it() {
-    use crate::telemetry::LOG_LEVEL_KEY;
+    use crate::meta::LOG_LEVEL_KEY;
     let mut context = as_sent(read("demo://a", None), true).get_meta().clone().0.0;
     context.shift_remove("progressToken");
     // A context holding one of the read's own keys: the read's value, in the context's place.

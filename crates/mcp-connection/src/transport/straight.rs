@@ -35,10 +35,11 @@ use rmcp::transport::DynamicTransportError;
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
 
-use crate::direct::ABANDONED;
+use crate::client::direct::ABANDONED;
+use crate::meta::LOG_LEVEL_KEY;
 use crate::progress::Progress;
-use crate::telemetry::{LOG_LEVEL_KEY, Telemetry};
-use crate::wire::{Added, Writer};
+use crate::telemetry::Telemetry;
+use crate::transport::wire::{Added, Writer};
 
 /// Our ids (and progress tokens) count from here: rmcp's are a `u32`'s, so they never meet,
 /// and every id stays a number any server reads exactly (below 2^53).
@@ -101,7 +102,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         meta.set_client_info(info.client_info.clone());
         meta.set_client_capabilities(info.capabilities.clone());
         let mut with_tasks = meta.0.0.clone();
-        crate::telemetry::add_tasks_extension(&mut with_tasks);
+        crate::meta::add_tasks_extension(&mut with_tasks);
         let _ = self.context.set(meta.0.0);
         let _ = self.tool_context.set(with_tasks);
     }
@@ -150,7 +151,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         // The request's progress is its call's (when made for one), under its id as the token.
         let _tracked = self.progress.track_token(ProgressToken(id.clone()));
         // What the transport does to rmcp's requests: the span's key out of `_meta`.
-        if let Some(meta) = crate::telemetry::params_meta(&mut request) {
+        if let Some(meta) = crate::meta::params_meta(&mut request) {
             self.telemetry.written(meta, &id);
         }
         let level = context.and(self.telemetry.log_level());
@@ -161,7 +162,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         };
         let added = Added { context, entries };
         if let Err(e) = self.writer.send_request(&id, &mut request, added).await {
-            type Line<W> = crate::lines::LineTransport<tokio::process::ChildStdout, W>;
+            type Line<W> = crate::transport::lines::LineTransport<tokio::process::ChildStdout, W>;
             let e = DynamicTransportError::new::<Line<W>, RoleClient>(e);
             return Err(ServiceError::TransportSend(e));
         }
@@ -218,10 +219,12 @@ pub(crate) fn ours(id: &RequestId) -> Option<i64> {
 /// (2026-07-28), or its error. Parsed as a read result first, as `lines` parses the answers it
 /// expects.
 fn parse(line: &[u8]) -> Result<ReadResourceResponse, ServiceError> {
-    let line = crate::lines::trimmed(line);
-    let typed = crate::lines::typed(line, ServerResult::ReadResourceResult);
+    let line = crate::transport::lines::trimmed(line);
+    let typed = crate::transport::lines::typed(line, ServerResult::ReadResourceResult);
     match typed.or_else(|| serde_json::from_slice(line).ok()) {
-        Some(JsonRpcMessage::Response(answer)) => crate::direct::read_response(answer.result),
+        Some(JsonRpcMessage::Response(answer)) => {
+            crate::client::direct::read_response(answer.result)
+        }
         Some(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
         _ => Err(ServiceError::UnexpectedResponse),
     }
@@ -231,8 +234,9 @@ fn parse(line: &[u8]) -> Result<ReadResourceResponse, ServiceError> {
 /// is parsed as rmcp parses any answer (its `ServerResult`, variant by variant), as the
 /// transport does (`lines`); any other, as a tool's result first.
 fn parse_tool(answer: &Answer) -> Result<CallToolResponse, ServiceError> {
-    let line = crate::lines::trimmed(&answer.line);
-    let typed = (!answer.task).then(|| crate::lines::typed(line, ServerResult::CallToolResult));
+    let line = crate::transport::lines::trimmed(&answer.line);
+    let typed =
+        (!answer.task).then(|| crate::transport::lines::typed(line, ServerResult::CallToolResult));
     match typed.flatten().or_else(|| serde_json::from_slice(line).ok()) {
         Some(JsonRpcMessage::Response(answer)) => match answer.result {
             ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
@@ -330,7 +334,7 @@ impl crate::client::Connection {
             None => {
                 let mut params = params;
                 let _tracked = self.progress().track(&mut params.meta);
-                crate::direct::read_resource(self.service.peer(), params).await
+                crate::client::direct::read_resource(self.service.peer(), params).await
             }
         }
     }

@@ -28,7 +28,7 @@ use crate::errors::service_error;
 pub(crate) const ABANDONED: &str = "request abandoned by the caller";
 
 /// One `resources/read` round: the result, or the server's request for input (2026-07-28).
-pub async fn read_resource(
+pub(crate) async fn read_resource(
     peer: &Peer<RoleClient>,
     params: ReadResourceRequestParams,
 ) -> Result<ReadResourceResponse, ServiceError> {
@@ -52,6 +52,7 @@ pub(crate) fn read_response(answer: ServerResult) -> Result<ReadResourceResponse
 macro_rules! list_page {
     ($(#[$doc:meta])* $name:ident, $request:ident, $page:ident) => {
         $(#[$doc])*
+        #[allow(unreachable_pub)] // re-exported from the crate root; the lint misreads the macro
         pub async fn $name(
             peer: &Peer<RoleClient>,
             params: Option<PaginatedRequestParams>,
@@ -153,8 +154,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::lines::LineTransport;
     use crate::scripted::{self, Client, Server};
+    use crate::transport::lines::LineTransport;
 
     async fn connected() -> (Client, Server) {
         scripted::connected(|read, write| LineTransport::new(read, write, 1 << 20)).await
