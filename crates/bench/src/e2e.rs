@@ -17,8 +17,8 @@ use rmcp::service::Peer;
 use router_protocol::EventSender;
 use tool_router::{CallContext, ToolCall};
 
-use crate::Row;
 use crate::everything::Target;
+use crate::row::Row;
 use crate::server::Options;
 use crate::workloads::{
     Routed, bare_read, bench_server, draining, manager_read, median, ratio, read_call,
@@ -486,15 +486,5 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
         }
         out.push(cpu_row(&router, &baseline, name, target));
     }
-    Ok(out)
-}
-
-/// Every end-to-end row.
-pub(crate) async fn rows_all(quick: bool) -> anyhow::Result<Vec<Row>> {
-    let mut out = rows_e1(quick).await?;
-    out.extend(crate::results::rows_e7(quick).await?);
-    out.extend(rows_e2(quick).await?);
-    out.extend(crate::results::rows_e8(quick).await?);
-    out.extend(crate::everything::rows_e3(quick).await?);
     Ok(out)
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use mcp_connection_manager::ServerConfig;
 use router_protocol::EventSender;
 
-use crate::Row;
 use crate::e2e::{self, Reads, Spread, alternate};
+use crate::row::Row;
 use crate::server::Options;
 use crate::workloads::{
     Bare, bare, bare_command, bare_modern, bare_read, bench_server, draining, median, ratio,

@@ -11,6 +11,7 @@ mod fuzz;
 mod pin;
 mod results;
 mod rmcp_cost;
+mod row;
 mod search;
 mod server;
 mod soak;
@@ -22,16 +23,7 @@ use std::time::Duration;
 #[global_allocator]
 static ALLOCATOR: alloc::Counting = alloc::Counting;
 
-/// One line of the report.
-pub(crate) struct Row {
-    pub(crate) name: &'static str,
-    pub(crate) baseline: String,
-    pub(crate) router: String,
-    /// router / baseline (or baseline / router for throughput); see `target`.
-    pub(crate) ratio: f64,
-    pub(crate) target: &'static str,
-    pub(crate) met: Option<bool>,
-}
+use row::Row;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -101,7 +93,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     }
     if wanted("e2e") {
         // On a runtime worker, as P1 (and an agent's calls) are.
-        keep(&mut rows, "e2e", tokio::spawn(e2e::rows_all(quick)).await?);
+        keep(&mut rows, "e2e", tokio::spawn(e2e_rows(quick)).await?);
     } else {
         e2e_parts(&mut rows, &wanted, quick).await?;
     }
@@ -217,4 +209,14 @@ fn print_table(rows: &[Row]) {
             row.name, row.baseline, row.router, row.target
         );
     }
+}
+
+/// Every end-to-end row.
+async fn e2e_rows(quick: bool) -> anyhow::Result<Vec<Row>> {
+    let mut out = e2e::rows_e1(quick).await?;
+    out.extend(results::rows_e7(quick).await?);
+    out.extend(e2e::rows_e2(quick).await?);
+    out.extend(results::rows_e8(quick).await?);
+    out.extend(everything::rows_e3(quick).await?);
+    Ok(out)
 }

@@ -17,8 +17,8 @@ use rmcp::service::Peer;
 use router_protocol::EventSender;
 use tool_router::{CallContext, ToolCall, ToolOutput, ToolRouter};
 
-use crate::Row;
 use crate::e2e::alternate;
+use crate::row::Row;
 use crate::server::Options;
 use crate::workloads::{
     bare_lines_up_to, bare_modern, bench_server, draining, median, ratio, read_options, routed,

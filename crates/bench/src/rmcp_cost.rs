@@ -20,7 +20,7 @@ use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncWriteExt, DuplexStream};
 
-use crate::Row;
+use crate::row::Row;
 use crate::workloads::{median, ratio, show};
 
 /// Answers per timed round.

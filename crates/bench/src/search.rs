@@ -10,7 +10,7 @@ use mcp_backend::{QualifiedTool, json_len, qualified_tool_name};
 use router_protocol::EventSender;
 use tool_router::{CallContext, RouterSettings, ToolCall, ToolFormat, ToolRouter, ToolSearchMode};
 
-use crate::Row;
+use crate::row::Row;
 use crate::workloads::{Prepared, median, show};
 
 const VERBS: &[&str] = &["get", "list", "create", "update", "delete", "search", "export", "sync"];

@@ -19,7 +19,7 @@ use router_protocol::{EventSender, event_channel};
 use serde::Serialize;
 use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
 
-use crate::Row;
+use crate::row::Row;
 use crate::server::Options;
 
 pub(crate) fn bench_server(name: &str, options: &Options) -> anyhow::Result<ServerConfig> {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::store::DataSourceError;
+use crate::error::DataSourceError;
 
 /// A column's inferred SQLite type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

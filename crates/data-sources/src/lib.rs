@@ -10,10 +10,12 @@
 //! - Tables are named after the resource (sanitised, unique per server and URI); importing the
 //!   same server and URI again replaces its table.
 
+mod error;
 mod import;
 mod query;
 mod store;
 
+pub use error::DataSourceError;
 pub use import::{ColumnInfo, ColumnType};
-pub use query::QueryResult;
-pub use store::{DataSourceError, DataSources, QueryLimits, SourceInfo};
+pub use query::{QueryLimits, QueryResult};
+pub use store::{DataSources, SourceInfo};

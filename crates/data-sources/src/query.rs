@@ -7,7 +7,34 @@ use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::store::{DataSourceError, QueryLimits, json_value};
+use crate::error::DataSourceError;
+
+/// Bounds on a query.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryLimits {
+    /// Most rows returned; more are reported as `truncated`.
+    pub max_rows: usize,
+    /// A query running longer is interrupted.
+    pub timeout: Duration,
+}
+
+impl Default for QueryLimits {
+    fn default() -> Self {
+        Self { max_rows: 200, timeout: Duration::from_secs(5) }
+    }
+}
+
+/// JSON for a SQLite value: numbers, strings, null; blobs are described.
+pub(crate) fn json_value(value: rusqlite::types::ValueRef<'_>) -> Value {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        ValueRef::Text(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+        ValueRef::Blob(bytes) => Value::String(format!("<blob of {} bytes>", bytes.len())),
+    }
+}
 
 /// Rows of a query, as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -2,48 +2,14 @@
 //! imported sources.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::error::DataSourceError;
 use crate::import::{self, ColumnInfo, ColumnType};
-use crate::query::{self, QueryResult};
-
-/// Why an import or a query failed. The text is model-visible.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DataSourceError {
-    /// The CSV could not be imported.
-    #[error("CSV import failed: {0}")]
-    Csv(String),
-    /// The query is not a single read-only SELECT/WITH statement.
-    #[error("query refused: {0}")]
-    Refused(String),
-    /// SQLite rejected or aborted the query.
-    #[error("query failed: {0}")]
-    Query(String),
-    /// The database itself failed.
-    #[error("data source database error: {0}")]
-    Database(String),
-}
-
-/// Bounds on a query.
-#[derive(Debug, Clone, Copy)]
-pub struct QueryLimits {
-    /// Most rows returned; more are reported as `truncated`.
-    pub max_rows: usize,
-    /// A query running longer is interrupted.
-    pub timeout: Duration,
-}
-
-impl Default for QueryLimits {
-    fn default() -> Self {
-        Self { max_rows: 200, timeout: Duration::from_secs(5) }
-    }
-}
+use crate::query::{self, QueryLimits, QueryResult};
 
 /// An imported CSV resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -227,20 +193,10 @@ fn unique_table_name(server: &str, uri: &str, taken: &[SourceInfo]) -> String {
     name
 }
 
-/// JSON for a SQLite value: numbers, strings, null; blobs are described.
-pub(crate) fn json_value(value: rusqlite::types::ValueRef<'_>) -> Value {
-    use rusqlite::types::ValueRef;
-    match value {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::from(i),
-        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-        ValueRef::Text(bytes) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
-        ValueRef::Blob(bytes) => Value::String(format!("<blob of {} bytes>", bytes.len())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     #[test]

@@ -10,7 +10,7 @@ use resource_registry::{
 use rmcp::model::{Resource, ResourceTemplate};
 use serde_json::{Map, Value, json};
 
-use crate::DemoOptions;
+use crate::options::DemoOptions;
 
 /// A 1×1 PNG, the demo's binary blob.
 pub const PIXEL_PNG: &[u8] = &[

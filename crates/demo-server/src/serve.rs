@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt;
 
+use crate::options::{DemoError, DemoOptions, Fault, ProcessFaults};
 use crate::resources::options_registry;
 use crate::server::DemoServer;
-use crate::{DemoError, DemoOptions, Fault, ProcessFaults};
 
 /// How to serve the demo (clap arguments, shared by every binary that serves it).
 #[derive(Debug, Clone, clap::Args)]

@@ -13,9 +13,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use crate::options::{DemoOptions, Fault};
 use crate::resources::options_registry;
 use crate::tools::{Asking, added_tool, call, tools};
-use crate::{DemoOptions, Fault};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 /// The server handler for one connection: resources from a shared registry, plus tools.

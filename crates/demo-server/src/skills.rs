@@ -10,7 +10,7 @@ use rmcp::handler::server::skill_catalog::SkillCatalog;
 use rmcp::model::ReadResourceResult;
 use rmcp::{ErrorData, Peer, RoleServer};
 
-use crate::{DemoError, DemoOptions};
+use crate::options::{DemoError, DemoOptions};
 
 /// The bundled skills: (path below the root, content).
 const BUNDLED: [(&str, &str); 4] = [

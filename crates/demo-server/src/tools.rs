@@ -11,7 +11,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Value, json};
 
-use crate::ProcessFaults;
+use crate::options::ProcessFaults;
 
 /// The demo's tools, in listing order.
 pub(crate) fn tools() -> Vec<Tool> {

@@ -50,9 +50,9 @@ pub struct McpConnectionManager {
     /// Complete resource and template listings, kept behind continuations and filtered lists.
     pub(crate) kept: KeptListings,
     /// Each server's kept skill listing (SEP-2640).
-    pub(crate) skill_cache: crate::skills::SkillCache,
+    pub(crate) skill_cache: crate::skills::cache::SkillCache,
     /// Tool calls' tasks handed to the background (`background_tasks_after`).
-    pub(crate) backgrounded: crate::tasks::Backgrounded,
+    pub(crate) backgrounded: crate::tasks::follow::Backgrounded,
 }
 
 impl McpConnectionManager {

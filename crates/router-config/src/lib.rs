@@ -17,8 +17,11 @@ use mcp_connection_manager::{ManagerOptions, ServerConfig};
 use serde_json::Value;
 use tool_router::{RouterSettings, SearchVia as Via, ToolSearchMode as Mode};
 
+mod errors;
 mod oauth;
 mod servers;
+
+pub use errors::{ConfigError, ConfigFormat};
 
 use crate::servers::ServerWalker;
 
@@ -75,40 +78,6 @@ pub enum Strictness {
     Lenient,
     /// The whole file is refused.
     Strict,
-}
-
-/// A configuration file that could not be used. The message names the file, the server and the
-/// key at fault.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {message}")]
-pub struct ConfigError {
-    file: String,
-    message: String,
-}
-
-impl ConfigError {
-    fn new(file: &Path, message: impl Into<String>) -> Self {
-        Self { file: file.display().to_string(), message: message.into() }
-    }
-}
-
-/// Which file format to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfigFormat {
-    /// Codex `config.toml`: `[mcp_servers.NAME]`.
-    CodexToml,
-    /// Claude Desktop / Cursor `mcp.json`: `{"mcpServers": {…}}`.
-    McpJson,
-}
-
-impl ConfigFormat {
-    /// `.json` files are `mcp.json`; everything else is Codex TOML.
-    pub fn from_path(path: &Path) -> Self {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some(ext) if ext.eq_ignore_ascii_case("json") => Self::McpJson,
-            _ => Self::CodexToml,
-        }
-    }
 }
 
 /// Read and validate a config file: servers and router settings; a server entry that cannot

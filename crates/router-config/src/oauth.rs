@@ -4,7 +4,7 @@
 use mcp_connection_manager::oauth::OAuthConfig;
 use serde_json::{Map, Value};
 
-use crate::ConfigError;
+use crate::errors::ConfigError;
 use crate::servers::{ServerWalker, kind};
 
 /// The OAuth keys of a server entry (both formats); HTTP servers only.

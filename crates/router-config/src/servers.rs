@@ -11,8 +11,8 @@ use mcp_connection_manager::{
 };
 use serde_json::{Map, Value};
 
+use crate::errors::{ConfigError, ConfigFormat};
 use crate::oauth::OAUTH_KEYS;
-use crate::{ConfigError, ConfigFormat};
 
 /// Validates one server entry; carries what every error message names.
 pub(crate) struct ServerWalker<'a> {

@@ -7,8 +7,22 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use crate::ExpandError;
 use crate::parse::{Expression, Modifier, Op, Part, VarSpec};
+
+/// Why a template could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExpandError {
+    /// A value that RFC 6570 cannot expand (nested arrays or objects, a prefix modifier on a
+    /// composite value).
+    #[error("variable `{name}`: {reason}")]
+    UnsupportedValue {
+        /// The variable.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}
 
 pub(crate) fn expand(
     parts: &[Part],

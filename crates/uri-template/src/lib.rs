@@ -30,6 +30,7 @@ mod parse;
 
 use serde_json::{Map, Value};
 
+pub use expand::ExpandError;
 pub use parse::TemplateError;
 
 /// A parsed RFC 6570 URI template.
@@ -37,21 +38,6 @@ pub use parse::TemplateError;
 pub struct UriTemplate {
     source: String,
     parts: Vec<parse::Part>,
-}
-
-/// Why a template could not be expanded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExpandError {
-    /// A value that RFC 6570 cannot expand (nested arrays or objects, a prefix modifier on a
-    /// composite value).
-    #[error("variable `{name}`: {reason}")]
-    UnsupportedValue {
-        /// The variable.
-        name: String,
-        /// Why.
-        reason: String,
-    },
 }
 
 impl UriTemplate {

@@ -3,44 +3,18 @@
 //! `skills/get`, and the host's approval. Nothing here reads a skill's files: retrieval is the
 //! router's, on load.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+pub(crate) mod cache;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_backend::{
     Follow, McpError, Paged, ServerSkills, SkillApproval, SkillsBackend, SkillsListing, no_skills,
 };
 use rmcp::model::{GetSkillRequestParams, PaginatedRequestParams, ServerCapabilities, Skill};
-use tokio::time::Instant;
 
 use crate::declared::Capability;
 use crate::manager::McpConnectionManager;
-
-/// One server's kept listing: its generation then, and until when it is fresh.
-struct Kept {
-    generation: u64,
-    until: Instant,
-    skills: Arc<ServerSkills>,
-}
-
-/// The kept skill listings, by server.
-#[derive(Default)]
-pub(crate) struct SkillCache(Mutex<BTreeMap<String, Kept>>);
-
-impl SkillCache {
-    fn fresh(&self, server: &str, generation: u64) -> Option<Arc<ServerSkills>> {
-        let kept = self.0.lock().ok()?;
-        let kept = kept.get(server)?;
-        (kept.generation == generation && kept.until > Instant::now()).then(|| kept.skills.clone())
-    }
-
-    fn keep(&self, server: &str, generation: u64, ttl: Duration, skills: Arc<ServerSkills>) {
-        if let Ok(mut kept) = self.0.lock() {
-            let until = Instant::now() + ttl;
-            kept.insert(server.to_string(), Kept { generation, until, skills });
-        }
-    }
-}
 
 /// The skills extension, as a server declares it and its catalog records it.
 const SKILLS: Capability =
