@@ -30,6 +30,28 @@ pub struct DemoServer {
 }
 
 impl DemoServer {
+    /// `add_note`: a resource `demo://added/{id}` with the given text, registered while running.
+    fn add_note(&self, request: &CallToolRequestParams) -> CallToolResult {
+        let args = request.arguments.clone().unwrap_or_default();
+        let field = |key: &str| {
+            args.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_string()
+        };
+        let (id, body) = (field("id"), field("text"));
+        let uri = format!("demo://added/{id}");
+        let resource = rmcp::model::Resource::new(uri.clone(), format!("note-{id}"));
+        let added = self.resources.registry().register_resource(resource, move || {
+            let body = body.clone();
+            async move { Ok(resource_registry::ResourceBody::from(body)) }
+        });
+        let (text, failed) = match added {
+            Ok(()) => (format!("added {uri}"), false),
+            Err(e) => (format!("cannot add {uri}: {e}"), true),
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.is_error = Some(failed);
+        result
+    }
+
     /// A server with its own registry (a page size of 0 is treated as 1).
     pub fn new(options: DemoOptions) -> Self {
         let registry = options_registry(&options);
@@ -378,24 +400,7 @@ impl ServerHandler for DemoServer {
             return answer;
         }
         if request.name == "add_note" {
-            let args = request.arguments.clone().unwrap_or_default();
-            let field = |key: &str| {
-                args.get(key).and_then(serde_json::Value::as_str).unwrap_or_default().to_string()
-            };
-            let (id, body) = (field("id"), field("text"));
-            let uri = format!("demo://added/{id}");
-            let resource = rmcp::model::Resource::new(uri.clone(), format!("note-{id}"));
-            let added = self.resources.registry().register_resource(resource, move || {
-                let body = body.clone();
-                async move { Ok(resource_registry::ResourceBody::from(body)) }
-            });
-            let (text, failed) = match added {
-                Ok(()) => (format!("added {uri}"), false),
-                Err(e) => (format!("cannot add {uri}: {e}"), true),
-            };
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.is_error = Some(failed);
-            return Ok(result.into());
+            return Ok(self.add_note(&request).into());
         }
         if request.name == "progress" {
             return Ok(report_progress(&request, &context).await.into());

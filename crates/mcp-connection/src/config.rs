@@ -122,7 +122,7 @@ pub enum TransportConfig {
         /// Extra headers sent with every request (values never logged).
         http_headers: BTreeMap<String, String>,
         /// OAuth sign-in (see `oauth`); the default signs in only when the server asks.
-        oauth: crate::auth::OAuthConfig,
+        oauth: OAuthConfig,
     },
 }
 
@@ -274,4 +274,30 @@ pub(crate) fn http_headers(
             Ok((name, value))
         })
         .collect()
+}
+
+/// A server's OAuth settings (`auth`, `scopes`, `oauth_resource`, `client_credentials` and the
+/// `oauth` table in the config). The default signs in only when the server asks (a 401).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OAuthConfig {
+    /// `auth = "oauth"`: the server needs sign-in. Without stored credentials it fails at start
+    /// with the login hint instead of being tried unauthenticated.
+    pub required: bool,
+    /// Scopes to ask for; empty lets rmcp choose (the `WWW-Authenticate` scope, else the
+    /// server's `scopes_supported`, else none).
+    pub scopes: Vec<String>,
+    /// `oauth_resource`: the resource indicator for the client-credentials grant (the
+    /// authorization-code flow takes it from the server's protected-resource metadata).
+    pub resource: Option<String>,
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// Environment variable holding that client's secret (the secret is never logged).
+    pub client_secret_env_var: Option<String>,
+    /// Port for the login redirect on 127.0.0.1; an ephemeral one when absent.
+    pub callback_port: Option<u16>,
+    /// HTTPS URL of this client's metadata document (client ID metadata document).
+    pub client_metadata_url: Option<String>,
+    /// Machine-to-machine: the client-credentials grant with `client_id` and the secret from
+    /// `client_secret_env_var`, no browser.
+    pub client_credentials: bool,
 }

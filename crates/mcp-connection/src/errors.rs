@@ -4,9 +4,6 @@
 
 use mcp_backend::{McpError, SignIn};
 
-#[cfg(feature = "streamable-http")]
-use crate::client::RouterClient;
-
 /// Why a server could not be connected.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -67,11 +64,11 @@ impl From<HandshakeError> for ConnectError {
 /// failure with the login hint; anything else is a handshake failure.
 #[cfg(feature = "streamable-http")]
 pub(crate) fn http_handshake_error(
-    client: &RouterClient,
+    (challenge_slot, address): (&std::sync::Mutex<Option<String>>, Option<&str>),
     error: &rmcp::service::ClientInitializeError,
 ) -> HandshakeError {
     if let Some(challenge) = error.auth_challenge() {
-        if let Ok(mut last) = client.challenge.lock() {
+        if let Ok(mut last) = challenge_slot.lock() {
             *last = Some(challenge.to_string());
         }
         if !error.is_authorization_required() {
@@ -87,7 +84,7 @@ pub(crate) fn http_handshake_error(
     {
         return HandshakeError::SignIn(crate::auth::sign_in_of(auth));
     }
-    HandshakeError::Handshake(initialize_failed(error, client.address.as_deref()))
+    HandshakeError::Handshake(initialize_failed(error, address))
 }
 
 /// The OAuth error (a refresh that failed, a credential store that could not be read) behind

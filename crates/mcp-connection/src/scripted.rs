@@ -40,7 +40,7 @@ impl Server {
         let cancelled = self.next().await;
         assert_eq!(cancelled["method"], "notifications/cancelled", "{cancelled}");
         assert_eq!(cancelled["params"]["requestId"], request["id"]);
-        assert_eq!(cancelled["params"]["reason"], crate::client::direct::ABANDONED);
+        assert_eq!(cancelled["params"]["reason"], crate::transport::wire::ABANDONED);
         request
     }
 

@@ -346,8 +346,8 @@ mod tests {
     use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
     use rmcp::transport::Transport;
 
+    use crate::client::traced::Traced;
     use crate::meta::declare_tasks;
-    use crate::transport::traced::Traced;
 
     use rmcp::model::{
         JsonRpcMessage, JsonRpcRequest, NumberOrString, ReadResourceRequest,

@@ -12,7 +12,7 @@
 //!   it ends while the connection is usable (a restart opens a new one with the new
 //!   connection). In 2025-11-25 they come as plain notifications (`RouterClient`'s handler).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -21,11 +21,11 @@ use rmcp::service::Subscription;
 use router_protocol::{
     EventMsg, McpResourceUpdatedEvent, McpResourcesChangedEvent, McpToolsChangedEvent,
 };
-use tokio::sync::Notify;
 
 use crate::client::direct::all_tools;
 use crate::client::{Connection, RouterClient};
 use crate::config::ServerConfig;
+pub(crate) use crate::watched::Changes;
 pub(crate) use crate::watched::Touch;
 pub use crate::watched::Watched;
 
@@ -35,58 +35,6 @@ pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
 const MAX_DEBOUNCE: Duration = Duration::from_secs(1);
 /// Wait before opening a listen stream again after it ended.
 const RELISTEN_DELAY: Duration = Duration::from_millis(500);
-
-/// Most `resources/subscribe` exchanges in flight per connection.
-const SUBSCRIBING: usize = 4;
-
-/// What the notification handlers tell the watcher of one connection.
-pub struct Changes {
-    /// The watched set grew or shrank: the listen stream is opened again with it.
-    relisten: Notify,
-    /// Subscription requests in flight (legacy `resources/subscribe`), at most
-    /// [`SUBSCRIBING`].
-    subscribing: tokio::sync::Semaphore,
-    /// Tool-list notifications so far (to see when a burst has stopped).
-    tools_notes: std::sync::atomic::AtomicU64,
-    closed: AtomicBool,
-    wake: Notify,
-}
-
-impl Default for Changes {
-    fn default() -> Self {
-        Self {
-            relisten: Notify::new(),
-            subscribing: tokio::sync::Semaphore::new(SUBSCRIBING),
-            tools_notes: Default::default(),
-            closed: Default::default(),
-            wake: Notify::new(),
-        }
-    }
-}
-
-impl Changes {
-    /// The server's tool list changed: read it again soon.
-    pub(crate) fn tools_changed(&self) {
-        self.tools_notes.fetch_add(1, Ordering::SeqCst);
-        self.wake.notify_one();
-    }
-
-    /// The connection is gone: the watcher ends.
-    pub fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.wake.notify_one();
-        self.relisten.notify_one();
-    }
-
-    /// The watched resources changed: listen again with them (2026-07-28).
-    pub(crate) fn watched_changed(&self) {
-        self.relisten.notify_one();
-    }
-
-    fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
-    }
-}
 
 impl RouterClient {
     /// `notifications/tools/list_changed`, from either era.
@@ -241,19 +189,6 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
             Err(_) => {
                 tracing::warn!(server = %config.name, "re-reading the tool list timed out; keeping the old one")
             }
-        }
-    }
-}
-
-impl Connection {
-    /// The tools for an MCP App alone, which the model never sees.
-    pub fn app_only_tools(&self) -> Arc<Vec<Tool>> {
-        self.app_only.read().map(|t| t.clone()).unwrap_or_default()
-    }
-
-    fn set_app_only_tools(&self, tools: Vec<Tool>) {
-        if let Ok(mut current) = self.app_only.write() {
-            *current = Arc::new(tools);
         }
     }
 }

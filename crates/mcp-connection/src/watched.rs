@@ -3,7 +3,10 @@
 //! is told. `watch` sends the requests this decides on.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 /// One server's watched resources — those the model read, at most `cap` — and the changes
 /// heard for them. Lives with the server, not the connection, so watching survives restarts.
@@ -133,6 +136,58 @@ impl Watched {
 /// Now, as RFC 3339 UTC with milliseconds (`2026-11-23T21:40:00.123Z`).
 fn now_rfc3339() -> String {
     mcp_backend::rfc3339(std::time::SystemTime::now())
+}
+
+/// Most `resources/subscribe` exchanges in flight per connection.
+const SUBSCRIBING: usize = 4;
+
+/// What the notification handlers tell the watcher of one connection.
+pub struct Changes {
+    /// The watched set grew or shrank: the listen stream is opened again with it.
+    pub(crate) relisten: Notify,
+    /// Subscription requests in flight (legacy `resources/subscribe`), at most
+    /// [`SUBSCRIBING`].
+    pub(crate) subscribing: tokio::sync::Semaphore,
+    /// Tool-list notifications so far (to see when a burst has stopped).
+    pub(crate) tools_notes: std::sync::atomic::AtomicU64,
+    pub(crate) closed: AtomicBool,
+    pub(crate) wake: Notify,
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Self {
+            relisten: Notify::new(),
+            subscribing: tokio::sync::Semaphore::new(SUBSCRIBING),
+            tools_notes: Default::default(),
+            closed: Default::default(),
+            wake: Notify::new(),
+        }
+    }
+}
+
+impl Changes {
+    /// The server's tool list changed: read it again soon.
+    pub(crate) fn tools_changed(&self) {
+        self.tools_notes.fetch_add(1, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    /// The connection is gone: the watcher ends.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.wake.notify_one();
+        self.relisten.notify_one();
+    }
+
+    /// The watched resources changed: listen again with them (2026-07-28).
+    pub(crate) fn watched_changed(&self) {
+        self.relisten.notify_one();
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
 }
 
 #[cfg(test)]

@@ -305,6 +305,35 @@ fn set_timed(
     Ok(())
 }
 
+/// The tool-search settings and the manager's keys of `[mcp_router]`: whether `key` was one.
+fn search_or_manager(
+    key: &str,
+    value: &Value,
+    (settings, manager): (&mut RouterSettings, &mut ManagerOptions),
+    bytes: &dyn Fn(u64) -> Result<usize, ConfigError>,
+    flag: &dyn Fn() -> Result<bool, ConfigError>,
+    err: &dyn Fn(String) -> ConfigError,
+) -> Result<bool, ConfigError> {
+    match key {
+        "tool_search" => {
+            let choices = [("auto", Mode::Auto), ("on", Mode::On), ("off", Mode::Off)];
+            settings.search.mode = one_of(value, &choices).map_err(err)?;
+        }
+        "tool_search_threshold_bytes" => settings.search.threshold_bytes = bytes(0)?,
+        "tool_search_via" => {
+            let choices = [("router", Via::Router), ("api", Via::Api), ("both", Via::Both)];
+            settings.search.via = one_of(value, &choices).map_err(err)?;
+        }
+        "list_cache_bytes" => manager.lists.cache_bytes = bytes(0)?,
+        "max_input_rounds" => manager.requests.max_input_rounds = bytes(1)?,
+        "response_cache" => manager.requests.response_cache = flag()?,
+        "reset_timeout_on_progress" => manager.requests.reset_timeout_on_progress = flag()?,
+        "max_watched_resources" => manager.watching.max_resources = bytes(0)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
 fn parse_settings(
     path: &Path,
     section: &str,
@@ -335,6 +364,10 @@ fn parse_settings(
                 .as_bool()
                 .ok_or_else(|| err(key, format!("expected true or false, found {value}")))
         };
+        let named = |e: String| err(key, e);
+        if search_or_manager(key, value, (&mut settings, &mut manager), &bytes, &flag, &named)? {
+            continue;
+        }
         match key.as_str() {
             "read_budget_bytes" => settings.reads.budget_bytes = bytes(256)?,
             "image_max_bytes" => settings.reads.image_max_bytes = bytes(0)?,
@@ -350,24 +383,10 @@ fn parse_settings(
             "kept_results_bytes" => settings.results.kept.max_bytes = bytes(0)?,
             "kept_results_memory_bytes" => settings.results.kept.memory_bytes = bytes(0)?,
             "inline_resource_links_bytes" => settings.results.inline_links_bytes = bytes(0)?,
-            "tool_search" => {
-                let choices = [("auto", Mode::Auto), ("on", Mode::On), ("off", Mode::Off)];
-                settings.search.mode = one_of(value, &choices).map_err(|e| err(key, e))?;
-            }
-            "tool_search_threshold_bytes" => settings.search.threshold_bytes = bytes(0)?,
-            "tool_search_via" => {
-                let choices = [("router", Via::Router), ("api", Via::Api), ("both", Via::Both)];
-                settings.search.via = one_of(value, &choices).map_err(|e| err(key, e))?;
-            }
             "tool_cache" => tool_cache = flag()?,
             "apps_ui" => apps_ui = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
-            "list_cache_bytes" => manager.lists.cache_bytes = bytes(0)?,
-            "max_input_rounds" => manager.requests.max_input_rounds = bytes(1)?,
-            "response_cache" => manager.requests.response_cache = flag()?,
-            "reset_timeout_on_progress" => manager.requests.reset_timeout_on_progress = flag()?,
-            "max_watched_resources" => manager.watching.max_resources = bytes(0)?,
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }

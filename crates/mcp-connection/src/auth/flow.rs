@@ -10,7 +10,9 @@ use rmcp::transport::auth::{
     OAuthState,
 };
 
-use crate::auth::{AuthError, OAuthConfig, TokenStore};
+use crate::auth::error::AuthError;
+use crate::auth::token_store::TokenStore;
+use crate::config::OAuthConfig;
 
 /// The client name registered dynamically.
 const CLIENT_NAME: &str = "mcp-router";

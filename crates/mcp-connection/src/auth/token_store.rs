@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(not(feature = "streamable-http"))]
 type StoredCredentials = serde_json::Value;
 
-use crate::auth::AuthError;
+use crate::auth::error::AuthError;
 
 /// Where [`TokenStore::default_location`] keeps the file: `$MCP_ROUTER_HOME`, else
 /// `$XDG_CONFIG_HOME/mcp-router`, else `$HOME/.config/mcp-router`.

@@ -23,9 +23,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use tracing::Instrument as _;
 
 use crate::errors::service_error;
-
-/// The reason given to the server for a request nobody waits for any more (rmcp's own words).
-pub(crate) const ABANDONED: &str = "request abandoned by the caller";
+use crate::transport::wire::{ABANDONED, read_response};
 
 /// One `resources/read` round: the result, or the server's request for input (2026-07-28).
 pub(crate) async fn read_resource(
@@ -34,17 +32,6 @@ pub(crate) async fn read_resource(
 ) -> Result<ReadResourceResponse, ServiceError> {
     let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
     read_response(send(peer, request).await?)
-}
-
-/// A read's answer as a round: the result, or the server's request for input (2026-07-28).
-pub(crate) fn read_response(answer: ServerResult) -> Result<ReadResourceResponse, ServiceError> {
-    match answer {
-        ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
-        ServerResult::InputRequiredResult(required) => {
-            Ok(ReadResourceResponse::InputRequired(required))
-        }
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
 }
 
 /// `pub async fn $name(peer, params)`: one page of the list whose request and result are

@@ -35,6 +35,9 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::transport::procs;
 
+/// Longest a failed request on a broken stdio connection waits to see its server's exit status.
+pub(crate) const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Variables passed through from the router's environment.
 const INHERITED_ENV: &[&str] =
     &["HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
@@ -571,7 +574,7 @@ mod tests {
         let launch = Launch { server: "slow", command: "sh", args: &args, env: &env, cwd: None };
         let spawned = spawn(launch).expect("spawn");
         assert_eq!(spawned.group.exit_status(), None, "still running");
-        let status = spawned.group.exited_within(crate::client::EXIT_GRACE).await;
+        let status = spawned.group.exited_within(EXIT_GRACE).await;
         assert_eq!(status.as_deref(), Some("status 3"));
 
         let args = ["-c".to_string(), "sleep 5".to_string()];

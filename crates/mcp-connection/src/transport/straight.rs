@@ -35,10 +35,10 @@ use rmcp::transport::DynamicTransportError;
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
 
-use crate::client::direct::ABANDONED;
 use crate::meta::LOG_LEVEL_KEY;
 use crate::progress::Progress;
 use crate::telemetry::Telemetry;
+use crate::transport::wire::ABANDONED;
 use crate::transport::wire::{Added, Writer};
 
 /// Our ids (and progress tokens) count from here: rmcp's are a `u32`'s, so they never meet,
@@ -223,7 +223,7 @@ fn parse(line: &[u8]) -> Result<ReadResourceResponse, ServiceError> {
     let typed = crate::transport::lines::typed(line, ServerResult::ReadResourceResult);
     match typed.or_else(|| serde_json::from_slice(line).ok()) {
         Some(JsonRpcMessage::Response(answer)) => {
-            crate::client::direct::read_response(answer.result)
+            crate::transport::wire::read_response(answer.result)
         }
         Some(JsonRpcMessage::Error(error)) => Err(ServiceError::McpError(error.error)),
         _ => Err(ServiceError::UnexpectedResponse),
@@ -301,42 +301,6 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Waiting<'_, W> {
             // The connection may be closing: then there is nobody to tell.
             let _ = sent.await;
         });
-    }
-}
-
-impl crate::client::Connection {
-    /// One `tools/call` round, as rmcp's `call_tool_once`: sent straight on a stdio connection,
-    /// through rmcp's `Peer` on an HTTP one. Made for a model's call, its progress is that
-    /// call's.
-    pub async fn call_tool_once(
-        &self,
-        params: CallToolRequestParams,
-    ) -> Result<CallToolResponse, ServiceError> {
-        match &self.straight {
-            Some(straight) => straight.call_tool(params).await,
-            None => {
-                let mut params = params;
-                let _tracked = self.progress().track(&mut params.meta);
-                self.service.call_tool_once(params).await
-            }
-        }
-    }
-
-    /// One `resources/read` round: sent straight on a stdio connection, through rmcp's `Peer`
-    /// (around its response cache, see `direct`) on an HTTP one. Made for a model's call
-    /// (`mcp_backend::current_call_id`), its progress is that call's.
-    pub async fn read_resource(
-        &self,
-        params: ReadResourceRequestParams,
-    ) -> Result<ReadResourceResponse, ServiceError> {
-        match &self.straight {
-            Some(straight) => straight.read(params).await,
-            None => {
-                let mut params = params;
-                let _tracked = self.progress().track(&mut params.meta);
-                crate::client::direct::read_resource(self.service.peer(), params).await
-            }
-        }
     }
 }
 

@@ -11,12 +11,31 @@ use std::sync::{Arc, PoisonError};
 
 use rmcp::model::{
     ClientRequest, Extensions, JsonObject, JsonRpcMessage, JsonRpcVersion2_0, MetaObject,
-    RequestId, RequestMetaObject,
+    ReadResourceResponse, RequestId, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{RoleClient, TxJsonRpcMessage};
+use rmcp::service::{RoleClient, ServiceError, TxJsonRpcMessage};
 use serde::Serialize;
 use serde::ser::SerializeMap as _;
 use tokio::io::{AsyncWrite, AsyncWriteExt as _};
+
+/// Largest single message accepted from a server (rmcp's default is 16 MiB). Bigger messages
+/// are dropped by the transport and the request runs into its timeout; what is accepted is
+/// cut to the read budget before the model sees it.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The reason given to the server for a request nobody waits for any more (rmcp's own words).
+pub(crate) const ABANDONED: &str = "request abandoned by the caller";
+
+/// A read's answer as a round: the result, or the server's request for input (2026-07-28).
+pub(crate) fn read_response(answer: ServerResult) -> Result<ReadResourceResponse, ServiceError> {
+    match answer {
+        ServerResult::ReadResourceResult(result) => Ok(ReadResourceResponse::Complete(result)),
+        ServerResult::InputRequiredResult(required) => {
+            Ok(ReadResourceResponse::InputRequired(required))
+        }
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
 
 /// Most bytes of write buffer kept between messages (the read side's is `lines`' own).
 const KEPT_WRITE_BYTES: usize = 64 * 1024;
@@ -136,9 +155,9 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Writer<W> {
         // A line past what a server is expected to read is not sent (nothing of it is written,
         // the connection stays as it was): the one request fails, naming the limit.
         let bytes = queue.lines.len() - start;
-        if bytes > crate::client::MAX_MESSAGE_BYTES {
+        if bytes > crate::transport::wire::MAX_MESSAGE_BYTES {
             queue.lines.truncate(start);
-            let limit = crate::client::MAX_MESSAGE_BYTES;
+            let limit = crate::transport::wire::MAX_MESSAGE_BYTES;
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 TooLarge { bytes, limit },

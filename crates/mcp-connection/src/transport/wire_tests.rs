@@ -348,11 +348,11 @@ async fn a_line_over_the_limit_is_refused_and_nothing_of_it_is_written() {
     use tokio::io::AsyncBufReadExt as _;
     let (write, server) = tokio::io::duplex(1 << 16);
     let writer = Writer::new(write);
-    let big = "x".repeat(crate::client::MAX_MESSAGE_BYTES);
+    let big = "x".repeat(crate::transport::wire::MAX_MESSAGE_BYTES);
     let refused = writer.send(request(RequestId::Number(1), read(&big, None))).await;
     let error = refused.expect_err("over the limit");
     let too_large = error.get_ref().and_then(|e| e.downcast_ref::<TooLarge>()).expect("TooLarge");
-    assert_eq!(too_large.limit, crate::client::MAX_MESSAGE_BYTES);
+    assert_eq!(too_large.limit, crate::transport::wire::MAX_MESSAGE_BYTES);
     assert!(too_large.bytes > too_large.limit, "{}", too_large.bytes);
     assert!(error.to_string().contains("at most 67108864 bytes (64 MiB)"), "{error}");
     writer.send(request(RequestId::Number(2), read("demo://after", None))).await.expect("sent");

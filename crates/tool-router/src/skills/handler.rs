@@ -98,23 +98,30 @@ impl LoadSkillHandler {
 
     /// The skill the model named: by name (on one server, or the only server offering it) or
     /// by its `SKILL.md` uri (listed, else `skills/get`).
+    /// The skill at `uri` of `server`: its listed entry, else what `skills/get` answers
+    /// (checked against the skills spec).
+    async fn by_uri(&self, server: &str, uri: &str) -> Result<Skill, Failed> {
+        let listed = self.skills(server)?.server_skills(server).await;
+        let listed = listed.map_err(|e| backend_failure(server, "skills/list", e))?;
+        if let Some(skill) = listed.skills.iter().find(|s| s.uri == uri) {
+            return Ok(skill.clone());
+        }
+        let skill = self.skills(server)?.get_skill(server, uri).await;
+        let skill = skill.map_err(|e| backend_failure(server, "skills/get", e))?;
+        skill.validate().map_err(|e| {
+            let message = format!("skills/get answered an entry that breaks the skills spec: {e}");
+            single_failure(server, message)
+        })?;
+        Ok(skill)
+    }
+
     async fn find(&self, args: &LoadArgs) -> Result<(String, Skill), Failed> {
         let on = |server: &str, message: String| single_failure(server, message);
         if let Some(uri) = &args.uri {
             let Some(server) = &args.server else {
                 return Err(on("", "server must be provided with uri".to_string()));
             };
-            let listed = self.skills(server)?.server_skills(server).await;
-            let listed = listed.map_err(|e| backend_failure(server, "skills/list", e))?;
-            if let Some(skill) = listed.skills.iter().find(|s| &s.uri == uri) {
-                return Ok((server.clone(), skill.clone()));
-            }
-            let skill = self.skills(server)?.get_skill(server, uri).await;
-            let skill = skill.map_err(|e| backend_failure(server, "skills/get", e))?;
-            skill.validate().map_err(|e| {
-                on(server, format!("skills/get answered an entry that breaks the skills spec: {e}"))
-            })?;
-            return Ok((server.clone(), skill));
+            return Ok((server.clone(), self.by_uri(server, uri).await?));
         }
         let Some(name) = &args.name else {
             return Err(on("", "name (or server and uri) must be provided".to_string()));
@@ -169,20 +176,30 @@ impl LoadSkillHandler {
         }
     }
 
+    /// The host's approval of a skill not loaded before (asked once per skill and session).
+    async fn approve(&self, server: &str, skill: &Skill) -> Result<(), Failed> {
+        if self.loaded.approved(server, &skill.uri) {
+            return Ok(());
+        }
+        match self.skills(server)?.approve_skill(server, skill).await {
+            SkillApproval::Allow => {
+                self.loaded.approve(server, &skill.uri);
+                Ok(())
+            }
+            SkillApproval::Refuse(why) => {
+                let name = &skill.frontmatter.name;
+                let message = format!(
+                    "the host did not allow loading skill \"{name}\" of server \"{server}\": {why}"
+                );
+                Err(single_failure(server, message))
+            }
+        }
+    }
+
     async fn load(&self, ctx: &CallContext, args: &LoadArgs) -> Result<Produced, Failed> {
         let (server, skill) = self.find(args).await?;
         let name = &skill.frontmatter.name;
-        if !self.loaded.approved(&server, &skill.uri) {
-            match self.skills(&server)?.approve_skill(&server, &skill).await {
-                SkillApproval::Allow => self.loaded.approve(&server, &skill.uri),
-                SkillApproval::Refuse(why) => {
-                    let message = format!(
-                        "the host did not allow loading skill \"{name}\" of server \"{server}\": {why}"
-                    );
-                    return Err(single_failure(&server, message));
-                }
-            }
-        }
+        self.approve(&server, &skill).await?;
         let reject = |reason: String| {
             ctx.emit(EventMsg::McpSkillRejected(McpSkillRejectedEvent {
                 server: server.clone(),
@@ -219,19 +236,7 @@ impl LoadSkillHandler {
             )));
         }
         self.loaded.load(&server, &skill);
-        let root = skill.uri.strip_suffix(rmcp::model::SKILL_MD).unwrap_or(&skill.uri);
-        let files = match &skill.resources {
-            SkillResources::Files(files) => {
-                let others = files.iter().filter(|f| f.uri != skill.uri).map(|f| FileInfo {
-                    path: f.uri.strip_prefix(root).unwrap_or(&f.uri),
-                    uri: &f.uri,
-                    size: f.size,
-                    mime_type: mime_of(&f.uri),
-                });
-                serde_json::to_value(others.collect::<Vec<_>>()).unwrap_or_default()
-            }
-            _ => json!("dynamic"),
-        };
+        let files = files_of(&skill);
         let payload = LoadPayload {
             server: &server,
             name,
@@ -244,6 +249,24 @@ impl LoadSkillHandler {
             ),
         };
         produced(self.backend.as_ref(), &payload, one_server(1))
+    }
+}
+
+/// The files of a skill beside its `SKILL.md`, as the model sees them: paths under the
+/// skill's folder, or `"dynamic"` when the manifest does not list them.
+fn files_of(skill: &Skill) -> serde_json::Value {
+    let root = skill.uri.strip_suffix(rmcp::model::SKILL_MD).unwrap_or(&skill.uri);
+    match &skill.resources {
+        SkillResources::Files(files) => {
+            let others = files.iter().filter(|f| f.uri != skill.uri).map(|f| FileInfo {
+                path: f.uri.strip_prefix(root).unwrap_or(&f.uri),
+                uri: &f.uri,
+                size: f.size,
+                mime_type: mime_of(&f.uri),
+            });
+            serde_json::to_value(others.collect::<Vec<_>>()).unwrap_or_default()
+        }
+        _ => json!("dynamic"),
     }
 }
 

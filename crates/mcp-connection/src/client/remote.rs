@@ -7,13 +7,13 @@ use rmcp::ClientLifecycleMode;
 use rmcp::ClientServiceExt as _;
 
 use crate::auth::TokenStore;
-#[cfg(feature = "streamable-http")]
-use crate::client::MAX_MESSAGE_BYTES;
 use crate::client::{Opened, RouterClient};
 use crate::config::ServerConfig;
 #[cfg(feature = "streamable-http")]
 use crate::config::TransportConfig;
 use crate::errors::HandshakeError;
+#[cfg(feature = "streamable-http")]
+use crate::transport::wire::MAX_MESSAGE_BYTES;
 
 /// A streamable HTTP server: a static bearer token, stored OAuth credentials, or none.
 #[cfg(feature = "streamable-http")]
@@ -52,24 +52,24 @@ pub(crate) async fn open_http(
     let Some(tokens) = tokens else {
         let transport = StreamableHttpClientTransport::from_config(transport_config);
         let transport = client.traced(transport);
-        let service = client
-            .serve_with_lifecycle(transport, lifecycle)
-            .await
-            .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
+        let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
+            http_handshake_error((&challenge_slot.challenge, challenge_slot.address.as_deref()), &e)
+        })?;
         return Ok((service, None));
     };
     let auth =
         crate::auth::authorizer(&config.name, url, oauth, tokens).await.map_err(|e| match e {
-            crate::auth::AuthError::SignIn { sign_in, .. } => HandshakeError::SignIn(sign_in),
+            crate::auth::error::AuthError::SignIn { sign_in, .. } => {
+                HandshakeError::SignIn(sign_in)
+            }
             other => HandshakeError::Launch(other.to_string()),
         })?;
     let http = AuthClient::new(reqwest::Client::default(), auth);
     let transport = StreamableHttpClientTransport::with_client(http, transport_config);
     let transport = client.traced(transport);
-    let service = client
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .map_err(|e| http_handshake_error(&challenge_slot, &e))?;
+    let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
+        http_handshake_error((&challenge_slot.challenge, challenge_slot.address.as_deref()), &e)
+    })?;
     Ok((service, None))
 }
 
