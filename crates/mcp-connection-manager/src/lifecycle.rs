@@ -176,6 +176,32 @@ impl Servers {
         self.servers.insert(name, managed);
     }
 
+    /// What the restart rules see in a settled state; `None` while it is still starting (a lazy
+    /// server is started here). `restarted`: this request restarted the server already.
+    fn observe<'a>(
+        &self,
+        managed: &ManagedServer,
+        settled: &'a ServerState,
+        restarted: bool,
+    ) -> Option<Observed<'a>> {
+        Some(match settled {
+            ServerState::Ready { conn, .. } if conn.is_usable() => Observed::Usable,
+            ServerState::Ready { since, .. } => Observed::Closed { since: *since },
+            ServerState::Failed { error, signed_out: Some(out), .. } => {
+                let now = self.fingerprint(&managed.config);
+                Observed::SignedOut { error, signed_in_since: now != out.credentials }
+            }
+            ServerState::Failed { error, retry_at, signed_out: None } => {
+                Observed::Failed { error, retry_at: *retry_at, again: restarted }
+            }
+            ServerState::Starting => return None,
+            ServerState::Lazy => {
+                self.start_lazy(managed);
+                return None;
+            }
+        })
+    }
+
     /// The server's connection once it is no longer starting; a dead or failed server is
     /// restarted here, as `restart::decide` says.
     pub(crate) async fn connection(&self, server: &str) -> Result<SharedConnection, McpError> {
@@ -194,22 +220,7 @@ impl Servers {
         let mut restarted = false;
         loop {
             let settled = self.settled(server).await?;
-            let observed = match &settled {
-                ServerState::Ready { conn, .. } if conn.is_usable() => Observed::Usable,
-                ServerState::Ready { since, .. } => Observed::Closed { since: *since },
-                ServerState::Failed { error, signed_out: Some(out), .. } => {
-                    let now = self.fingerprint(&managed.config);
-                    Observed::SignedOut { error, signed_in_since: now != out.credentials }
-                }
-                ServerState::Failed { error, retry_at, signed_out: None } => {
-                    Observed::Failed { error, retry_at: *retry_at, again: restarted }
-                }
-                ServerState::Starting => continue,
-                ServerState::Lazy => {
-                    self.start_lazy(managed);
-                    continue;
-                }
-            };
+            let Some(observed) = self.observe(managed, &settled, restarted) else { continue };
             let restarts = managed.restarts.load(Ordering::SeqCst);
             match restart::decide(observed, restarts, Instant::now(), policy) {
                 Step::Use => {

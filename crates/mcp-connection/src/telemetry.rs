@@ -126,33 +126,7 @@ impl Telemetry {
             mcp_router.call_id = Empty,
         );
         if !span.is_disabled() {
-            match tool {
-                Some(tool) => {
-                    span.record("otel.name", format!("{method} {tool}"));
-                    span.record("gen_ai.tool.name", tool);
-                    span.record("gen_ai.operation.name", "execute_tool");
-                }
-                None => {
-                    span.record("otel.name", method);
-                }
-            }
-            if let Some(uri) = uri {
-                span.record("mcp.resource.uri", uri);
-            }
-            if let Some(version) = self.protocol_version.get() {
-                span.record("mcp.protocol.version", version.as_str());
-            }
-            if let Some(name) = self.protocol_name {
-                span.record("network.protocol.name", name);
-            }
-            span.record("server.address", self.address.as_str());
-            if let Some(port) = self.port {
-                span.record("server.port", port);
-            }
-            span.record("mcp_router.server", self.server.as_str());
-            if let Some(call_id) = mcp_backend::current_call_id() {
-                span.record("mcp_router.call_id", &*call_id);
-            }
+            self.record(&span, method, tool, uri);
         }
         RequestSpan {
             span,
@@ -162,6 +136,38 @@ impl Telemetry {
             started: Instant::now(),
             key: None,
             done: false,
+        }
+    }
+
+    /// What a request's span knows when it starts: its name, tool, resource, the server's
+    /// protocol and address, and the model's call it serves.
+    fn record(&self, span: &Span, method: &'static str, tool: Option<&str>, uri: Option<&str>) {
+        match tool {
+            Some(tool) => {
+                span.record("otel.name", format!("{method} {tool}"));
+                span.record("gen_ai.tool.name", tool);
+                span.record("gen_ai.operation.name", "execute_tool");
+            }
+            None => {
+                span.record("otel.name", method);
+            }
+        }
+        if let Some(uri) = uri {
+            span.record("mcp.resource.uri", uri);
+        }
+        if let Some(version) = self.protocol_version.get() {
+            span.record("mcp.protocol.version", version.as_str());
+        }
+        if let Some(name) = self.protocol_name {
+            span.record("network.protocol.name", name);
+        }
+        span.record("server.address", self.address.as_str());
+        if let Some(port) = self.port {
+            span.record("server.port", port);
+        }
+        span.record("mcp_router.server", self.server.as_str());
+        if let Some(call_id) = mcp_backend::current_call_id() {
+            span.record("mcp_router.call_id", &*call_id);
         }
     }
 

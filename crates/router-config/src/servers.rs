@@ -223,42 +223,49 @@ impl ServerWalker<'_> {
                     cwd: self.string(table, "cwd")?.map(PathBuf::from),
                 })
             }
-            (None, Some(url)) => {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(self.err("url", "must start with http:// or https://"));
-                }
-                for key in ["args", "env", "env_vars", "cwd"] {
-                    if table.contains_key(key) {
-                        return Err(self.err(key, "only applies to `command` servers"));
-                    }
-                }
-                if self.format == ConfigFormat::McpJson
-                    && let Some(kind) = self.string(table, "type")?
-                    && kind == "sse"
-                {
-                    return Err(self.err(
-                        "type",
-                        "the legacy SSE transport is not supported; use streamable HTTP",
-                    ));
-                }
-                let bearer_token_env_var = self.string(table, "bearer_token_env_var")?;
-                let oauth = self.oauth(table)?;
-                if bearer_token_env_var.is_some()
-                    && let Some(key) = OAUTH_KEYS.iter().find(|k| table.contains_key(**k))
-                {
-                    return Err(self.err(
-                        key,
-                        "cannot be combined with `bearer_token_env_var`: use a static token or OAuth, not both",
-                    ));
-                }
-                Ok(TransportConfig::StreamableHttp {
-                    url,
-                    bearer_token_env_var,
-                    http_headers: self.string_map(table, headers_key)?,
-                    oauth,
-                })
+            (None, Some(url)) => self.http(table, url, headers_key),
+        }
+    }
+
+    /// A `url` server's transport: streamable HTTP with its token, headers and OAuth keys.
+    fn http(
+        &self,
+        table: &Map<String, Value>,
+        url: String,
+        headers_key: &str,
+    ) -> Result<TransportConfig, ConfigError> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(self.err("url", "must start with http:// or https://"));
+        }
+        for key in ["args", "env", "env_vars", "cwd"] {
+            if table.contains_key(key) {
+                return Err(self.err(key, "only applies to `command` servers"));
             }
         }
+        if self.format == ConfigFormat::McpJson
+            && let Some(kind) = self.string(table, "type")?
+            && kind == "sse"
+        {
+            return Err(
+                self.err("type", "the legacy SSE transport is not supported; use streamable HTTP")
+            );
+        }
+        let bearer_token_env_var = self.string(table, "bearer_token_env_var")?;
+        let oauth = self.oauth(table)?;
+        if bearer_token_env_var.is_some()
+            && let Some(key) = OAUTH_KEYS.iter().find(|k| table.contains_key(**k))
+        {
+            return Err(self.err(
+                key,
+                "cannot be combined with `bearer_token_env_var`: use a static token or OAuth, not both",
+            ));
+        }
+        Ok(TransportConfig::StreamableHttp {
+            url,
+            bearer_token_env_var,
+            http_headers: self.string_map(table, headers_key)?,
+            oauth,
+        })
     }
 
     pub(crate) fn string(

@@ -1,11 +1,12 @@
 //! The house rules that can be checked, checked (after rust-analyzer's `tidy`): file and
-//! function sizes, the dependency edges that keep the router free of the manager and of any
-//! HTTP client, every crate's edges going down the map's floors, unused dependencies, and a code
-//! map that names every crate and module.
+//! function sizes (a limit, and a ratchet toward the aim), no module circle of more than two
+//! files in any crate, mcp-connection's narrow face, the dependency edges that keep the router
+//! free of the manager and of any HTTP client, every crate's edges going down the map's floors,
+//! unused dependencies, and a code map that names every crate and module.
 //!
-//! Sizes count library code: the `src/` of every crate, without test modules (`#[cfg(test)]`
-//! items and the files they pull in). An exception is an entry in an allow-list below, with
-//! its reason; the aim for functions stays ≲ 60 lines.
+//! Sizes count the `src/` of every crate, without test modules (`#[cfg(test)]` items and the
+//! files they pull in). An exception is an entry in an allow-list below, with its reason and
+//! its size frozen; the lists cannot grow.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,31 +14,44 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned as _;
 use syn::visit::Visit;
 
-/// Most non-test lines of a library file (the issue asked for 600 at most; every file but the
+/// Most non-test lines of a source file (the issue asked for 600 at most; every file but the
 /// allowed ones is within 500 now, so 500 it is).
 const MAX_FILE_LINES: usize = 500;
-/// Most lines of a library function (signature to closing brace).
-const MAX_FN_LINES: usize = 80;
+/// Most lines of any function (signature to closing brace) outside [`LONG_FUNCTIONS`].
+const MAX_FN_LINES: usize = 70;
+/// The aim for functions: at most [`OVER_AIM_MAX`] functions of library crates (those with a
+/// `lib.rs`) are longer. A ratchet: when fewer are, the test asks for the lower number.
+const AIM_FN_LINES: usize = 60;
+const OVER_AIM_MAX: usize = 7;
 
-/// Files allowed over [`MAX_FILE_LINES`]: (path from the repository's top, why).
-const LONG_FILES: &[(&str, &str)] = &[
+/// Files allowed over [`MAX_FILE_LINES`], each frozen at its size: (path from the
+/// repository's top, most lines, why).
+const LONG_FILES: &[(&str, usize, &str)] = &[
     // One function per benchmark row, each with its baseline beside it: the table of what is
     // measured reads best in one place. Not library code a user links.
-    ("crates/bench/src/workloads.rs", "the benchmark table, one row per function"),
+    ("crates/bench/src/workloads.rs", 1340, "the benchmark table, one row per function"),
     // The live view's state, reducer and renderer; the renderer is split by panel already.
-    ("crates/mcp-router/src/live.rs", "the live view: state, reducer and panels of one screen"),
+    (
+        "crates/mcp-router/src/live.rs",
+        1003,
+        "the live view: state, reducer and panels of one screen",
+    ),
 ];
 
-/// Functions allowed over [`MAX_FN_LINES`]: (path, function name, why).
-const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+/// Functions allowed over [`MAX_FN_LINES`], each frozen at its length: (path, function, most
+/// lines, why). The list cannot grow past [`MAX_LONG_FUNCTIONS`].
+const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     // The demo server's tool definitions: one literal per tool, a table rather than logic.
-    ("crates/demo-server/src/tools.rs", "tools", "a table of tool definitions"),
+    ("crates/demo-server/src/tools.rs", "tools", 113, "a table of tool definitions"),
     // Benchmark rows: setup, the baseline and the measurement read top to bottom, so what a
     // ratio compares is visible in one place. The binary is not library code.
-    ("crates/bench/src/workloads.rs", "scale", "one benchmark row, baseline beside it"),
-    ("crates/bench/src/workloads.rs", "p3_scale", "one benchmark row, baseline beside it"),
-    ("crates/bench/src/workloads.rs", "p7_updates", "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "scale", 93, "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "p3_scale", 94, "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "p7_updates", 104, "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "p5_startup", 71, "one benchmark row, baseline beside it"),
+    ("crates/bench/src/search.rs", "unstarted", 79, "one benchmark row, baseline beside it"),
 ];
+const MAX_LONG_FUNCTIONS: usize = 6;
 
 /// Dependencies declared only for a feature they turn on, never named in code: (crate
 /// directory, dependency, why).
@@ -221,21 +235,42 @@ fn functions(source: &Source) -> Vec<(String, usize)> {
     visitor.found
 }
 
-/// The sizes over the limits, as readable lines.
+/// The sizes over the limits, as readable lines: files over [`MAX_FILE_LINES`] and functions
+/// over [`MAX_FN_LINES`] that are not allowed, and allowed ones grown past their size.
 fn oversized(sources: &[Source]) -> Vec<String> {
     let mut found = Vec::new();
     for source in sources {
         let lines = library_lines(source);
-        if lines > MAX_FILE_LINES && !LONG_FILES.iter().any(|(p, _)| *p == source.path) {
-            found.push(format!("{}: {lines} lines (limit {MAX_FILE_LINES})", source.path));
+        let most = LONG_FILES.iter().find(|(p, _, _)| *p == source.path).map(|(_, n, _)| *n);
+        if lines > most.unwrap_or(MAX_FILE_LINES) {
+            let limit = most.unwrap_or(MAX_FILE_LINES);
+            found.push(format!("{}: {lines} lines (limit {limit})", source.path));
         }
         for (name, lines) in functions(source) {
-            let allowed = LONG_FUNCTIONS.iter().any(|(p, f, _)| *p == source.path && *f == name);
-            if lines > MAX_FN_LINES && !allowed {
-                found.push(format!(
-                    "{}: fn {name}: {lines} lines (limit {MAX_FN_LINES})",
-                    source.path
-                ));
+            let allowed =
+                LONG_FUNCTIONS.iter().find(|(p, f, _, _)| *p == source.path && *f == name);
+            let limit = allowed.map_or(MAX_FN_LINES, |(_, _, n, _)| *n);
+            if lines > limit {
+                found.push(format!("{}: fn {name}: {lines} lines (limit {limit})", source.path));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `source` belongs to a library crate (one with a `src/lib.rs`), not to a binary.
+fn in_library_crate(source: &Source) -> bool {
+    let krate = source.path.split("/src/").next().unwrap_or("");
+    root().join(krate).join("src/lib.rs").exists() && !source.path.contains("/src/bin/")
+}
+
+/// Functions of library crates longer than [`AIM_FN_LINES`], as `path: fn name: lines`.
+fn over_the_aim(sources: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for source in sources.iter().filter(|s| in_library_crate(s)) {
+        for (name, lines) in functions(source) {
+            if lines > AIM_FN_LINES {
+                found.push(format!("{}: fn {name}: {lines} lines", source.path));
             }
         }
     }
@@ -247,16 +282,32 @@ fn library_files_and_functions_stay_small() {
     let sources = library_sources();
     assert!(sources.len() > 50, "the walk found the sources: {}", sources.len());
     assert_eq!(oversized(&sources), Vec::<String>::new(), "over the limits and not allowed");
-    // An allow-list entry that is no longer needed goes.
-    for (path, _) in LONG_FILES {
+    // An allow-list entry that is no longer needed goes; one that shrank is frozen lower.
+    for (path, most, _) in LONG_FILES {
         let source = sources.iter().find(|s| s.path == *path).expect("an allowed file exists");
-        assert!(library_lines(source) > MAX_FILE_LINES, "{path} is no longer long: unlist it");
+        let lines = library_lines(source);
+        assert!(lines > MAX_FILE_LINES, "{path} is no longer long: unlist it");
+        assert_eq!(lines, *most, "{path} shrank: freeze it at {lines}");
     }
-    for (path, name, _) in LONG_FUNCTIONS {
+    assert!(LONG_FUNCTIONS.len() <= MAX_LONG_FUNCTIONS, "the long-function list cannot grow");
+    for (path, name, most, _) in LONG_FUNCTIONS {
         let source = sources.iter().find(|s| s.path == *path).expect("an allowed file exists");
         let lines = functions(source).into_iter().find(|(f, _)| f == name).map(|(_, n)| n);
         assert!(lines > Some(MAX_FN_LINES), "{path}: fn {name} is no longer long: unlist it");
+        assert_eq!(lines, Some(*most), "{path}: fn {name} shrank: freeze it at {lines:?}");
     }
+    let over = over_the_aim(&sources);
+    assert!(
+        over.len() <= OVER_AIM_MAX,
+        "{} library functions over {AIM_FN_LINES} lines (at most {OVER_AIM_MAX}): {over:#?}",
+        over.len()
+    );
+    assert_eq!(
+        over.len(),
+        OVER_AIM_MAX,
+        "fewer library functions over {AIM_FN_LINES} lines now: lower OVER_AIM_MAX to {}",
+        over.len()
+    );
 }
 
 #[test]
@@ -757,20 +808,117 @@ fn circles(edges: &[(String, String)]) -> Vec<Vec<String>> {
     sets
 }
 
+/// Module circles of more than two files allowed: (crate directory, most files, why). Empty:
+/// every crate's files depend on each other without a circle of three or more.
+const CIRCLES: &[(&str, usize, &str)] = &[];
+
 #[test]
-fn print_circles() {
-    for (krate, edges) in module_edges(&library_sources()) {
-        for set in circles(&edges) {
-            println!("{krate}: {} files", set.len());
-            for (a, b) in &edges {
-                if set.contains(a) && set.contains(b) {
-                    println!(
-                        "  {} -> {}",
-                        a.rsplit("/src/").next().unwrap(),
-                        b.rsplit("/src/").next().unwrap()
-                    );
-                }
+fn no_module_circle_of_more_than_two_files() {
+    let edges = module_edges(&library_sources());
+    let total: usize = edges.values().map(Vec::len).sum();
+    assert!(total > 300, "the walk found the module edges: {total}");
+    let mut found = Vec::new();
+    for (krate, edges) in &edges {
+        for set in circles(edges) {
+            let allowed = CIRCLES.iter().find(|(c, _, _)| c == krate);
+            if allowed.is_none_or(|(_, most, _)| set.len() > *most) {
+                let shown: Vec<&str> =
+                    set.iter().map(|f| f.rsplit("/src/").next().unwrap_or(f)).collect();
+                found.push(format!("{krate}: {} files: {}", set.len(), shown.join(", ")));
             }
         }
     }
+    assert_eq!(found, Vec::<String>::new(), "module circles (`use crate::…`, `super::…`)");
+    for (krate, _, _) in CIRCLES {
+        assert!(!circles(&edges[*krate]).is_empty(), "{krate} has no circle now: unlist it");
+    }
+    // The check sees a circle of three, through a re-export and `super::`, and no circle of two.
+    let sample = |path: &str, text: &str| Source {
+        path: path.to_string(),
+        text: text.to_string(),
+        file: syn::parse_file(text).expect("parses"),
+    };
+    let sources = [
+        sample("crates/x/src/lib.rs", "mod a;\nmod b;\npub use b::B;\npub struct R;"),
+        sample("crates/x/src/a.rs", "use crate::B;\npub struct A;"),
+        sample("crates/x/src/b/mod.rs", "mod c;\npub struct B;\nfn f() { c::g(); }"),
+        sample("crates/x/src/b/c.rs", "pub fn g() { let _ = super::super::a::A; }"),
+    ];
+    let edges = module_edges(&sources);
+    assert_eq!(
+        circles(&edges["crates/x"]),
+        [vec![
+            "crates/x/src/a.rs".to_string(),
+            "crates/x/src/b/c.rs".to_string(),
+            "crates/x/src/b/mod.rs".to_string()
+        ]]
+    );
+    let two = [("a".to_string(), "b".to_string()), ("b".to_string(), "a".to_string())];
+    assert_eq!(circles(&two), Vec::<Vec<String>>::new());
+}
+
+/// The public names a crate root exports: each name of a `pub use`, each public item, and an
+/// inline `pub mod` with the names inside it. A `pub mod` with a file of its own, or a glob,
+/// would export everything in it: they are reported as such.
+fn exported_names(file: &syn::File) -> Vec<String> {
+    fn public(vis: &syn::Visibility) -> bool {
+        matches!(vis, syn::Visibility::Public(_))
+    }
+    fn walk(items: &[syn::Item], prefix: &str, out: &mut Vec<String>) {
+        for item in items {
+            match item {
+                syn::Item::Use(u) if public(&u.vis) => {
+                    let mut paths = Vec::new();
+                    use_paths(&u.tree, Vec::new(), &mut paths);
+                    for path in paths {
+                        let name = match &u.tree {
+                            _ if path.is_empty() => "*".to_string(),
+                            _ => path.last().expect("a name").clone(),
+                        };
+                        out.push(format!("{prefix}{name}"));
+                    }
+                    if matches!(&u.tree, syn::UseTree::Glob(_)) {
+                        out.push(format!("{prefix}* (a glob)"));
+                    }
+                }
+                syn::Item::Mod(m) if public(&m.vis) => match &m.content {
+                    Some((_, inner)) => {
+                        out.push(format!("{prefix}{}", m.ident));
+                        walk(inner, &format!("{prefix}{}::", m.ident), out);
+                    }
+                    None => out.push(format!("{prefix}{} (a whole module)", m.ident)),
+                },
+                syn::Item::Fn(f) if public(&f.vis) => out.push(format!("{prefix}{}", f.sig.ident)),
+                syn::Item::Struct(s) if public(&s.vis) => out.push(format!("{prefix}{}", s.ident)),
+                syn::Item::Enum(e) if public(&e.vis) => out.push(format!("{prefix}{}", e.ident)),
+                syn::Item::Trait(t) if public(&t.vis) => out.push(format!("{prefix}{}", t.ident)),
+                syn::Item::Type(t) if public(&t.vis) => out.push(format!("{prefix}{}", t.ident)),
+                syn::Item::Const(c) if public(&c.vis) => out.push(format!("{prefix}{}", c.ident)),
+                syn::Item::Static(s) if public(&s.vis) => out.push(format!("{prefix}{}", s.ident)),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&file.items, "", &mut out);
+    out
+}
+
+/// `mcp-connection` keeps a narrow face: private modules and one list of what the manager, the
+/// bench and the binaries use, at most 40 names.
+#[test]
+fn mcp_connection_exports_at_most_40_names() {
+    let lib = root().join("crates/mcp-connection/src/lib.rs");
+    let file = syn::parse_file(&std::fs::read_to_string(lib).expect("lib.rs")).expect("parses");
+    let names = exported_names(&file);
+    let whole: Vec<&String> = names.iter().filter(|n| n.contains('(')).collect();
+    assert!(whole.is_empty(), "exported wholesale: {whole:?}");
+    assert!(names.len() >= 20, "the walk found the exports: {names:?}");
+    assert!(names.len() <= 40, "{} public names: {names:?}", names.len());
+    // The count sees names in use groups, in inline modules, and a module exported whole.
+    let sample = syn::parse_file(
+        "pub use a::{B, c::D};\npub mod m { pub use x::Y; }\npub mod whole;\nmod private;\npub fn f() {}",
+    )
+    .expect("parses");
+    assert_eq!(exported_names(&sample), ["B", "D", "m", "m::Y", "whole (a whole module)", "f"]);
 }

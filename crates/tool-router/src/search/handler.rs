@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_backend::McpBackend;
+use mcp_backend::{KnownTools, McpBackend};
 use router_protocol::{EventMsg, McpToolsRevealedEvent, ResourceCallSummary};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -81,30 +81,22 @@ impl SearchToolsHandler {
         }
     }
 
-    async fn search(&self, ctx: &CallContext, args: &Request) -> Result<Produced, Failed> {
-        let mut known = self.backend.known_tools().await;
-        if !known.unknown.is_empty() {
-            // Servers whose tools nothing knows yet (no catalog: a first run) are waited for,
-            // or started when idle, as a full tool listing does: a search made first thing
-            // finds what they offer instead of nothing.
-            let _ = self.backend.list_tools().await;
-            known = self.backend.known_tools().await;
+    /// Every server's tools; servers whose tools nothing knows yet (no catalog: a first run)
+    /// are waited for, or started when idle, as a full tool listing does: a search made first
+    /// thing finds what they offer instead of nothing.
+    async fn known(&self) -> KnownTools {
+        let known = self.backend.known_tools().await;
+        if known.unknown.is_empty() {
+            return known;
         }
-        let servers = || {
-            let mut names: Vec<&str> = known.tools.iter().map(|t| t.server.as_str()).collect();
-            names.extend(known.unknown.iter().map(String::as_str));
-            names.sort_unstable();
-            names.dedup();
-            names
-        };
-        if let Some(server) = &args.server
-            && !servers().contains(&server.as_str())
-        {
-            let message = format!(
-                "unknown server \"{server}\": the servers with tools are {}",
-                servers().join(", ")
-            );
-            return Err(single_failure(server, message));
+        let _ = self.backend.list_tools().await;
+        self.backend.known_tools().await
+    }
+
+    async fn search(&self, ctx: &CallContext, args: &Request) -> Result<Produced, Failed> {
+        let known = self.known().await;
+        if let Some(server) = &args.server {
+            offered(&known, server)?;
         }
         let indexed = self.search.index(known.tools);
         let hits: Vec<_> = indexed
@@ -191,4 +183,18 @@ impl ToolHandler for SearchToolsHandler {
         let work = self.search(ctx, &request);
         run(ctx, &call_id, event_invocation, work).await.0
     }
+}
+
+/// Refuse a search on `server` when no server of that name has tools.
+fn offered(known: &KnownTools, server: &str) -> Result<(), Failed> {
+    let mut names: Vec<&str> = known.tools.iter().map(|t| t.server.as_str()).collect();
+    names.extend(known.unknown.iter().map(String::as_str));
+    names.sort_unstable();
+    names.dedup();
+    if names.contains(&server) {
+        return Ok(());
+    }
+    let message =
+        format!("unknown server \"{server}\": the servers with tools are {}", names.join(", "));
+    Err(single_failure(server, message))
 }
