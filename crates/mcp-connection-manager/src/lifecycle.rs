@@ -64,7 +64,7 @@ pub(crate) struct ManagedServer {
     /// `insufficient_scope`), for a sign-in that asks for what the server wants.
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
     /// Bumped when the server's lists may have changed: `resources/list_changed`, or a new
-    /// connection (see `McpBackend::listing_generation`).
+    /// connection; a kept listing of an older generation is not used (see `KeptListings`).
     pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
     /// Its tool catalog: the last known tool list, from the cache until it is ready.
     pub(crate) catalog: Arc<CatalogSlot>,

@@ -39,6 +39,7 @@ pub use handlers::data::{LIST_MCP_DATA_SOURCES, QUERY_MCP_DATA};
 pub use handlers::prompt::GET_MCP_PROMPT;
 pub use handlers::read::READ_MCP_RESOURCE;
 pub use handlers::tasks::AWAIT_MCP_TASK;
+pub use host::notices::ResourceNotice;
 pub use invocation::{
     CallContext, ContentItem, FunctionCallError, ToolArguments, ToolCall, ToolInvocation,
     ToolOutput,
@@ -48,7 +49,7 @@ pub use mcp_backend::McpBackend;
 pub use results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
 pub use results::kept;
 pub use results::kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};
-pub use router::{RegistrationError, ResourceNotice, SetupError, ToolRouter};
+pub use router::{RegistrationError, SetupError, ToolRouter};
 pub use router_protocol::{PromptSummary, Prompts, SkillSummary, Skills};
 pub use search::handler::SEARCH_MCP_TOOLS;
 pub use search::mode::{

@@ -27,7 +27,6 @@ use crate::search::mode::{McpTools, SearchVia, ToolSearch};
 use crate::settings::RouterSettings;
 use crate::skills::handler::{ListSkillsHandler, LoadSkillHandler};
 use crate::spec::{ToolFormat, ToolSpec, api_search_tool, openai_namespace};
-use router_protocol::Skills;
 use router_protocol::{EventMsg, McpToolsRevealedEvent};
 
 /// The router could not be set up.
@@ -200,17 +199,6 @@ impl ToolRouter {
         self.backend().ok_or_else(|| McpError::UnknownServer(server.to_string()))
     }
 
-    /// Every server's skills (SEP-2640): name, description, server and `SKILL.md` uri — what a
-    /// host puts in its system prompt so the model knows to `load_mcp_skill` one. Lists each
-    /// server that declares the extension (waiting for the ones starting; an idle one is
-    /// started unless its catalog says it has none); nothing of a skill is fetched.
-    pub async fn skills(&self) -> Skills {
-        match &self.mcp {
-            Some(mcp) => crate::skills::gather(mcp.backend.as_ref()).await,
-            None => Skills::default(),
-        }
-    }
-
     /// Register `handler` under `spec.name`. A name already taken, or one with the `mcp__`
     /// prefix of qualified MCP tools, is refused.
     pub fn register(
@@ -294,14 +282,6 @@ impl ToolRouter {
     /// Returns how many were forgotten.
     pub fn reset_revealed_tools(&self) -> usize {
         self.search.reset()
-    }
-
-    /// The resources the model read that changed since, each once (taking them clears them,
-    /// so the next resource-tool output will not repeat them), with a one-sentence text a host
-    /// can give the model before its next turn. `None` when nothing changed.
-    pub fn take_resource_notice(&self) -> Option<ResourceNotice> {
-        let changed = self.mcp.as_ref()?.backend.take_resource_changes();
-        (!changed.is_empty()).then(|| ResourceNotice::new(changed))
     }
 
     /// Run one model tool call. `Err(RespondToModel)` is for the model to read (see
@@ -613,55 +593,6 @@ mod tests {
         insta::assert_json_snapshot!(
             "mcp_tool_anthropic",
             echo.to_format(crate::ToolFormat::Anthropic)
-        );
-    }
-}
-
-/// Resources read earlier that changed since (see [`ToolRouter::take_resource_notice`]).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ResourceNotice {
-    /// What changed, in server-name order.
-    pub changed: Vec<router_protocol::ResourceChange>,
-    /// For the model, e.g. `The MCP resource demo://notes/welcome (server docs) that you read
-    /// has changed since; read it again for its current content.`
-    pub text: String,
-}
-
-impl ResourceNotice {
-    fn new(changed: Vec<router_protocol::ResourceChange>) -> Self {
-        let names: Vec<String> =
-            changed.iter().map(|c| format!("{} (server {})", c.uri, c.server)).collect();
-        let text = match names.as_slice() {
-            [one] => format!(
-                "The MCP resource {one} that you read has changed since; read it again for its current content."
-            ),
-            many => format!(
-                "The MCP resources {} that you read have changed since; read them again for their current content.",
-                many.join(", ")
-            ),
-        };
-        Self { changed, text }
-    }
-}
-
-#[cfg(test)]
-mod notice_tests {
-    use super::*;
-
-    #[test]
-    fn the_notice_text_names_every_change() {
-        let change = |server: &str, uri: &str| router_protocol::ResourceChange {
-            server: server.into(),
-            uri: uri.into(),
-            detected_at: "2026-11-23T21:00:00.000Z".into(),
-        };
-        assert_eq!(
-            ResourceNotice::new(vec![change("docs", "demo://a")]).text,
-            "The MCP resource demo://a (server docs) that you read has changed since; read it again for its current content."
-        );
-        assert_eq!(
-            ResourceNotice::new(vec![change("docs", "demo://a"), change("notes", "demo://b")]).text,
-            "The MCP resources demo://a (server docs), demo://b (server notes) that you read have changed since; read them again for their current content."
         );
     }
 }
