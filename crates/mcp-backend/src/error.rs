@@ -12,6 +12,15 @@ pub enum McpError {
     /// No server of that name is configured (or it is disabled).
     #[error("unknown MCP server '{0}'")]
     UnknownServer(String),
+    #[error("{message}")]
+    /// The tool's definition is not the one pinned for its server: held from the model until it
+    /// is approved; `message` says why and how to approve it.
+    Held {
+        /// The configured server name.
+        server: String,
+        /// The whole sentence.
+        message: String,
+    },
     /// The server could not be started; every call to it reports the startup error.
     #[error("MCP server '{server}' failed to start: {error}")]
     NotStarted {

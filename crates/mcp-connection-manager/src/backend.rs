@@ -124,6 +124,7 @@ impl McpBackend for McpConnectionManager {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
+        self.refuse_held(server, tool).await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -219,6 +220,9 @@ impl McpBackend for McpConnectionManager {
             return Some(format!("unsupported call: {qualified} ({unknown})"));
         };
         let managed = self.servers.servers.get(&server)?;
+        if let Some(held) = self.servers.trust.held_message(&server, &tool) {
+            return Some(held);
+        }
         if !managed.config.tool_allowed(&tool) {
             return Some(format!(
                 "tool `{tool}` of MCP server '{server}' is disabled by configuration (enabled_tools / disabled_tools)"
@@ -262,6 +266,7 @@ impl McpBackend for McpConnectionManager {
                     .tools
                     .iter()
                     .find(|t| mcp_backend::qualified_tool_name(name, &t.name) == qualified)
+                && !self.servers.trust.is_held(name, &tool.name)
             {
                 return Some((name.clone(), tool.name.to_string()));
             }
@@ -276,7 +281,9 @@ impl McpBackend for McpConnectionManager {
         let servers = &self.servers.servers;
         // Not a tool the configuration filters out, nor one for the server's app alone.
         let allowed = |server: &str, tool: &str| {
+            let held = self.servers.trust.is_held(server, tool);
             servers.get(server).is_some_and(|m| m.config.tool_allowed(tool) && !app_only(m, tool))
+                && !held
         };
         let names = servers.keys().map(String::as_str);
         resolve_tool_name(qualified, &self.qualified_tools(), names, allowed)

@@ -11,9 +11,9 @@ use rmcp::model::Tool;
 use mcp_connection::{Connection, SharedConnection};
 
 /// The ready connections the cached tools were computed from (weak, so an address cannot be
-/// reused by a new connection while the entry exists), and those tools.
-/// Each with the version of its tool list.
-type Entry = (Vec<(Weak<Connection>, u64)>, Arc<Vec<QualifiedTool>>);
+/// reused by a new connection while the entry exists), each with the version of its tool list,
+/// the trust generation then, and those tools.
+type Entry = (Vec<(Weak<Connection>, u64)>, u64, Arc<Vec<QualifiedTool>>);
 
 /// The qualified tools of the ready servers, cached.
 #[derive(Default)]
@@ -22,10 +22,16 @@ pub(crate) struct ToolCatalog {
 }
 
 impl ToolCatalog {
-    /// The tools of `ready` (server name order), each under its qualified name; a qualified
-    /// name already taken is skipped with a warning (servers visited in name order, so the
-    /// winner is deterministic).
-    pub(crate) fn tools(&self, ready: &[(&String, SharedConnection)]) -> Arc<Vec<QualifiedTool>> {
+    /// The tools of `ready` (server name order) that `admit` lets the model see, each under its
+    /// qualified name; a qualified name already taken is skipped with a warning (servers
+    /// visited in name order, so the winner is deterministic). `generation` is the trust
+    /// generation `admit` answers for.
+    pub(crate) fn tools(
+        &self,
+        ready: &[(&String, SharedConnection)],
+        generation: u64,
+        admit: impl Fn(&str, &SharedConnection) -> Arc<Vec<Tool>>,
+    ) -> Arc<Vec<QualifiedTool>> {
         let same = |cached: &[(Weak<Connection>, u64)]| {
             cached.len() == ready.len()
                 && cached.iter().zip(ready).all(|((w, version), (_, c))| {
@@ -33,23 +39,21 @@ impl ToolCatalog {
                 })
         };
         if let Ok(cache) = self.cache.lock()
-            && let Some((key, tools)) = &*cache
+            && let Some((key, at, tools)) = &*cache
             && same(key)
+            && *at == generation
         {
             return tools.clone();
         }
-        let tools = Arc::new(qualify(ready));
+        let lists: Vec<_> =
+            ready.iter().map(|(server, conn)| (*server, admit(server, conn))).collect();
+        let tools = Arc::new(qualify_lists(&lists));
         if let Ok(mut cache) = self.cache.lock() {
             let key = ready.iter().map(|(_, c)| (Arc::downgrade(c), c.tools_version())).collect();
-            *cache = Some((key, tools.clone()));
+            *cache = Some((key, generation, tools.clone()));
         }
         tools
     }
-}
-
-fn qualify(ready: &[(&String, SharedConnection)]) -> Vec<QualifiedTool> {
-    let lists: Vec<_> = ready.iter().map(|(server, conn)| (*server, conn.tools())).collect();
-    qualify_lists(&lists)
 }
 
 /// The tools of each server's list (server name order) under their qualified names; a name

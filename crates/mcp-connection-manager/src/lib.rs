@@ -21,14 +21,15 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 mod toolcache;
+mod trust;
 
 pub use idle::{LazyOver, idle_at_start};
 pub use manager::{McpConnectionManager, ServerStatus};
 pub use mcp_connection::oauth;
 pub use mcp_connection::{
-    APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler,
+    APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,
 };
-pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, TransportConfig};
+pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig};
 /// Default `startup_timeout_sec` (Codex's).
 pub const DEFAULT_STARTUP_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_STARTUP_TIMEOUT;
 /// Default `tool_timeout_sec` (Codex's), also used for resource requests.
@@ -43,6 +44,7 @@ pub fn is_valid_server_name(name: &str) -> bool {
 
 pub use options::{
     LifecycleOptions, ListOptions, ManagerOptions, RequestOptions, StartupOptions, TaskOptions,
-    WatchOptions,
+    TrustOptions, WatchOptions,
 };
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};
+pub use trust::pins::{Pin, PinStore, Review, ServerPins};

@@ -81,6 +81,8 @@ pub(crate) struct Servers {
     shut_down: AtomicBool,
     /// `mcp_server_stopped` was sent (once per manager, by the first shutdown to finish).
     pub(crate) stopped_announced: AtomicBool,
+    /// Every server's pinned tool definitions and what they admit.
+    pub(crate) trust: Arc<crate::trust::Trust>,
 }
 
 impl Servers {
@@ -92,9 +94,12 @@ impl Servers {
         host: Arc<dyn HostHandler>,
         connector: Arc<dyn Connector>,
     ) -> Self {
+        let trust =
+            crate::trust::Trust::new(options.trust.pins.clone(), events.clone(), host.clone());
         let mut this = Self {
             servers: BTreeMap::new(),
             startups: Mutex::new(Vec::new()),
+            trust,
             options,
             events,
             host,
@@ -379,6 +384,7 @@ impl Servers {
             list_generation: managed.list_generation.clone(),
             catalog: managed.catalog.clone(),
             progress_interval: self.options.requests.progress_interval,
+            trust: self.trust.clone(),
         };
         let task = tokio::spawn(start.run());
         if let Ok(mut startups) = self.startups.lock() {
@@ -405,6 +411,11 @@ impl Servers {
     }
 
     /// The ready servers' connections, in server-name order (whether still usable or not).
+    /// What `server`'s tool definitions that are not its pins do (`tool_changes`).
+    pub(crate) fn policy(&self, server: &str) -> mcp_connection::ToolChanges {
+        self.servers.get(server).map(|m| m.config.tool_changes).unwrap_or_default()
+    }
+
     pub(crate) fn ready_connections(&self) -> Vec<(&String, SharedConnection)> {
         self.servers
             .iter()

@@ -223,7 +223,12 @@ impl McpConnectionManager {
     }
 
     pub(crate) fn qualified_tools(&self) -> Arc<Vec<QualifiedTool>> {
-        self.catalog.tools(&self.servers.ready_connections())
+        let trust = &self.servers.trust;
+        let admit = |server: &str, conn: &mcp_connection::SharedConnection| {
+            let tools = conn.tools();
+            trust.admit(server, self.servers.policy(server), tools.clone(), &tools).visible.clone()
+        };
+        self.catalog.tools(&self.servers.ready_connections(), trust.generation(), admit)
     }
 
     /// The tools of ready servers and the catalogs of starting or lazy ones; the servers of
@@ -232,13 +237,18 @@ impl McpConnectionManager {
         let mut from_catalog = false;
         let (mut lists, mut unknown) = (Vec::new(), Vec::new());
         for (name, managed) in &self.servers.servers {
+            let policy = managed.config.tool_changes;
             let tools = match &*managed.state.borrow() {
-                ServerState::Ready { conn, .. } => conn.tools(),
+                ServerState::Ready { conn, .. } => {
+                    let tools = conn.tools();
+                    self.servers.trust.admit(name, policy, tools.clone(), &tools).visible.clone()
+                }
                 ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
                     Some(catalog) => {
                         managed.catalog.mark_served();
                         from_catalog = true;
-                        Arc::new(catalog.tools.clone())
+                        let trust = &self.servers.trust;
+                        trust.admit(name, policy, catalog.clone(), &catalog.tools).visible.clone()
                     }
                     None => {
                         unknown.push(name.clone());
@@ -255,6 +265,20 @@ impl McpConnectionManager {
             self.qualified_tools()
         };
         KnownTools { tools, unknown }
+    }
+
+    /// Refuse a call to a tool held from the model: its server's live list is admitted first, so
+    /// a call by name meets the same pins a listing does, whatever list it was resolved from.
+    pub(crate) async fn refuse_held(&self, server: &str, tool: &str) -> Result<(), McpError> {
+        let conn = self.servers.connection(server).await?;
+        let tools = conn.tools();
+        let policy = self.servers.policy(server);
+        let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools);
+        if !admitted.held.iter().any(|held| held.tool == tool) {
+            return Ok(());
+        }
+        let message = self.servers.trust.held_message(server, tool).unwrap_or_default();
+        Err(McpError::Held { server: server.to_string(), message })
     }
 
     /// A number that changes whenever `server`'s lists may have changed (it said so with

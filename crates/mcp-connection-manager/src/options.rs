@@ -1,5 +1,5 @@
 //! The manager's options, grouped by concern: startup, lifecycle (restarts, shutdown), lists,
-//! requests, tasks and watching, beside the sign-in store and the entries left out of the
+//! requests, tasks, watching and trust (pinned tool definitions), beside the sign-in store and the entries left out of the
 //! config. Built from `Default` and changed field by field (`ManagerOptions::default().with(|o|
 //! o.lifecycle.max_restarts = 0)`); read from `[mcp_router]` by `router-config`, each field
 //! naming its key. Every group is `#[non_exhaustive]`.
@@ -23,6 +23,8 @@ pub struct ManagerOptions {
     pub tasks: TaskOptions,
     /// Resources watched for changes.
     pub watching: WatchOptions,
+    /// Tool definitions pinned and held.
+    pub trust: TrustOptions,
     /// Where OAuth credentials are kept ([`mcp_connection::oauth::TokenStore::default_location`]
     /// when `None`; without any, HTTP servers are reached without sign-in).
     pub token_store: Option<mcp_connection::oauth::TokenStore>,
@@ -38,6 +40,15 @@ impl ManagerOptions {
         change(&mut self);
         self
     }
+}
+
+/// Tool definitions pinned on first sight and held when they change (see [`crate::PinStore`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct TrustOptions {
+    /// Where the pins are kept (`pin_tools`); `None` pins nothing and holds nothing (invisible
+    /// characters are taken out of what the model sees all the same).
+    pub pins: Option<crate::PinStore>,
 }
 
 /// When servers start.

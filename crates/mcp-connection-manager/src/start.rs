@@ -41,6 +41,8 @@ pub(crate) struct StartServer {
     pub(crate) catalog: Arc<CatalogSlot>,
     /// `ManagerOptions::progress_interval`.
     pub(crate) progress_interval: Duration,
+    /// The pinned tool definitions (`tool_changes = "refuse"` is decided at start).
+    pub(crate) trust: Arc<crate::trust::Trust>,
 }
 
 impl StartServer {
@@ -66,9 +68,34 @@ impl StartServer {
             Err(_) => Err(format!("startup timed out after {timeout:?}").into()),
         };
         match result {
-            Ok(conn) => self.ready(conn, started.elapsed()),
+            Ok(conn) => match self.refused(&conn) {
+                None => self.ready(conn, started.elapsed()),
+                Some(failure) => {
+                    conn.close(Duration::from_millis(500)).await;
+                    self.failed(&failure, started.elapsed())
+                }
+            },
             Err(failure) => self.failed(&failure, started.elapsed()),
         }
+    }
+
+    /// With `tool_changes = "refuse"`: why the server is refused, when one of its tools is not
+    /// the pinned one.
+    fn refused(&self, conn: &Connection) -> Option<ConnectError> {
+        if self.config.tool_changes != mcp_connection::ToolChanges::Refuse {
+            return None;
+        }
+        let tools = conn.tools();
+        let admitted =
+            self.trust.admit(&self.config.name, self.config.tool_changes, tools.clone(), &tools);
+        let held: Vec<&str> = admitted.held.iter().map(|h| h.tool.as_str()).collect();
+        (!held.is_empty()).then(|| {
+            ConnectError::Failed(format!(
+                "its tools {} are not the ones pinned for it, and its config refuses changes (tool_changes = \"refuse\"); run `mcp-router trust approve {}` to accept them",
+                held.join(", "),
+                self.config.name
+            ))
+        })
     }
 
     /// Publish the new connection.

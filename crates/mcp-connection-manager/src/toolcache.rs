@@ -98,11 +98,7 @@ impl ToolCache {
     /// `$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`, else
     /// `~/.cache/mcp-router`; each with `tools/` below. `None` without any of them.
     pub fn default_location() -> Option<Self> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let base = var("MCP_ROUTER_CACHE_DIR")
-            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
-            .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")))?;
-        Some(Self::at(base.join("tools")))
+        cache_base().map(|base| Self::at(base.join("tools")))
     }
 
     /// The directory holding the files.
@@ -303,6 +299,15 @@ impl CatalogSlot {
             self.noted.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
+}
+
+/// The router's cache directory: `$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`,
+/// else `~/.cache/mcp-router`; `None` without any of them.
+pub(crate) fn cache_base() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("MCP_ROUTER_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")))
 }
 
 #[cfg(test)]

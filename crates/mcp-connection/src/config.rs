@@ -36,6 +36,33 @@ pub struct ServerConfig {
     /// (`debug` … `emergency`), asked with `logging/setLevel` of a 2025-11-25 server that
     /// declares `logging`; `None` asks nothing.
     pub log_level: Option<String>,
+    /// `tool_changes`: what a tool definition that is not the pinned one does — held until
+    /// approved (the default), accepted and pinned with a notice, or the server refused.
+    pub tool_changes: ToolChanges,
+}
+
+/// The `tool_changes` config key: what becomes of a tool whose definition is not the one
+/// pinned for its server (changed, or new to a pinned server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolChanges {
+    /// Kept from the model until approved (`mcp-router trust approve`, or the host).
+    #[default]
+    Hold,
+    /// Pinned as it is now, with an `mcp_tool_definition_changed` event.
+    Accept,
+    /// The server fails to start while one of its tools differs from its pins.
+    Refuse,
+}
+
+impl ToolChanges {
+    /// The config value: `hold`, `accept` or `refuse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hold => "hold",
+            Self::Accept => "accept",
+            Self::Refuse => "refuse",
+        }
+    }
 }
 
 /// The logging levels, least severe first (`log_level`'s values).
@@ -178,6 +205,7 @@ impl ServerConfig {
             protocol: ProtocolChoice::Auto,
             startup: Startup::Eager,
             log_level: None,
+            tool_changes: ToolChanges::Hold,
         }
     }
 

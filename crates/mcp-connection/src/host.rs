@@ -102,6 +102,31 @@ pub trait HostHandler: Send + Sync {
         let _ = (asking, skill);
         mcp_backend::SkillApproval::Allow
     }
+
+    /// A tool whose definition is not the one pinned for its server (`change.diff` says what
+    /// differs, `change.flags` what looks suspicious), held from the model meanwhile: approve
+    /// it (it is pinned as it is now), refuse it, or keep holding it. Default: keep holding;
+    /// `mcp-router trust approve` can approve it later.
+    async fn tool_definition_changed(
+        &self,
+        asking: &Asking,
+        change: &router_protocol::McpToolDefinitionChangedEvent,
+    ) -> TrustAnswer {
+        let _ = (asking, change);
+        TrustAnswer::Hold
+    }
+}
+
+/// A host's answer about a tool definition that is not the pinned one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TrustAnswer {
+    /// Pin it as it is now: the model sees it.
+    Approve,
+    /// Keep it from the model and do not ask again while the router runs.
+    Refuse,
+    /// Keep it from the model until it is approved.
+    Hold,
 }
 
 /// The safe defaults.

@@ -140,7 +140,8 @@ fn tokio_spawn_shutdown(manager: Arc<McpConnectionManager>) {
 }
 
 /// The manager options `config` asks for: its unusable entries named (a call to one says why),
-/// the tool cache in its default place when `tool_cache` is on.
+/// the tool cache in its default place when `tool_cache` is on, and the pins beside it when
+/// `pin_tools` is on.
 fn manager_options(config: &ConfigFile) -> ManagerOptions {
     let mut options = config.manager.clone();
     for unusable in &config.unusable {
@@ -148,6 +149,9 @@ fn manager_options(config: &ConfigFile) -> ManagerOptions {
     }
     if config.tool_cache && options.startup.tool_cache.is_none() {
         options.startup.tool_cache = ToolCache::default_location();
+    }
+    if config.pin_tools && options.trust.pins.is_none() {
+        options.trust.pins = mcp_connection_manager::PinStore::default_location();
     }
     options
 }

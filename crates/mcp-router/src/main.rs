@@ -28,6 +28,7 @@ mod otel;
 mod process_faults;
 mod prompts;
 mod setup;
+mod trust;
 
 use std::path::PathBuf;
 
@@ -167,6 +168,16 @@ enum Command {
         config: ConfigArg,
         /// The server name.
         name: String,
+    },
+    /// The pinned tool definitions and the changes held (without a subcommand: list them).
+    Trust {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print the JSON of the listing.
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        command: Option<trust::TrustCommand>,
     },
     /// Sign-in state of the HTTP servers.
     Auth {
@@ -381,6 +392,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             auth::login(&config, &name, no_browser).await
         }
         Command::Logout { config, name } => auth::logout(&config, &name),
+        Command::Trust { config, json, command } => match command {
+            None => trust::list(&config, json).map(|()| 0),
+            Some(command) => trust::run(command).map(|()| 0),
+        },
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
         Command::ServeDemo(args) => {
             let faults = std::sync::Arc::new(process_faults::ThisProcess);

@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use mcp_connection_manager::{ManagerOptions, ServerConfig};
+use mcp_connection_manager::{ServerConfig, ToolChanges};
 use router_config::{ConfigFile, Strictness, load_config_file_with};
 use router_protocol::EventSender;
-use tool_router::RouterSettings;
 
 /// A running router, as the front door gives it to every host.
 pub(crate) type Running = mcp_host::Running;
@@ -16,7 +15,12 @@ pub(crate) type Running = mcp_host::Running;
 pub(crate) fn demo_servers() -> anyhow::Result<Vec<ServerConfig>> {
     Ok(vec![
         demo_server("docs", &["--page-size", "2", "--demo-skills"])?,
-        demo_server("notes", &["--page-size", "100"])?,
+        // The demo adds a tool to `notes` while it runs (live tool lists): its changes are
+        // accepted and announced rather than held for approval.
+        ServerConfig {
+            tool_changes: ToolChanges::Accept,
+            ..demo_server("notes", &["--page-size", "100"])?
+        },
     ])
 }
 
@@ -44,14 +48,7 @@ pub(crate) struct ConfigArg {
 /// entries that cannot be used are named on stderr (and left out) unless `--strict`.
 pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
     let Some(path) = arg.config.as_deref() else {
-        return Ok(ConfigFile {
-            servers: demo_servers()?,
-            settings: RouterSettings::default(),
-            manager: ManagerOptions::default(),
-            tool_cache: true,
-            apps_ui: false,
-            unusable: Vec::new(),
-        });
+        return Ok(ConfigFile::from_servers(demo_servers()?));
     };
     let strictness = if arg.strict { Strictness::Strict } else { Strictness::Lenient };
     let config = load_config_file_with(path, strictness)?;

@@ -40,6 +40,10 @@ pub struct ConfigFile {
     /// `apps_ui` (default false): the host renders MCP Apps, so `io.modelcontextprotocol/ui` is
     /// declared to servers (`mcp_connection_manager::AppsHost`).
     pub apps_ui: bool,
+    /// `pin_tools` (default true): pin every server's tool definitions on first sight, beside
+    /// the tool catalog, and hold a definition that changes until it is approved (see
+    /// `mcp_connection_manager::PinStore` and each server's `tool_changes`).
+    pub pin_tools: bool,
     /// Server entries that could not be used, left out (never with [`Strictness::Strict`]):
     /// each server's name and why, naming the file and the key.
     pub unusable: Vec<UnusableServer>,
@@ -56,6 +60,7 @@ impl ConfigFile {
             manager: ManagerOptions::default(),
             tool_cache: true,
             apps_ui: false,
+            pin_tools: true,
             unusable: Vec::new(),
         }
     }
@@ -148,14 +153,16 @@ pub fn parse_config_file_with(
         ConfigFormat::CodexToml => "mcp_router",
         ConfigFormat::McpJson => "mcpRouter",
     };
-    let (mut settings, mut manager, (tool_cache, apps_ui)) = match root.get(settings_key) {
-        None => (RouterSettings::default(), ManagerOptions::default(), (true, false)),
+    let (mut settings, mut manager, (tool_cache, apps_ui, pin_tools)) = match root.get(settings_key)
+    {
+        None => (RouterSettings::default(), ManagerOptions::default(), (true, false, true)),
         Some(value) => parse_settings(path, settings_key, value)?,
     };
     settings.search.always_load_servers = entries.always_load;
     startup_by_tool_search(&settings, &mut manager, entries.startup_unsaid);
     let unusable = entries.unusable;
-    Ok(ConfigFile { servers: entries.servers, settings, manager, tool_cache, apps_ui, unusable })
+    let servers = entries.servers;
+    Ok(ConfigFile { servers, settings, manager, tool_cache, apps_ui, pin_tools, unusable })
 }
 
 /// A file's server entries, read.
@@ -338,7 +345,7 @@ fn parse_settings(
     path: &Path,
     section: &str,
     value: &Value,
-) -> Result<(RouterSettings, ManagerOptions, (bool, bool)), ConfigError> {
+) -> Result<(RouterSettings, ManagerOptions, (bool, bool, bool)), ConfigError> {
     let Value::Object(table) = value else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table")));
     };
@@ -349,6 +356,7 @@ fn parse_settings(
     let mut manager = ManagerOptions::default();
     let mut tool_cache = true;
     let mut apps_ui = false;
+    let mut pin_tools = true;
     for (key, value) in table {
         if let Some(timed) = timed_setting(key, value, &mut settings, &mut manager) {
             timed.map_err(|e| err(key, e))?;
@@ -385,6 +393,7 @@ fn parse_settings(
             "inline_resource_links_bytes" => settings.results.inline_links_bytes = bytes(0)?,
             "tool_cache" => tool_cache = flag()?,
             "apps_ui" => apps_ui = flag()?,
+            "pin_tools" => pin_tools = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
             other => {
@@ -392,7 +401,7 @@ fn parse_settings(
             }
         }
     }
-    Ok((settings, manager, (tool_cache, apps_ui)))
+    Ok((settings, manager, (tool_cache, apps_ui, pin_tools)))
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ const CODEX_KEYS: &[&str] = &[
     "protocol",
     "startup",
     "log_level",
+    "tool_changes",
     "auth",
     "scopes",
     "oauth_resource",
@@ -59,6 +60,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "protocol",
     "startup",
     "log_level",
+    "tool_changes",
     "auth",
     "scopes",
     "oauth_resource",
@@ -173,6 +175,16 @@ impl ServerWalker<'_> {
                 );
             }
             config.log_level = Some(value);
+        }
+        if let Some(value) = self.string(table, "tool_changes")? {
+            use mcp_connection_manager::ToolChanges;
+            let choices = [ToolChanges::Hold, ToolChanges::Accept, ToolChanges::Refuse];
+            config.tool_changes =
+                choices.into_iter().find(|c| c.as_str() == value).ok_or_else(|| {
+                    let found =
+                        format!("expected \"hold\", \"accept\" or \"refuse\", found \"{value}\"");
+                    self.err("tool_changes", found)
+                })?;
         }
         if let Some(value) = self.string(table, "startup")? {
             config.startup = Startup::parse(&value).ok_or_else(|| {

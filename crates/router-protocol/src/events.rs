@@ -50,6 +50,8 @@ pub enum EventMsg {
     /// A skill's file failed verification against its manifest (SEP-2640): the model was not
     /// shown it.
     McpSkillRejected(McpSkillRejectedEvent),
+    /// A tool's definition is not the one pinned for its server (or carries suspicious text).
+    McpToolDefinitionChanged(crate::trust::McpToolDefinitionChangedEvent),
     /// A server's log message (`notifications/message`).
     McpServerLog(McpServerLogEvent),
     /// A tool call the server runs as a task (SEP-2663) changed status, or the server said

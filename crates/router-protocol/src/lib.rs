@@ -12,6 +12,7 @@ mod provider;
 mod shared;
 mod sink;
 mod skills;
+mod trust;
 
 pub use events::{
     EventMsg, McpInvocation, McpResourceUpdatedEvent, McpResourcesChangedEvent,
@@ -31,3 +32,4 @@ pub use provider::OutputFormat;
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};
+pub use trust::{DefinitionChange, DefinitionDecision, FieldDiff, McpToolDefinitionChangedEvent};

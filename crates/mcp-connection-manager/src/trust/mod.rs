@@ -1,0 +1,237 @@
+//! Trust in what the model is given: every server's tool definitions pinned on first sight
+//! (`pins.rs`, a canonical SHA-256 of each, `canonical.rs`), a definition that is not the
+//! pinned one held from the model until approved — or accepted, or its server refused, by the
+//! server's `tool_changes` — with an `mcp_tool_definition_changed` event and a question to the
+//! host, suspicious text flagged and invisible characters taken out (`flags.rs`).
+
+pub(crate) mod canonical;
+pub(crate) mod flags;
+pub(crate) mod pins;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_connection::{Asking, HostHandler, ToolChanges, TrustAnswer};
+use rmcp::model::Tool;
+use router_protocol::{
+    DefinitionChange, DefinitionDecision, EventMsg, EventSender, McpToolDefinitionChangedEvent,
+};
+
+use crate::trust::flags::without_invisible;
+use crate::trust::pins::{PinStore, Seen, ServerPins};
+
+/// What holds a list of tools: a connection's `Arc<Vec<Tool>>`, or a catalog.
+pub(crate) type Owner = Arc<dyn std::any::Any + Send + Sync>;
+
+/// A server's tools as the model may see them.
+pub(crate) struct Admitted {
+    /// The tools that match their pins (or were just pinned), without invisible characters.
+    pub(crate) visible: Arc<Vec<Tool>>,
+    /// The tools held: not the pinned ones.
+    pub(crate) held: Vec<Held>,
+}
+
+/// A tool held from the model.
+pub(crate) struct Held {
+    pub(crate) tool: String,
+    pub(crate) change: DefinitionChange,
+    /// The fields that differ from the pin (empty for an added tool).
+    pub(crate) fields: Vec<String>,
+}
+
+#[derive(Default)]
+struct ServerTrust {
+    /// Loaded on first use; `None` inside: never pinned.
+    pins: Option<Option<ServerPins>>,
+    /// The last list admitted (what holds it, kept so its address is not reused, and the
+    /// generation then) and what came of it.
+    last: Option<(Owner, u64, Arc<Admitted>)>,
+    /// (tool, hash) pairs the host was told of, so it is told once.
+    told: HashSet<(String, String)>,
+}
+
+/// The pins of every server and what they admit.
+pub(crate) struct Trust {
+    store: Option<PinStore>,
+    events: EventSender,
+    host: Arc<dyn HostHandler>,
+    /// Bumped when a pin changes while the router runs (a host's approval): lists are
+    /// admitted again.
+    generation: AtomicU64,
+    servers: Mutex<HashMap<String, ServerTrust>>,
+}
+
+impl Trust {
+    /// Pins kept in `store` (`None`: nothing is pinned or held; invisible characters are still
+    /// taken out).
+    pub(crate) fn new(
+        store: Option<PinStore>,
+        events: EventSender,
+        host: Arc<dyn HostHandler>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            events,
+            host,
+            generation: AtomicU64::new(0),
+            servers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Changes whenever a pin changed while the router runs.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// What `server`'s `tools` (held by `owner`) admit under `policy`; the same list (the same
+    /// owner) is admitted once per generation. First sight pins every tool; a tool that is not
+    /// its pin is held (`Hold`, `Refuse`) or pinned as it is now (`Accept`), each announced
+    /// once.
+    pub(crate) fn admit(
+        self: &Arc<Self>,
+        server: &str,
+        policy: ToolChanges,
+        owner: Owner,
+        tools: &[Tool],
+    ) -> Arc<Admitted> {
+        let generation = self.generation();
+        let Ok(mut servers) = self.servers.lock() else { return Arc::new(plain(tools)) };
+        let state = servers.entry(server.to_string()).or_default();
+        if let Some((last, at, admitted)) = &state.last
+            && std::ptr::addr_eq(Arc::as_ptr(last), Arc::as_ptr(&owner))
+            && *at == generation
+        {
+            return admitted.clone();
+        }
+        let Some(store) = &self.store else {
+            let admitted = Arc::new(plain(tools));
+            state.last = Some((owner, generation, admitted.clone()));
+            return admitted;
+        };
+        let pins = state.pins.get_or_insert_with(|| store.load(server));
+        let seen: Vec<Seen> = tools.iter().map(Seen::of).collect();
+        let mut asks = Vec::new();
+        let (mut visible, mut held, mut changed) = (Vec::new(), Vec::new(), false);
+        match pins {
+            None => {
+                let mut first = ServerPins::default();
+                for (tool, seen) in tools.iter().zip(&seen) {
+                    first.tools.insert(seen.name.clone(), seen.pin());
+                    visible.push(tool);
+                    if !seen.flags.is_empty() {
+                        let event = seen.event(server, None, true, DefinitionDecision::Pinned);
+                        self.events.send(EventMsg::McpToolDefinitionChanged(event));
+                    }
+                }
+                *pins = Some(first);
+                changed = true;
+            }
+            Some(pinned) => {
+                for (tool, seen) in tools.iter().zip(&seen) {
+                    let pin = pinned.tools.get(&seen.name);
+                    if pin.is_some_and(|p| p.sha256 == seen.sha256) {
+                        visible.push(tool);
+                        continue;
+                    }
+                    let told = !state.told.insert((seen.name.clone(), seen.sha256.clone()));
+                    if policy == ToolChanges::Accept {
+                        let event = seen.event(server, pin, false, DefinitionDecision::Accepted);
+                        pinned.tools.insert(seen.name.clone(), seen.pin());
+                        self.events.send(EventMsg::McpToolDefinitionChanged(event));
+                        visible.push(tool);
+                        changed = true;
+                        continue;
+                    }
+                    let event = seen.event(server, pin, false, DefinitionDecision::Held);
+                    held.push(Held {
+                        tool: seen.name.clone(),
+                        change: event.change,
+                        fields: event.diff.iter().map(|d| d.field.clone()).collect(),
+                    });
+                    if !told {
+                        self.events.send(EventMsg::McpToolDefinitionChanged(event.clone()));
+                        asks.push((event, seen.pin()));
+                    }
+                }
+            }
+        }
+        if changed && let Some(Some(pins)) = &state.pins {
+            save(store, server, pins);
+        }
+        let visible =
+            visible.into_iter().map(|t| without_invisible(t).unwrap_or_else(|| t.clone()));
+        let admitted = Arc::new(Admitted { visible: Arc::new(visible.collect()), held });
+        state.last = Some((owner, generation, admitted.clone()));
+        drop(servers);
+        for (event, pin) in asks {
+            self.ask(event, pin);
+        }
+        admitted
+    }
+
+    /// Ask the host about a held tool, on a task of its own; an approval pins it.
+    fn ask(self: &Arc<Self>, event: McpToolDefinitionChangedEvent, pin: pins::Pin) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let trust = self.clone();
+        runtime.spawn(async move {
+            let asking = Asking::new(event.server.clone(), None);
+            let decision = match trust.host.tool_definition_changed(&asking, &event).await {
+                TrustAnswer::Approve => {
+                    trust.pin(&event.server, &event.tool, pin);
+                    DefinitionDecision::Approved
+                }
+                TrustAnswer::Refuse => DefinitionDecision::Refused,
+                _ => return,
+            };
+            let answered = McpToolDefinitionChangedEvent { decision, ..event };
+            trust.events.send(EventMsg::McpToolDefinitionChanged(answered));
+        });
+    }
+
+    /// Pin `tool` of `server` as `pin` says, and admit every list again.
+    fn pin(&self, server: &str, tool: &str, pin: pins::Pin) {
+        let Some(store) = &self.store else { return };
+        if let Ok(mut servers) = self.servers.lock() {
+            let state = servers.entry(server.to_string()).or_default();
+            let pins = state.pins.get_or_insert_with(|| store.load(server));
+            let pins = pins.get_or_insert_with(ServerPins::default);
+            pins.tools.insert(tool.to_string(), pin);
+            save(store, server, pins);
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Why `tool` of `server` is kept from the model, if it is held.
+    pub(crate) fn held_message(&self, server: &str, tool: &str) -> Option<String> {
+        let servers = self.servers.lock().ok()?;
+        let (_, _, admitted) = servers.get(server)?.last.as_ref()?;
+        let held = admitted.held.iter().find(|h| h.tool == tool)?;
+        let how = match held.change {
+            DefinitionChange::Changed => {
+                format!("its definition changed since it was pinned ({})", held.fields.join(", "))
+            }
+            _ => "it is new to a server whose tools are pinned".to_string(),
+        };
+        Some(format!(
+            "tool `{tool}` of MCP server '{server}' is held: {how}; run `mcp-router trust approve {server} {tool}` to allow it"
+        ))
+    }
+
+    /// Whether `tool` of `server` is held (by the last list admitted).
+    pub(crate) fn is_held(&self, server: &str, tool: &str) -> bool {
+        self.held_message(server, tool).is_some()
+    }
+}
+
+/// Every tool admitted, without invisible characters (pinning off).
+fn plain(tools: &[Tool]) -> Admitted {
+    let visible = tools.iter().map(|t| without_invisible(t).unwrap_or_else(|| t.clone()));
+    Admitted { visible: Arc::new(visible.collect()), held: Vec::new() }
+}
+
+fn save(store: &PinStore, server: &str, pins: &ServerPins) {
+    if let Err(e) = store.save(server, pins) {
+        tracing::warn!(%server, dir = %store.dir().display(), error = %e, "cannot save the pins");
+    }
+}

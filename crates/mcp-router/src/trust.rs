@@ -1,0 +1,166 @@
+//! `mcp-router trust`: the pinned tool definitions and the changes held, from the pins and the
+//! tool catalog (each server's last tool list), without starting a server; `approve` pins a
+//! held definition as it is now, `forget` drops pins (the next sight pins again).
+
+use std::io::Write as _;
+
+use anyhow::Context as _;
+use mcp_connection_manager::{PinStore, Review, ServerConfig, ToolCache};
+use router_protocol::McpToolDefinitionChangedEvent;
+
+use crate::setup::{ConfigArg, config};
+
+/// What `trust` does.
+#[derive(clap::Subcommand)]
+pub(crate) enum TrustCommand {
+    /// Pin the held definitions of SERVER as they are now (TOOLs only, when named).
+    Approve {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The server.
+        server: String,
+        /// Its tools to approve (all held ones when none is named).
+        tools: Vec<String>,
+    },
+    /// Forget SERVER's pins (of TOOLs only, when named): the next sight pins them again.
+    Forget {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The server.
+        server: String,
+        /// Its tools to forget (every pin when none is named).
+        tools: Vec<String>,
+    },
+}
+
+fn stores() -> anyhow::Result<(PinStore, ToolCache)> {
+    let pins = PinStore::default_location()
+        .context("no cache directory: set HOME or MCP_ROUTER_CACHE_DIR")?;
+    let catalogs = ToolCache::default_location().context("no cache directory")?;
+    Ok((pins, catalogs))
+}
+
+/// Each configured server's pins against its last tool list.
+fn reviews(arg: &ConfigArg) -> anyhow::Result<Vec<(ServerConfig, Option<Review>)>> {
+    let (pins, catalogs) = stores()?;
+    let servers = config(arg)?.servers;
+    Ok(servers
+        .into_iter()
+        .map(|server| {
+            let review = catalogs.load(&server).map(|c| pins.review(&server.name, &c.tools));
+            (server, review)
+        })
+        .collect())
+}
+
+/// `mcp-router trust`: a paragraph per server, or the JSON of it.
+pub(crate) fn list(arg: &ConfigArg, json: bool) -> anyhow::Result<()> {
+    let reviews = reviews(arg)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let all: Vec<serde_json::Value> =
+            reviews.iter().map(|(s, r)| review_json(s, r.as_ref())).collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
+        return Ok(());
+    }
+    for (server, review) in &reviews {
+        writeln!(out, "{}", headline(&server.name, review.as_ref()))?;
+        let Some(review) = review else { continue };
+        for change in &review.pending {
+            write_change(&mut out, change)?;
+        }
+        for (tool, flags) in &review.flagged {
+            writeln!(out, "  flagged {tool}: {}", flags.join("; "))?;
+        }
+    }
+    Ok(())
+}
+
+fn headline(server: &str, review: Option<&Review>) -> String {
+    match review {
+        None => format!("{server}: no tool list seen yet (its tools are pinned when first listed)"),
+        Some(Review { pinned: None, .. }) => {
+            format!("{server}: not pinned yet (its tools are pinned when first listed)")
+        }
+        Some(Review { pinned: Some(n), pending, .. }) if pending.is_empty() => {
+            format!("{server}: {n} tools pinned, nothing held")
+        }
+        Some(Review { pinned: Some(n), pending, .. }) => format!(
+            "{server}: {n} tools pinned, {} held (approve: mcp-router trust approve {server})",
+            pending.len()
+        ),
+    }
+}
+
+fn write_change(
+    out: &mut impl std::io::Write,
+    change: &McpToolDefinitionChangedEvent,
+) -> std::io::Result<()> {
+    let how = serde_json::to_value(change.change).unwrap_or_default();
+    writeln!(
+        out,
+        "  held {} ({}), sha256 {}",
+        change.tool,
+        how.as_str().unwrap_or("?"),
+        change.sha256
+    )?;
+    for diff in &change.diff {
+        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_string());
+        writeln!(out, "    {}: {} → {}", diff.field, text(&diff.before), text(&diff.after))?;
+    }
+    Ok(())
+}
+
+fn review_json(server: &ServerConfig, review: Option<&Review>) -> serde_json::Value {
+    serde_json::json!({
+        "server": server.name,
+        "tool_changes": server.tool_changes.as_str(),
+        "seen": review.is_some(),
+        "pinned": review.and_then(|r| r.pinned),
+        "held": review.map(|r| r.pending.clone()).unwrap_or_default(),
+        "flagged": review.map(|r| {
+            r.flagged.iter().map(|(tool, flags)| serde_json::json!({"tool": tool, "flags": flags})).collect::<Vec<_>>()
+        }).unwrap_or_default(),
+    })
+}
+
+/// `mcp-router trust approve` / `forget`.
+pub(crate) fn run(command: TrustCommand) -> anyhow::Result<()> {
+    let (pins, catalogs) = stores()?;
+    match command {
+        TrustCommand::Approve { config: arg, server, tools } => {
+            let configured = find(&arg, &server)?;
+            let catalog = catalogs.load(&configured).with_context(|| {
+                format!("no tool list of `{server}` seen yet: use it once, then approve")
+            })?;
+            let unknown: Vec<&String> = tools
+                .iter()
+                .filter(|t| !catalog.tools.iter().any(|c| c.name == t.as_str()))
+                .collect();
+            anyhow::ensure!(
+                unknown.is_empty(),
+                "`{server}` has no tool {unknown:?} in its last tool list"
+            );
+            let approved = pins.approve(&server, &catalog.tools, &tools)?;
+            match approved.as_slice() {
+                [] => println!("{server}: nothing to approve"),
+                names => println!("{server}: approved {}", names.join(", ")),
+            }
+        }
+        TrustCommand::Forget { config: arg, server, tools } => {
+            find(&arg, &server)?;
+            let forgotten = pins.forget(&server, &tools)?;
+            println!("{server}: forgot {forgotten} pins");
+        }
+    }
+    Ok(())
+}
+
+fn find(arg: &ConfigArg, server: &str) -> anyhow::Result<ServerConfig> {
+    let servers = config(arg)?.servers;
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    let found = servers.iter().find(|s| s.name == server).cloned();
+    found.with_context(|| {
+        format!("no server `{server}` in the config (servers: {})", names.join(", "))
+    })
+}

@@ -1,0 +1,69 @@
+//! What a host is told about a server's tool definitions against the ones pinned for it.
+
+use serde::{Deserialize, Serialize};
+
+/// `mcp_tool_definition_changed`: a tool's definition differs from the one pinned for its
+/// server, a tool is new to a server whose tools are pinned, or a tool seen for the first time
+/// carries suspicious text. The same value is what `HostHandler::tool_definition_changed` is
+/// asked about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolDefinitionChangedEvent {
+    /// The configured server name.
+    pub server: String,
+    /// The tool's name on its server.
+    pub tool: String,
+    /// How it stands against the pins.
+    pub change: DefinitionChange,
+    /// What became of it.
+    pub decision: DefinitionDecision,
+    /// The fields that differ from the pinned definition (`description`, `title`,
+    /// `inputSchema`, `outputSchema`, `annotations`), each as canonical JSON text, cut to
+    /// 2 KiB; empty for a tool seen for the first time.
+    pub diff: Vec<FieldDiff>,
+    /// Suspicious text in the definition: invisible or bidirectional control characters,
+    /// text addressed to the model, a description far over the usual size.
+    pub flags: Vec<String>,
+    /// SHA-256 of the definition's canonical JSON (RFC 8785), hex.
+    pub sha256: String,
+}
+
+/// How a tool stands against its server's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DefinitionChange {
+    /// Not pinned, on a server whose tools are (a new tool, or a renamed one).
+    Added,
+    /// Pinned, with another definition.
+    Changed,
+    /// The server's tools were seen for the first time and pinned.
+    FirstSeen,
+}
+
+/// What became of a tool definition that is not the pinned one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DefinitionDecision {
+    /// Kept from the model until approved (`mcp-router trust approve`, or the host).
+    Held,
+    /// Pinned as it is now, by the server's `tool_changes = "accept"`.
+    Accepted,
+    /// Approved by the host and pinned.
+    Approved,
+    /// Refused by the host: kept from the model, not asked again while the router runs.
+    Refused,
+    /// Pinned on first sight.
+    Pinned,
+}
+
+/// One field of a definition, before (pinned) and after (now); `None` where it is absent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldDiff {
+    /// The field: `description`, `title`, `inputSchema`, `outputSchema` or `annotations`.
+    pub field: String,
+    /// The pinned value, as canonical JSON text.
+    pub before: Option<String>,
+    /// The value now, as canonical JSON text.
+    pub after: Option<String>,
+}
