@@ -100,7 +100,8 @@ impl StartServer {
 
     /// Publish the new connection.
     fn ready(self, conn: Connection, elapsed: Duration) {
-        let Self { config, state, events, response_cache, list_generation, catalog, .. } = self;
+        let Self { config, state, events, response_cache, list_generation, catalog, trust, .. } =
+            self;
         if response_cache && conn.modern {
             conn.cache().enable();
         }
@@ -111,17 +112,20 @@ impl StartServer {
         list_generation.fetch_add(1, Ordering::SeqCst);
         mcp_connection::watch(&conn, config.clone());
         let live = CachedCatalog::of(&conn);
+        let tools = conn.tools();
         state.send_replace(ServerState::Ready { conn, since: Instant::now() });
         // Announced once it is so: a host that acts on `mcp_server_ready` finds it ready.
         events.send(ready);
-        // Tools listed from the catalog while it started: say so if the live list differs
-        // (after the switch, so the specs asked for next are the live ones).
-        if let Some(served) = catalog.live(live.clone()) {
+        // Its tools against their pins now, so a definition held is announced at start.
+        let admitted = trust.admit(&config.name, config.tool_changes, tools.clone(), &tools);
+        // Tools listed from the catalog while it started: say so if what the model may see
+        // now differs (after the switch, so the specs asked for next are the live ones).
+        if let Some(served) = catalog.live(live) {
             mcp_connection::announce_tools_change(
                 &events,
                 &config.name,
                 &served.tools,
-                &live.tools,
+                &admitted.visible,
             );
         }
     }

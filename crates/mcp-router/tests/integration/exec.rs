@@ -734,7 +734,15 @@ http_headers = {{ "X-Bad" = "{header_secret}\n" }}
 #[test]
 fn a_tool_added_while_exec_runs_reaches_the_specs_and_can_be_called() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = one_server_config(&dir, "");
+    // Its tools are pinned: a tool added while it runs is accepted (held by default, see
+    // `trust.rs`).
+    let config = write_config(
+        &dir,
+        "config.toml",
+        &format!(
+            "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\ntool_changes = \"accept\"\n"
+        ),
+    );
     let mut session = ExecSession::start(&config);
     let names = |tools: &Value| -> Vec<String> {
         tools["tools"]

@@ -32,3 +32,4 @@ mod support;
 mod tasks;
 mod telemetry;
 mod tidy;
+mod trust;
