@@ -107,19 +107,7 @@ impl Servers {
             shut_down: AtomicBool::new(false),
             stopped_announced: AtomicBool::new(false),
         };
-        let mut chosen: Vec<(ServerConfig, CatalogSlot)> = Vec::new();
-        for config in configs {
-            if !config.enabled {
-                tracing::info!(server = %config.name, "server disabled in config; not started");
-                continue;
-            }
-            if chosen.iter().any(|(c, _)| c.name == config.name) {
-                tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
-                continue;
-            }
-            let catalog = CatalogSlot::load(this.options.startup.tool_cache.clone(), &config);
-            chosen.push((config, catalog));
-        }
+        let chosen = chosen(configs, &this.options);
         let idle = crate::idle::idle_servers(&this.options, chosen.iter().map(|(c, s)| (c, s)));
         for (config, catalog) in chosen {
             let lazy = idle.contains(&config.name);
@@ -433,4 +421,25 @@ impl Servers {
             }
         }
     }
+}
+
+/// The enabled servers of `configs` (the first of a duplicate name), each with its catalog.
+fn chosen(
+    configs: Vec<ServerConfig>,
+    options: &ManagerOptions,
+) -> Vec<(ServerConfig, CatalogSlot)> {
+    let mut chosen: Vec<(ServerConfig, CatalogSlot)> = Vec::new();
+    for config in configs {
+        if !config.enabled {
+            tracing::info!(server = %config.name, "server disabled in config; not started");
+            continue;
+        }
+        if chosen.iter().any(|(c, _)| c.name == config.name) {
+            tracing::warn!(server = %config.name, "duplicate server name; keeping the first");
+            continue;
+        }
+        let catalog = CatalogSlot::load(options.startup.tool_cache.clone(), &config);
+        chosen.push((config, catalog));
+    }
+    chosen
 }

@@ -144,25 +144,7 @@ fn describe_more(event: &EventMsg) -> String {
             e.logger.as_deref().map(|l| format!(" ({l})")).unwrap_or_default(),
             e.data.as_str().map(str::to_string).unwrap_or_else(|| e.data.to_string())
         ),
-        EventMsg::McpToolDefinitionChanged(e) => {
-            let fields: Vec<&str> = e.diff.iter().map(|d| d.field.as_str()).collect();
-            let fields =
-                if fields.is_empty() { String::new() } else { format!(" ({})", fields.join(", ")) };
-            let flags = if e.flags.is_empty() {
-                String::new()
-            } else {
-                format!("; flagged: {}", e.flags.join("; "))
-            };
-            let change = serde_json::to_value(e.change).unwrap_or_default();
-            let decision = serde_json::to_value(e.decision).unwrap_or_default();
-            format!(
-                "mcp_tool_definition_changed {} {}: {}{fields}, {}{flags}",
-                e.server,
-                e.tool,
-                change.as_str().unwrap_or("?"),
-                decision.as_str().unwrap_or("?")
-            )
-        }
+        EventMsg::McpToolDefinitionChanged(e) => describe_definition(e),
         EventMsg::McpSkillRejected(e) => {
             format!("mcp_skill_rejected   {} {} {}: {}", e.server, e.skill, e.uri, e.reason)
         }
@@ -177,6 +159,28 @@ fn describe_more(event: &EventMsg) -> String {
         // An event kind added after this transcript was written: its JSON.
         other => serde_json::to_string(other).unwrap_or_default(),
     }
+}
+
+/// `mcp_tool_definition_changed`: the tool, how it stands against its pin, what became of it,
+/// the fields that differ and its flags.
+fn describe_definition(e: &router_protocol::McpToolDefinitionChangedEvent) -> String {
+    let fields: Vec<&str> = e.diff.iter().map(|d| d.field.as_str()).collect();
+    let fields =
+        if fields.is_empty() { String::new() } else { format!(" ({})", fields.join(", ")) };
+    let flags = if e.flags.is_empty() {
+        String::new()
+    } else {
+        format!("; flagged: {}", e.flags.join("; "))
+    };
+    let change = serde_json::to_value(e.change).unwrap_or_default();
+    let decision = serde_json::to_value(e.decision).unwrap_or_default();
+    format!(
+        "mcp_tool_definition_changed {} {}: {}{fields}, {}{flags}",
+        e.server,
+        e.tool,
+        change.as_str().unwrap_or("?"),
+        decision.as_str().unwrap_or("?")
+    )
 }
 
 #[cfg(test)]

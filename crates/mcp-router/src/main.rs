@@ -392,10 +392,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             auth::login(&config, &name, no_browser).await
         }
         Command::Logout { config, name } => auth::logout(&config, &name),
-        Command::Trust { config, json, command } => match command {
-            None => trust::list(&config, json).map(|()| 0),
-            Some(command) => trust::run(command).map(|()| 0),
-        },
+        Command::Trust { config, json, command } => trust::main(&config, json, command),
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
         Command::ServeDemo(args) => {
             let faults = std::sync::Arc::new(process_faults::ThisProcess);

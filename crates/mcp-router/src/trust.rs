@@ -53,8 +53,21 @@ fn reviews(arg: &ConfigArg) -> anyhow::Result<Vec<(ServerConfig, Option<Review>)
         .collect())
 }
 
+/// `mcp-router trust [approve | forget]`: exit code 0 when done.
+pub(crate) fn main(
+    arg: &ConfigArg,
+    json: bool,
+    command: Option<TrustCommand>,
+) -> anyhow::Result<i32> {
+    match command {
+        None => list(arg, json)?,
+        Some(command) => run(command)?,
+    }
+    Ok(0)
+}
+
 /// `mcp-router trust`: a paragraph per server, or the JSON of it.
-pub(crate) fn list(arg: &ConfigArg, json: bool) -> anyhow::Result<()> {
+fn list(arg: &ConfigArg, json: bool) -> anyhow::Result<()> {
     let reviews = reviews(arg)?;
     let mut out = std::io::stdout().lock();
     if json {
@@ -125,7 +138,7 @@ fn review_json(server: &ServerConfig, review: Option<&Review>) -> serde_json::Va
 }
 
 /// `mcp-router trust approve` / `forget`.
-pub(crate) fn run(command: TrustCommand) -> anyhow::Result<()> {
+fn run(command: TrustCommand) -> anyhow::Result<()> {
     let (pins, catalogs) = stores()?;
     match command {
         TrustCommand::Approve { config: arg, server, tools } => {

@@ -341,11 +341,14 @@ fn search_or_manager(
     Ok(true)
 }
 
+/// `tool_cache`, `apps_ui` and `pin_tools`, in that order.
+type Switches = (bool, bool, bool);
+
 fn parse_settings(
     path: &Path,
     section: &str,
     value: &Value,
-) -> Result<(RouterSettings, ManagerOptions, (bool, bool, bool)), ConfigError> {
+) -> Result<(RouterSettings, ManagerOptions, Switches), ConfigError> {
     let Value::Object(table) = value else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table")));
     };
@@ -354,9 +357,7 @@ fn parse_settings(
     };
     let mut settings = RouterSettings::default();
     let mut manager = ManagerOptions::default();
-    let mut tool_cache = true;
-    let mut apps_ui = false;
-    let mut pin_tools = true;
+    let mut switches = (true, false, true);
     for (key, value) in table {
         if let Some(timed) = timed_setting(key, value, &mut settings, &mut manager) {
             timed.map_err(|e| err(key, e))?;
@@ -391,9 +392,9 @@ fn parse_settings(
             "kept_results_bytes" => settings.results.kept.max_bytes = bytes(0)?,
             "kept_results_memory_bytes" => settings.results.kept.memory_bytes = bytes(0)?,
             "inline_resource_links_bytes" => settings.results.inline_links_bytes = bytes(0)?,
-            "tool_cache" => tool_cache = flag()?,
-            "apps_ui" => apps_ui = flag()?,
-            "pin_tools" => pin_tools = flag()?,
+            "tool_cache" => switches.0 = flag()?,
+            "apps_ui" => switches.1 = flag()?,
+            "pin_tools" => switches.2 = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
             other => {
@@ -401,7 +402,7 @@ fn parse_settings(
             }
         }
     }
-    Ok((settings, manager, (tool_cache, apps_ui, pin_tools)))
+    Ok((settings, manager, switches))
 }
 
 #[cfg(test)]

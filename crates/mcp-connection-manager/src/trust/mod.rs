@@ -32,6 +32,18 @@ pub(crate) struct Admitted {
     pub(crate) held: Vec<Held>,
 }
 
+/// What a list of tools comes to against a server's pins.
+#[derive(Default)]
+struct Verdict {
+    /// Indices of the tools shown.
+    visible: Vec<usize>,
+    held: Vec<Held>,
+    /// Questions for the host: the event and the pin an approval makes.
+    asks: Vec<(McpToolDefinitionChangedEvent, pins::Pin)>,
+    /// A pin changed: the file is written.
+    changed: bool,
+}
+
 /// A tool held from the model.
 pub(crate) struct Held {
     pub(crate) tool: String,
@@ -111,56 +123,21 @@ impl Trust {
         };
         let pins = state.pins.get_or_insert_with(|| store.load(server));
         let seen: Vec<Seen> = tools.iter().map(Seen::of).collect();
-        let mut asks = Vec::new();
-        let (mut visible, mut held, mut changed) = (Vec::new(), Vec::new(), false);
-        match pins {
+        let verdict = match pins {
             None => {
-                let mut first = ServerPins::default();
-                for (tool, seen) in tools.iter().zip(&seen) {
-                    first.tools.insert(seen.name.clone(), seen.pin());
-                    visible.push(tool);
-                    if !seen.flags.is_empty() {
-                        let event = seen.event(server, None, true, DefinitionDecision::Pinned);
-                        self.events.send(EventMsg::McpToolDefinitionChanged(event));
-                    }
-                }
-                *pins = Some(first);
-                changed = true;
+                *pins = Some(self.first_sight(server, &seen));
+                Verdict { visible: (0..tools.len()).collect(), changed: true, ..Verdict::default() }
             }
-            Some(pinned) => {
-                for (tool, seen) in tools.iter().zip(&seen) {
-                    let pin = pinned.tools.get(&seen.name);
-                    if pin.is_some_and(|p| p.sha256 == seen.sha256) {
-                        visible.push(tool);
-                        continue;
-                    }
-                    let told = !state.told.insert((seen.name.clone(), seen.sha256.clone()));
-                    if policy == ToolChanges::Accept {
-                        let event = seen.event(server, pin, false, DefinitionDecision::Accepted);
-                        pinned.tools.insert(seen.name.clone(), seen.pin());
-                        self.events.send(EventMsg::McpToolDefinitionChanged(event));
-                        visible.push(tool);
-                        changed = true;
-                        continue;
-                    }
-                    let event = seen.event(server, pin, false, DefinitionDecision::Held);
-                    held.push(Held {
-                        tool: seen.name.clone(),
-                        change: event.change,
-                        fields: event.diff.iter().map(|d| d.field.clone()).collect(),
-                    });
-                    if !told {
-                        self.events.send(EventMsg::McpToolDefinitionChanged(event.clone()));
-                        asks.push((event, seen.pin()));
-                    }
-                }
-            }
-        }
+            Some(pinned) => self.against_pins(server, policy, pinned, &mut state.told, &seen),
+        };
+        let Verdict { visible, held, asks, changed } = verdict;
         if changed && let Some(Some(pins)) = &state.pins {
             save(store, server, pins);
         }
-        let visible =
-            visible.into_iter().map(|t| without_invisible(t).unwrap_or_else(|| t.clone()));
+        let visible = visible
+            .into_iter()
+            .map(|i| &tools[i])
+            .map(|t| without_invisible(t).unwrap_or_else(|| t.clone()));
         let admitted = Arc::new(Admitted { visible: Arc::new(visible.collect()), held });
         state.last = Some((owner, generation, admitted.clone()));
         drop(servers);
@@ -168,6 +145,59 @@ impl Trust {
             self.ask(event, pin);
         }
         admitted
+    }
+
+    /// A server seen for the first time: every tool pinned; the flagged ones announced.
+    fn first_sight(&self, server: &str, seen: &[Seen]) -> ServerPins {
+        let mut first = ServerPins::default();
+        for seen in seen {
+            first.tools.insert(seen.name.clone(), seen.pin());
+            if !seen.flags.is_empty() {
+                let event = seen.event(server, None, true, DefinitionDecision::Pinned);
+                self.events.send(EventMsg::McpToolDefinitionChanged(event));
+            }
+        }
+        first
+    }
+
+    /// The tools `seen` against `pinned`: the ones shown (by index), the ones held, the
+    /// questions for the host (each definition once, by `told`), and whether a pin changed.
+    fn against_pins(
+        &self,
+        server: &str,
+        policy: ToolChanges,
+        pinned: &mut ServerPins,
+        told: &mut HashSet<(String, String)>,
+        seen: &[Seen],
+    ) -> Verdict {
+        let mut verdict = Verdict::default();
+        for (i, seen) in seen.iter().enumerate() {
+            let pin = pinned.tools.get(&seen.name);
+            if pin.is_some_and(|p| p.sha256 == seen.sha256) {
+                verdict.visible.push(i);
+                continue;
+            }
+            let new = told.insert((seen.name.clone(), seen.sha256.clone()));
+            if policy == ToolChanges::Accept {
+                let event = seen.event(server, pin, false, DefinitionDecision::Accepted);
+                pinned.tools.insert(seen.name.clone(), seen.pin());
+                self.events.send(EventMsg::McpToolDefinitionChanged(event));
+                verdict.visible.push(i);
+                verdict.changed = true;
+                continue;
+            }
+            let event = seen.event(server, pin, false, DefinitionDecision::Held);
+            verdict.held.push(Held {
+                tool: seen.name.clone(),
+                change: event.change,
+                fields: event.diff.iter().map(|d| d.field.clone()).collect(),
+            });
+            if new {
+                self.events.send(EventMsg::McpToolDefinitionChanged(event.clone()));
+                verdict.asks.push((event, seen.pin()));
+            }
+        }
+        verdict
     }
 
     /// Ask the host about a held tool, on a task of its own; an approval pins it.

@@ -172,7 +172,11 @@ fn added_renamed_moved_and_reshaped_tools_are_held() {
         .map(|c| {
             let field = c["diff"].get(0).map(|d| d["field"].to_string()).unwrap_or_default();
             (
-                format!("{}/{}", c["server"].as_str().unwrap(), c["tool"].as_str().unwrap()),
+                format!(
+                    "{}/{}",
+                    c["server"].as_str().unwrap_or("?"),
+                    c["tool"].as_str().unwrap_or("?")
+                ),
                 c["change"].to_string(),
                 field,
             )
