@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{DEMO, exec_command, marker, processes_with, wait_gone, write_config};
+use crate::support::{
+    DEMO, exec_command, marker, processes_with, router_command, wait_gone, write_config,
+};
 
 /// Run exec with `lines` on stdin; returns every stdout line as JSON and the exit code.
 fn exec(config: &std::path::Path, lines: &[Value]) -> (Vec<Value>, i32) {
@@ -671,6 +673,9 @@ fn no_server_outlives_a_sigkilled_router() {
 #[test]
 fn secrets_never_reach_events_outputs_or_logs() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // A server that answers, so the token and the header are sent (and could be logged).
+    let web = crate::support::HttpServer::demo(10);
+    let web = &web.url;
     let (env_secret, header_secret, token_secret) =
         ("s3cr3t-env-value", "s3cr3t-header-value", "s3cr3t-bearer-value");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -694,40 +699,74 @@ bearer_token_env_var = "MCP_ROUTER_TEST_BEARER"
 http_headers = {{ "X-Api-Key" = "{header_secret}" }}
 startup_timeout_sec = 2
 
+[mcp_servers.web]
+url = "{web}"
+bearer_token_env_var = "MCP_ROUTER_TEST_BEARER"
+http_headers = {{ "X-Api-Key" = "{header_secret}" }}
+
 [mcp_servers.badheader]
 url = "http://127.0.0.1:{port}/mcp"
 http_headers = {{ "X-Bad" = "{header_secret}\n" }}
 "#
         ),
     );
-    let mut child = exec_command(&config)
-        .env("RUST_LOG", "debug")
-        .env("MCP_ROUTER_TEST_BEARER", token_secret)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for line in [
-            json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"}),
-            json!({"call_id": "2", "name": "read_mcp_resource", "arguments": {"server": "remote", "uri": "x"}}),
-            json!({"call_id": "3", "name": "read_mcp_resource", "arguments": {"server": "badheader", "uri": "x"}}),
-            json!({"call_id": "4", "name": "mcp__chatty__echo", "arguments": {"text": "hi"}}),
-        ] {
-            writeln!(stdin, "{line}").expect("write");
+    // At trace level too: every crate's logs, rmcp's and the HTTP stack's included.
+    for level in ["debug", "trace"] {
+        let mut child = exec_command(&config)
+            .env("RUST_LOG", level)
+            .env("MCP_ROUTER_TEST_BEARER", token_secret)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        {
+            let mut stdin = child.stdin.take().expect("stdin");
+            for line in [
+                json!({"call_id": "1", "name": "list_mcp_resources", "arguments": "{}"}),
+                json!({"call_id": "2", "name": "read_mcp_resource", "arguments": {"server": "remote", "uri": "x"}}),
+                json!({"call_id": "3", "name": "read_mcp_resource", "arguments": {"server": "badheader", "uri": "x"}}),
+                json!({"call_id": "4", "name": "mcp__chatty__echo", "arguments": {"text": "hi"}}),
+                json!({"call_id": "5", "name": "mcp__web__echo", "arguments": {"text": "hi"}}),
+            ] {
+                writeln!(stdin, "{line}").expect("write");
+            }
+        }
+        let output = child.wait_with_output().expect("wait");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stdout.matches("function_call_output").count(), 5, "{stdout}");
+        let web_output = stdout
+            .lines()
+            .find(|l| l.contains("function_call_output") && l.contains("\"call_id\":\"5\""))
+            .expect("the HTTP call's output");
+        assert!(web_output.contains("\"Ok\""), "the HTTP server answered: {web_output}");
+        assert!(
+            stderr.contains("my key is [redacted]"),
+            "server stderr is logged, redacted: {stderr:.2000}"
+        );
+        for secret in [env_secret, header_secret, token_secret] {
+            assert!(!stdout.contains(secret), "{secret} in stdout ({level})");
+            assert!(!stderr.contains(secret), "{secret} in the logs ({level})");
         }
     }
-    let output = child.wait_with_output().expect("wait");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stdout.matches("function_call_output").count(), 4, "{stdout}");
-    assert!(
-        stderr.contains("my key is [redacted]"),
-        "server stderr is logged, redacted: {stderr:.2000}"
-    );
-    for secret in [env_secret, header_secret, token_secret] {
-        assert!(!stdout.contains(secret), "{secret} in stdout");
-        assert!(!stderr.contains(secret), "{secret} in the logs");
+    // Nor in what the other commands print: the specs, the trust listing, the sign-in status.
+    for args in [&["tools"][..], &["trust"], &["trust", "--json"], &["auth", "status"]] {
+        let output = router_command()
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .env("RUST_LOG", "trace")
+            .env("MCP_ROUTER_TEST_BEARER", token_secret)
+            .output()
+            .expect("mcp-router runs");
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!all.is_empty(), "{args:?} printed something");
+        for secret in [env_secret, header_secret, token_secret] {
+            assert!(!all.contains(secret), "{secret} in `mcp-router {}`", args.join(" "));
+        }
     }
 }
 
