@@ -103,15 +103,25 @@ fn attributes(span: &Value) -> HashMap<String, String> {
 fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
     let (endpoint, received) = collector();
     let dir = tempfile::tempdir().expect("tempdir");
+    // Canary secrets in an `env` entry, an HTTP header and a bearer token: no span or metric
+    // may carry them.
+    let (env_secret, header_secret, token_secret) =
+        ("s3cr3t-otel-env", "s3cr3t-otel-header", "s3cr3t-otel-bearer");
+    let web = crate::support::HttpServer::demo(10);
     let config = write_config(
         &dir,
         "config.toml",
-        &format!("[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\n"),
+        &format!(
+            "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\nenv = {{ API_KEY = \"{env_secret}\" }}\n\
+             [mcp_servers.web]\nurl = \"{}\"\nbearer_token_env_var = \"MCP_ROUTER_OTEL_BEARER\"\nhttp_headers = {{ \"X-Api-Key\" = \"{header_secret}\" }}\n",
+            web.url
+        ),
     );
     let uri = demo_server::resources()[0].uri.clone();
     let mut child = exec_command(&config)
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .env("MCP_ROUTER_OTEL_BEARER", token_secret)
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn exec");
@@ -121,6 +131,7 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
             json!({"call_id": "r1", "name": "read_mcp_resource", "arguments": {"server": "docs", "uri": uri}}),
             json!({"call_id": "e1", "name": "mcp__docs__echo", "arguments": {"text": "hi"}}),
             json!({"call_id": "f1", "name": "mcp__docs__fail", "arguments": {}}),
+            json!({"call_id": "w1", "name": "mcp__web__echo", "arguments": {"text": "over http"}}),
         ] {
             writeln!(stdin, "{line}").expect("write");
         }
@@ -189,5 +200,10 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
         .collect();
     for method in ["resources/read", "tools/call"] {
         assert!(methods.iter().any(|m| m == method), "{method} in {methods:?}");
+    }
+    let all = format!("{received:?}");
+    assert!(all.contains("tools/call"), "spans were received");
+    for secret in [env_secret, header_secret, token_secret] {
+        assert!(!all.contains(secret), "{secret} in an exported span or metric");
     }
 }
