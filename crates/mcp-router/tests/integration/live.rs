@@ -158,7 +158,15 @@ fn shape(lines: &str) -> Vec<(String, String, Value)> {
 #[test]
 fn exec_live_keeps_stdout_the_same_json_lines() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = one_server(&dir);
+    // A canary secret in the server's `env`, which it prints on its stderr: never on screen.
+    let secret = "s3cr3t-live-env";
+    let config = write_config(
+        &dir,
+        "config.toml",
+        &format!(
+            "[mcp_servers.docs]\ncommand = \"sh\"\nargs = [\"-c\", \"echo key=$API_KEY >&2; exec {DEMO} --name docs\"]\nenv = {{ API_KEY = \"{secret}\" }}\n"
+        ),
+    );
     let input = dir.path().join("calls.jsonl");
     let text: String = calls().iter().map(|c| format!("{c}\n")).collect();
     std::fs::write(&input, text).expect("write calls");
@@ -185,10 +193,15 @@ fn exec_live_keeps_stdout_the_same_json_lines() {
     );
     let tmux = Tmux::start(&command);
     let deadline = Instant::now() + Duration::from_secs(30);
+    let mut screens = 0;
     while !done.exists() {
-        assert!(Instant::now() < deadline, "exec --live did not finish:\n{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(100));
+        let screen = tmux.screen();
+        assert!(Instant::now() < deadline, "exec --live did not finish:\n{screen}");
+        assert!(!screen.contains(secret), "the secret on screen:\n{screen}");
+        screens += 1;
+        std::thread::sleep(Duration::from_millis(50));
     }
+    assert!(screens > 0 && !tmux.screen().contains(secret));
     assert_eq!(std::fs::read_to_string(&done).expect("exit").trim(), "0");
     // The view did open on the terminal.
     let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap_or_default();
