@@ -13,9 +13,10 @@ pub enum McpError {
     #[error("unknown MCP server '{0}'")]
     UnknownServer(String),
     #[error("{message}")]
-    /// The tool's definition is not the one pinned for its server: held from the model until it
-    /// is approved; `message` says why and how to approve it.
-    Held {
+    /// The call was not made: the tool's definition is held (not the one pinned for its
+    /// server), its approval policy refuses it, or the host did not approve it; `message`
+    /// says which and what to do.
+    Refused {
         /// The configured server name.
         server: String,
         /// The whole sentence.

@@ -125,6 +125,7 @@ impl McpBackend for McpConnectionManager {
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
         self.refuse_held(server, tool).await?;
+        self.approve_call(server, tool, arguments.as_ref()).await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);

@@ -46,5 +46,6 @@ pub use options::{
     LifecycleOptions, ListOptions, ManagerOptions, RequestOptions, StartupOptions, TaskOptions,
     TrustOptions, WatchOptions,
 };
+pub use router_protocol::ApprovalPolicy;
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};
 pub use trust::pins::{Pin, PinStore, Review, ServerPins};

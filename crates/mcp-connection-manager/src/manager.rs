@@ -5,6 +5,7 @@
 //! lists live in `listings`, the lifecycle in `lifecycle`, the restart decision in `restart`,
 //! the qualified tool set in `catalog`.
 
+use router_protocol::{ApprovalPolicy, ToolApproval, ToolApprovalQuestion};
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -278,7 +279,70 @@ impl McpConnectionManager {
             return Ok(());
         }
         let message = self.servers.trust.held_message(server, tool).unwrap_or_default();
-        Err(McpError::Held { server: server.to_string(), message })
+        Err(McpError::Refused { server: server.to_string(), message })
+    }
+
+    /// A call to a tool whose approval policy is `ask` waits for the host's answer ("always"
+    /// is kept for the tool's pinned identity); `refuse` never runs. The policy: the tool's
+    /// `tool_approvals` entry, else its server's `approval`, else `destructive_tools` for a
+    /// tool annotated destructive (and not read-only), else run.
+    pub(crate) async fn approve_call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<&rmcp::model::JsonObject>,
+    ) -> Result<(), McpError> {
+        let conn = self.servers.connection(server).await?;
+        let found = conn.tools().iter().find(|t| t.name == tool).cloned();
+        let annotations = found.as_ref().and_then(|t| t.annotations.clone());
+        let destructive = annotations
+            .as_ref()
+            .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true));
+        let config = &self
+            .servers
+            .servers
+            .get(server)
+            .ok_or_else(|| McpError::UnknownServer(server.to_string()))?
+            .config;
+        let default =
+            if destructive { self.servers.options.trust.destructive } else { ApprovalPolicy::Run };
+        let policy =
+            config.tool_approvals.get(tool).copied().or(config.approval).unwrap_or(default);
+        let refused = |message: String| McpError::Refused { server: server.to_string(), message };
+        match policy {
+            ApprovalPolicy::Run => return Ok(()),
+            ApprovalPolicy::Refuse => {
+                return Err(refused(format!(
+                    "tool `{tool}` of MCP server '{server}' is refused by configuration (approval)"
+                )));
+            }
+            ApprovalPolicy::Ask => {}
+        }
+        let sha256 =
+            found.as_ref().map(|t| crate::trust::pins::Seen::of(t).sha256).unwrap_or_default();
+        if self.servers.trust.always(server, tool, &sha256) {
+            return Ok(());
+        }
+        let question = ToolApprovalQuestion {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            call_id: mcp_backend::current_call_id().map(|c| c.to_string()),
+            arguments: arguments.map(|a| serde_json::Value::Object(a.clone())),
+            annotations: annotations.and_then(|a| serde_json::to_value(a).ok()),
+            sha256,
+        };
+        let asking = mcp_connection::Asking::new(server, question.call_id.clone());
+        match self.servers.host.approve_tool_call(&asking, &question).await {
+            ToolApproval::Once => Ok(()),
+            ToolApproval::Always => {
+                self.servers.trust.remember_always(server, tool, &question.sha256);
+                Ok(())
+            }
+            ToolApproval::Refuse(reason) => Err(refused(format!(
+                "the user did not approve this call of tool `{tool}` of MCP server '{server}': {reason}"
+            ))),
+            _ => Err(refused(format!("tool `{tool}` of MCP server '{server}' was not approved"))),
+        }
     }
 
     /// A number that changes whenever `server`'s lists may have changed (it said so with

@@ -49,6 +49,10 @@ pub struct TrustOptions {
     /// Where the pins are kept (`pin_tools`); `None` pins nothing and holds nothing (invisible
     /// characters are taken out of what the model sees all the same).
     pub pins: Option<crate::PinStore>,
+    /// `destructive_tools`: whether a call to a tool annotated `destructiveHint` (and not
+    /// `readOnlyHint`) runs, is asked of the host, or is refused, where neither its server's
+    /// `approval` nor its `tool_approvals` entry says.
+    pub destructive: router_protocol::ApprovalPolicy,
 }
 
 /// When servers start.

@@ -206,3 +206,61 @@ async fn after_shutdown_every_request_fails_and_nothing_restarts() {
     assert_eq!(connector.starts(), 1);
     assert!(restarts(&mut rx).is_empty());
 }
+
+/// A host that approves every call "always" (or refuses), counting the questions.
+struct Approver {
+    answer: router_protocol::ToolApproval,
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl mcp_connection::HostHandler for Approver {
+    async fn approve_tool_call(
+        &self,
+        asking: &mcp_connection::Asking,
+        question: &router_protocol::ToolApprovalQuestion,
+    ) -> router_protocol::ToolApproval {
+        assert_eq!((asking.server.as_str(), question.tool.as_str()), ("demo", "echo"));
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        self.answer.clone()
+    }
+}
+
+#[tokio::test]
+async fn a_host_refuses_a_call_or_approves_it_always() {
+    use router_protocol::{ApprovalPolicy, ToolApproval};
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (answer, asked, ran) in
+        [(ToolApproval::Refuse("no".into()), 2, false), (ToolApproval::Always, 1, true)]
+    {
+        let (events, _rx) = event_channel();
+        let mut config = ServerConfig::stdio("demo", "unused-in-memory", vec![]);
+        config.tool_approvals.insert("echo".into(), ApprovalPolicy::Ask);
+        let options = ManagerOptions::default()
+            .with(|o| o.trust.pins = Some(crate::PinStore::at(dir.path().join(format!("{ran}")))));
+        let host = Arc::new(Approver { answer, asked: Default::default() });
+        let manager = McpConnectionManager::start_with_connector(
+            vec![config],
+            events,
+            options,
+            host.clone(),
+            Arc::new(InMemory::default()),
+        );
+        for _ in 0..2 {
+            let result =
+                manager.call_tool("demo", "echo", args(serde_json::json!({"text": "hi"}))).await;
+            match &result {
+                Ok(_) => assert!(ran),
+                Err(e) => {
+                    assert!(!ran);
+                    assert!(
+                        e.to_string().contains("did not approve this call of tool `echo`"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+        assert_eq!(host.asked.load(Ordering::SeqCst), asked, "asked once with always");
+        manager.shutdown().await;
+    }
+}

@@ -39,6 +39,11 @@ pub struct ServerConfig {
     /// `tool_changes`: what a tool definition that is not the pinned one does — held until
     /// approved (the default), accepted and pinned with a notice, or the server refused.
     pub tool_changes: ToolChanges,
+    /// `approval`: whether a call to one of its tools runs, is asked of the host, or is
+    /// refused; `None` leaves it to `tool_approvals` and the router-wide default.
+    pub approval: Option<router_protocol::ApprovalPolicy>,
+    /// `tool_approvals`: the same per tool (by its name on the server), over `approval`.
+    pub tool_approvals: BTreeMap<String, router_protocol::ApprovalPolicy>,
 }
 
 /// The `tool_changes` config key: what becomes of a tool whose definition is not the one
@@ -206,6 +211,8 @@ impl ServerConfig {
             startup: Startup::Eager,
             log_level: None,
             tool_changes: ToolChanges::Hold,
+            approval: None,
+            tool_approvals: BTreeMap::new(),
         }
     }
 

@@ -115,6 +115,21 @@ pub trait HostHandler: Send + Sync {
         let _ = (asking, change);
         TrustAnswer::Hold
     }
+
+    /// A call to a tool whose approval policy is `ask` (its server's `approval`, its own entry
+    /// in `tool_approvals`, or `destructive_tools` for a tool annotated destructive): run it
+    /// once, always (while its definition stays the same), or refuse it with a reason for the
+    /// model. Default: refuse — a host that cannot ask the user runs nothing that needs asking.
+    async fn approve_tool_call(
+        &self,
+        asking: &Asking,
+        question: &router_protocol::ToolApprovalQuestion,
+    ) -> router_protocol::ToolApproval {
+        let _ = (asking, question);
+        router_protocol::ToolApproval::Refuse(
+            "it needs the user's approval and this host cannot ask".to_string(),
+        )
+    }
 }
 
 /// A host's answer about a tool definition that is not the pinned one.

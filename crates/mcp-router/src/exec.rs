@@ -52,8 +52,9 @@ pub(crate) async fn run(
         None
     };
     let (events, event_rx) = event_channel();
-    let running = Arc::new(setup::start(config, events.clone())?);
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Outgoing>();
+    let host = Arc::new(crate::exec_host::ExecHost::new(out_tx.clone(), config.apps_ui));
+    let running = Arc::new(setup::start_with_host(config, events.clone(), host.clone())?);
     let to_view = view.as_ref().and_then(|v| v.sender());
     let writer = tokio::spawn(write_lines(event_rx, out_rx, to_view, format));
     let (requests, queued) = mpsc::unbounded_channel();
@@ -64,6 +65,7 @@ pub(crate) async fn run(
         out: out_tx,
         requests,
         in_flight: Default::default(),
+        host,
     };
     let mut calls = JoinSet::new();
     let exit_code = read_lines(&session, &mut calls).await?;
@@ -126,6 +128,8 @@ struct Session {
     /// Calls in flight, by call id: a call's task writes its one output line, after its end
     /// event, whether it ended or was cancelled.
     in_flight: Arc<std::sync::Mutex<InFlight>>,
+    /// Where `tool_approval` lines go.
+    host: Arc<crate::exec_host::ExecHost>,
 }
 
 /// Each call in flight by its id, with what cancels it.
@@ -168,14 +172,25 @@ impl Session {
     /// A request line: its answer is computed when the requests before it have been answered,
     /// and written in their order, echoing the line's `id` (a `cancel` acts at once and is
     /// answered only when it finds nothing to cancel).
+    /// A request that acts at once (a cancel, an approval's answer); its error, if any.
+    fn at_once(&self, input: ExecInput) -> Result<(), String> {
+        match input {
+            ExecInput::ToolApproval { request, decision, reason } => {
+                self.host.answer(&request, &decision, reason)
+            }
+            ExecInput::Cancel { call_id } => self.cancel(&call_id),
+            _ => Ok(()),
+        }
+    }
+
     fn request(&self, number: u64, id: Option<Value>, input: ExecInput) {
         let running = self.running.clone();
         let error = move |message: String| {
             Some(ExecOutput::Error { message, call_id: None, line: Some(number) })
         };
         let answer: Answer = match input {
-            ExecInput::Cancel { call_id } => {
-                Box::pin(std::future::ready(self.cancel(&call_id).err().and_then(error)))
+            ExecInput::ToolApproval { .. } | ExecInput::Cancel { .. } => {
+                Box::pin(std::future::ready(self.at_once(input).err().and_then(error)))
             }
             ExecInput::ReadUiResource { server, uri } => Box::pin(async move {
                 match running.router.read_ui_resource(&server, &uri).await {

@@ -20,6 +20,7 @@ mod auth;
 mod conformance;
 mod demo;
 mod exec;
+mod exec_host;
 mod exec_output;
 mod human;
 mod live;

@@ -71,3 +71,12 @@ pub(crate) fn idle_servers(config: &ConfigFile) -> std::collections::BTreeSet<St
 pub(crate) fn start(config: ConfigFile, events: EventSender) -> anyhow::Result<Running> {
     Ok(mcp_host::Assembly::new(config).events(events).start()?)
 }
+
+/// [`start`] with `host` answering the servers' and the approvals' questions.
+pub(crate) fn start_with_host(
+    config: ConfigFile,
+    events: EventSender,
+    host: std::sync::Arc<dyn mcp_connection_manager::HostHandler>,
+) -> anyhow::Result<Running> {
+    Ok(mcp_host::Assembly::new(config).events(events).host_handler(host).start()?)
+}

@@ -336,6 +336,13 @@ fn search_or_manager(
         "response_cache" => manager.requests.response_cache = flag()?,
         "reset_timeout_on_progress" => manager.requests.reset_timeout_on_progress = flag()?,
         "max_watched_resources" => manager.watching.max_resources = bytes(0)?,
+        "destructive_tools" => {
+            let text = value.as_str().unwrap_or_default();
+            manager.trust.destructive = mcp_connection_manager::ApprovalPolicy::parse(text)
+                .ok_or_else(|| {
+                    err(format!("expected \"run\", \"ask\" or \"refuse\", found {value}"))
+                })?;
+        }
         _ => return Ok(false),
     }
     Ok(true)

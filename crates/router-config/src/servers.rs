@@ -40,6 +40,8 @@ const CODEX_KEYS: &[&str] = &[
     "startup",
     "log_level",
     "tool_changes",
+    "approval",
+    "tool_approvals",
     "auth",
     "scopes",
     "oauth_resource",
@@ -61,6 +63,8 @@ const MCP_JSON_KEYS: &[&str] = &[
     "startup",
     "log_level",
     "tool_changes",
+    "approval",
+    "tool_approvals",
     "auth",
     "scopes",
     "oauth_resource",
@@ -176,6 +180,7 @@ impl ServerWalker<'_> {
             }
             config.log_level = Some(value);
         }
+        self.approvals(table, config)?;
         if let Some(value) = self.string(table, "tool_changes")? {
             use mcp_connection_manager::ToolChanges;
             let choices = [ToolChanges::Hold, ToolChanges::Accept, ToolChanges::Refuse];
@@ -351,6 +356,27 @@ impl ServerWalker<'_> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
+    }
+
+    /// `approval` and `tool_approvals`: `run`, `ask` or `refuse`, for the server and per tool.
+    fn approvals(
+        &self,
+        table: &Map<String, Value>,
+        config: &mut ServerConfig,
+    ) -> Result<(), ConfigError> {
+        use mcp_connection_manager::ApprovalPolicy;
+        let policy = |key: &str, value: &str| {
+            ApprovalPolicy::parse(value).ok_or_else(|| {
+                self.err(key, format!("expected \"run\", \"ask\" or \"refuse\", found \"{value}\""))
+            })
+        };
+        if let Some(value) = self.string(table, "approval")? {
+            config.approval = Some(policy("approval", &value)?);
+        }
+        for (tool, value) in self.string_map(table, "tool_approvals")? {
+            config.tool_approvals.insert(tool, policy("tool_approvals", &value)?);
+        }
+        Ok(())
     }
 
     pub(crate) fn string_map(

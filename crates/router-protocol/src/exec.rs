@@ -12,7 +12,9 @@
 //!   (prompts, for slash commands);
 //! - `{"type": "cancel", "call_id": "…"}` (the host gives up a call in flight);
 //! - `{"type": "read_ui_resource", "server", "uri"}` and `{"type": "call_app_tool", "server",
-//!   "name", "arguments"?}` (MCP Apps: what an app the host renders asks of its server).
+//!   "name", "arguments"?}` (MCP Apps: what an app the host renders asks of its server);
+//! - `{"type": "tool_approval", "request": "…", "decision": "once" | "always" | "refuse",
+//!   "reason"?}` (the answer to a `tool_approval_request` line).
 
 use std::fmt;
 
@@ -61,6 +63,15 @@ pub enum ExecInput {
         server: String,
         /// The `ui://` URI.
         uri: String,
+    },
+    /// The host's answer to a `tool_approval_request` line.
+    ToolApproval {
+        /// The request it answers (its `request`).
+        request: String,
+        /// `once`, `always` or `refuse`, as the host wrote it (checked by the loop).
+        decision: String,
+        /// Why, for a refusal (given to the model).
+        reason: Option<String>,
     },
     /// A tool call an app makes through the host (MCP Apps): its server's tools whose
     /// visibility names `"app"`.
@@ -224,64 +235,90 @@ impl<'de> Visitor<'de> for InputVisitor {
     }
 }
 
+/// The fields a line may have, as read.
+#[derive(Default)]
+struct Fields {
+    kind: Option<String>,
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: Option<Value>,
+    format: Option<String>,
+    server: Option<String>,
+    uri: Option<String>,
+    request: Option<String>,
+    decision: Option<String>,
+    reason: Option<String>,
+}
+
 /// The line's fields, into what it asks (and its `id`).
 fn read_input<'de, A: MapAccess<'de>>(
     map: &mut A,
     id: &mut Option<Value>,
 ) -> Result<ExecInput, A::Error> {
-    {
-        let mut kind: Option<String> = None;
-        let (mut call_id, mut name, mut arguments, mut format) = (None, None, None, None);
-        let mut server: Option<String> = None;
-        let mut uri: Option<String> = None;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match key.as_ref() {
-                "type" => kind = map.next_value()?,
-                // The first `call_id` is the call's (as `call_id_of` reads it).
-                "call_id" => {
-                    let id = map.next_value::<String>()?;
-                    call_id.get_or_insert(id);
-                }
-                "name" => name = Some(map.next_value::<String>()?),
-                "arguments" => arguments = map.next_value::<Option<Value>>()?,
-                "format" => format = map.next_value::<Option<String>>()?,
-                "server" => server = map.next_value::<Option<String>>()?,
-                "uri" => uri = map.next_value::<Option<String>>()?,
-                "id" => *id = map.next_value::<Option<RequestLineId>>()?.map(|i| i.0),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+    let mut f = Fields::default();
+    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        match key.as_ref() {
+            "type" => f.kind = map.next_value()?,
+            // The first `call_id` is the call's (as `call_id_of` reads it).
+            "call_id" => {
+                let id = map.next_value::<String>()?;
+                f.call_id.get_or_insert(id);
+            }
+            "name" => f.name = Some(map.next_value::<String>()?),
+            "arguments" => f.arguments = map.next_value::<Option<Value>>()?,
+            "format" => f.format = map.next_value::<Option<String>>()?,
+            "server" => f.server = map.next_value::<Option<String>>()?,
+            "uri" => f.uri = map.next_value::<Option<String>>()?,
+            "request" => f.request = map.next_value::<Option<String>>()?,
+            "decision" => f.decision = map.next_value::<Option<String>>()?,
+            "reason" => f.reason = map.next_value::<Option<String>>()?,
+            "id" => *id = map.next_value::<Option<RequestLineId>>()?.map(|i| i.0),
+            _ => {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        match kind.as_deref() {
-            Some("list_tools") => Ok(ExecInput::ListTools { format }),
-            Some("take_notices") => Ok(ExecInput::TakeNotices),
-            Some("reset_tools") => Ok(ExecInput::ResetTools),
-            Some("list_skills") => Ok(ExecInput::ListSkills),
-            Some("list_prompts") => Ok(ExecInput::ListPrompts),
-            Some("read_ui_resource") => Ok(ExecInput::ReadUiResource {
-                server: server.ok_or_else(|| de::Error::missing_field("server"))?,
-                uri: uri.ok_or_else(|| de::Error::missing_field("uri"))?,
+    }
+    f.into_input()
+}
+
+impl Fields {
+    /// What a line of these fields asks: a request by its `type`, else a call.
+    fn into_input<E: de::Error>(self) -> Result<ExecInput, E> {
+        let need = |value: Option<String>, field: &'static str| {
+            value.ok_or_else(|| E::missing_field(field))
+        };
+        Ok(match self.kind.as_deref() {
+            Some("list_tools") => ExecInput::ListTools { format: self.format },
+            Some("take_notices") => ExecInput::TakeNotices,
+            Some("reset_tools") => ExecInput::ResetTools,
+            Some("list_skills") => ExecInput::ListSkills,
+            Some("list_prompts") => ExecInput::ListPrompts,
+            Some("read_ui_resource") => ExecInput::ReadUiResource {
+                server: need(self.server, "server")?,
+                uri: need(self.uri, "uri")?,
+            },
+            Some("call_app_tool") => ExecInput::CallAppTool {
+                server: need(self.server, "server")?,
+                name: need(self.name, "name")?,
+                arguments: self.arguments,
+            },
+            Some("tool_approval") => ExecInput::ToolApproval {
+                request: need(self.request, "request")?,
+                decision: need(self.decision, "decision")?,
+                reason: self.reason,
+            },
+            Some("cancel") => ExecInput::Cancel { call_id: need(self.call_id, "call_id")? },
+            Some("get_prompt") => ExecInput::GetPrompt {
+                server: need(self.server, "server")?,
+                name: need(self.name, "name")?,
+                arguments: self.arguments,
+            },
+            _ => ExecInput::Call(ExecCall {
+                call_id: need(self.call_id, "call_id")?,
+                name: need(self.name, "name")?,
+                arguments: self.arguments,
             }),
-            Some("call_app_tool") => Ok(ExecInput::CallAppTool {
-                server: server.ok_or_else(|| de::Error::missing_field("server"))?,
-                name: name.ok_or_else(|| de::Error::missing_field("name"))?,
-                arguments,
-            }),
-            Some("cancel") => Ok(ExecInput::Cancel {
-                call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
-            }),
-            Some("get_prompt") => Ok(ExecInput::GetPrompt {
-                server: server.ok_or_else(|| de::Error::missing_field("server"))?,
-                name: name.ok_or_else(|| de::Error::missing_field("name"))?,
-                arguments,
-            }),
-            _ => Ok(ExecInput::Call(ExecCall {
-                call_id: call_id.ok_or_else(|| de::Error::missing_field("call_id"))?,
-                name: name.ok_or_else(|| de::Error::missing_field("name"))?,
-                arguments,
-            })),
-        }
+        })
     }
 }
 
@@ -354,6 +391,15 @@ pub enum ExecOutput {
         /// The tool's result as the server sent it.
         result: rmcp::model::CallToolResult,
     },
+    /// A call to a tool whose approval policy is `ask` waits for the host: answer with a
+    /// `tool_approval` line naming `request`.
+    ToolApprovalRequest {
+        /// The request's name, for the answer.
+        request: String,
+        /// What is asked.
+        #[serde(flatten)]
+        question: crate::trust::ToolApprovalQuestion,
+    },
     /// The answer to `reset_tools`: how many revealed tools were forgotten.
     ToolsReset {
         /// The number forgotten.
@@ -406,6 +452,14 @@ mod tests {
             (r#"{"type":"reset_tools"}"#, ExecInput::ResetTools),
             (r#"{"type":"list_skills"}"#, ExecInput::ListSkills),
             (r#"{"type":"cancel","call_id":"c9"}"#, ExecInput::Cancel { call_id: "c9".into() }),
+            (
+                r#"{"type":"tool_approval","request":"approval-1","decision":"refuse","reason":"no"}"#,
+                ExecInput::ToolApproval {
+                    request: "approval-1".into(),
+                    decision: "refuse".into(),
+                    reason: Some("no".into()),
+                },
+            ),
             (
                 r#"{"type":"read_ui_resource","server":"s","uri":"ui://s/app.html"}"#,
                 ExecInput::ReadUiResource { server: "s".into(), uri: "ui://s/app.html".into() },
@@ -473,6 +527,18 @@ mod tests {
                 output: ToolOutput::failure("no")
             }),
             r#"{"type":"function_call_output","call_id":"c","output":{"type":"function","content":"no","success":false}}"#
+        );
+        let question = crate::trust::ToolApprovalQuestion {
+            server: "calc".into(),
+            tool: "add".into(),
+            call_id: Some("c".into()),
+            arguments: Some(serde_json::json!({"a": 1})),
+            annotations: Some(serde_json::json!({"destructiveHint": false})),
+            sha256: "ab".into(),
+        };
+        assert_eq!(
+            line(&ExecOutput::ToolApprovalRequest { request: "approval-1".into(), question }),
+            r#"{"type":"tool_approval_request","request":"approval-1","server":"calc","tool":"add","call_id":"c","arguments":{"a":1},"annotations":{"destructiveHint":false},"sha256":"ab"}"#
         );
     }
 

@@ -32,4 +32,7 @@ pub use provider::OutputFormat;
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};
-pub use trust::{DefinitionChange, DefinitionDecision, FieldDiff, McpToolDefinitionChangedEvent};
+pub use trust::{
+    ApprovalPolicy, DefinitionChange, DefinitionDecision, FieldDiff, McpToolDefinitionChangedEvent,
+    ToolApproval, ToolApprovalQuestion,
+};

@@ -67,3 +67,61 @@ pub struct FieldDiff {
     /// The value now, as canonical JSON text.
     pub after: Option<String>,
 }
+
+/// A call to a tool whose approval policy is `ask`: what the host is asked before it runs
+/// (`HostHandler::approve_tool_call`; exec writes it as a `tool_approval_request` line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolApprovalQuestion {
+    /// The configured server name.
+    pub server: String,
+    /// The tool's name on its server.
+    pub tool: String,
+    /// The model's call that waits for the answer.
+    pub call_id: Option<String>,
+    /// The call's arguments.
+    pub arguments: Option<serde_json::Value>,
+    /// The tool's annotations (`destructiveHint`, `readOnlyHint`, …), as the server sent them.
+    pub annotations: Option<serde_json::Value>,
+    /// The tool's pinned identity (SHA-256 of its canonical definition): "always" is kept for
+    /// this definition only, and a changed tool asks again.
+    pub sha256: String,
+}
+
+/// The host's answer to a [`ToolApprovalQuestion`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolApproval {
+    /// Run this call.
+    Once,
+    /// Run it, and every later call of this tool while its definition stays the same (kept
+    /// with the server's pins, so across restarts).
+    Always,
+    /// Do not run it; the reason is for the model.
+    Refuse(String),
+}
+
+/// Whether a call to a tool runs: a server's `approval`, a tool's entry in its
+/// `tool_approvals`, or `destructive_tools` for tools annotated destructive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// It runs.
+    #[default]
+    Run,
+    /// The host is asked first (`HostHandler::approve_tool_call`).
+    Ask,
+    /// It never runs.
+    Refuse,
+}
+
+impl ApprovalPolicy {
+    /// The config value: `run`, `ask` or `refuse`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "run" => Some(Self::Run),
+            "ask" => Some(Self::Ask),
+            "refuse" => Some(Self::Refuse),
+            _ => None,
+        }
+    }
+}

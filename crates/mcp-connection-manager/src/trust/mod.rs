@@ -232,6 +232,26 @@ impl Trust {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Whether the host approved `tool` of `server` "always" for the definition `sha256`.
+    pub(crate) fn always(&self, server: &str, tool: &str, sha256: &str) -> bool {
+        let (Some(store), Ok(mut servers)) = (&self.store, self.servers.lock()) else {
+            return false;
+        };
+        let state = servers.entry(server.to_string()).or_default();
+        let pins = state.pins.get_or_insert_with(|| store.load(server));
+        pins.as_ref().is_some_and(|p| p.always.get(tool).is_some_and(|s| s == sha256))
+    }
+
+    /// Keep the host's "always" for `tool` of `server` at the definition `sha256`.
+    pub(crate) fn remember_always(&self, server: &str, tool: &str, sha256: &str) {
+        let (Some(store), Ok(mut servers)) = (&self.store, self.servers.lock()) else { return };
+        let state = servers.entry(server.to_string()).or_default();
+        let pins = state.pins.get_or_insert_with(|| store.load(server));
+        let pins = pins.get_or_insert_with(ServerPins::default);
+        pins.always.insert(tool.to_string(), sha256.to_string());
+        save(store, server, pins);
+    }
+
     /// Why `tool` of `server` is kept from the model, if it is held.
     pub(crate) fn held_message(&self, server: &str, tool: &str) -> Option<String> {
         let servers = self.servers.lock().ok()?;

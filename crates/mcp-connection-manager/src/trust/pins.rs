@@ -31,6 +31,10 @@ pub struct ServerPins {
     format: u32,
     /// By tool name.
     pub tools: BTreeMap<String, Pin>,
+    /// Tools a host approved "always" (`approval = "ask"`), each with the identity (SHA-256)
+    /// of the definition it approved: a changed tool asks again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub always: BTreeMap<String, String>,
 }
 
 /// One tool's pin.
@@ -175,7 +179,7 @@ impl PinStore {
         use std::io::Write as _;
         use std::os::unix::fs::OpenOptionsExt as _;
         std::fs::create_dir_all(&self.dir)?;
-        let pins = ServerPins { format: FORMAT, tools: pins.tools.clone() };
+        let pins = ServerPins { format: FORMAT, ..pins.clone() };
         let text = serde_json::to_vec_pretty(&pins).map_err(std::io::Error::other)?;
         let path = self.file(server);
         let partial = path.with_extension(format!("json.{}.partial", std::process::id()));

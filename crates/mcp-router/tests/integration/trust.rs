@@ -291,3 +291,91 @@ fn packaged_servers_are_never_held_over_ten_restarts() {
         assert!(server["pinned"].as_u64() > Some(0), "{server}");
     }
 }
+
+#[test]
+fn a_tool_set_to_ask_waits_for_the_host_once_or_always_until_it_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let tools = dir.path().join("calc.json");
+    let mut delete = tool("delete_all", "Delete everything.");
+    delete["annotations"] = json!({"destructiveHint": true});
+    write_tools(&tools, &[tool("add", "Add a number."), delete.clone()]);
+    let config = file_servers(&dir, &[("calc", &tools)], "tool_approvals = { add = \"ask\" }");
+    let settings = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(&config, format!("[mcp_router]\ndestructive_tools = \"refuse\"\n{settings}"))
+        .expect("write");
+    let session = |cache: &Path| {
+        let mut command = exec_command(&config);
+        command.env("MCP_ROUTER_CACHE_DIR", cache);
+        ExecSession::spawn(command)
+    };
+    let call =
+        |id: &str, name: &str| json!({"call_id": id, "name": name, "arguments": "{\"a\": 1}"});
+    let mut exec = session(&cache);
+    // Asked, refused: the model reads the reason.
+    exec.send(&call("1", "mcp__calc__add"));
+    let asked = exec.line("a question", |v| v["type"] == "tool_approval_request");
+    assert_eq!((asked["server"].as_str(), asked["tool"].as_str()), (Some("calc"), Some("add")));
+    assert_eq!(asked["arguments"], json!({"a": 1}));
+    assert_eq!(asked["sha256"].as_str().map(str::len), Some(64));
+    exec.send(&json!({"type": "tool_approval", "request": asked["request"], "decision": "refuse", "reason": "not now"}));
+    let refused = exec.output("1").to_string();
+    assert!(
+        refused.contains(
+            "the user did not approve this call of tool `add` of MCP server 'calc': not now"
+        ),
+        "{refused}"
+    );
+    // Asked again, once: it runs.
+    exec.send(&call("2", "mcp__calc__add"));
+    let asked = exec.line("a second question", |v| {
+        v["type"] == "tool_approval_request" && v["request"] == "approval-2"
+    });
+    exec.send(&json!({"type": "tool_approval", "request": asked["request"], "decision": "once"}));
+    assert!(exec.output("2").to_string().contains("add ran"));
+    // Always: this call and the next run, the next without a question.
+    exec.send(&call("3", "mcp__calc__add"));
+    let asked = exec.line("a third question", |v| {
+        v["type"] == "tool_approval_request" && v["request"] == "approval-3"
+    });
+    exec.send(&json!({"type": "tool_approval", "request": asked["request"], "decision": "always"}));
+    assert!(exec.output("3").to_string().contains("add ran"));
+    exec.send(&call("4", "mcp__calc__add"));
+    assert!(exec.output("4").to_string().contains("add ran"));
+    // A destructive tool under destructive_tools = "refuse" never runs.
+    exec.send(&call("5", "mcp__calc__delete_all"));
+    let output = exec.output("5").to_string();
+    assert!(
+        output.contains(
+            "tool `delete_all` of MCP server 'calc' is refused by configuration (approval)"
+        ),
+        "{output}"
+    );
+    // An answer nobody waits for is an error line.
+    exec.send(&json!({"type": "tool_approval", "request": "approval-99", "decision": "once"}));
+    let error = exec.line("the error", |v| v["type"] == "error");
+    assert_eq!(error["message"], "no tool approval request `approval-99` is waiting");
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    assert_eq!(lines.iter().filter(|l| l["type"] == "tool_approval_request").count(), 3);
+
+    // "Always" is kept across a restart...
+    let mut exec = session(&cache);
+    exec.send(&call("6", "mcp__calc__add"));
+    assert!(exec.output("6").to_string().contains("add ran"));
+    let (lines, _) = exec.finish();
+    assert!(!lines.iter().any(|l| l["type"] == "tool_approval_request"), "not asked again");
+    // ...until the tool changes: approved as a definition, it is asked about again.
+    write_tools(&tools, &[tool("add", "Add a number, twice."), delete]);
+    let (_, code) = router(&cache, &config, &["tools", "--refresh"]);
+    assert_eq!(code, 0);
+    let (approved, _) = router(&cache, &config, &["trust", "approve", "calc", "add"]);
+    assert_eq!(approved.trim(), "calc: approved add");
+    let mut exec = session(&cache);
+    exec.send(&call("7", "mcp__calc__add"));
+    let asked =
+        exec.line("the question after the change", |v| v["type"] == "tool_approval_request");
+    exec.send(&json!({"type": "tool_approval", "request": asked["request"], "decision": "once"}));
+    assert!(exec.output("7").to_string().contains("add ran"));
+    exec.finish();
+}

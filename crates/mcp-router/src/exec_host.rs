@@ -1,0 +1,76 @@
+//! exec's host: a call to a tool whose approval policy is `ask` writes a
+//! `tool_approval_request` line and waits for the host's `tool_approval` line naming it;
+//! everything else is answered as the default host answers it (apps declared with `apps_ui`).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use mcp_connection_manager::{Asking, DefaultHost, HostCapabilities, HostHandler};
+use router_protocol::{ExecOutput, ToolApproval, ToolApprovalQuestion};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::exec_output::Outgoing;
+
+/// The questions written and not answered yet, by request name.
+pub(crate) struct ExecHost {
+    out: mpsc::UnboundedSender<Outgoing>,
+    pending: Mutex<HashMap<String, oneshot::Sender<ToolApproval>>>,
+    next: AtomicU64,
+    apps: bool,
+}
+
+impl ExecHost {
+    /// Questions go to `out` (exec's one writer); `apps`: the host renders MCP Apps.
+    pub(crate) fn new(out: mpsc::UnboundedSender<Outgoing>, apps: bool) -> Self {
+        Self { out, pending: Mutex::new(HashMap::new()), next: AtomicU64::new(0), apps }
+    }
+
+    /// A `tool_approval` line: the waiting call goes on (or is refused). An unknown request
+    /// or decision is said in words for an error line.
+    pub(crate) fn answer(
+        &self,
+        request: &str,
+        decision: &str,
+        reason: Option<String>,
+    ) -> Result<(), String> {
+        let approval = match decision {
+            "once" => ToolApproval::Once,
+            "always" => ToolApproval::Always,
+            "refuse" => {
+                ToolApproval::Refuse(reason.unwrap_or_else(|| "refused by the user".into()))
+            }
+            other => {
+                return Err(format!(
+                    "invalid tool_approval line: `decision` must be \"once\", \"always\" or \"refuse\", got \"{other}\""
+                ));
+            }
+        };
+        let waiting = self.pending.lock().ok().and_then(|mut p| p.remove(request));
+        let waiting =
+            waiting.ok_or_else(|| format!("no tool approval request `{request}` is waiting"))?;
+        let _ = waiting.send(approval);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl HostHandler for ExecHost {
+    fn capabilities(&self) -> HostCapabilities {
+        HostCapabilities { apps: self.apps, ..DefaultHost.capabilities() }
+    }
+
+    async fn approve_tool_call(&self, _: &Asking, question: &ToolApprovalQuestion) -> ToolApproval {
+        let request = format!("approval-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
+        let (answer, answered) = oneshot::channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(request.clone(), answer);
+        }
+        let line = ExecOutput::ToolApprovalRequest { request, question: question.clone() };
+        let _ = self.out.send(line.into());
+        answered.await.unwrap_or_else(|_| {
+            ToolApproval::Refuse("exec ended before the host answered".to_string())
+        })
+    }
+}
