@@ -150,16 +150,25 @@ fn added_renamed_moved_and_reshaped_tools_are_held() {
     let cache = dir.path().join("cache");
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     write_tools(&a, &[tool("read", "Read a file."), tool("list", "List a folder.")]);
-    write_tools(&b, &[tool("search", "Search the web.")]);
+    let mut fetch = tool("fetch", "Fetch a page.");
+    fetch["title"] = json!("Fetch");
+    let mut post = tool("post", "Post a form.");
+    post["annotations"] = json!({"readOnlyHint": true});
+    write_tools(&b, &[tool("search", "Search the web."), fetch.clone(), post.clone()]);
     let config = file_servers(&dir, &[("a", &a), ("b", &b)], "");
     let first = exec_run(&cache, &config, &["a", "b"], &[]);
-    assert_eq!(spec_names(&first), ["mcp__a__list", "mcp__a__read", "mcp__b__search"]);
+    assert_eq!(
+        spec_names(&first),
+        ["mcp__a__list", "mcp__a__read", "mcp__b__fetch", "mcp__b__post", "mcp__b__search"]
+    );
 
     // `list` renamed `ls`; `read` moved from a to b; `search` gets another schema; a new tool.
     let mut search = tool("search", "Search the web.");
     search["inputSchema"]["properties"]["url"] = json!({"type": "string"});
     write_tools(&a, &[tool("ls", "List a folder."), tool("write", "Write a file.")]);
-    write_tools(&b, &[search, tool("read", "Read a file.")]);
+    fetch["title"] = json!("Fetch anything");
+    post["annotations"] = json!({"readOnlyHint": false, "destructiveHint": true});
+    write_tools(&b, &[search, tool("read", "Read a file."), fetch, post]);
     let second = exec_run(&cache, &config, &["a", "b"], &[]);
     assert_eq!(
         spec_names(&second),
@@ -188,6 +197,8 @@ fn added_renamed_moved_and_reshaped_tools_are_held() {
         [
             ("a/ls".into(), "\"added\"".into(), String::new()),
             ("a/write".into(), "\"added\"".into(), String::new()),
+            ("b/fetch".into(), "\"changed\"".into(), "\"title\"".into()),
+            ("b/post".into(), "\"changed\"".into(), "\"annotations\"".into()),
             ("b/read".into(), "\"added\"".into(), String::new()),
             ("b/search".into(), "\"changed\"".into(), "\"inputSchema\"".into()),
         ]
@@ -249,6 +260,7 @@ fn a_tool_a_server_adds_while_running_is_held_by_default_and_accepted_when_confi
 
 #[test]
 fn packaged_servers_are_never_held_over_ten_restarts() {
+    // server-everything (both), filesystem, memory, time, git and a Python SDK server.
     let dir = tempfile::tempdir().expect("tempdir");
     let cache = dir.path().join("cache");
     let time = harness_dir().join(".venv/bin/mcp-server-time");
@@ -262,7 +274,9 @@ fn packaged_servers_are_never_held_over_ten_restarts() {
              [mcp_servers.everything_old]\ncommand = {node:?}\nargs = [{old:?}, \"stdio\"]\n\
              [mcp_servers.filesystem]\ncommand = {node:?}\nargs = [{filesystem:?}, {root:?}]\n\
              [mcp_servers.time]\ncommand = {time:?}\n\
-             [mcp_servers.python]\ncommand = {python:?}\nargs = [{fixture:?}, \"stdio\"]\n",
+             [mcp_servers.python]\ncommand = {python:?}\nargs = [{fixture:?}, \"stdio\"]\n\
+             [mcp_servers.memory]\ncommand = {node:?}\nargs = [{memory:?}]\nenv = {{ MEMORY_FILE_PATH = {memory_file:?} }}\n\
+             [mcp_servers.git]\ncommand = {git:?}\n",
             node = node(),
             new = everything_js("2026"),
             old = everything_js("2025"),
@@ -271,6 +285,12 @@ fn packaged_servers_are_never_held_over_ten_restarts() {
             time = time.display().to_string(),
             python = python(),
             fixture = python_script("mcpserver_fixture.py"),
+            memory = harness_dir()
+                .join("node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+                .display()
+                .to_string(),
+            memory_file = dir.path().join("memory.jsonl").display().to_string(),
+            git = harness_dir().join(".venv/bin/mcp-server-git").display().to_string(),
         ),
     );
     let mut first = 0;
