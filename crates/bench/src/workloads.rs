@@ -70,7 +70,7 @@ pub(crate) fn assembled(
     events: EventSender,
 ) -> anyhow::Result<mcp_host::Running> {
     let mut config = router_config::ConfigFile::from_servers(servers);
-    config.tool_cache = false;
+    (config.tool_cache, config.pin_tools) = (false, false); // rows reuse names: no catalog, no pins
     config.manager = options;
     config.settings = settings;
     Ok(mcp_host::Assembly::new(config).events(events).start()?)

@@ -124,8 +124,7 @@ impl McpBackend for McpConnectionManager {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, McpError> {
-        self.refuse_held(server, tool).await?;
-        self.approve_call(server, tool, arguments.as_ref()).await?;
+        self.check_call(server, tool, arguments.as_ref()).await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);

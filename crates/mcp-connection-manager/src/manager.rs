@@ -268,58 +268,52 @@ impl McpConnectionManager {
         KnownTools { tools, unknown }
     }
 
-    /// Refuse a call to a tool held from the model: its server's live list is admitted first, so
-    /// a call by name meets the same pins a listing does, whatever list it was resolved from.
-    pub(crate) async fn refuse_held(&self, server: &str, tool: &str) -> Result<(), McpError> {
-        let conn = self.servers.connection(server).await?;
-        let tools = conn.tools();
-        let policy = self.servers.policy(server);
-        let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools);
-        if !admitted.held.iter().any(|held| held.tool == tool) {
-            return Ok(());
-        }
-        let message = self.servers.trust.held_message(server, tool).unwrap_or_default();
-        Err(McpError::Refused { server: server.to_string(), message })
-    }
-
-    /// A call to a tool whose approval policy is `ask` waits for the host's answer ("always"
-    /// is kept for the tool's pinned identity); `refuse` never runs. The policy: the tool's
-    /// `tool_approvals` entry, else its server's `approval`, else `destructive_tools` for a
-    /// tool annotated destructive (and not read-only), else run.
-    pub(crate) async fn approve_call(
+    /// Before a tool call is sent: a tool held from the model is refused (its server's live
+    /// list is admitted first, so a call by name meets the same pins a listing does); then its
+    /// approval policy — the tool's `tool_approvals` entry, else its server's `approval`, else
+    /// `destructive_tools` for a tool annotated destructive (and not read-only), else run —
+    /// runs it, refuses it, or asks the host (`ask_approval`).
+    pub(crate) async fn check_call(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<&rmcp::model::JsonObject>,
     ) -> Result<(), McpError> {
         let conn = self.servers.connection(server).await?;
-        let found = conn.tools().iter().find(|t| t.name == tool).cloned();
-        let annotations = found.as_ref().and_then(|t| t.annotations.clone());
-        let destructive = annotations
-            .as_ref()
+        let tools = conn.tools();
+        let policy = self.servers.policy(server);
+        let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools);
+        let refused = |message: String| McpError::Refused { server: server.to_string(), message };
+        if admitted.held.iter().any(|held| held.tool == tool) {
+            return Err(refused(self.servers.trust.held_message(server, tool).unwrap_or_default()));
+        }
+        let found = tools.iter().find(|t| t.name == tool);
+        let destructive = found
+            .and_then(|t| t.annotations.as_ref())
             .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true));
-        let config = &self
-            .servers
-            .servers
-            .get(server)
-            .ok_or_else(|| McpError::UnknownServer(server.to_string()))?
-            .config;
+        let managed = self.servers.servers.get(server);
+        let config = managed.ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        let config = &config.config;
         let default =
             if destructive { self.servers.options.trust.destructive } else { ApprovalPolicy::Run };
-        let policy =
-            config.tool_approvals.get(tool).copied().or(config.approval).unwrap_or(default);
-        let refused = |message: String| McpError::Refused { server: server.to_string(), message };
-        match policy {
-            ApprovalPolicy::Run => return Ok(()),
-            ApprovalPolicy::Refuse => {
-                return Err(refused(format!(
-                    "tool `{tool}` of MCP server '{server}' is refused by configuration (approval)"
-                )));
-            }
-            ApprovalPolicy::Ask => {}
+        match config.tool_approvals.get(tool).copied().or(config.approval).unwrap_or(default) {
+            ApprovalPolicy::Run => Ok(()),
+            ApprovalPolicy::Refuse => Err(refused(format!(
+                "tool `{tool}` of MCP server '{server}' is refused by configuration (approval)"
+            ))),
+            ApprovalPolicy::Ask => self.ask_approval(server, tool, found, arguments).await,
         }
-        let sha256 =
-            found.as_ref().map(|t| crate::trust::pins::Seen::of(t).sha256).unwrap_or_default();
+    }
+
+    /// Ask the host about a call of `tool` ("always" is kept for the tool's pinned identity).
+    async fn ask_approval(
+        &self,
+        server: &str,
+        tool: &str,
+        found: Option<&rmcp::model::Tool>,
+        arguments: Option<&rmcp::model::JsonObject>,
+    ) -> Result<(), McpError> {
+        let sha256 = found.map(|t| crate::trust::pins::Seen::of(t).sha256).unwrap_or_default();
         if self.servers.trust.always(server, tool, &sha256) {
             return Ok(());
         }
@@ -328,10 +322,11 @@ impl McpConnectionManager {
             tool: tool.to_string(),
             call_id: mcp_backend::current_call_id().map(|c| c.to_string()),
             arguments: arguments.map(|a| serde_json::Value::Object(a.clone())),
-            annotations: annotations.and_then(|a| serde_json::to_value(a).ok()),
+            annotations: found.and_then(|t| serde_json::to_value(&t.annotations).ok()),
             sha256,
         };
         let asking = mcp_connection::Asking::new(server, question.call_id.clone());
+        let refused = |message: String| McpError::Refused { server: server.to_string(), message };
         match self.servers.host.approve_tool_call(&asking, &question).await {
             ToolApproval::Once => Ok(()),
             ToolApproval::Always => {

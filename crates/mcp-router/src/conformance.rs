@@ -146,6 +146,8 @@ fn start(url: &str, oauth: &OAuthConfig, store: &TokenStore) -> anyhow::Result<m
     let mut file = router_config::ConfigFile::from_servers(vec![config]);
     file.manager = ManagerOptions::default().with(|o| o.token_store = Some(store.clone()));
     file.tool_cache = false;
+    // Every scenario's server is named `conformance`, with other tools: nothing to pin.
+    file.pin_tools = false;
     let assembly = mcp_host::Assembly::new(file)
         .host_handler(Arc::new(AcceptDefaults))
         .events(EventSender::discard());
