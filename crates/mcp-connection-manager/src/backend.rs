@@ -220,7 +220,9 @@ impl McpBackend for McpConnectionManager {
             return Some(format!("unsupported call: {qualified} ({unknown})"));
         };
         let managed = self.servers.servers.get(&server)?;
-        if let Some(held) = self.servers.trust.held_message(&server, &tool) {
+        if let Some(held) =
+            self.servers.trust.held_message(&server, router_protocol::DefinitionKind::Tool, &tool)
+        {
             return Some(held);
         }
         if !managed.config.tool_allowed(&tool) {

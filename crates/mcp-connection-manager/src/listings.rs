@@ -12,11 +12,13 @@ use mcp_backend::{
     SharedListing,
 };
 use rmcp::model::PaginatedRequestParams;
+use router_protocol::DefinitionKind;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
 use crate::lifecycle::ServerState;
 use crate::manager::McpConnectionManager;
+use crate::trust::Judged;
 use mcp_connection::SharedConnection;
 
 impl McpConnectionManager {
@@ -27,9 +29,25 @@ impl McpConnectionManager {
         kind: ListKind,
         cursor: Option<String>,
     ) -> Result<Page, McpError> {
-        self.servers
+        let page = self
+            .servers
             .request(server, kind.method(), |conn| fetch_page(conn, kind, cursor.clone()))
-            .await
+            .await?;
+        Ok(self.admitted_page(server, page))
+    }
+
+    /// `page` with only the templates `server`'s pins admit (see `Trust::admit_items`; a page
+    /// with a next cursor keeps the templates' first sight open). Resources pass as they are.
+    fn admitted_page(&self, server: &str, page: Page) -> Page {
+        let Page { items: Items::Templates(templates), next_cursor, ttl_ms } = page else {
+            return page;
+        };
+        let kind = DefinitionKind::ResourceTemplate;
+        let policy = self.servers.policy(server);
+        let judged = Judged { kind, policy, complete: next_cursor.is_none() };
+        let name = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
+        let templates = self.servers.trust.admit_items(server, judged, templates, name);
+        Page { items: Items::Templates(templates), next_cursor, ttl_ms }
     }
 
     /// One server's list from the page `from` names to the end (see
@@ -126,7 +144,7 @@ impl McpConnectionManager {
             .listing(kind, from, |cursor| async move {
                 let page = tokio::time::timeout(timeout, fetch_page(conn.clone(), kind, cursor));
                 match page.await {
-                    Ok(Ok(page)) => Ok(page),
+                    Ok(Ok(page)) => Ok(self.admitted_page(server, page)),
                     Ok(Err(e)) => Err(self.servers.failed(server, conn, e).await),
                     Err(_) => Err(McpError::Timeout {
                         server: server.to_string(),

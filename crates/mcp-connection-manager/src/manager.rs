@@ -5,7 +5,7 @@
 //! lists live in `listings`, the lifecycle in `lifecycle`, the restart decision in `restart`,
 //! the qualified tool set in `catalog`.
 
-use router_protocol::{ApprovalPolicy, ToolApproval, ToolApprovalQuestion};
+use router_protocol::{ApprovalPolicy, DefinitionKind, ToolApproval, ToolApprovalQuestion};
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -15,6 +15,7 @@ use router_protocol::EventSender;
 use crate::catalog::ToolCatalog;
 use crate::lifecycle::{ServerState, Servers};
 use crate::options::ManagerOptions;
+use crate::trust::Judged;
 use mcp_connection::ServerConfig;
 use mcp_connection::{Connector, Transports};
 use mcp_connection::{DefaultHost, HostHandler};
@@ -285,7 +286,7 @@ impl McpConnectionManager {
         let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools);
         let refused = |message: String| McpError::Refused { server: server.to_string(), message };
         if admitted.held.iter().any(|held| held.tool == tool) {
-            return Err(refused(self.servers.trust.held_message(server, tool).unwrap_or_default()));
+            self.not_held(server, DefinitionKind::Tool, tool)?;
         }
         let found = tools.iter().find(|t| t.name == tool);
         let destructive = found
@@ -341,15 +342,46 @@ impl McpConnectionManager {
     }
 
     /// A number that changes whenever `server`'s lists may have changed (it said so with
-    /// `resources/list_changed`, or it was connected anew): a kept listing taken before a
-    /// change is not used.
+    /// `resources/list_changed`, it was connected anew, or a pin changed while the router
+    /// runs): a kept listing taken before a change is not used.
     pub(crate) fn generation(&self, server: &str) -> Result<u64, McpError> {
         let managed = self
             .servers
             .servers
             .get(server)
             .ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
-        Ok(managed.list_generation.load(std::sync::atomic::Ordering::SeqCst))
+        let listed = managed.list_generation.load(std::sync::atomic::Ordering::SeqCst);
+        // Both only grow, so their sum changes whenever either does.
+        Ok(listed + self.servers.trust.generation())
+    }
+
+    /// The `items` (prompts, templates or skills of `kind`, each named by `name`, ending their
+    /// list) of `server` that its pins admit (see `Trust::admit_items`).
+    pub(crate) fn admitted<T>(
+        &self,
+        server: &str,
+        kind: DefinitionKind,
+        items: Vec<T>,
+        name: impl Fn(&T) -> String,
+    ) -> Vec<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Clone,
+    {
+        let judged = Judged { kind, policy: self.servers.policy(server), complete: true };
+        self.servers.trust.admit_items(server, judged, items, name)
+    }
+
+    /// Refused with the reason when `name` of `kind` of `server` is held.
+    pub(crate) fn not_held(
+        &self,
+        server: &str,
+        kind: DefinitionKind,
+        name: &str,
+    ) -> Result<(), McpError> {
+        match self.servers.trust.held_message(server, kind, name) {
+            Some(message) => Err(McpError::Refused { server: server.to_string(), message }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use rmcp::model::{
     CompletionInfo, GetPromptRequestParams, GetPromptResult, JsonObject, PaginatedRequestParams,
     Prompt, Reference,
 };
+use router_protocol::DefinitionKind;
 use tracing::Instrument as _;
 
 use crate::declared::Capability;
@@ -33,7 +34,8 @@ impl McpConnectionManager {
                 Ok(Paged { items: page.prompts, next_cursor: page.next_cursor, ttl_ms: None })
             })
             .await;
-        Ok(crate::declared::gathered(server, followed)?.0)
+        let prompts = crate::declared::gathered(server, followed)?.0;
+        Ok(self.admitted(server, DefinitionKind::Prompt, prompts, |p| p.name.clone()))
     }
 }
 
@@ -58,6 +60,7 @@ impl PromptsBackend for McpConnectionManager {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<GetPromptResult, McpError> {
+        self.not_held(server, DefinitionKind::Prompt, name)?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = arguments;
         self.servers

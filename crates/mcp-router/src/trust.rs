@@ -1,34 +1,37 @@
-//! `mcp-router trust`: the pinned tool definitions and the changes held, from the pins and the
-//! tool catalog (each server's last tool list), without starting a server; `approve` pins a
-//! held definition as it is now, `forget` drops pins (the next sight pins again).
+//! `mcp-router trust`: the pinned definitions and the changes held, from the pins (which keep the
+//! held prompts, resource templates and skills) and the tool catalog (each server's last tool
+//! list), without starting a server; `approve` pins a held definition as it is now, `forget`
+//! drops pins (the next sight pins again).
 
 use std::io::Write as _;
 
 use anyhow::Context as _;
 use mcp_connection_manager::{PinStore, Review, ServerConfig, ToolCache};
-use router_protocol::McpToolDefinitionChangedEvent;
+use router_protocol::{DefinitionKind, McpToolDefinitionChangedEvent};
 
 use crate::setup::{ConfigArg, config};
 
 /// What `trust` does.
 #[derive(clap::Subcommand)]
 pub(crate) enum TrustCommand {
-    /// Pin the held definitions of SERVER as they are now (TOOLs only, when named).
+    /// Pin the held definitions of SERVER as they are now (the NAMEd tools, prompts, resource
+    /// templates or skills only, when named).
     Approve {
         #[command(flatten)]
         config: ConfigArg,
         /// The server.
         server: String,
-        /// Its tools to approve (all held ones when none is named).
+        /// What to approve (every held definition when none is named).
         tools: Vec<String>,
     },
-    /// Forget SERVER's pins (of TOOLs only, when named): the next sight pins them again.
+    /// Forget SERVER's pins (of the NAMEd definitions only, when named): the next sight pins
+    /// them again.
     Forget {
         #[command(flatten)]
         config: ConfigArg,
         /// The server.
         server: String,
-        /// Its tools to forget (every pin when none is named).
+        /// What to forget (every pin when none is named).
         tools: Vec<String>,
     },
 }
@@ -95,14 +98,23 @@ fn headline(server: &str, review: Option<&Review>) -> String {
         Some(Review { pinned: None, .. }) => {
             format!("{server}: not pinned yet (its tools are pinned when first listed)")
         }
-        Some(Review { pinned: Some(n), pending, .. }) if pending.is_empty() => {
-            format!("{server}: {n} tools pinned, nothing held")
+        Some(Review { pinned: Some(n), pending, others, .. }) if pending.is_empty() => {
+            format!("{server}: {n} tools{} pinned, nothing held", and_others(others))
         }
-        Some(Review { pinned: Some(n), pending, .. }) => format!(
-            "{server}: {n} tools pinned, {} held (approve: mcp-router trust approve {server})",
+        Some(Review { pinned: Some(n), pending, others, .. }) => format!(
+            "{server}: {n} tools{} pinned, {} held (approve: mcp-router trust approve {server})",
+            and_others(others),
             pending.len()
         ),
     }
+}
+
+/// `, 2 prompts, 1 resource template`: the other kinds pinned.
+fn and_others(others: &[(DefinitionKind, usize)]) -> String {
+    others
+        .iter()
+        .map(|(kind, n)| format!(", {n} {}{}", kind.as_str(), if *n == 1 { "" } else { "s" }))
+        .collect()
 }
 
 fn write_change(
@@ -110,9 +122,11 @@ fn write_change(
     change: &McpToolDefinitionChangedEvent,
 ) -> std::io::Result<()> {
     let how = serde_json::to_value(change.change).unwrap_or_default();
+    let kind =
+        if change.kind.is_tool() { String::new() } else { format!("{} ", change.kind.as_str()) };
     writeln!(
         out,
-        "  held {} ({}), sha256 {}",
+        "  held {kind}{} ({}), sha256 {}",
         change.tool,
         how.as_str().unwrap_or("?"),
         change.sha256
@@ -130,11 +144,19 @@ fn review_json(server: &ServerConfig, review: Option<&Review>) -> serde_json::Va
         "tool_changes": server.tool_changes.as_str(),
         "seen": review.is_some(),
         "pinned": review.and_then(|r| r.pinned),
+        "pinned_other": review.map(|r| {
+            r.others.iter().map(|(kind, n)| (kind_key(*kind), serde_json::json!(n))).collect::<serde_json::Map<_, _>>()
+        }).unwrap_or_default(),
         "held": review.map(|r| r.pending.clone()).unwrap_or_default(),
         "flagged": review.map(|r| {
             r.flagged.iter().map(|(tool, flags)| serde_json::json!({"tool": tool, "flags": flags})).collect::<Vec<_>>()
         }).unwrap_or_default(),
     })
+}
+
+/// A kind as the JSON names it (`prompt`, `resource_template`, `skill`).
+fn kind_key(kind: DefinitionKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 /// `mcp-router trust approve` / `forget`.
@@ -143,18 +165,23 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
     match command {
         TrustCommand::Approve { config: arg, server, tools } => {
             let configured = find(&arg, &server)?;
-            let catalog = catalogs.load(&configured).with_context(|| {
-                format!("no tool list of `{server}` seen yet: use it once, then approve")
-            })?;
+            let held = pins.held(&server);
+            let catalog = catalogs.load(&configured);
+            anyhow::ensure!(
+                catalog.is_some() || !held.is_empty(),
+                "no tool list of `{server}` seen yet: use it once, then approve"
+            );
+            let listed = catalog.as_ref().map(|c| c.tools.as_slice()).unwrap_or_default();
             let unknown: Vec<&String> = tools
                 .iter()
-                .filter(|t| !catalog.tools.iter().any(|c| c.name == t.as_str()))
+                .filter(|t| !listed.iter().any(|c| c.name == t.as_str()))
+                .filter(|t| !held.values().any(|held| held.contains_key(t.as_str())))
                 .collect();
             anyhow::ensure!(
                 unknown.is_empty(),
-                "`{server}` has no tool {unknown:?} in its last tool list"
+                "`{server}` has no tool {unknown:?} in its last tool list, nor a held prompt, resource template or skill of that name"
             );
-            let approved = pins.approve(&server, &catalog.tools, &tools)?;
+            let approved = pins.approve(&server, listed, &tools)?;
             match approved.as_slice() {
                 [] => println!("{server}: nothing to approve"),
                 names => println!("{server}: approved {}", names.join(", ")),

@@ -577,6 +577,7 @@ mod tests {
         insta::assert_json_snapshot!("tools_changed", tools);
         let definition = EventMsg::McpToolDefinitionChanged(crate::McpToolDefinitionChangedEvent {
             server: "calc".to_string(),
+            kind: crate::DefinitionKind::Tool,
             tool: "add".to_string(),
             change: crate::DefinitionChange::Changed,
             decision: crate::DefinitionDecision::Held,
@@ -594,6 +595,17 @@ mod tests {
             sha256: "a62ffef58d92edb1c9c8080060b44724522f85b9d948b7a6229c503d5ecc1e2f".to_string(),
         });
         insta::assert_json_snapshot!("tool_definition_changed", definition);
+        let prompt = EventMsg::McpToolDefinitionChanged(crate::McpToolDefinitionChangedEvent {
+            server: "docs".to_string(),
+            kind: crate::DefinitionKind::Prompt,
+            tool: "review".to_string(),
+            change: crate::DefinitionChange::Added,
+            decision: crate::DefinitionDecision::Held,
+            diff: vec![],
+            flags: vec![],
+            sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".to_string(),
+        });
+        insta::assert_json_snapshot!("prompt_definition_changed", prompt);
         let revealed = EventMsg::McpToolsRevealed(McpToolsRevealedEvent {
             tools: vec!["mcp__time__get_current_time".to_string()],
         });

@@ -33,6 +33,6 @@ pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};
 pub use trust::{
-    ApprovalPolicy, DefinitionChange, DefinitionDecision, FieldDiff, McpToolDefinitionChangedEvent,
-    ToolApproval, ToolApprovalQuestion,
+    ApprovalPolicy, DefinitionChange, DefinitionDecision, DefinitionKind, FieldDiff,
+    McpToolDefinitionChangedEvent, ToolApproval, ToolApprovalQuestion,
 };

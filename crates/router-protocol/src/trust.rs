@@ -10,7 +10,11 @@ use serde::{Deserialize, Serialize};
 pub struct McpToolDefinitionChangedEvent {
     /// The configured server name.
     pub server: String,
-    /// The tool's name on its server.
+    /// What the definition is of: a tool (left out of the JSON), a prompt, a resource template
+    /// or a skill's frontmatter.
+    #[serde(default, skip_serializing_if = "DefinitionKind::is_tool")]
+    pub kind: DefinitionKind,
+    /// The tool's name on its server (a prompt's or a skill's name, a template's URI template).
     pub tool: String,
     /// How it stands against the pins.
     pub change: DefinitionChange,
@@ -38,6 +42,43 @@ pub enum DefinitionChange {
     Changed,
     /// The server's tools were seen for the first time and pinned.
     FirstSeen,
+}
+
+/// What a pinned definition is of.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum DefinitionKind {
+    /// A tool (`tools/list`).
+    #[default]
+    Tool,
+    /// A prompt (`prompts/list`).
+    Prompt,
+    /// A resource template (`resources/templates/list`), by its URI template.
+    ResourceTemplate,
+    /// A skill's frontmatter and URI (`skills/list`), by its name.
+    Skill,
+}
+
+impl DefinitionKind {
+    /// Every kind, tools first.
+    pub const ALL: [Self; 4] = [Self::Tool, Self::Prompt, Self::ResourceTemplate, Self::Skill];
+
+    /// Whether this is a tool (the JSON leaves `kind` out then).
+    pub fn is_tool(&self) -> bool {
+        *self == Self::Tool
+    }
+
+    /// The kind as the JSON and the messages name it: `tool`, `prompt`, `resource template`…
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Prompt => "prompt",
+            Self::ResourceTemplate => "resource template",
+            Self::Skill => "skill",
+        }
+    }
 }
 
 /// What became of a tool definition that is not the pinned one.

@@ -13,6 +13,8 @@ use mcp_backend::{
 };
 use rmcp::model::{GetSkillRequestParams, PaginatedRequestParams, ServerCapabilities, Skill};
 
+use router_protocol::DefinitionKind;
+
 use crate::declared::Capability;
 use crate::manager::McpConnectionManager;
 
@@ -48,6 +50,7 @@ impl McpConnectionManager {
             })
             .await;
         let (listed, ttl) = crate::declared::gathered(server, followed)?;
+        let listed = self.admitted(server, DefinitionKind::Skill, listed, |s| s.name().to_string());
         let skills = Arc::new(ServerSkills::checked(listed));
         for rejected in &skills.rejected {
             tracing::warn!(server, %rejected, "skill entry left out");
@@ -79,6 +82,9 @@ impl SkillsBackend for McpConnectionManager {
 
     /// `skills/get`.
     async fn get_skill(&self, server: &str, uri: &str) -> Result<Skill, McpError> {
+        if let Some(name) = rmcp::model::skill_name_from_uri(uri) {
+            self.not_held(server, DefinitionKind::Skill, name)?;
+        }
         let answer = self
             .servers
             .request(server, "skills/get", |conn| {

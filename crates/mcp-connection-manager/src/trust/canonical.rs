@@ -2,23 +2,35 @@
 //! without what does not change its meaning, as RFC 8785 (JCS) text, hashed with SHA-256
 //! (as SEP-3140 proposes for signed capability declarations).
 
-use rmcp::model::Tool;
+use router_protocol::DefinitionKind;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// The fields of a tool that are pinned: what the model is shown of it, and its hints.
-pub(crate) const PINNED_FIELDS: [&str; 6] =
-    ["name", "title", "description", "inputSchema", "outputSchema", "annotations"];
+/// The fields of a definition that are pinned: what the model (or the host's user) is shown
+/// of it, and a tool's hints.
+pub(crate) fn pinned_fields(kind: DefinitionKind) -> &'static [&'static str] {
+    match kind {
+        DefinitionKind::Tool => {
+            &["name", "title", "description", "inputSchema", "outputSchema", "annotations"]
+        }
+        DefinitionKind::Prompt => &["name", "title", "description", "arguments"],
+        DefinitionKind::ResourceTemplate => {
+            &["uriTemplate", "name", "title", "description", "mimeType", "annotations"]
+        }
+        DefinitionKind::Skill => &["uri", "frontmatter"],
+    }
+}
 
-/// `tool`'s pinned definition: [`PINNED_FIELDS`] only (never `_meta` or icons), with null
-/// values and empty strings, arrays and objects dropped at every depth, so that a server that
-/// sends `"required": []` one run and leaves it out the next is not seen as changed. Key order
-/// does not matter (see [`canonical`]).
-pub(crate) fn definition(tool: &Tool) -> Value {
-    let Ok(Value::Object(mut all)) = serde_json::to_value(tool) else { return Value::Null };
+/// An item's pinned definition: its kind's [`pinned_fields`] only (never `_meta` or icons),
+/// with null values and empty strings, arrays and objects dropped at every depth, so that a
+/// server that sends `"required": []` one run and leaves it out the next is not seen as
+/// changed. Key order does not matter (see [`canonical`]).
+pub(crate) fn definition(kind: DefinitionKind, item: &impl Serialize) -> Value {
+    let Ok(Value::Object(mut all)) = serde_json::to_value(item) else { return Value::Null };
     let mut kept = Map::new();
-    for field in PINNED_FIELDS {
-        if let Some(mut value) = all.remove(field)
+    for field in pinned_fields(kind) {
+        if let Some(mut value) = all.remove(*field)
             && !prune(&mut value)
         {
             kept.insert(field.to_string(), value);
@@ -91,6 +103,7 @@ pub(crate) fn sha256_hex(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::Tool;
     use serde_json::json;
 
     fn tool(value: Value) -> Tool {
@@ -109,7 +122,7 @@ mod tests {
             "description": "Read a file", "name": "read", "title": "", "annotations": {},
             "outputSchema": null, "_meta": {"run": 2}, "icons": []
         }));
-        let hash = |t: &Tool| sha256_hex(&canonical(&definition(t)));
+        let hash = |t: &Tool| sha256_hex(&canonical(&definition(DefinitionKind::Tool, t)));
         assert_eq!(hash(&a), hash(&b));
         let changed = tool(json!({"name": "read", "description": "Read a file\u{200b}",
             "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}));

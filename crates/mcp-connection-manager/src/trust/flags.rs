@@ -2,7 +2,8 @@
 //! text addressed to the model, a description far over the usual size — and the definition
 //! with the invisible characters taken out, which is all the model ever gets.
 
-use rmcp::model::Tool;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// A description longer than this is flagged (the packaged servers' longest are a few KiB).
@@ -86,9 +87,10 @@ pub(crate) fn flags(definition: &Value) -> Vec<String> {
     found
 }
 
-/// `tool` without invisible characters in any of its strings; `None` when it has none.
-pub(crate) fn without_invisible(tool: &Tool) -> Option<Tool> {
-    let mut value = serde_json::to_value(tool).ok()?;
+/// `item` (a tool, prompt, template or skill) without invisible characters in any of its
+/// strings; `None` when it has none.
+pub(crate) fn without_invisible<T: Serialize + DeserializeOwned>(item: &T) -> Option<T> {
+    let mut value = serde_json::to_value(item).ok()?;
     strip(&mut value).then(|| serde_json::from_value(value).ok()).flatten()
 }
 
@@ -145,7 +147,7 @@ mod tests {
 
     #[test]
     fn the_model_gets_no_invisible_character() {
-        let tool: Tool = serde_json::from_value(json!({"name": "add", "description": "Add\u{200b} two\u{e0041}",
+        let tool: rmcp::model::Tool = serde_json::from_value(json!({"name": "add", "description": "Add\u{200b} two\u{e0041}",
             "inputSchema": {"type": "object", "properties": {"a\u{2066}": {"description": "first\u{feff}"}}}}))
         .expect("a tool");
         let clean = without_invisible(&tool).expect("changed");
