@@ -33,18 +33,18 @@ impl McpConnectionManager {
             .servers
             .request(server, kind.method(), |conn| fetch_page(conn, kind, cursor.clone()))
             .await?;
-        Ok(self.admitted_page(server, page))
+        Ok(self.admitted_page(server, cursor.is_none(), page))
     }
 
-    /// `page` with only the templates `server`'s pins admit (see `Trust::admit_items`; a page
-    /// with a next cursor keeps the templates' first sight open). Resources pass as they are.
-    fn admitted_page(&self, server: &str, page: Page) -> Page {
+    /// `page` (the `first` of its list or not) with only the templates `server`'s pins admit
+    /// (see `Trust::admit_items`). Resources pass as they are.
+    fn admitted_page(&self, server: &str, first: bool, page: Page) -> Page {
         let Page { items: Items::Templates(templates), next_cursor, ttl_ms } = page else {
             return page;
         };
         let kind = DefinitionKind::ResourceTemplate;
         let policy = self.servers.policy(server);
-        let judged = Judged { kind, policy, complete: next_cursor.is_none() };
+        let judged = Judged { kind, policy, first, last: next_cursor.is_none() };
         let name = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
         let templates = self.servers.trust.admit_items(server, judged, templates, name);
         Page { items: Items::Templates(templates), next_cursor, ttl_ms }
@@ -142,9 +142,10 @@ impl McpConnectionManager {
         let follow = Follow { server, max_pages };
         follow
             .listing(kind, from, |cursor| async move {
+                let first = cursor.is_none();
                 let page = tokio::time::timeout(timeout, fetch_page(conn.clone(), kind, cursor));
                 match page.await {
-                    Ok(Ok(page)) => Ok(self.admitted_page(server, page)),
+                    Ok(Ok(page)) => Ok(self.admitted_page(server, first, page)),
                     Ok(Err(e)) => Err(self.servers.failed(server, conn, e).await),
                     Err(_) => Err(McpError::Timeout {
                         server: server.to_string(),

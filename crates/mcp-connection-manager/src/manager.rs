@@ -367,7 +367,7 @@ impl McpConnectionManager {
     where
         T: serde::Serialize + serde::de::DeserializeOwned + Clone,
     {
-        let judged = Judged { kind, policy: self.servers.policy(server), complete: true };
+        let judged = Judged::whole(kind, self.servers.policy(server));
         self.servers.trust.admit_items(server, judged, items, name)
     }
 

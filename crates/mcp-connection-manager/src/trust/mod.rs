@@ -45,6 +45,8 @@ struct Verdict {
     asks: Vec<(McpToolDefinitionChangedEvent, pins::Pin)>,
     /// A pin changed: the file is written.
     changed: bool,
+    /// The kind's first sight was open.
+    opened: bool,
 }
 
 /// A definition held from the model.
@@ -66,6 +68,8 @@ struct ServerTrust {
     told: HashSet<(DefinitionKind, String, String)>,
     /// The prompts, templates and skills held now, by kind and name.
     held: BTreeMap<(DefinitionKind, String), Held>,
+    /// The kinds whose first page was admitted while the router runs.
+    first_pages: HashSet<DefinitionKind>,
 }
 
 /// The pins of every server and what they admit.
@@ -128,8 +132,8 @@ impl Trust {
         };
         let seen: Vec<Seen> = tools.iter().map(Seen::of).collect();
         let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
-        let judged = Judged { kind: DefinitionKind::Tool, policy, complete: true };
-        let Verdict { visible, held, asks, changed } =
+        let judged = Judged::whole(DefinitionKind::Tool, policy);
+        let Verdict { visible, held, asks, changed, .. } =
             self.judge(server, judged, pins, &mut state.told, &seen);
         if changed {
             save(store, server, pins);
@@ -145,9 +149,10 @@ impl Trust {
     }
 
     /// What `server`'s prompts, resource templates or skills (`kind`; `items`, each named by
-    /// `name`) admit under `policy`: the ones shown, without invisible characters. `complete`:
-    /// `items` ends its list (a page that is not the last keeps the kind's first sight open,
-    /// so the pages after it are pinned on sight too).
+    /// `name`) admit under `judged`'s policy: the ones shown, without invisible characters.
+    /// `items` may be one page of a list (see [`Judged`]): the kind's first sight stays open
+    /// until its list was seen from its first page to its last, so every page is pinned on
+    /// sight.
     pub(crate) fn admit_items<T: Serialize + DeserializeOwned + Clone>(
         self: &Arc<Self>,
         server: &str,
@@ -161,8 +166,18 @@ impl Trust {
         let state = servers.entry(server.to_string()).or_default();
         let seen: Vec<Seen> = items.iter().map(|i| Seen::new(judged.kind, name(i), i)).collect();
         let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
-        let Verdict { visible, held, asks, changed } =
-            self.judge(server, judged, pins, &mut state.told, &seen);
+        let mut verdict = self.judge(server, judged, pins, &mut state.told, &seen);
+        if judged.first {
+            state.first_pages.insert(judged.kind);
+        }
+        let through = judged.last && state.first_pages.contains(&judged.kind);
+        if pins.opening.contains(&judged.kind) && through {
+            pins.opening.remove(&judged.kind);
+            verdict.changed = true;
+        } else if !through && verdict.opened {
+            verdict.changed |= pins.opening.insert(judged.kind);
+        }
+        let Verdict { visible, held, asks, changed, .. } = verdict;
         if changed {
             save(store, server, pins);
         }
@@ -190,7 +205,7 @@ impl Trust {
         told: &mut HashSet<(DefinitionKind, String, String)>,
         seen: &[Seen],
     ) -> Verdict {
-        let Judged { kind, policy, complete } = judged;
+        let Judged { kind, policy, .. } = judged;
         let mut verdict = Verdict::default();
         let opening = pins.of(kind).is_none() || pins.opening.contains(&kind);
         if pins.of(kind).is_none() {
@@ -231,10 +246,7 @@ impl Trust {
                 verdict.asks.push((event, seen.pin()));
             }
         }
-        if opening {
-            verdict.changed |=
-                if complete { pins.opening.remove(&kind) } else { pins.opening.insert(kind) };
-        }
+        verdict.opened = opening;
         verdict
     }
 
@@ -323,12 +335,22 @@ impl Trust {
     }
 }
 
-/// How a list is judged: its kind, the server's policy, and whether it ends its list.
+/// How a list is judged: its kind, the server's policy, and which page of its list it is.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Judged {
     pub(crate) kind: DefinitionKind,
     pub(crate) policy: ToolChanges,
-    pub(crate) complete: bool,
+    /// The list's first page (asked for without a cursor).
+    pub(crate) first: bool,
+    /// The list's last page (no next cursor).
+    pub(crate) last: bool,
+}
+
+impl Judged {
+    /// A whole list (every page gathered).
+    pub(crate) fn whole(kind: DefinitionKind, policy: ToolChanges) -> Self {
+        Self { kind, policy, first: true, last: true }
+    }
 }
 
 /// `item` without invisible characters.
@@ -473,7 +495,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (sender, mut events) = router_protocol::event_channel();
         let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let judged = |kind, complete| Judged { kind, policy: ToolChanges::Hold, complete };
+        let judged =
+            |kind, last: bool| Judged { kind, policy: ToolChanges::Hold, first: !last, last };
         let by_name = |p: &rmcp::model::Prompt| p.name.clone();
         let prompts = vec![prompt("review", "Review."), prompt("plan", "Plan.\u{200b}")];
         let shown =
@@ -553,11 +576,31 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (sender, _events) = router_protocol::event_channel();
         let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let judged =
-            Judged { kind: DefinitionKind::Prompt, policy: ToolChanges::Hold, complete: true };
+        let judged = Judged::whole(DefinitionKind::Prompt, ToolChanges::Hold);
         trust.admit_items("calc", judged, vec![prompt("p", "P.")], |p| p.name.clone());
         let first = tools("Add.");
         let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first);
         assert_eq!(names(&admitted), ["add", "echo"], "the tools' own first sight");
+    }
+
+    #[tokio::test]
+    async fn a_later_page_seen_first_keeps_the_first_sight_open_until_a_whole_walk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (sender, _events) = router_protocol::event_channel();
+        let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
+        let kind = DefinitionKind::ResourceTemplate;
+        let page =
+            |first: bool, last: bool| Judged { kind, policy: ToolChanges::Hold, first, last };
+        let by_uri = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
+        let admit = |judged, uri: &str| {
+            trust.admit_items("docs", judged, vec![template(uri)], by_uri).len()
+        };
+        assert_eq!(admit(page(false, true), "b://{x}"), 1, "the last page, seen first");
+        assert_eq!(admit(page(true, false), "a://{x}"), 1, "the first page: still open");
+        assert_eq!(admit(page(false, true), "c://{x}"), 1, "the walk ends: pinned, then closed");
+        assert_eq!(admit(page(false, true), "d://{x}"), 0, "closed: a new one is held");
+        let pins = PinStore::at(dir.path()).load("docs").expect("pins");
+        assert!(pins.opening.is_empty());
+        assert_eq!(pins.of(kind).map(BTreeMap::len), Some(3));
     }
 }

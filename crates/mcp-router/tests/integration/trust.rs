@@ -425,7 +425,9 @@ fn prompts_and_templates_run(cache: &Path, config: &Path) -> (Value, Value, Stri
     session.send(&json!({"type": "get_prompt", "server": "docs", "name": "review", "id": "gp"}));
     session.send(&json!({"type": "function_call", "call_id": "lt",
         "name": "list_mcp_resource_templates", "arguments": "{\"server\": \"docs\"}"}));
-    // The second page (the fixture's cursors are offsets).
+    // The second page (the fixture's cursors are offsets), asked once the first is answered,
+    // as a model would with its cursor.
+    session.output("lt");
     session.send(&json!({"type": "function_call", "call_id": "lt2",
         "name": "list_mcp_resource_templates", "arguments": "{\"server\": \"docs\", \"cursor\": \"2\"}"}));
     let (lines, code) = session.finish();
