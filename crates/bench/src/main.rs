@@ -8,6 +8,7 @@ mod alloc;
 mod e2e;
 mod everything;
 mod fuzz;
+mod lists;
 mod pin;
 mod results;
 mod rmcp_cost;
@@ -134,7 +135,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         keep(&mut rows, "scale", workloads::scale(quick).await);
     }
     if wanted("p3") {
-        keep(&mut rows, "p3", workloads::p3_scale(quick).await);
+        keep(&mut rows, "p3", lists::p3_scale(quick).await);
     }
     if wanted("p8") {
         keep(&mut rows, "p8", workloads::p8_event_payload(quick).await.map(|row| vec![row]));
@@ -142,13 +143,22 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     if wanted("p10") {
         keep(&mut rows, "p10", workloads::p10_million(quick).await);
     }
-    if which.contains(&"layers") {
-        keep(&mut rows, "layers", workloads::p1_layers().await);
-    }
+    named_only(&mut rows, which, quick).await;
     if wanted("csv") {
         keep(&mut rows, "csv", workloads::csv_import(quick).map(|row| vec![row]));
     }
     Ok(rows)
+}
+
+/// The workloads that run only when named: `layers` (P1 layer by layer) and `p12` (P12 alone,
+/// in alternating rounds).
+async fn named_only(rows: &mut Vec<Row>, which: &[&str], quick: bool) {
+    if which.contains(&"layers") {
+        keep(rows, "layers", workloads::p1_layers().await);
+    }
+    if which.contains(&"p12") {
+        keep(rows, "p12", lists::p12_payload(quick).await);
+    }
 }
 
 /// The end-to-end rows asked for one by one (`e1`, `e7`, `e2`, `e8`, `e3`), each on a runtime

@@ -11,12 +11,11 @@ use mcp_backend::{
 use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
 use rmcp::model::{
     CallToolResult, ClientCapabilities, ClientConfig, CompletionInfo, Implementation, JsonObject,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult,
 };
 use rmcp::service::RunningService;
 use rmcp::{ClientCacheConfig, RoleClient, ServiceExt};
 use router_protocol::{EventSender, event_channel};
-use serde::Serialize;
 use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
 
 use crate::row::Row;
@@ -417,200 +416,13 @@ impl McpBackend for Prepared {
     }
 }
 
-fn listings(servers: usize, per_server: usize) -> Vec<ServerListing> {
-    (0..servers)
-        .map(|s| ServerListing {
-            server: format!("server{s:02}"),
-            items: Items::Resources(
-                (0..per_server)
-                    .map(|i| {
-                        Resource::new(
-                            format!("file:///srv{s}/dir/file{i}.txt"),
-                            format!("file{i}.txt"),
-                        )
-                        .with_mime_type("text/plain")
-                        .with_description("A file in the bench tree")
-                    })
-                    .collect(),
-            ),
-            pages: per_server.div_ceil(100),
-            error: None,
-            page_starts: Vec::new(),
-            ttl_ms: None,
-        })
-        .collect()
-}
-
-#[derive(Serialize)]
-struct WithServer<'a> {
-    server: &'a str,
-    #[serde(flatten)]
-    item: &'a Resource,
-}
-
-#[derive(Serialize)]
-struct Payload<'a> {
-    server: Option<&'a str>,
-    resources: Vec<WithServer<'a>>,
-}
-
-/// P12 (issue 25): `reps` first all-server lists of `data` with the list budget raised so all
-/// of it fits (about 18 MB), a consumer draining the events: the median time. Each item should
-/// be serialized once.
-async fn whole_payload(data: &[ServerListing], reps: usize) -> anyhow::Result<Duration> {
-    let settings = tool_router::RouterSettings::default().with(|s| s.lists.budget_bytes = 1 << 30);
-    let (ctx, consumer) = draining();
-    let mut times = Vec::new();
-    for _ in 0..reps {
-        let backend = Arc::new(Prepared::new(vec![data.to_vec()], Duration::from_secs(30)));
-        let router = ToolRouter::with_mcp_settings(backend, &settings)?;
-        let call = ToolCall {
-            call_id: "p12".into(),
-            name: "list_mcp_resources".into(),
-            arguments: "{}".into(),
-        };
-        let started = Instant::now();
-        let output = router.dispatch(&ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        times.push(started.elapsed());
-        let tool_router::ToolOutput::Function { success: Some(true), .. } = output else {
-            anyhow::bail!("list failed: {output:?}");
-        };
-    }
-    consumer.abort();
-    Ok(median(times))
-}
-
-/// One `list_mcp_resources` call through `router`: its time, peak extra memory and payload
-/// length.
-async fn measured_list(
-    router: &ToolRouter,
-    arguments: &str,
-) -> anyhow::Result<(Duration, usize, usize)> {
-    let ctx = CallContext::new(EventSender::discard());
-    let call = ToolCall {
-        call_id: "b".into(),
-        name: "list_mcp_resources".into(),
-        arguments: arguments.to_string().into(),
-    };
-    let live = crate::alloc::reset_peak();
-    let started = Instant::now();
-    let output = router.dispatch(&ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let elapsed = started.elapsed();
-    let peak = crate::alloc::peak() - live;
-    let tool_router::ToolOutput::Function { content, success: Some(true), .. } = output else {
-        anyhow::bail!("list failed: {output:?}");
-    };
-    Ok((elapsed, peak, content.len()))
-}
-
-const LIST_BUDGET: usize = 64 * 1024;
-
-/// P3 (issue 15): the first all-server list of 64 × 2,000 resources — every item sized, the
-/// budget shared, 64 KiB of payload, the listings kept — vs serializing every item into one
-/// payload as Codex does (the floor of one pass over the listings); peak extra memory against
-/// the listings' JSON size; and P11: a filtered query over the 128,000 kept resources.
-pub(crate) async fn p3_scale(quick: bool) -> anyhow::Result<Vec<Row>> {
-    let reps = if quick { 3 } else { 7 };
-    let data = listings(64, 2_000);
-    let mut baseline_times = Vec::new();
-    let mut json_len = 0;
-    for _ in 0..reps {
-        let started = Instant::now();
-        let payload = Payload {
-            server: None,
-            resources: data
-                .iter()
-                .flat_map(|l| {
-                    let items: &[Resource] = match &l.items {
-                        Items::Resources(items) => items,
-                        Items::Templates(_) => &[],
-                    };
-                    items.iter().map(|item| WithServer { server: &l.server, item })
-                })
-                .collect(),
-        };
-        let text = serde_json::to_string(&payload)?;
-        baseline_times.push(started.elapsed());
-        json_len = text.len();
-    }
-    // A backend per repetition (the first list of each: nothing kept yet); all stay alive to
-    // the end, so no repetition pays for freeing another's listings.
-    let backends: Vec<Arc<Prepared>> = (0..reps)
-        .map(|_| Arc::new(Prepared::new(vec![data.clone()], Duration::from_secs(30))))
-        .collect();
-    let whole_t = whole_payload(&data, reps).await?;
-    drop(data);
-    let mut router_times = Vec::new();
-    let (mut router_peak, mut largest) = (0, 0);
-    let mut router = None;
-    for backend in &backends {
-        // A new router each time: the first list of each (no kept listings yet).
-        let fresh = ToolRouter::with_mcp(backend.clone());
-        let (elapsed, peak, len) = measured_list(&fresh, "{}").await?;
-        router_times.push(elapsed);
-        router_peak = router_peak.max(peak);
-        largest = largest.max(len);
-        router = Some(fresh);
-    }
-    let router = router.ok_or_else(|| anyhow::anyhow!("no repetitions"))?;
-    // P11: queries over the kept listings of the last router (every server's 2,000 files, one
-    // in 2,000 matches).
-    let mut query_times = Vec::new();
-    for i in 0..(if quick { 20 } else { 100 }) {
-        let arguments = format!(r#"{{"query":"file{}.txt"}}"#, 1_000 + i);
-        let (elapsed, _, len) = measured_list(&router, &arguments).await?;
-        query_times.push(elapsed);
-        largest = largest.max(len);
-    }
-    let (router_t, baseline_t, query_t) =
-        (median(router_times), median(baseline_times), median(query_times));
-    let time_ratio = ratio(router_t, baseline_t);
-    let memory_ratio = router_peak as f64 / json_len as f64;
-    let mib = |b: usize| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0));
-    let within = largest <= LIST_BUDGET;
-    Ok(vec![
-        Row {
-            name: "P3 first all-server list, 64 × 2,000 resources (64 KiB payload) vs serializing all",
-            baseline: show(baseline_t),
-            router: format!("{} (largest payload {largest} B)", show(router_t)),
-            ratio: time_ratio,
-            target: "≤ 1.2, payload ≤ budget",
-            met: Some(time_ratio <= 1.2 && within),
-        },
-        Row {
-            name: "P3 peak extra memory of that list / the listings' JSON size",
-            baseline: format!("listings {}", mib(json_len)),
-            router: mib(router_peak),
-            ratio: memory_ratio,
-            target: "≤ 2",
-            met: Some(memory_ratio <= 2.0),
-        },
-        Row {
-            name: "P12 the same 128,000 resources into one payload (budget unlimited, draining consumer) vs serializing all",
-            baseline: show(baseline_t),
-            router: show(whole_t),
-            ratio: ratio(whole_t, baseline_t),
-            target: "≤ 1.2",
-            met: Some(ratio(whole_t, baseline_t) <= 1.2),
-        },
-        Row {
-            name: "P11 a query over the 128,000 kept resources (P9 until issue 16)",
-            baseline: "—".into(),
-            router: show(query_t),
-            ratio: query_t.as_secs_f64() * 1e3 / 5.0,
-            target: "≤ 5 ms (ratio to 5 ms)",
-            met: Some(query_t <= Duration::from_millis(5)),
-        },
-    ])
-}
-
 /// P8 (issue 16): 128,000 resources (64 servers × 2,000) into one all-server payload (the
 /// budget raised so all of it fits, about 18 MB) with a consumer draining the events vs with
 /// nobody listening. The end event shares the payload with the output, so the listener should
 /// cost next to nothing. Interleaved, a fresh prepared listing per call.
 pub(crate) async fn p8_event_payload(quick: bool) -> anyhow::Result<Row> {
     let reps = if quick { 4 } else { 10 };
-    let data = listings(64, 2_000);
+    let data = crate::lists::listings(64, 2_000);
     let calls = 2 * (reps + 1);
     let backend = Arc::new(Prepared::new(vec![data; calls], Duration::ZERO));
     let settings = tool_router::RouterSettings::default().with(|s| s.lists.budget_bytes = 1 << 30);
@@ -834,7 +646,7 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
 /// its budget.
 pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
     let per_server = if quick { 15_625 } else { 62_500 };
-    let data = listings(16, per_server);
+    let data = crate::lists::listings(16, per_server);
     let json_len: usize = data
         .iter()
         .map(|l| match &l.items {
@@ -846,8 +658,9 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
     // The backend keeps the whole catalog, so the query after it is served from it.
     let settings = tool_router::RouterSettings::default().with(|s| s.data.enabled = false);
     let router = ToolRouter::with_mcp_settings(backend, &settings)?;
-    let (elapsed, peak, len) = measured_list(&router, "{}").await?;
-    let (query_t, _, query_len) = measured_list(&router, r#"{"query":"file4242.txt"}"#).await?;
+    let (elapsed, peak, len) = crate::lists::measured_list(&router, "{}").await?;
+    let (query_t, _, query_len) =
+        crate::lists::measured_list(&router, r#"{"query":"file4242.txt"}"#).await?;
     let memory_ratio = peak as f64 / json_len as f64;
     let mib = |b: usize| format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0));
     Ok(vec![Row {
@@ -867,8 +680,8 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
         target: "≤ 2, payload ≤ budget",
         met: Some(
             memory_ratio <= 2.0
-                && len <= LIST_BUDGET
-                && query_len <= LIST_BUDGET
+                && len <= crate::lists::LIST_BUDGET
+                && query_len <= crate::lists::LIST_BUDGET
                 && query_len > 100,
         ),
     }])

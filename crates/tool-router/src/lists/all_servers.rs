@@ -3,11 +3,13 @@
 
 use mcp_backend::{ListKind, Reuse, SharedListing};
 use rmcp::model::{Resource, ResourceTemplate};
+use router_protocol::ResourceChange;
 
-use crate::handlers::{Failed, Produced, into_produced, shut_down};
+use crate::handlers::{Failed, Produced, fitted, into_produced, shut_down};
 use crate::lists::handler::{McpListHandler, worst_continuation};
 use crate::lists::payload::{
-    Incomplete, Kind, Payload, WithServer, aggregate_summary, failures, model_view, shared_out,
+    Incomplete, Kind, Payload, WithServer, aggregate_summary, expected_len, failures, model_view,
+    shared_out, write_whole,
 };
 use crate::lists::shape::{
     Continuation, Filter, Request, carried, for_assistant, json_len, position, sizes_within,
@@ -21,9 +23,12 @@ impl McpListHandler {
         let reuse = if request.filter.is_empty() { Reuse::Never } else { Reuse::Kept };
         let listings =
             self.backend.list_all(self.kind, reuse).await.map_err(|_| shut_down(None))?;
+        let changes = self.backend.take_resource_changes();
         match self.kind {
-            ListKind::Resources => self.all_servers_of::<Resource>(&listings, &request),
-            ListKind::Templates => self.all_servers_of::<ResourceTemplate>(&listings, &request),
+            ListKind::Resources => self.all_servers_of::<Resource>(&listings, &request, &changes),
+            ListKind::Templates => {
+                self.all_servers_of::<ResourceTemplate>(&listings, &request, &changes)
+            }
         }
     }
 
@@ -56,11 +61,24 @@ impl McpListHandler {
     }
 
     /// The all-server payload: every server's visible (and matching) items, as many as fit,
-    /// the budget shared so that every server with items is represented.
+    /// the budget shared so that every server with items is represented — all at once when
+    /// they may be.
     fn all_servers_of<T: Kind>(
         &self,
         listings: &[SharedListing],
         request: &Request,
+        changes: &[ResourceChange],
+    ) -> Result<Produced, Failed> {
+        self.everything_at_once::<T>(listings, request, changes)
+            .unwrap_or_else(|| self.shared_among::<T>(listings, request, changes))
+    }
+
+    /// The all-server payload with the budget shared (see [`share`](super::shape::share)).
+    fn shared_among<T: Kind>(
+        &self,
+        listings: &[SharedListing],
+        request: &Request,
+        changes: &[ResourceChange],
     ) -> Result<Produced, Failed> {
         let filter = &request.filter;
         let candidates: Vec<Vec<usize>> =
@@ -112,10 +130,60 @@ impl McpListHandler {
             each.map(|items| sizes_within(items, room, request.limit)).collect()
         };
         let every: Vec<usize> = candidates.iter().map(Vec::len).collect();
-        let changes = self.backend.take_resource_changes();
-        let (text, shown) = shared_out(&every, room, request.limit, &changes, payload_of, measure);
+        let (text, shown) = shared_out(&every, room, request.limit, changes, payload_of, measure);
         into_produced(text, aggregate_summary(listings, shown))
     }
+}
+
+impl McpListHandler {
+    /// Every item of every server the model may see, when all of them may be shown (no filter,
+    /// no limit they pass), in one pass over the items: each chosen and written as it comes
+    /// (`write_whole`). `None` when they may not, or pass the budget: the caller shares it out.
+    fn everything_at_once<T: Kind>(
+        &self,
+        listings: &[SharedListing],
+        request: &Request,
+        changes: &[ResourceChange],
+    ) -> Option<Result<Produced, Failed>> {
+        let total: usize = listings.iter().map(|l| T::slice(&l.listing.items).len()).sum();
+        if !request.filter.is_empty() || total > request.limit {
+            return None;
+        }
+        let mut envelope = Payload::<T>::new(None);
+        envelope.errors = failures(listings);
+        envelope.listed_at = oldest_kept(listings);
+        let room = self.budget.saturating_sub(json_len(&envelope));
+        let every_audience = self.every_audience;
+        let items = listings.iter().flat_map(|shared| {
+            let server = shared.listing.server.as_str();
+            let items = T::slice(&shared.listing.items).iter();
+            let shown = items.filter(move |item| for_assistant(*item, every_audience));
+            shown.map(move |item| WithServer { server, item: model_view(item) })
+        });
+        let mut text = Vec::with_capacity(expected_bytes::<T>(listings).min(room));
+        let shown = match write_whole(&mut text, &mut envelope, items, changes, room) {
+            Ok(Some(shown)) => shown,
+            Ok(None) => return None,
+            Err(e) => return Some(into_produced(Err(e), aggregate_summary(listings, 0))),
+        };
+        Some(into_produced(Ok(fitted(text)), aggregate_summary(listings, shown)))
+    }
+}
+
+/// About how long the payload of every item of `listings` is (see `expected_len`).
+fn expected_bytes<T: Kind>(listings: &[SharedListing]) -> usize {
+    let slices: Vec<(&str, &[T])> =
+        listings.iter().map(|l| (l.listing.server.as_str(), T::slice(&l.listing.items))).collect();
+    let count = slices.iter().map(|(_, items)| items.len()).sum();
+    expected_len(count, |mut i| {
+        for (server, items) in &slices {
+            if i < items.len() {
+                return json_len(&WithServer { server, item: model_view(&items[i]) });
+            }
+            i -= items.len();
+        }
+        0
+    })
 }
 
 /// What an every-server payload costs besides its items, at most: every server with items

@@ -2,8 +2,6 @@
 //! envelope (`server`, `resources`|`resourceTemplates`, `nextCursor`, `errors`) and the additive
 //! `incomplete`, `matched` and `listed_at` keys. Serialized from structs so key order is fixed.
 
-use std::cell::Cell;
-
 use mcp_backend::{Items, SharedListing};
 use rmcp::model::{Icon, Resource, ResourceTemplate};
 use router_protocol::{ResourceCallSummary, ResourceChange, ServerFailure};
@@ -119,56 +117,8 @@ pub(crate) struct Payload<'a, T: Kind> {
     pub(crate) matched: Option<usize>,
     /// When the listing was taken, if the backend kept it from an earlier request.
     pub(crate) listed_at: Option<String>,
-    /// Serialize the items only while they stay under this cap (see [`ItemsCap`]).
-    pub(crate) cap: Option<ItemsCap<'a>>,
-}
-
-/// A cap on the bytes of a payload's items array, for serializing a payload that may not fit
-/// in one pass: the writer counts what it was given ([`Counting`]), and serialization stops
-/// with an error, `over` set, once the items' bytes (between the brackets) reach `room`.
-#[derive(Clone, Copy)]
-pub(crate) struct ItemsCap<'a> {
-    pub(crate) written: &'a Cell<usize>,
-    pub(crate) over: &'a Cell<bool>,
-    pub(crate) room: usize,
-}
-
-/// A writer that keeps what it is given and counts it in `written`.
-pub(crate) struct Counting<'a> {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) written: &'a Cell<usize>,
-}
-
-impl std::io::Write for Counting<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.bytes.extend_from_slice(buf);
-        self.written.set(self.bytes.len());
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-struct CappedItems<'p, 'a, T: Listed> {
-    items: &'p [WithServer<'a, T>],
-    cap: ItemsCap<'a>,
-}
-
-impl<T: Listed> Serialize for CappedItems<'_, '_, T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error as _, SerializeSeq};
-        let mut seq = serializer.serialize_seq(Some(self.items.len()))?;
-        let start = self.cap.written.get();
-        for item in self.items {
-            seq.serialize_element(item)?;
-            if self.cap.written.get() - start >= self.cap.room {
-                self.cap.over.set(true);
-                return Err(S::Error::custom("the items pass the list budget"));
-            }
-        }
-        seq.end()
-    }
+    /// Written with an empty items array, for [`write_whole`] to write the items into.
+    pub(crate) hole: bool,
 }
 
 impl<T: Kind> Serialize for Payload<'_, T> {
@@ -176,9 +126,10 @@ impl<T: Kind> Serialize for Payload<'_, T> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("server", &self.server)?;
-        match self.cap {
-            None => map.serialize_entry(T::KEY, &self.items)?,
-            Some(cap) => map.serialize_entry(T::KEY, &CappedItems { items: &self.items, cap })?,
+        if self.hole {
+            map.serialize_entry(T::KEY, &[(); 0])?;
+        } else {
+            map.serialize_entry(T::KEY, &self.items)?;
         }
         if let Some(next) = &self.next_cursor {
             map.serialize_entry("nextCursor", next)?;
@@ -231,7 +182,7 @@ impl<'a, T: Kind> Payload<'a, T> {
             incomplete: Vec::new(),
             matched: None,
             listed_at: None,
-            cap: None,
+            hole: false,
         }
     }
 }
@@ -275,12 +226,12 @@ pub(crate) fn shared_out<'a, T: Kind + 'a>(
 ) -> (serde_json::Result<Vec<u8>>, usize) {
     if every.iter().sum::<usize>() <= limit {
         let mut payload = payload_of(every);
-        let (written, over) = (Cell::new(0), Cell::new(false));
-        payload.cap = Some(ItemsCap { written: &written, over: &over, room });
-        let mut text = Counting { bytes: buffer_for(&payload.items, room), written: &written };
-        let result = write_payload(&mut text, &payload, changes);
-        if !over.get() {
-            return (result.map(|()| fitted(text.bytes)), payload.items.len());
+        let items = std::mem::take(&mut payload.items);
+        let mut text = buffer_for(&items, room);
+        match write_whole(&mut text, &mut payload, items, changes, room) {
+            Ok(Some(shown)) => return (Ok(fitted(text)), shown),
+            Ok(None) => {}
+            Err(e) => return (Err(e), 0),
         }
     }
     let payload = payload_of(&share(&measure(), room, limit));
@@ -289,35 +240,103 @@ pub(crate) fn shared_out<'a, T: Kind + 'a>(
     (result.map(|()| fitted(text)), payload.items.len())
 }
 
+/// `envelope` (a payload without its items) with `items` as its items, as JSON into `out` —
+/// what [`write_payload`] writes for the whole payload — written in one pass: the envelope is
+/// serialized with an empty items array, and the items go straight between its brackets, each
+/// `{"server":…` (escaped once per server) followed by the item's own object with its `{` made
+/// a `,` (what `#[serde(flatten)]` writes, without its map of entries per field). How many
+/// items were written; `None` once their bytes reach `room` (given up).
+pub(crate) fn write_whole<'a, T: Kind + 'a>(
+    out: &mut Vec<u8>,
+    envelope: &mut Payload<'_, T>,
+    items: impl IntoIterator<Item = WithServer<'a, T>>,
+    changes: &[ResourceChange],
+    room: usize,
+) -> serde_json::Result<Option<usize>> {
+    envelope.hole = true;
+    let mut text = Vec::new();
+    let written = write_payload(&mut text, &*envelope, changes);
+    envelope.hole = false;
+    written?;
+    let key = format!("\"{}\":[]", T::KEY);
+    // The items' key comes right after `server` at the top level; a string cannot hold it
+    // unescaped, so its first place is the one.
+    let Some(at) = text.windows(key.len()).position(|w| w == key.as_bytes()) else {
+        return Err(serde::ser::Error::custom("the payload has no items array"));
+    };
+    let split = at + key.len() - 1;
+    out.extend_from_slice(&text[..split]);
+    let start = out.len();
+    let mut head: (Option<&str>, Vec<u8>) = (None, Vec::new());
+    let mut count = 0;
+    for with in items {
+        if count > 0 {
+            out.push(b',');
+        }
+        count += 1;
+        if head.0 != Some(with.server) {
+            let mut bytes = serde_json::to_vec(&ServerOnly { server: with.server })?;
+            bytes.pop();
+            head = (Some(with.server), bytes);
+        }
+        let before = out.len();
+        out.extend_from_slice(&head.1);
+        let item = out.len();
+        serde_json::to_writer(&mut *out, &*with.item)?;
+        match &out[item..] {
+            b"{}" => {
+                out.truncate(item);
+                out.push(b'}');
+            }
+            [b'{', ..] => out[item] = b',',
+            // Not an object: written as serde writes it.
+            _ => {
+                out.truncate(before);
+                serde_json::to_writer(&mut *out, &with)?;
+            }
+        }
+        if out.len() - start >= room {
+            return Ok(None);
+        }
+    }
+    out.extend_from_slice(&text[split..]);
+    Ok(Some(count))
+}
+
+/// The head of an item with its server: `{"server":"…"}`.
+#[derive(Serialize)]
+struct ServerOnly<'a> {
+    server: &'a str,
+}
+
 /// An empty buffer for the payload of `items`, sized once: as long as they will likely take,
 /// never more than `room` bytes of items can.
 fn buffer_for<T: Listed>(items: &[WithServer<'_, T>], room: usize) -> Vec<u8> {
-    Vec::with_capacity(expected_len(items).min(room.saturating_add(ENVELOPE)))
+    let len = |i: usize| mcp_backend::json_len(&items[i]);
+    Vec::with_capacity(expected_len(items.len(), len).min(room.saturating_add(ENVELOPE)))
 }
 
 /// Room for a payload's fields other than its items (server, cursors, errors, `incomplete`).
 const ENVELOPE: usize = 1024;
 
-/// About how long the payload of `items` will be, to size its buffer once: a payload of
-/// 128,000 resources (18.8 MB) grown by doubling from 1 MiB was copied five times and touched
-/// 63 MB of fresh pages. Past 64 items, 32 of them spread over the list are measured and the
-/// rest taken to be like them; fewer are guessed at 256 bytes each.
-fn expected_len<T: Listed>(items: &[WithServer<'_, T>]) -> usize {
+/// About how long the payload of `count` items will be (`len(i)`: the JSON length of the
+/// `i`th), to size its buffer once: a payload of 128,000 resources (18.8 MB) grown by doubling
+/// from 1 MiB was copied five times and touched 63 MB of fresh pages. Past 64 items, 32 of them
+/// spread over the list are measured and the rest taken to be like them; fewer are guessed at
+/// 256 bytes each.
+pub(crate) fn expected_len(count: usize, len: impl Fn(usize) -> usize) -> usize {
     const SAMPLE: usize = 32;
-    if items.len() < 2 * SAMPLE {
-        return items.len() * 256 + ENVELOPE;
+    if count < 2 * SAMPLE {
+        return count * 256 + ENVELOPE;
     }
     // One item from each of 32 equal stretches, at a spread-out place in each (not always the
     // first: a list whose items repeat a pattern would be sampled in step with it).
-    let step = items.len() / SAMPLE;
-    let sampled: usize = (0..SAMPLE)
-        .map(|i| &items[i * step + (i * 40_503) % step])
-        .map(|item| mcp_backend::json_len(item) + 1)
-        .sum();
+    let step = count / SAMPLE;
+    let sampled: usize = (0..SAMPLE).map(|i| len(i * step + (i * 40_503) % step) + 1).sum();
     // A sixteenth over the sample's average: a list a little longer than guessed does not
     // double its buffer for the last few items.
     let each = sampled.div_ceil(SAMPLE);
-    (each + each / 16) * items.len() + ENVELOPE
+    (each + each / 16) * count + ENVELOPE
 }
 
 #[cfg(test)]
@@ -367,6 +386,79 @@ mod tests {
         }
     }
 
+    /// The items written straight into the envelope's array are byte for byte what serde
+    /// writes for the whole payload: with errors, `incomplete`, `matched`, `listed_at`, changes,
+    /// servers whose names need escaping, annotated and trimmed items, templates too.
+    #[test]
+    fn items_written_straight_are_what_serde_writes() {
+        let from =
+            |v: serde_json::Value| -> Resource { serde_json::from_value(v).expect("a resource") };
+        let annotated = from(serde_json::json!({"uri": "demo://a\"b\u{2028}", "name": "a\\b",
+            "description": "d", "annotations": {"audience": ["user"], "priority": 0.5}, "size": 3}));
+        let iconic = from(serde_json::json!({"uri": "demo://icon", "name": "icon",
+            "icons": [{"src": "data:image/png;base64,AAAA"}, {"src": "https://x/i.png"}]}));
+        let resources = [annotated, iconic, Resource::new("demo://plain", "plain")];
+        let changes = [ResourceChange {
+            server: "s".into(),
+            uri: "demo://plain".into(),
+            detected_at: "2026-11-29T00:00:00Z".into(),
+        }];
+        for server in ["s", "se\"rv\u{7f}er"] {
+            let mut payload = Payload::<Resource>::new(None);
+            payload
+                .items
+                .extend(resources.iter().map(|r| WithServer { server, item: model_view(r) }));
+            payload.items.push(WithServer { server: "other", item: model_view(&resources[2]) });
+            payload.errors =
+                vec![ServerFailure { server: "down".into(), error: "\"resources\":[]".into() }];
+            payload.incomplete.push(Incomplete {
+                server: "s".into(),
+                shown: 1,
+                total: 2,
+                next_cursor: "c".into(),
+            });
+            payload.matched = Some(3);
+            payload.listed_at = Some("2026-11-29T00:00:00Z".into());
+            for changes in [&changes[..], &[]] {
+                let mut expected = Vec::new();
+                write_payload(&mut expected, &payload, changes).expect("json");
+                let mut envelope = Payload::<Resource>::new(None);
+                envelope.errors = payload.errors.clone();
+                envelope.incomplete = std::mem::take(&mut payload.incomplete);
+                envelope.matched = payload.matched;
+                envelope.listed_at = payload.listed_at.clone();
+                let items = payload
+                    .items
+                    .iter()
+                    .map(|w| WithServer { server: w.server, item: model_view(&*w.item) });
+                let mut out = Vec::new();
+                let written = write_whole(&mut out, &mut envelope, items, changes, usize::MAX);
+                assert_eq!(written.expect("json"), Some(4));
+                payload.incomplete = envelope.incomplete;
+                assert_eq!(
+                    String::from_utf8(out).expect("utf-8"),
+                    String::from_utf8(expected).expect("utf-8")
+                );
+            }
+        }
+        let template: ResourceTemplate =
+            serde_json::from_value(serde_json::json!({"uriTemplate": "demo://{x}", "name": "t"}))
+                .expect("a template");
+        let mut payload = Payload::<ResourceTemplate>::new(None);
+        payload.items.push(WithServer { server: "s", item: model_view(&template) });
+        let mut expected = Vec::new();
+        write_payload(&mut expected, &payload, &[]).expect("json");
+        let items = || [WithServer { server: "s", item: model_view(&template) }];
+        let mut out = Vec::new();
+        let mut envelope = Payload::<ResourceTemplate>::new(None);
+        let written = write_whole(&mut out, &mut envelope, items(), &[], usize::MAX);
+        assert_eq!(written.expect("json"), Some(1));
+        assert_eq!(out, expected);
+        // Past the room: given up.
+        let mut out = Vec::new();
+        assert_eq!(write_whole(&mut out, &mut envelope, items(), &[], 10).expect("json"), None);
+    }
+
     /// The buffer of a long list is sized from a sample of its items: at least the payload's
     /// length and within a tenth over it when the items are alike (written into that one
     /// buffer), within a quarter when they vary in a repeating pattern; the text handed back
@@ -382,7 +474,7 @@ mod tests {
                 items.iter().map(|r| WithServer { server: "s", item: ModelView::Shown(r) }),
             );
             let actual = json_len(&payload);
-            let expected = expected_len(&payload.items);
+            let expected = expected_len(payload.items.len(), |i| json_len(&payload.items[i]));
             if vary == 1 {
                 assert!(expected >= actual, "{count} items: {expected} < {actual}");
                 assert!(expected <= actual + actual / 10 + ENVELOPE, "{count}: {expected}");
@@ -412,6 +504,6 @@ mod tests {
             }
             assert!(text.capacity() <= actual + actual / 8, "{count} items: fitted");
         }
-        assert_eq!(expected_len::<Resource>(&[]), ENVELOPE);
+        assert_eq!(expected_len(0, |_| 0), ENVELOPE);
     }
 }
