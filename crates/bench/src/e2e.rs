@@ -29,8 +29,8 @@ use crate::workloads::{
 /// switches (voluntary and not), from `getrusage`.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Usage {
-    cpu: Duration,
-    switches: u64,
+    pub(crate) cpu: Duration,
+    pub(crate) switches: u64,
 }
 
 pub(crate) fn usage() -> Usage {

@@ -6,6 +6,7 @@
 
 mod alloc;
 mod e2e;
+mod events;
 mod everything;
 mod fuzz;
 mod lists;
@@ -143,22 +144,27 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     if wanted("p10") {
         keep(&mut rows, "p10", workloads::p10_million(quick).await);
     }
-    named_only(&mut rows, which, quick).await;
+    named_only(&mut rows, which, quick).await?;
     if wanted("csv") {
         keep(&mut rows, "csv", workloads::csv_import(quick).map(|row| vec![row]));
     }
     Ok(rows)
 }
 
-/// The workloads that run only when named: `layers` (P1 layer by layer) and `p12` (P12 alone,
-/// in alternating rounds).
-async fn named_only(rows: &mut Vec<Row>, which: &[&str], quick: bool) {
+/// The workloads that run only when named — `layers` (P1 layer by layer), `p12` (P12 alone,
+/// in alternating rounds) — and P13 (`p13`, also in a full run).
+async fn named_only(rows: &mut Vec<Row>, which: &[&str], quick: bool) -> anyhow::Result<()> {
     if which.contains(&"layers") {
         keep(rows, "layers", workloads::p1_layers().await);
     }
     if which.contains(&"p12") {
         keep(rows, "p12", lists::p12_payload(quick).await);
     }
+    if which.is_empty() || which.contains(&"all") || which.contains(&"p13") {
+        // On a runtime worker, as an agent's calls are.
+        keep(rows, "p13", tokio::spawn(events::rows(quick)).await?);
+    }
+    Ok(())
 }
 
 /// The end-to-end rows asked for one by one (`e1`, `e7`, `e2`, `e8`, `e3`), each on a runtime
