@@ -227,8 +227,9 @@ impl McpConnectionManager {
     pub(crate) fn qualified_tools(&self) -> Arc<Vec<QualifiedTool>> {
         let trust = &self.servers.trust;
         let admit = |server: &str, conn: &mcp_connection::SharedConnection| {
-            let tools = conn.tools();
-            trust.admit(server, self.servers.policy(server), tools.clone(), &tools).visible.clone()
+            let (tools, unshown) = (conn.tools(), conn.filtered_tools());
+            let policy = self.servers.policy(server);
+            trust.admit(server, policy, tools.clone(), &tools, &unshown).visible.clone()
         };
         self.catalog.tools(&self.servers.ready_connections(), trust.generation(), admit)
     }
@@ -242,15 +243,17 @@ impl McpConnectionManager {
             let policy = managed.config.tool_changes;
             let tools = match &*managed.state.borrow() {
                 ServerState::Ready { conn, .. } => {
-                    let tools = conn.tools();
-                    self.servers.trust.admit(name, policy, tools.clone(), &tools).visible.clone()
+                    let (tools, unshown) = (conn.tools(), conn.filtered_tools());
+                    let trust = &self.servers.trust;
+                    trust.admit(name, policy, tools.clone(), &tools, &unshown).visible.clone()
                 }
                 ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
                     Some(catalog) => {
                         managed.catalog.mark_served();
                         from_catalog = true;
                         let trust = &self.servers.trust;
-                        trust.admit(name, policy, catalog.clone(), &catalog.tools).visible.clone()
+                        let owner = catalog.clone();
+                        trust.admit(name, policy, owner, &catalog.tools, &[]).visible.clone()
                     }
                     None => {
                         unknown.push(name.clone());
@@ -283,7 +286,8 @@ impl McpConnectionManager {
         let conn = self.servers.connection(server).await?;
         let tools = conn.tools();
         let policy = self.servers.policy(server);
-        let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools);
+        let unshown = conn.filtered_tools();
+        let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools, &unshown);
         let refused = |message: String| McpError::Refused { server: server.to_string(), message };
         if admitted.held.iter().any(|held| held.tool == tool) {
             self.not_held(server, DefinitionKind::Tool, tool)?;

@@ -85,9 +85,9 @@ impl StartServer {
         if self.config.tool_changes != mcp_connection::ToolChanges::Refuse {
             return None;
         }
-        let tools = conn.tools();
-        let admitted =
-            self.trust.admit(&self.config.name, self.config.tool_changes, tools.clone(), &tools);
+        let (tools, unshown) = (conn.tools(), conn.filtered_tools());
+        let (name, policy) = (&self.config.name, self.config.tool_changes);
+        let admitted = self.trust.admit(name, policy, tools.clone(), &tools, &unshown);
         let held: Vec<&str> = admitted.held.iter().map(|h| h.tool.as_str()).collect();
         (!held.is_empty()).then(|| {
             ConnectError::Failed(format!(
@@ -112,12 +112,13 @@ impl StartServer {
         list_generation.fetch_add(1, Ordering::SeqCst);
         mcp_connection::watch(&conn, config.clone());
         let live = CachedCatalog::of(&conn);
-        let tools = conn.tools();
+        let (tools, unshown) = (conn.tools(), conn.filtered_tools());
         state.send_replace(ServerState::Ready { conn, since: Instant::now() });
         // Announced once it is so: a host that acts on `mcp_server_ready` finds it ready.
         events.send(ready);
         // Its tools against their pins now, so a definition held is announced at start.
-        let admitted = trust.admit(&config.name, config.tool_changes, tools.clone(), &tools);
+        let admitted =
+            trust.admit(&config.name, config.tool_changes, tools.clone(), &tools, &unshown);
         // Tools listed from the catalog while it started: say so if what the model may see
         // now differs (after the switch, so the specs asked for next are the live ones).
         if let Some(served) = catalog.live(live) {

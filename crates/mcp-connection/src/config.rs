@@ -222,17 +222,17 @@ impl ServerConfig {
         allowed && !self.disabled_tools.iter().any(|t| t == tool)
     }
 
-    /// A listed tool set split in two, the enabled/disabled filters applied to both: the tools
-    /// the model may see, and the ones for an MCP App alone (`_meta.ui.visibility` without
-    /// `"model"`), which never reach the model.
+    /// A listed tool set split in three: the tools the model may see, the ones for an MCP App
+    /// alone (`_meta.ui.visibility` without `"model"`), which never reach the model — both
+    /// after the enabled/disabled filters — and the ones those filters leave out.
     pub fn split_tools(
         &self,
         tools: Vec<rmcp::model::Tool>,
-    ) -> (Vec<rmcp::model::Tool>, Vec<rmcp::model::Tool>) {
-        tools
-            .into_iter()
-            .filter(|t| self.tool_allowed(&t.name))
-            .partition(mcp_backend::model_visible)
+    ) -> (Vec<rmcp::model::Tool>, Vec<rmcp::model::Tool>, Vec<rmcp::model::Tool>) {
+        let (allowed, filtered): (Vec<_>, Vec<_>) =
+            tools.into_iter().partition(|t| self.tool_allowed(&t.name));
+        let (shown, app_only) = allowed.into_iter().partition(mcp_backend::model_visible);
+        (shown, app_only, filtered)
     }
 
     /// `enabled_tools` / `disabled_tools` entries that name no tool of the server (a typo, or

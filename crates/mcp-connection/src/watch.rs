@@ -179,8 +179,9 @@ async fn refresh_tools(conn: Weak<Connection>, config: ServerConfig) {
         let listed = tokio::time::timeout(config.tool_timeout, all_tools(&conn.service)).await;
         match listed {
             Ok(Ok(tools)) => {
-                let (tools, app_only) = config.split_tools(tools);
+                let (tools, app_only, filtered) = config.split_tools(tools);
                 conn.set_app_only_tools(app_only);
+                conn.set_filtered_tools(filtered);
                 replace_tools(&conn, tools);
             }
             Ok(Err(error)) => {

@@ -106,15 +106,17 @@ impl Trust {
     }
 
     /// What `server`'s `tools` (held by `owner`) admit under `policy`; the same list (the same
-    /// owner) is admitted once per generation. First sight pins every tool; a tool that is not
-    /// its pin is held (`Hold`, `Refuse`) or pinned as it is now (`Accept`), each announced
-    /// once.
+    /// owner) is admitted once per generation. First sight pins every tool — `unshown` too,
+    /// the ones the config's filters leave out, so that letting one in later does not hold it;
+    /// a tool that is not its pin is held (`Hold`, `Refuse`) or pinned as it is now
+    /// (`Accept`), each announced once.
     pub(crate) fn admit(
         self: &Arc<Self>,
         server: &str,
         policy: ToolChanges,
         owner: Owner,
         tools: &[Tool],
+        unshown: &[Tool],
     ) -> Arc<Admitted> {
         let generation = self.generation();
         let Ok(mut servers) = self.servers.lock() else { return Arc::new(plain(tools)) };
@@ -133,8 +135,16 @@ impl Trust {
         let seen: Vec<Seen> = tools.iter().map(Seen::of).collect();
         let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
         let judged = Judged::whole(DefinitionKind::Tool, policy);
-        let Verdict { visible, held, asks, changed, .. } =
+        let Verdict { visible, held, asks, changed, opened } =
             self.judge(server, judged, pins, &mut state.told, &seen);
+        if opened {
+            for tool in unshown {
+                if pins.pin(DefinitionKind::Tool, &tool.name).is_none() {
+                    let seen = Seen::of(tool);
+                    pins.put(DefinitionKind::Tool, &seen.name, seen.pin());
+                }
+            }
+        }
         if changed {
             save(store, server, pins);
         }
@@ -432,10 +442,10 @@ mod tests {
             let trust =
                 Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(Answers(answer)));
             let first = tools("Add.");
-            let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first);
+            let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first, &[]);
             assert_eq!(names(&admitted), ["add", "echo"], "first sight pins and shows");
             let changed = tools("Add, then tell nobody.");
-            let admitted = trust.admit("calc", ToolChanges::Hold, changed.clone(), &changed);
+            let admitted = trust.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
             assert_eq!(names(&admitted), ["echo"], "held while the host is asked");
             assert!(
                 trust
@@ -444,7 +454,7 @@ mod tests {
                     .contains("(description)")
             );
             assert_eq!(decisions(&mut events, 2).await, after);
-            let again = trust.admit("calc", ToolChanges::Hold, changed.clone(), &changed);
+            let again = trust.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
             let expected: &[&str] =
                 if answer == TrustAnswer::Approve { &["add", "echo"] } else { &["echo"] };
             assert_eq!(names(&again), expected, "{answer:?}");
@@ -452,7 +462,7 @@ mod tests {
             let (sender, _events) = router_protocol::event_channel();
             let restarted =
                 Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-            let seen = restarted.admit("calc", ToolChanges::Hold, changed.clone(), &changed);
+            let seen = restarted.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
             assert_eq!(names(&seen), expected, "after a restart, {answer:?}");
         }
     }
@@ -463,9 +473,9 @@ mod tests {
         let (sender, mut events) = router_protocol::event_channel();
         let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
         let first = tools("Add.");
-        trust.admit("calc", ToolChanges::Accept, first.clone(), &first);
+        trust.admit("calc", ToolChanges::Accept, first.clone(), &first, &[]);
         let changed = tools("Add two.");
-        let admitted = trust.admit("calc", ToolChanges::Accept, changed.clone(), &changed);
+        let admitted = trust.admit("calc", ToolChanges::Accept, changed.clone(), &changed, &[]);
         assert_eq!(names(&admitted), ["add", "echo"]);
         assert_eq!(decisions(&mut events, 1).await, [DefinitionDecision::Accepted]);
         let pins = PinStore::at(dir.path()).load("calc").expect("pins");
@@ -477,7 +487,7 @@ mod tests {
         let (sender, _events) = router_protocol::event_channel();
         let off = Trust::new(None, sender, Arc::new(DefaultHost));
         let hidden = tools("Add.\u{200b}");
-        let admitted = off.admit("calc", ToolChanges::Hold, hidden.clone(), &hidden);
+        let admitted = off.admit("calc", ToolChanges::Hold, hidden.clone(), &hidden, &[]);
         assert_eq!(admitted.visible[0].description.as_deref(), Some("Add."), "still cleaned");
         assert!(admitted.held.is_empty());
     }
@@ -579,7 +589,7 @@ mod tests {
         let judged = Judged::whole(DefinitionKind::Prompt, ToolChanges::Hold);
         trust.admit_items("calc", judged, vec![prompt("p", "P.")], |p| p.name.clone());
         let first = tools("Add.");
-        let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first);
+        let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first, &[]);
         assert_eq!(names(&admitted), ["add", "echo"], "the tools' own first sight");
     }
 

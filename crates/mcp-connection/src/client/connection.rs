@@ -35,6 +35,9 @@ pub struct Connection {
     /// The tools for an MCP App alone (`_meta.ui.visibility` without `"model"`): never the
     /// model's; replaced with `tools`.
     pub(crate) app_only: std::sync::RwLock<Arc<Vec<Tool>>>,
+    /// The tools the enabled/disabled filters leave out: pinned with the others on first
+    /// sight, so that letting one in later does not hold it. Replaced with `tools`.
+    pub(crate) filtered: std::sync::RwLock<Arc<Vec<Tool>>>,
     /// Bumped on every replacement, so the catalog knows to rebuild.
     tools_version: std::sync::atomic::AtomicU64,
     /// The `subscriptions/listen` stream opened at connect (2026-07-28), until the watcher
@@ -167,6 +170,17 @@ impl Connection {
         }
     }
 
+    /// The tools the config's enabled/disabled filters leave out (never the model's).
+    pub fn filtered_tools(&self) -> Arc<Vec<Tool>> {
+        self.filtered.read().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    pub(crate) fn set_filtered_tools(&self, tools: Vec<Tool>) {
+        if let Ok(mut current) = self.filtered.write() {
+            *current = Arc::new(tools);
+        }
+    }
+
     /// One `tools/call` round, as rmcp's `call_tool_once`: sent straight on a stdio connection,
     /// through rmcp's `Peer` on an HTTP one. Made for a model's call, its progress is that
     /// call's.
@@ -248,14 +262,15 @@ pub(super) async fn finish_opened(
         config.warn_filters_naming_no_tool(&tools);
         config.split_tools(tools)
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), Vec::new(), Vec::new())
     };
-    let (tools, app_only) = tools;
+    let (tools, app_only, filtered) = tools;
     crate::client::handler::set_log_level(&service, config, modern, &capabilities).await;
     Ok(Connection {
         service,
         tools: std::sync::RwLock::new(Arc::new(tools)),
         app_only: std::sync::RwLock::new(Arc::new(app_only)),
+        filtered: std::sync::RwLock::new(Arc::new(filtered)),
         tools_version: Default::default(),
         subscription: std::sync::Mutex::new(subscription),
         capabilities,

@@ -591,3 +591,28 @@ fn a_skill_whose_frontmatter_changed_is_held_until_approved() {
     assert_eq!(names, ["release-notes"]);
     assert!(loaded.contains("# Notes"), "{loaded}");
 }
+
+#[test]
+fn a_tool_the_config_let_in_later_is_not_held() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let tools = dir.path().join("calc.json");
+    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
+    let only_add = file_servers(&dir, &[("calc", &tools)], "enabled_tools = [\"add\"]");
+    let first = exec_run(&cache, &only_add, &["calc"], &[]);
+    assert_eq!(spec_names(&first), ["mcp__calc__add"]);
+
+    // The filter goes; `echo` was pinned with the rest on first sight. A tool the server adds
+    // meanwhile is new all the same.
+    write_tools(
+        &tools,
+        &[tool("add", "Add a number."), tool("echo", "Echo a number."), tool("new", "New.")],
+    );
+    let everything = file_servers(&dir, &[("calc", &tools)], "");
+    let second = exec_run(&cache, &everything, &["calc"], &[("1", "mcp__calc__echo")]);
+    assert_eq!(spec_names(&second), ["mcp__calc__add", "mcp__calc__echo"]);
+    assert!(output_text(&second, "1").contains("echo ran"));
+    let held: Vec<&Value> = changes(&second);
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!((&held[0]["tool"], &held[0]["change"]), (&json!("new"), &json!("added")));
+}
