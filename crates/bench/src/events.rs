@@ -88,6 +88,13 @@ async fn run(
     })
 }
 
+/// Note when `event` arrived.
+fn note(arrived: &Mutex<Vec<Option<Instant>>>, event: &EventMsg) {
+    if let (Some(i), Ok(mut arrived)) = (number(event), arrived.lock()) {
+        arrived[i] = Some(Instant::now());
+    }
+}
+
 /// The router's stream.
 async fn routed(calls: usize) -> anyhow::Result<Run> {
     let (events, mut rx) = event_channel();
@@ -95,24 +102,20 @@ async fn routed(calls: usize) -> anyhow::Result<Run> {
     let noted = arrived.clone();
     let consumer = tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
-            if let (Some(i), Ok(mut arrived)) = (number(&event), noted.lock()) {
-                arrived[i] = Some(Instant::now());
-            }
+            note(&noted, &event);
         }
     });
     run(calls, move |i| events.send(numbered(i)), arrived, consumer).await
 }
 
-/// Tokio's unbounded channel, its consumer woken per event.
-async fn woken_per_event(calls: usize) -> anyhow::Result<Run> {
+/// Tokio's bare unbounded channel.
+async fn bare_channel(calls: usize) -> anyhow::Result<Run> {
     let (tx, mut rx) = mpsc::unbounded_channel::<EventMsg>();
     let arrived = Arc::new(Mutex::new(vec![None; 2 * calls]));
     let noted = arrived.clone();
     let consumer = tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
-            if let (Some(i), Ok(mut arrived)) = (number(&event), noted.lock()) {
-                arrived[i] = Some(Instant::now());
-            }
+            note(&noted, &event);
         }
     });
     run(calls, move |i| drop(tx.send(numbered(i))), arrived, consumer).await
@@ -133,7 +136,7 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     let (rounds, calls) = if quick { (3, 2_000) } else { (7, 5_000) };
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        theirs.push(woken_per_event(calls).await?);
+        theirs.push(bare_channel(calls).await?);
         ours.push(routed(calls).await?);
     }
     let median_run = |runs: &mut Vec<Run>| -> Run {
