@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcp_backend::{McpBackend, QualifiedTool, json_len};
+use serde_json::json;
 
 use crate::search::index::SearchIndex;
 use crate::spec::{ToolFormat, ToolSpec};
@@ -52,6 +53,37 @@ pub fn spec_bytes(qualified_name: &str, tool: &rmcp::model::Tool) -> usize {
     json_len(&ToolSpec::for_mcp_tool(qualified_name, tool).to_format(ToolFormat::OpenAi))
 }
 
+/// The spec bytes (as OpenAI function tools) of revealed tools given in full. A tool revealed
+/// past them gets a short spec — its description's first sentence and any object as its
+/// parameters — since the search result that revealed it carries its whole input schema: the
+/// specs grow by a few hundred bytes per tool instead of its schema's size.
+pub const REVEALED_IN_FULL_BYTES: usize = 4 * 1024;
+
+/// Most characters of a short spec's description taken from the tool's.
+const SHORT_DESCRIPTION_CHARS: usize = 120;
+
+/// The short spec of a tool revealed past [`REVEALED_IN_FULL_BYTES`].
+fn short_spec(full: ToolSpec) -> ToolSpec {
+    let description = full.description.trim();
+    let sentence = match description.find(". ").or_else(|| description.find('\n')) {
+        Some(end) => &description[..end + 1],
+        None => description,
+    };
+    let mut kept: String = sentence.chars().take(SHORT_DESCRIPTION_CHARS).collect();
+    if kept.len() < sentence.trim_end().len() {
+        kept.push('…');
+    }
+    let kept = kept.trim_end();
+    let separator = if kept.is_empty() { "" } else { " " };
+    ToolSpec {
+        name: full.name,
+        description: format!(
+            "{kept}{separator}(Its input schema is in the search_mcp_tools result that found it.)"
+        ),
+        parameters: json!({"type": "object"}),
+    }
+}
+
 /// The MCP tools the specs show.
 pub(crate) enum McpTools {
     /// All of them (search off, or `auto` under the threshold).
@@ -83,6 +115,8 @@ struct Revealed {
     /// In the order they were revealed, as they were then.
     specs: Vec<ToolSpec>,
     names: HashSet<String>,
+    /// The spec bytes of the ones given in full (see [`REVEALED_IN_FULL_BYTES`]).
+    in_full: usize,
 }
 
 impl Default for ToolSearch {
@@ -190,7 +224,8 @@ impl ToolSearch {
         self.revealed.lock().is_ok_and(|r| r.names.contains(name))
     }
 
-    /// Append the tools not revealed yet (nor always loaded); the qualified names appended.
+    /// Append the tools not revealed yet (nor always loaded), in full while the ones in full
+    /// stay within [`REVEALED_IN_FULL_BYTES`], short after; the qualified names appended.
     pub(crate) fn reveal<'a>(
         &self,
         tools: impl IntoIterator<Item = &'a QualifiedTool>,
@@ -202,7 +237,14 @@ impl ToolSearch {
                 continue;
             }
             revealed.names.insert(tool.qualified_name.clone());
-            revealed.specs.push(ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool));
+            let spec = ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool);
+            let bytes = json_len(&spec.to_format(ToolFormat::OpenAi));
+            if revealed.in_full + bytes <= REVEALED_IN_FULL_BYTES {
+                revealed.in_full += bytes;
+                revealed.specs.push(spec);
+            } else {
+                revealed.specs.push(short_spec(spec));
+            }
             added.push(tool.qualified_name.clone());
         }
         added
@@ -249,4 +291,38 @@ fn fingerprint(tools: &[QualifiedTool]) -> u64 {
         tool.tool.title.as_deref().map_or(0, str::len).hash(&mut hasher);
     }
     hasher.finish()
+}
+
+#[cfg(test)]
+mod short_spec_tests {
+    use super::*;
+
+    fn spec(description: &str) -> ToolSpec {
+        ToolSpec {
+            name: "mcp__files__read".into(),
+            description: description.into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }
+    }
+
+    /// The contract of a short spec: the first sentence (at most 120 characters, `…` when cut),
+    /// where the schema is, and any object as parameters.
+    #[test]
+    fn a_short_spec_keeps_the_first_sentence_and_says_where_the_schema_is() {
+        let short = short_spec(spec("Read a file. Large files are cut at 1 MiB."));
+        assert_eq!(
+            short.description,
+            "Read a file. (Its input schema is in the search_mcp_tools result that found it.)"
+        );
+        assert_eq!(short.parameters, json!({"type": "object"}));
+        assert_eq!(short.name, "mcp__files__read");
+        let long = short_spec(spec(&"word ".repeat(60)));
+        assert!(long.description.starts_with(&"word ".repeat(24)[..119]), "{}", long.description);
+        assert!(long.description.contains("… (Its input schema"), "{}", long.description);
+        let none = short_spec(spec(""));
+        assert_eq!(
+            none.description,
+            "(Its input schema is in the search_mcp_tools result that found it.)"
+        );
+    }
 }

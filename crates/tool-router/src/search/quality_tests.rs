@@ -4,7 +4,7 @@
 //! was tuned (`tests/data/search_queries.json`). Recall@5 must stay at 0.9 or more.
 
 use mcp_backend::{QualifiedTool, qualified_tool_name};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::search::index::SearchIndex;
 
@@ -64,4 +64,54 @@ fn recall_at_5_over_packaged_catalogs_is_at_least_0_9() {
         println!("  miss: {miss}");
     }
     assert!(recall5 >= 0.9, "recall@5 {recall5:.3}; misses: {misses:#?}");
+}
+
+/// Twelve searches of limit 3 over the packaged catalogs (the first twelve queries) grow the
+/// model's specs by at most 8 KiB as OpenAI function tools, and every tool a search found is in
+/// the next specs, callable by its name.
+#[tokio::test]
+async fn twelve_searches_grow_the_specs_by_at_most_8_kib_and_every_hit_is_callable() {
+    use crate::test_support::{FakeBackend, FakeServer, context};
+    let mut servers: std::collections::BTreeMap<String, FakeServer> = Default::default();
+    for tool in catalog() {
+        servers.entry(tool.server.clone()).or_default().tools.push(tool.tool);
+    }
+    let backend = FakeBackend::with(servers.iter().map(|(s, f)| (s.as_str(), f.clone())).collect());
+    let search = crate::search::mode::ToolSearch::new(
+        crate::search::mode::ToolSearchMode::On,
+        0,
+        Default::default(),
+    );
+    let router = crate::ToolRouter::build(
+        backend,
+        crate::results::content::ContentPolicy::default(),
+        None,
+        Default::default(),
+        search,
+    );
+    let format = crate::spec::ToolFormat::OpenAi;
+    let bytes = |specs: &Vec<Value>| serde_json::to_vec(specs).expect("json").len();
+    let before = bytes(&router.tool_list(format).await);
+    let queries: Vec<Value> =
+        serde_json::from_str(include_str!("../../tests/data/search_queries.json")).expect("json");
+    for (i, q) in queries.iter().take(12).enumerate() {
+        let (ctx, _rx) = context();
+        let arguments = json!({"query": q["query"], "limit": 3}).to_string();
+        let call = crate::ToolCall {
+            call_id: format!("s{i}"),
+            name: "search_mcp_tools".into(),
+            arguments: arguments.into(),
+        };
+        let output = router.dispatch_to_output(&ctx, call).await.expect("not fatal");
+        let crate::ToolOutput::Function { content, .. } = output else { panic!("{output:?}") };
+        let found: Value = serde_json::from_str(content.as_str()).expect("json");
+        let specs = router.tool_list(format).await;
+        for hit in found["tools"].as_array().expect("tools") {
+            let name = hit["name"].as_str().expect("name");
+            assert!(specs.iter().any(|s| s["name"] == name), "{name} is callable next turn");
+        }
+    }
+    let grown = bytes(&router.tool_list(format).await) - before;
+    println!("12 searches of limit 3: the specs grew by {grown} bytes");
+    assert!(grown <= 8 * 1024, "grew by {grown} bytes");
 }
