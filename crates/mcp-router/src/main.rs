@@ -29,6 +29,7 @@ mod otel;
 mod process_faults;
 mod prompts;
 mod setup;
+mod shared;
 mod trust;
 
 use std::path::PathBuf;
@@ -179,6 +180,21 @@ enum Command {
         json: bool,
         #[command(subcommand)]
         command: Option<trust::TrustCommand>,
+    },
+    /// Run the shared router: one process per configured server for every agent of this user
+    /// and config, each agent's session its own (on a Unix socket; `--listen` adds loopback
+    /// HTTP with a bearer secret).
+    Serve(shared::serve::ServeArgs),
+    /// The stdio bridge an agent lists as a server: joins the shared router for this config,
+    /// starting it when none runs.
+    Connect(shared::connect::ConnectArgs),
+    /// What the shared router for this config runs: sessions, servers, processes, memory.
+    Status {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print the JSON answer.
+        #[arg(long)]
+        json: bool,
     },
     /// Sign-in state of the HTTP servers.
     Auth {
@@ -395,6 +411,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Logout { config, name } => auth::logout(&config, &name),
         Command::Trust { config, json, command } => trust::main(&config, json, command),
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
+        Command::Serve(args) => shared::serve::run(args).await,
+        Command::Connect(args) => shared::connect::run(args).await,
+        Command::Status { config, json } => shared::status::run(&config, json).await,
         Command::ServeDemo(args) => {
             let faults = std::sync::Arc::new(process_faults::ThisProcess);
             demo_server::serve(&args, Some(faults), |addr| {

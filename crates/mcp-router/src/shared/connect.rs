@@ -1,0 +1,118 @@
+//! `mcp-router connect`: what an agent lists as an ordinary stdio server. It joins the shared
+//! router for this user and config — starting it when none runs; two racing start one — and
+//! carries the agent's MCP messages to it and back until either side ends.
+
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::UnixStream;
+
+use super::place::{Place, lock};
+use crate::setup::ConfigArg;
+
+/// How long `connect` waits for a router it started to take sessions.
+const START_WAIT: Duration = Duration::from_secs(30);
+
+/// `mcp-router connect`'s options.
+#[derive(clap::Args, Default)]
+pub(crate) struct ConnectArgs {
+    #[command(flatten)]
+    pub(crate) config: ConfigArg,
+    /// A router this `connect` starts stops once no session has been open this many seconds.
+    #[arg(long, default_value_t = 60)]
+    pub(crate) idle_timeout: u64,
+}
+
+/// Join (or start) the shared router and bridge stdin/stdout to it.
+pub(crate) async fn run(args: ConnectArgs) -> anyhow::Result<i32> {
+    let place = Place::for_config(args.config.config.as_deref())?;
+    let stream = match UnixStream::connect(place.socket()).await {
+        Ok(stream) => stream,
+        Err(_) => start_router(&place, &args).await?,
+    };
+    bridge(stream).await;
+    Ok(0)
+}
+
+/// Start the router under the start lock (a `connect` that waited for the lock finds the
+/// router its racer started) and connect to it.
+async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixStream> {
+    let start_lock = place.start_lock();
+    let held = tokio::task::spawn_blocking(move || lock(&start_lock, true))
+        .await
+        .context("the start lock's task failed")??;
+    if let Ok(stream) = UnixStream::connect(place.socket()).await {
+        return Ok(stream);
+    }
+    let mut child = spawn_serve(place, args)?;
+    let deadline = Instant::now() + START_WAIT;
+    let stream = loop {
+        if let Ok(stream) = UnixStream::connect(place.socket()).await {
+            break stream;
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("the shared router exited at its start ({status}); its log: {}", log_tail(&place.log()));
+        }
+        if Instant::now() > deadline {
+            bail!("the shared router did not take sessions within {} s; its log: {}", START_WAIT.as_secs(), place.log().display());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    drop(held);
+    Ok(stream)
+}
+
+/// `mcp-router serve` for this config, in a process group of its own (the agent's Ctrl-C or
+/// exit does not end it; its idle timeout does), its stderr appended to the place's log.
+fn spawn_serve(place: &Place, args: &ConnectArgs) -> anyhow::Result<std::process::Child> {
+    let exe = std::env::current_exe().context("cannot find the mcp-router executable")?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(place.log())
+        .with_context(|| format!("cannot open {}", place.log().display()))?;
+    let mut command = std::process::Command::new(exe);
+    command.arg("serve").arg("--idle-timeout").arg(args.idle_timeout.to_string());
+    if let Some(config) = &args.config.config {
+        command.arg("--config").arg(std::fs::canonicalize(config)?);
+    }
+    if args.config.strict {
+        command.arg("--strict");
+    }
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).process_group(0);
+    command.spawn().context("cannot start the shared router")
+}
+
+/// The last lines of the log, for an error message.
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+/// Carry stdin to the router and the router's answers to stdout. Ends when the router closes
+/// the session, or soon after the agent closes stdin (what the router still sends for it is
+/// written first).
+async fn bridge(stream: UnixStream) {
+    let (mut from_router, mut to_router) = stream.into_split();
+    let down = async move {
+        let mut stdout = tokio::io::stdout();
+        let _ = tokio::io::copy(&mut from_router, &mut stdout).await;
+        let _ = stdout.flush().await;
+    };
+    tokio::pin!(down);
+    let up = async move {
+        let mut stdin = tokio::io::stdin();
+        let _ = tokio::io::copy(&mut stdin, &mut to_router).await;
+        let _ = to_router.shutdown().await;
+    };
+    tokio::select! {
+        () = &mut down => return,
+        () = up => {}
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(2), down).await;
+}

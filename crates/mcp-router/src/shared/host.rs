@@ -1,0 +1,45 @@
+//! The shared router's host: a server's question goes to the session whose call asked it —
+//! never to another session — and is declined when no call of a session is known to ask.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_connection_manager::{Asking, HostHandler};
+#[allow(deprecated)]
+use rmcp::model::ListRootsResult;
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+
+use super::session::CallOwners;
+
+/// Sends elicitations and roots requests to the calling session's client.
+pub(crate) struct SharedHost {
+    pub(crate) calls: Arc<CallOwners>,
+}
+
+#[async_trait]
+impl HostHandler for SharedHost {
+    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
+        let owner = asking.call_id.as_deref().and_then(|id| self.calls.owner(id));
+        let Some(owner) = owner.filter(|o| o.elicitation) else {
+            tracing::info!(server = %asking.server, "an elicitation no session can answer is declined");
+            return ElicitResult::new(ElicitationAction::Decline);
+        };
+        tracing::debug!(server = %asking.server, session = owner.session, "elicitation sent to its session");
+        match owner.peer.create_elicitation(request).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                tracing::info!(session = owner.session, "the session did not answer an elicitation: {e}");
+                ElicitResult::new(ElicitationAction::Cancel)
+            }
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, asking: &Asking) -> ListRootsResult {
+        let owner = asking.call_id.as_deref().and_then(|id| self.calls.owner(id));
+        match owner.filter(|o| o.roots) {
+            Some(owner) => owner.peer.list_roots().await.unwrap_or_default(),
+            None => ListRootsResult::default(),
+        }
+    }
+}

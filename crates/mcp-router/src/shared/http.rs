@@ -1,0 +1,113 @@
+//! The shared router on streamable HTTP: a loopback address only, a bearer secret in a file
+//! only this user can read, and no browser page of another origin (DNS rebinding).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::place::{Place, new_secret};
+use super::session::{SessionServer, Shared};
+
+/// Listen on `addr` (loopback only) and serve sessions there; returns the URL clients use.
+/// The secret goes to the place's secret file, the URL and pid to its address file.
+pub(crate) async fn start(
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    place: &Place,
+) -> anyhow::Result<String> {
+    if !addr.ip().is_loopback() {
+        bail!(
+            "the shared router listens on loopback addresses only ({addr} is not one): a router \
+             others can reach needs an OAuth resource-server configuration, which it does not have"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr()?;
+    let url = format!("http://{local}/mcp");
+    let secret = Arc::new(new_secret(&place.secret())?);
+    let address = serde_json::json!({"url": url, "pid": std::process::id()});
+    std::fs::write(place.address(), format!("{address}\n"))?;
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
+    let service = StreamableHttpService::new(
+        move || shared.open_session("http").map_err(std::io::Error::other),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    tokio::spawn(accept(listener, service, secret));
+    Ok(url)
+}
+
+type Service = StreamableHttpService<SessionServer, LocalSessionManager>;
+
+async fn accept(listener: tokio::net::TcpListener, service: Service, secret: Arc<String>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { continue };
+        let (service, secret) = (service.clone(), secret.clone());
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                let (service, secret) = (service.clone(), secret.clone());
+                async move {
+                    if !bearer_matches(&request, &secret) {
+                        return Ok::<_, Infallible>(refused());
+                    }
+                    Ok(service.handle(request).await)
+                }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) =
+                hyper::server::conn::http1::Builder::new().serve_connection(io, handler).await
+            {
+                tracing::debug!("http connection ended: {e}");
+            }
+        });
+    }
+}
+
+/// Whether the request carries `Authorization: Bearer <secret>` (compared in constant time).
+fn bearer_matches<B>(request: &Request<B>, secret: &str) -> bool {
+    let given = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    given.len() == secret.len()
+        && given.bytes().zip(secret.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+fn refused() -> Response<BoxBody<Bytes, Infallible>> {
+    let body = r#"{"error":"the shared router needs its bearer secret (the file beside its socket)"}"#;
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, "application/json".parse().expect("a header value"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_secret_passes() {
+        let with = |value: &str| {
+            Request::builder().header("authorization", value).body(()).expect("request")
+        };
+        assert!(bearer_matches(&with("Bearer abc123"), "abc123"));
+        assert!(!bearer_matches(&with("Bearer abc124"), "abc123"));
+        assert!(!bearer_matches(&with("Bearer abc1234"), "abc123"));
+        assert!(!bearer_matches(&with("abc123"), "abc123"));
+        assert!(!bearer_matches(&Request::new(()), "abc123"));
+    }
+}

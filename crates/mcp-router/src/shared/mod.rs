@@ -1,0 +1,12 @@
+//! One router for every agent of a user: `mcp-router serve` runs it (an MCP server on a Unix
+//! socket and, when asked, on loopback HTTP), `mcp-router connect` is the stdio bridge an agent
+//! lists as a server (starting the router when none runs), `mcp-router status` asks it what it
+//! runs. Servers start once for all sessions; each session has a router of its own.
+
+pub(crate) mod connect;
+mod host;
+mod http;
+mod place;
+pub(crate) mod serve;
+mod session;
+pub(crate) mod status;

@@ -1,0 +1,173 @@
+//! `mcp-router serve`: one router for every agent of this user and config. Sessions come over
+//! the Unix socket (what `connect` bridges to) and, when asked, streamable HTTP on a loopback
+//! address; each gets a router of its own over the servers they all share.
+
+use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use mcp_host::McpBackend as _;
+use rmcp::ServiceExt as _;
+use tokio::net::{UnixListener, UnixStream};
+
+use super::host::SharedHost;
+use super::place::{Place, current_uid, lock};
+use super::session::{CallOwners, Shared};
+use crate::setup::ConfigArg;
+
+/// `mcp-router serve`'s options.
+#[derive(clap::Args, Default)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) config: ConfigArg,
+    /// Also serve streamable HTTP on this loopback address (`127.0.0.1:0` picks a port); its
+    /// bearer secret and URL are written beside the socket. Other addresses are refused.
+    #[arg(long)]
+    pub(crate) listen: Option<SocketAddr>,
+    /// Stop once no session has been open for this many seconds (0: run until stopped).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) idle_timeout: u64,
+}
+
+/// Run the shared router until a signal, or until it has been idle for the idle timeout.
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    let place = Place::for_config(args.config.config.as_deref())?;
+    let Some(_held) = lock(&place.serve_lock(), false)? else {
+        bail!(
+            "a shared router already runs for this config (socket {})",
+            place.socket().display()
+        );
+    };
+    let config = crate::setup::config(&args.config)?;
+    let settings = config.settings.clone();
+    let calls = Arc::new(CallOwners::default());
+    let host = Arc::new(SharedHost { calls: calls.clone() });
+    let mut running = mcp_host::Assembly::new(config).host_handler(host).start()?;
+    if let Some(mut events) = running.take_events() {
+        tokio::spawn(async move { while events.recv().await.is_some() {} });
+    }
+    let events = running.event_sender().clone();
+    let shared = Shared::new(running.manager.clone(), settings, events, calls);
+    let sessions = bind_private(&place.socket())?;
+    let status = bind_private(&place.status_socket())?;
+    let http = match args.listen {
+        Some(addr) => Some(super::http::start(shared.clone(), addr, &place).await?),
+        None => None,
+    };
+    tokio::spawn(announce_tool_changes(shared.clone()));
+    eprintln!(
+        "mcp-router: shared router (pid {}) on {}{}",
+        std::process::id(),
+        place.socket().display(),
+        http.as_ref().map(|url| format!(" and {url}")).unwrap_or_default()
+    );
+    let info = RouterInfo { socket: place.socket(), http };
+    serve_until_done(&shared, &sessions, &status, &info, args.idle_timeout).await;
+    running.shutdown().await;
+    for file in [place.socket(), place.status_socket(), place.secret(), place.address()] {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(0)
+}
+
+/// What the status answer says of the router itself.
+pub(crate) struct RouterInfo {
+    pub(crate) socket: PathBuf,
+    pub(crate) http: Option<String>,
+}
+
+/// Accept sessions and status questions until a signal or the idle timeout.
+async fn serve_until_done(
+    shared: &Arc<Shared>,
+    sessions: &UnixListener,
+    status: &UnixListener,
+    info: &RouterInfo,
+    idle_timeout: u64,
+) {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("a SIGTERM handler");
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tokio::select! {
+            accepted = sessions.accept() => match accepted {
+                Ok((stream, _)) => { tokio::spawn(unix_session(shared.clone(), stream)); }
+                Err(e) => tracing::warn!("cannot accept a session: {e}"),
+            },
+            accepted = status.accept() => if let Ok((stream, _)) = accepted {
+                let answer = super::status::answer(shared, info);
+                tokio::spawn(super::status::send(stream, answer));
+            },
+            _ = tick.tick() => {
+                let idle = shared.idle_for();
+                if idle_timeout > 0 && idle.is_some_and(|d| d >= Duration::from_secs(idle_timeout)) {
+                    eprintln!("mcp-router: no session for {idle_timeout} s; the shared router stops");
+                    return;
+                }
+            }
+            _ = tokio::signal::ctrl_c() => return,
+            _ = terminate.recv() => return,
+        }
+    }
+}
+
+/// A Unix socket at `path` only this user may connect to (a stale file from a router that
+/// died is replaced: the caller holds the serve lock).
+fn bind_private(path: &Path) -> anyhow::Result<UnixListener> {
+    let _ = std::fs::remove_file(path);
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// One session over a Unix socket, from a process of this user only.
+async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == current_uid() => {}
+        Ok(cred) => {
+            tracing::warn!(uid = cred.uid(), "a session of another user is refused");
+            return;
+        }
+        Err(e) => {
+            tracing::warn!("a session whose user cannot be told is refused: {e}");
+            return;
+        }
+    }
+    let server = match shared.open_session("unix") {
+        Ok(server) => server,
+        Err(e) => return tracing::warn!("cannot open a session: {e:#}"),
+    };
+    let id = server.id();
+    let (read, write) = stream.into_split();
+    match server.serve((read, write)).await {
+        Ok(service) => {
+            let _ = service.waiting().await;
+        }
+        Err(e) => tracing::info!(session = id, "a session ended before its handshake: {e}"),
+    }
+}
+
+/// Tells every session when the servers' tools change (a server's `tools/list_changed`, a
+/// server started, restarted or stopped).
+async fn announce_tool_changes(shared: Arc<Shared>) {
+    let mut last = shared.manager.known_tools().await;
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = shared.manager.known_tools().await;
+        let changed = !Arc::ptr_eq(&now.tools, &last.tools) || now.unknown != last.unknown;
+        if changed {
+            let same = now.unknown == last.unknown
+                && now.tools.len() == last.tools.len()
+                && now.tools.iter().zip(last.tools.iter()).all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool);
+            if !same {
+                for peer in shared.peers() {
+                    let _ = peer.notify_tool_list_changed().await;
+                }
+            }
+            last = now;
+        }
+    }
+}

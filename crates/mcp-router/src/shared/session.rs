@@ -1,0 +1,347 @@
+//! One client's session of the shared router: an MCP server whose tools are what the embedded
+//! router offers a model, over the servers every session shares.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
+use mcp_host::{ToolOutput, ToolRouter, ToolSpec};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use router_protocol::ContentItem;
+
+/// What every session shares: the servers, the settings each session's router is built with,
+/// the sessions themselves and the calls in flight (whose session a server's question goes to).
+pub(crate) struct Shared {
+    pub(crate) manager: Arc<McpConnectionManager>,
+    settings: RouterSettings,
+    events: EventSender,
+    sessions: Mutex<BTreeMap<u64, SessionInfo>>,
+    next_session: AtomicU64,
+    /// Open sessions; [`Shared::idle_since`] is when it last fell to zero.
+    open: AtomicUsize,
+    idle_since: Mutex<Option<Instant>>,
+    pub(crate) calls: Arc<CallOwners>,
+    /// Each session's client, once it listed the tools: told when they change.
+    peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
+    started: SystemTime,
+}
+
+/// What `mcp-router status` says of a session.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct SessionInfo {
+    pub(crate) id: u64,
+    /// `unix` or `http`.
+    pub(crate) transport: &'static str,
+    /// Seconds since the Unix epoch.
+    pub(crate) since: u64,
+    pub(crate) client: Option<String>,
+    pub(crate) calls_in_flight: usize,
+    pub(crate) calls: u64,
+}
+
+/// The calls in flight, by the call id the shared router gave them: the session whose model
+/// made the call is the one a server's question about it goes to, never another.
+#[derive(Default)]
+pub(crate) struct CallOwners {
+    owners: Mutex<HashMap<String, Owner>>,
+}
+
+/// The session a call belongs to.
+#[derive(Clone)]
+pub(crate) struct Owner {
+    pub(crate) session: u64,
+    pub(crate) peer: Peer<RoleServer>,
+    /// Whether the session's client declared elicitation and roots.
+    pub(crate) elicitation: bool,
+    pub(crate) roots: bool,
+}
+
+impl CallOwners {
+    /// The session of `call_id`, while the call is in flight.
+    pub(crate) fn owner(&self, call_id: &str) -> Option<Owner> {
+        self.owners.lock().expect("call owners").get(call_id).cloned()
+    }
+
+    fn insert(&self, call_id: String, owner: Owner) {
+        self.owners.lock().expect("call owners").insert(call_id, owner);
+    }
+
+    fn remove(&self, call_id: &str) {
+        self.owners.lock().expect("call owners").remove(call_id);
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(
+        manager: Arc<McpConnectionManager>,
+        settings: RouterSettings,
+        events: EventSender,
+        calls: Arc<CallOwners>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            manager,
+            settings,
+            events,
+            sessions: Mutex::default(),
+            next_session: AtomicU64::new(1),
+            open: AtomicUsize::new(0),
+            idle_since: Mutex::new(Some(Instant::now())),
+            calls,
+            peers: Mutex::default(),
+            started: SystemTime::now(),
+        })
+    }
+
+    /// A new session of `transport`, with a router of its own (its revealed tools, budgets and
+    /// continuations are its own; the servers are everyone's).
+    pub(crate) fn open_session(
+        self: &Arc<Self>,
+        transport: &'static str,
+    ) -> anyhow::Result<SessionServer> {
+        let router = ToolRouter::with_mcp_settings(self.manager.clone(), &self.settings)?;
+        let id = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let info = SessionInfo {
+            id,
+            transport,
+            since: unix_seconds(SystemTime::now()),
+            client: None,
+            calls_in_flight: 0,
+            calls: 0,
+        };
+        self.sessions.lock().expect("sessions").insert(id, info);
+        self.open.fetch_add(1, Ordering::SeqCst);
+        *self.idle_since.lock().expect("idle") = None;
+        tracing::info!(session = id, transport, "session opened");
+        let guard = Arc::new(SessionGuard { shared: self.clone(), id });
+        Ok(SessionServer {
+            shared: self.clone(),
+            id,
+            router: Arc::new(router),
+            next_call: Arc::new(AtomicU64::new(1)),
+            _guard: guard,
+        })
+    }
+
+    /// How long no session has been open (`None` while one is).
+    pub(crate) fn idle_for(&self) -> Option<std::time::Duration> {
+        self.idle_since.lock().expect("idle").map(|since| since.elapsed())
+    }
+
+    /// The sessions now, by id.
+    pub(crate) fn sessions(&self) -> Vec<SessionInfo> {
+        self.sessions.lock().expect("sessions").values().cloned().collect()
+    }
+
+    /// The clients of the sessions that listed the tools.
+    pub(crate) fn peers(&self) -> Vec<Peer<RoleServer>> {
+        self.peers.lock().expect("peers").values().cloned().collect()
+    }
+
+    /// When this router started (seconds since the Unix epoch).
+    pub(crate) fn started(&self) -> u64 {
+        unix_seconds(self.started)
+    }
+
+    fn update(&self, id: u64, change: impl FnOnce(&mut SessionInfo)) {
+        if let Some(info) = self.sessions.lock().expect("sessions").get_mut(&id) {
+            change(info);
+        }
+    }
+}
+
+fn unix_seconds(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Ends the session's record when the last clone of its server is dropped.
+struct SessionGuard {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.shared.sessions.lock().expect("sessions").remove(&self.id);
+        self.shared.peers.lock().expect("peers").remove(&self.id);
+        if self.shared.open.fetch_sub(1, Ordering::SeqCst) == 1 {
+            *self.shared.idle_since.lock().expect("idle") = Some(Instant::now());
+        }
+        tracing::info!(session = self.id, "session closed");
+    }
+}
+
+/// One session's MCP server: `tools/list` is the session's router's specs, `tools/call` its
+/// dispatch.
+#[derive(Clone)]
+pub(crate) struct SessionServer {
+    shared: Arc<Shared>,
+    id: u64,
+    router: Arc<ToolRouter>,
+    next_call: Arc<AtomicU64>,
+    _guard: Arc<SessionGuard>,
+}
+
+impl SessionServer {
+    /// This session's id (as `mcp-router status` shows it).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    async fn dispatch(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let n = self.next_call.fetch_add(1, Ordering::Relaxed);
+        let call_id = format!("s{}-{n}", self.id);
+        let declared = context.client_capabilities();
+        let owner = Owner {
+            session: self.id,
+            peer: context.peer.clone(),
+            elicitation: declared.as_ref().is_some_and(|c| c.elicitation.is_some()),
+            roots: declared.as_ref().is_some_and(|c| c.roots.is_some()),
+        };
+        self.shared.calls.insert(call_id.clone(), owner);
+        self.shared.update(self.id, |info| {
+            info.calls_in_flight += 1;
+            info.calls += 1;
+        });
+        let revealed = self.router.revealed_tools().map(|r| r.len());
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall { call_id: call_id.clone(), name: request.name.to_string(), arguments: arguments.into() };
+        let ctx = CallContext::new(self.shared.events.clone());
+        let outcome = tokio::select! {
+            outcome = self.router.dispatch_to_output(&ctx, call) => Some(outcome),
+            () = context.ct.cancelled() => None,
+        };
+        self.shared.calls.remove(&call_id);
+        self.shared.update(self.id, |info| info.calls_in_flight -= 1);
+        if self.router.revealed_tools().map(|r| r.len()) != revealed {
+            // A search revealed tools: this session's list changed (and only this one's).
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        match outcome {
+            Some(Ok(output)) => Ok(to_call_result(output)),
+            Some(Err(e)) => Err(ErrorData::internal_error(e.to_string(), None)),
+            None => Err(ErrorData::internal_error("the call was cancelled by the client", None)),
+        }
+    }
+}
+
+impl ServerHandler for SessionServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "The shared mcp-router: the tools of every configured MCP server (mcp__server__tool), \
+                 the resource tools and, with tool search on, search_mcp_tools.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        if let Some(info) = context.peer.peer_info() {
+            let client = format!("{} {}", info.client_info.name, info.client_info.version);
+            self.shared.update(self.id, |session| session.client = Some(client));
+        }
+        self.shared.peers.lock().expect("peers").insert(self.id, context.peer.clone());
+        let tools = self.router.specs().await.into_iter().map(to_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.dispatch(request, context).await?.into())
+    }
+}
+
+/// A spec as an MCP tool (its parameters are always a JSON object schema).
+fn to_tool(spec: ToolSpec) -> Tool {
+    let schema = match spec.parameters {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::from_iter([("type".to_string(), "object".into())]),
+    };
+    Tool::new(spec.name, spec.description, schema)
+}
+
+/// The router's output as an MCP tool result: an MCP tool's result as its server gave it; a
+/// function tool's text (or items) with `isError` when it failed.
+pub(crate) fn to_call_result(output: ToolOutput) -> CallToolResult {
+    match output {
+        ToolOutput::Mcp { result: Ok(result) } => {
+            Arc::try_unwrap(result).unwrap_or_else(|shared| (*shared).clone())
+        }
+        ToolOutput::Mcp { result: Err(message) } => {
+            CallToolResult::error(vec![ContentBlock::text(message)])
+        }
+        ToolOutput::Function { content, content_items, success } => {
+            let blocks = match content_items {
+                Some(items) => items.into_iter().map(to_block).collect(),
+                None => vec![ContentBlock::text(content.as_str())],
+            };
+            match success {
+                Some(false) => CallToolResult::error(blocks),
+                _ => CallToolResult::success(blocks),
+            }
+        }
+    }
+}
+
+/// An output item as a content block: an image given as a `data:` URL becomes an image block.
+fn to_block(item: ContentItem) -> ContentBlock {
+    match item {
+        ContentItem::InputText { text } => ContentBlock::text(text),
+        ContentItem::InputImage { image_url } => {
+            let data_url = image_url
+                .strip_prefix("data:")
+                .and_then(|rest| rest.split_once(";base64,"));
+            match data_url {
+                Some((mime, data)) => ContentBlock::image(data, mime),
+                None => ContentBlock::text(image_url),
+            }
+        }
+        other => ContentBlock::text(serde_json::to_string(&other).unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_function_output_is_an_error_result_and_images_stay_images() {
+        let failed = to_call_result(ToolOutput::failure("no such server: `x`"));
+        assert_eq!(failed.is_error, Some(true));
+        let text = serde_json::to_value(&failed.content).expect("json");
+        assert_eq!(text[0]["text"], "no such server: `x`");
+        let items = ToolOutput::Function {
+            content: String::from("{}").into(),
+            content_items: Some(vec![
+                ContentItem::InputText { text: "a chart".into() },
+                ContentItem::InputImage { image_url: "data:image/png;base64,iVBO".into() },
+            ]),
+            success: None,
+        };
+        let result = to_call_result(items);
+        assert_eq!(result.is_error, Some(false));
+        let blocks = serde_json::to_value(&result.content).expect("json");
+        assert_eq!(blocks[1]["type"], "image");
+        assert_eq!(blocks[1]["mimeType"], "image/png");
+        assert_eq!(blocks[1]["data"], "iVBO");
+    }
+}
