@@ -414,13 +414,16 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => shared::serve::run(args).await,
         Command::Connect(args) => shared::connect::run(args).await,
         Command::Status { config, json } => shared::status::run(&config, json).await,
-        Command::ServeDemo(args) => {
-            let faults = std::sync::Arc::new(process_faults::ThisProcess);
-            demo_server::serve(&args, Some(faults), |addr| {
-                println!("listening on http://{addr}/mcp");
-            })
-            .await?;
-            Ok(0)
-        }
+        Command::ServeDemo(args) => serve_demo(args).await,
     }
+}
+
+/// The bundled demo server, with this process's fault hooks.
+async fn serve_demo(args: demo_server::ServeArgs) -> anyhow::Result<i32> {
+    let faults = std::sync::Arc::new(process_faults::ThisProcess);
+    demo_server::serve(&args, Some(faults), |addr| {
+        println!("listening on http://{addr}/mcp");
+    })
+    .await?;
+    Ok(0)
 }

@@ -55,10 +55,17 @@ async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixS
             break stream;
         }
         if let Some(status) = child.try_wait()? {
-            bail!("the shared router exited at its start ({status}); its log: {}", log_tail(&place.log()));
+            bail!(
+                "the shared router exited at its start ({status}); its log: {}",
+                log_tail(&place.log())
+            );
         }
         if Instant::now() > deadline {
-            bail!("the shared router did not take sessions within {} s; its log: {}", START_WAIT.as_secs(), place.log().display());
+            bail!(
+                "the shared router did not take sessions within {} s; its log: {}",
+                START_WAIT.as_secs(),
+                place.log().display()
+            );
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };

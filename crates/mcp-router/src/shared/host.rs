@@ -28,7 +28,10 @@ impl HostHandler for SharedHost {
         match owner.peer.create_elicitation(request).await {
             Ok(answer) => answer,
             Err(e) => {
-                tracing::info!(session = owner.session, "the session did not answer an elicitation: {e}");
+                tracing::info!(
+                    session = owner.session,
+                    "the session did not answer an elicitation: {e}"
+                );
                 ElicitResult::new(ElicitationAction::Cancel)
             }
         }

@@ -22,12 +22,7 @@ pub(crate) async fn start(
     addr: SocketAddr,
     place: &Place,
 ) -> anyhow::Result<String> {
-    if !addr.ip().is_loopback() {
-        bail!(
-            "the shared router listens on loopback addresses only ({addr} is not one): a router \
-             others can reach needs an OAuth resource-server configuration, which it does not have"
-        );
-    }
+    check_loopback(addr)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
@@ -36,8 +31,11 @@ pub(crate) async fn start(
     let secret = Arc::new(new_secret(&place.secret())?);
     let address = serde_json::json!({"url": url, "pid": std::process::id()});
     std::fs::write(place.address(), format!("{address}\n"))?;
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]);
+    let config = StreamableHttpServerConfig::default().with_allowed_origins([
+        "http://localhost:*",
+        "http://127.0.0.1:*",
+        "http://[::1]:*",
+    ]);
     let service = StreamableHttpService::new(
         move || shared.open_session("http").map_err(std::io::Error::other),
         Arc::new(LocalSessionManager::default()),
@@ -47,6 +45,17 @@ pub(crate) async fn start(
     Ok(url)
 }
 
+/// Refuses an address other machines could reach.
+pub(crate) fn check_loopback(addr: SocketAddr) -> anyhow::Result<()> {
+    if !addr.ip().is_loopback() {
+        bail!(
+            "the shared router listens on loopback addresses only ({addr} is not one): a router \
+             others can reach needs an OAuth resource-server configuration, which it does not have"
+        );
+    }
+    Ok(())
+}
+
 type Service = StreamableHttpService<SessionServer, LocalSessionManager>;
 
 async fn accept(listener: tokio::net::TcpListener, service: Service, secret: Arc<String>) {
@@ -54,15 +63,16 @@ async fn accept(listener: tokio::net::TcpListener, service: Service, secret: Arc
         let Ok((stream, _)) = listener.accept().await else { continue };
         let (service, secret) = (service.clone(), secret.clone());
         tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                let (service, secret) = (service.clone(), secret.clone());
-                async move {
-                    if !bearer_matches(&request, &secret) {
-                        return Ok::<_, Infallible>(refused());
+            let handler =
+                hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                    let (service, secret) = (service.clone(), secret.clone());
+                    async move {
+                        if !bearer_matches(&request, &secret) {
+                            return Ok::<_, Infallible>(refused());
+                        }
+                        Ok(service.handle(request).await)
                     }
-                    Ok(service.handle(request).await)
-                }
-            });
+                });
             let io = hyper_util::rt::TokioIo::new(stream);
             if let Err(e) =
                 hyper::server::conn::http1::Builder::new().serve_connection(io, handler).await
@@ -86,7 +96,8 @@ fn bearer_matches<B>(request: &Request<B>, secret: &str) -> bool {
 }
 
 fn refused() -> Response<BoxBody<Bytes, Infallible>> {
-    let body = r#"{"error":"the shared router needs its bearer secret (the file beside its socket)"}"#;
+    let body =
+        r#"{"error":"the shared router needs its bearer secret (the file beside its socket)"}"#;
     let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response

@@ -102,10 +102,13 @@ fn private_dir(dir: &Path) -> anyhow::Result<()> {
             .create(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let meta = std::fs::symlink_metadata(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?;
+    let meta =
+        std::fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
     if !meta.is_dir() || meta.uid() != current_uid() {
-        bail!("{} is not a directory of this user; the shared router will not use it", dir.display());
+        bail!(
+            "{} is not a directory of this user; the shared router will not use it",
+            dir.display()
+        );
     }
     if meta.mode() & 0o077 != 0 {
         bail!(

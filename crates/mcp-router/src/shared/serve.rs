@@ -34,12 +34,12 @@ pub(crate) struct ServeArgs {
 
 /// Run the shared router until a signal, or until it has been idle for the idle timeout.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    if let Some(addr) = args.listen {
+        super::http::check_loopback(addr)?;
+    }
     let place = Place::for_config(args.config.config.as_deref())?;
     let Some(_held) = lock(&place.serve_lock(), false)? else {
-        bail!(
-            "a shared router already runs for this config (socket {})",
-            place.socket().display()
-        );
+        bail!("a shared router already runs for this config (socket {})", place.socket().display());
     };
     let config = crate::setup::config(&args.config)?;
     let settings = config.settings.clone();
@@ -161,7 +161,11 @@ async fn announce_tool_changes(shared: Arc<Shared>) {
         if changed {
             let same = now.unknown == last.unknown
                 && now.tools.len() == last.tools.len()
-                && now.tools.iter().zip(last.tools.iter()).all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool);
+                && now
+                    .tools
+                    .iter()
+                    .zip(last.tools.iter())
+                    .all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool);
             if !same {
                 for peer in shared.peers() {
                     let _ = peer.notify_tool_list_changed().await;

@@ -215,7 +215,11 @@ impl SessionServer {
         });
         let revealed = self.router.revealed_tools().map(|r| r.len());
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall { call_id: call_id.clone(), name: request.name.to_string(), arguments: arguments.into() };
+        let call = ToolCall {
+            call_id: call_id.clone(),
+            name: request.name.to_string(),
+            arguments: arguments.into(),
+        };
         let ctx = CallContext::new(self.shared.events.clone());
         let outcome = tokio::select! {
             outcome = self.router.dispatch_to_output(&ctx, call) => Some(outcome),
@@ -307,9 +311,8 @@ fn to_block(item: ContentItem) -> ContentBlock {
     match item {
         ContentItem::InputText { text } => ContentBlock::text(text),
         ContentItem::InputImage { image_url } => {
-            let data_url = image_url
-                .strip_prefix("data:")
-                .and_then(|rest| rest.split_once(";base64,"));
+            let data_url =
+                image_url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,"));
             match data_url {
                 Some((mime, data)) => ContentBlock::image(data, mime),
                 None => ContentBlock::text(image_url),

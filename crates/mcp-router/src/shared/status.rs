@@ -78,7 +78,8 @@ pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32
     };
     let mut text = String::new();
     stream.read_to_string(&mut text).await.context("cannot read the router's status")?;
-    let status: Value = serde_json::from_str(text.trim()).context("the router's status is not JSON")?;
+    let status: Value =
+        serde_json::from_str(text.trim()).context("the router's status is not JSON")?;
     if as_json {
         outln!("{status}");
         return Ok(0);

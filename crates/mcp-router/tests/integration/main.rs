@@ -26,6 +26,7 @@ mod otel;
 mod prompts;
 mod results;
 mod search;
+mod shared;
 mod skills;
 mod startup;
 mod support;

@@ -1,0 +1,354 @@
+//! The shared router: agents list `mcp-router connect` as a stdio server; the first one starts
+//! `mcp-router serve`, the others join it; every configured server runs once for all of them,
+//! and each session keeps what is its own (a server's question goes to the session whose call
+//! asked). The router stops after its idle timeout with every server; killed, it leaves none.
+//! Its HTTP listener lets in only the bearer secret, and no foreign Origin. Real processes
+//! throughout: the router binary, the demo servers, rmcp clients over the bridge's stdio.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
+use serde_json::{Value, json};
+
+use crate::support::{DEMO, marker, router_command, wait_gone, write_config};
+
+/// A client that answers every elicitation with its own name and counts what it was sent.
+#[derive(Clone)]
+struct Agent {
+    name: String,
+    asked: Arc<AtomicUsize>,
+    tools_changed: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Agent {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        ClientConfig::new(capabilities, Implementation::new(self.name.clone(), "1"))
+            .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let content = json!({"name": self.name});
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// One agent's `mcp-router connect` and its MCP session through it.
+struct Session {
+    agent: Agent,
+    service: RunningService<RoleClient, Agent>,
+    bridge: tokio::process::Child,
+}
+
+/// A user's machine: a runtime directory and a config of two demo servers whose processes
+/// carry `marker`.
+struct Machine {
+    _dir: tempfile::TempDir,
+    runtime: PathBuf,
+    config: PathBuf,
+    marker: String,
+}
+
+impl Machine {
+    fn new(prefix: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = marker(prefix);
+        let text = format!(
+            r#"
+[mcp_servers.docs]
+command = "{DEMO}"
+args = ["--name", "{marker}-docs", "--page-size", "2"]
+
+[mcp_servers.notes]
+command = "{DEMO}"
+args = ["--name", "{marker}-notes"]
+"#
+        );
+        let config = write_config(&dir, "config.toml", &text);
+        let runtime = dir.path().join("run");
+        std::fs::create_dir(&runtime).expect("runtime dir");
+        Self { runtime, config, marker, _dir: dir }
+    }
+
+    fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = router_command();
+        command.env("XDG_RUNTIME_DIR", &self.runtime).args(args).arg("--config").arg(&self.config);
+        command
+    }
+
+    async fn connect(&self, name: &str) -> Session {
+        let mut command =
+            tokio::process::Command::from(self.command(&["connect", "--idle-timeout", "1"]));
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut bridge = command.spawn().expect("spawn mcp-router connect");
+        let stdout = bridge.stdout.take().expect("stdout");
+        let stdin = bridge.stdin.take().expect("stdin");
+        let agent =
+            Agent { name: name.to_string(), asked: Arc::default(), tools_changed: Arc::default() };
+        let service =
+            agent.clone().serve((stdout, stdin)).await.expect("the handshake through connect");
+        Session { agent, service, bridge }
+    }
+
+    /// `mcp-router status --json`.
+    fn status(&self) -> Value {
+        let out = self.command(&["status", "--json"]).output().expect("status");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("status JSON")
+    }
+
+    /// The demo servers' processes (not their guards, which carry the marker too).
+    fn servers(&self) -> Vec<u32> {
+        crate::support::live_processes(|_, cmdline, _| {
+            cmdline.starts_with(DEMO) && cmdline.contains(&self.marker)
+        })
+    }
+
+    /// The shared router's processes for this config.
+    fn routers(&self) -> Vec<u32> {
+        let config = self.config.to_str().expect("UTF-8");
+        crate::support::live_processes(|_, cmdline, _| {
+            cmdline.contains("serve\0") && cmdline.contains(config)
+        })
+    }
+
+    fn place_files(&self) -> Vec<String> {
+        let dir = self.runtime.join("mcp-router");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries.filter_map(|e| e.ok()?.file_name().to_str().map(str::to_string)).collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
+
+async fn call(session: &Session, name: &str, arguments: Value) -> (bool, String) {
+    let mut params = CallToolRequestParams::new(name.to_string());
+    params.arguments = arguments.as_object().cloned();
+    let result = session.service.call_tool(params).await.expect("tools/call");
+    let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
+    (result.is_error == Some(true), text.unwrap_or_default())
+}
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what} did not happen within {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agents_share_one_process_per_server_and_keep_their_own_sessions() {
+    let machine = Machine::new("shared");
+    // Three agents start at once: one router starts, and each server once.
+    let (a, b, c) =
+        tokio::join!(machine.connect("ada"), machine.connect("bob"), machine.connect("cy"));
+    assert_eq!(machine.routers().len(), 1, "one shared router");
+    wait_for("both servers ready", Duration::from_secs(10), || {
+        let status = machine.status();
+        let servers = status["servers"].as_array().cloned().unwrap_or_default();
+        servers.len() == 2 && servers.iter().all(|s| s["state"] == "ready")
+    });
+    assert_eq!(machine.servers().len(), 2, "one process per server");
+    let status = machine.status();
+    assert_eq!(status["sessions"].as_array().map(Vec::len), Some(3), "{status:#}");
+    for server in status["servers"].as_array().expect("servers") {
+        assert_eq!(server["shared"], true, "{server}");
+        assert!(
+            server["pid"].as_u64().is_some() && server["rss_kib"].as_u64().is_some(),
+            "{server}"
+        );
+    }
+
+    // Each lists and calls tools and reads resources through the shared servers.
+    for session in [&a, &b, &c] {
+        let tools = session.service.list_all_tools().await.expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for expected in
+            ["list_mcp_resources", "read_mcp_resource", "mcp__docs__ask", "mcp__notes__echo"]
+        {
+            assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        }
+        let (failed, text) =
+            call(session, "mcp__notes__echo", json!({"text": session.agent.name})).await;
+        assert!(!failed && text == format!("Echo: {}", session.agent.name), "{text}");
+        let (failed, text) = call(
+            session,
+            "read_mcp_resource",
+            json!({"server": "docs", "uri": "demo://docs/README.md"}),
+        )
+        .await;
+        assert!(!failed && text.contains("\"contents\""), "{text}");
+    }
+    // A server's question goes to the session whose call asked it, never to another.
+    let (failed, text) = call(&b, "mcp__docs__ask", json!({})).await;
+    assert!(!failed, "{text}");
+    assert_eq!(text, r#"accepted: {"name":"bob"}"#);
+    assert_eq!([&a, &b, &c].map(|s| s.agent.asked.load(Ordering::SeqCst)), [0, 1, 0]);
+    let (_, text) = call(&c, "mcp__docs__ask", json!({})).await;
+    assert_eq!(text, r#"accepted: {"name":"cy"}"#);
+    assert_eq!(machine.servers().len(), 2, "still one process per server");
+
+    // An agent killed mid-call leaves the router and the others working.
+    let mut a = a;
+    let slow = {
+        let peer = a.service.peer().clone();
+        tokio::spawn(async move {
+            let mut params = CallToolRequestParams::new("mcp__notes__sleep");
+            params.arguments = json!({"ms": 3000}).as_object().cloned();
+            peer.call_tool(params).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.bridge.kill().await.expect("kill a's bridge");
+    assert!(slow.await.expect("join").is_err(), "a's call ended with its bridge");
+    let (failed, text) = call(&b, "mcp__notes__echo", json!({"text": "still here"})).await;
+    assert!(!failed && text == "Echo: still here", "{text}");
+    wait_for("a's session closed", Duration::from_secs(10), || {
+        machine.status()["sessions"].as_array().map(Vec::len) == Some(2)
+    });
+
+    // The last agents leave: after the idle timeout the router stops, every server with it,
+    // and its socket and secret are gone.
+    for session in [b, c] {
+        let Session { service, mut bridge, .. } = session;
+        drop(service);
+        let _ = tokio::time::timeout(Duration::from_secs(5), bridge.wait()).await;
+    }
+    let left = wait_gone(&machine.marker, Duration::from_secs(15));
+    assert_eq!(left, Vec::<u32>::new(), "servers left after the idle timeout");
+    wait_for("the router stopped", Duration::from_secs(5), || machine.routers().is_empty());
+    let files = machine.place_files();
+    assert!(files.iter().all(|f| !f.ends_with(".sock")), "{files:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_router_killed_leaves_no_server_and_ends_its_bridges() {
+    let machine = Machine::new("shared-kill");
+    let mut session = machine.connect("ada").await;
+    let (failed, text) = call(&session, "mcp__docs__echo", json!({"text": "x"})).await;
+    assert!(!failed, "{text}");
+    wait_for("both servers started", Duration::from_secs(10), || machine.servers().len() == 2);
+    let pid = machine.status()["pid"].as_u64().expect("the router's pid") as i32;
+    // SAFETY: a plain kill(2) of the router this test started.
+    #[allow(unsafe_code)]
+    let killed = unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert_eq!(killed, 0);
+    assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
+    let exited = tokio::time::timeout(Duration::from_secs(5), session.bridge.wait()).await;
+    assert!(exited.is_ok(), "connect ends when its router is gone");
+    // The next agent starts a new router over the stale socket file.
+    let again = machine.connect("bob").await;
+    let (failed, text) = call(&again, "mcp__notes__echo", json!({"text": "back"})).await;
+    assert!(!failed && text == "Echo: back", "{text}");
+    assert_eq!(machine.routers().len(), 1);
+    drop(again);
+    assert_eq!(wait_gone(&machine.marker, Duration::from_secs(15)), Vec::<u32>::new());
+}
+
+/// `mcp-router serve --listen 127.0.0.1:0`: the URL and the secret beside the socket.
+fn serve_http(machine: &Machine) -> (std::process::Child, String, String) {
+    let mut child = machine
+        .command(&["serve", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let place = machine.runtime.join("mcp-router");
+    let address = |name: &str| {
+        std::fs::read_dir(&place)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(name)))
+    };
+    wait_for("the address file", Duration::from_secs(10), || {
+        assert!(child.try_wait().expect("try_wait").is_none(), "serve exited");
+        address(".http").is_some()
+    });
+    let read = |p: Option<PathBuf>| std::fs::read_to_string(p.expect("file")).expect("read");
+    let url: Value = serde_json::from_str(&read(address(".http"))).expect("JSON");
+    let secret = read(address(".secret"));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(address(".secret").expect("secret")).expect("meta").permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "the secret is the user's alone");
+    (child, url["url"].as_str().expect("url").to_string(), secret)
+}
+
+async fn post(url: &str, headers: &[(&str, &str)]) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}});
+    let client = reqwest::Client::new();
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.expect("a response").status().as_u16()
+}
+
+#[tokio::test]
+async fn http_lets_in_only_the_secret_and_no_foreign_origin() {
+    let machine = Machine::new("shared-http");
+    let (mut child, url, secret) = serve_http(&machine);
+    let bearer = format!("Bearer {secret}");
+    assert_eq!(post(&url, &[]).await, 401, "no secret");
+    assert_eq!(post(&url, &[("authorization", "Bearer 0123")]).await, 401, "a wrong secret");
+    let foreign = [("authorization", bearer.as_str()), ("origin", "http://evil.example")];
+    assert_eq!(post(&url, &foreign).await, 403, "a web page's Origin");
+    assert_eq!(post(&url, &[("authorization", bearer.as_str())]).await, 200, "the secret");
+    let local = [("authorization", bearer.as_str()), ("origin", "http://localhost:6274")];
+    assert_eq!(post(&url, &local).await, 200, "a page of this machine");
+    // A second router for the same config is refused while this one runs.
+    let out = machine.command(&["serve"]).output().expect("serve again");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already runs"));
+    // SAFETY: SIGTERM to the router this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert!(child.wait().expect("wait").success());
+    assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
+    let files = machine.place_files();
+    assert!(files.iter().all(|f| !f.ends_with(".secret") && !f.ends_with(".sock")), "{files:?}");
+}
+
+#[test]
+fn a_non_loopback_address_is_refused() {
+    let machine = Machine::new("shared-remote");
+    let out = machine.command(&["serve", "--listen", "0.0.0.0:0"]).output().expect("serve");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("loopback addresses only"), "{stderr}");
+    assert!(machine.servers().is_empty(), "refused before any server starts");
+}
