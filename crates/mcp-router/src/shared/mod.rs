@@ -3,6 +3,7 @@
 //! lists as a server (starting the router when none runs), `mcp-router status` asks it what it
 //! runs. Servers start once for all sessions; each session has a router of its own.
 
+mod backend;
 pub(crate) mod connect;
 mod host;
 mod http;

@@ -16,6 +16,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use router_protocol::ContentItem;
 
+use super::backend::{ChangeHub, SessionBackend};
+
 /// What every session shares: the servers, the settings each session's router is built with,
 /// the sessions themselves and the calls in flight (whose session a server's question goes to).
 pub(crate) struct Shared {
@@ -28,6 +30,8 @@ pub(crate) struct Shared {
     open: AtomicUsize,
     idle_since: Mutex<Option<Instant>>,
     pub(crate) calls: Arc<CallOwners>,
+    /// The resource changes, per session.
+    changes: Arc<ChangeHub>,
     /// Each session's client, once it listed the tools: told when they change.
     peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     started: SystemTime,
@@ -95,6 +99,7 @@ impl Shared {
             idle_since: Mutex::new(Some(Instant::now())),
             calls,
             peers: Mutex::default(),
+            changes: Arc::default(),
             started: SystemTime::now(),
         })
     }
@@ -105,8 +110,13 @@ impl Shared {
         self: &Arc<Self>,
         transport: &'static str,
     ) -> anyhow::Result<SessionServer> {
-        let router = ToolRouter::with_mcp_settings(self.manager.clone(), &self.settings)?;
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let backend = SessionBackend {
+            manager: self.manager.clone(),
+            hub: self.changes.clone(),
+            session: id,
+        };
+        let router = ToolRouter::with_mcp_settings(Arc::new(backend), &self.settings)?;
         let info = SessionInfo {
             id,
             transport,
@@ -170,6 +180,7 @@ impl Drop for SessionGuard {
     fn drop(&mut self) {
         self.shared.sessions.lock().expect("sessions").remove(&self.id);
         self.shared.peers.lock().expect("peers").remove(&self.id);
+        self.shared.changes.forget(self.id);
         if self.shared.open.fetch_sub(1, Ordering::SeqCst) == 1 {
             *self.shared.idle_since.lock().expect("idle") = Some(Instant::now());
         }

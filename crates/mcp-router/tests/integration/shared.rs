@@ -245,6 +245,79 @@ async fn agents_share_one_process_per_server_and_keep_their_own_sessions() {
     assert!(files.iter().all(|f| !f.ends_with(".sock")), "{files:?}");
 }
 
+/// The URIs a resource-tool output says changed since they were read.
+fn changed(text: &str) -> Vec<String> {
+    let payload: Value = serde_json::from_str(text).unwrap_or_default();
+    let changed = payload["changed"].as_array().cloned().unwrap_or_default();
+    changed.iter().filter_map(|c| c["uri"].as_str().map(str::to_string)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_session_hears_only_of_changes_to_what_it_read() {
+    let machine = Machine::new("shared-changes");
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    let (_, listed) = call(&a, "list_mcp_resources", json!({"server": "notes"})).await;
+    let listed: Value = serde_json::from_str(&listed).expect("a list payload");
+    let uri = listed["resources"][0]["uri"].as_str().expect("a resource").to_string();
+    let read = json!({"server": "notes", "uri": uri});
+    let (failed, text) = call(&a, "read_mcp_resource", read.clone()).await;
+    assert!(!failed, "{text}");
+    // The server is watching for the router once `touch` finds a watcher.
+    wait_for_async("the subscription", || async {
+        let (_, told) = call(&b, "mcp__notes__touch", json!({"uri": uri})).await;
+        told.starts_with("told 1 ")
+    })
+    .await;
+    let list = json!({"server": "notes"});
+    let mut heard = Vec::new();
+    for _ in 0..100 {
+        heard = changed(&call(&a, "list_mcp_resources", list.clone()).await.1);
+        if !heard.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(heard, vec![uri.clone()], "the session that read it hears of the change");
+    assert_eq!(
+        changed(&call(&a, "list_mcp_resources", list.clone()).await.1),
+        Vec::<String>::new(),
+        "once"
+    );
+    assert_eq!(
+        changed(&call(&b, "list_mcp_resources", list.clone()).await.1),
+        Vec::<String>::new(),
+        "not another session"
+    );
+    // Both read it now: a change reaches both, and one taking it leaves it for the other.
+    assert!(!call(&b, "read_mcp_resource", read.clone()).await.0);
+    assert!(!call(&a, "read_mcp_resource", read.clone()).await.0);
+    let (_, told) = call(&b, "mcp__notes__touch", json!({"uri": uri})).await;
+    assert!(told.starts_with("told 1 "), "{told}");
+    let mut heard_a = Vec::new();
+    for _ in 0..100 {
+        heard_a = changed(&call(&a, "list_mcp_resources", list.clone()).await.1);
+        if !heard_a.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(heard_a, vec![uri.clone()]);
+    assert_eq!(changed(&call(&b, "list_mcp_resources", list.clone()).await.1), vec![uri.clone()]);
+}
+
+async fn wait_for_async<F: std::future::Future<Output = bool>>(
+    what: &str,
+    mut done: impl FnMut() -> F,
+) {
+    for _ in 0..100 {
+        if done().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not happen within 5 s");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_router_killed_leaves_no_server_and_ends_its_bridges() {
     let machine = Machine::new("shared-kill");

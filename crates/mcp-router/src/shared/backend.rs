@@ -1,0 +1,215 @@
+//! A session's view of the shared servers: every request goes to the one manager, but the
+//! resources a session read, and the changes to them, are that session's own — a change one
+//! session's model read is told to that session, and taking it does not take it from another.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use mcp_host::backend::{
+    Aggregate, AppsBackend, KnownTools, ListKind, Page, PromptsBackend, QualifiedTool, Reuse,
+    SharedListing, SkillsBackend, TasksBackend,
+};
+use mcp_host::{McpBackend, McpConnectionManager, McpError};
+use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
+use router_protocol::ResourceChange;
+
+/// Most resources one session is told about.
+const READ_PER_SESSION: usize = 4096;
+
+/// The changes the servers reported, handed out to the sessions that read those resources.
+#[derive(Default)]
+pub(crate) struct ChangeHub {
+    sessions: Mutex<BTreeMap<u64, SessionChanges>>,
+}
+
+#[derive(Default)]
+struct SessionChanges {
+    read: HashSet<(String, String)>,
+    pending: Vec<ResourceChange>,
+}
+
+impl ChangeHub {
+    /// Take what the manager holds and queue each change for every session that read it.
+    fn pump(&self, manager: &McpConnectionManager) {
+        let changes = manager.take_resource_changes();
+        if !changes.is_empty() {
+            self.distribute(changes);
+        }
+    }
+
+    /// Queue each of `changes` for every session that read it (once: a newer change of the
+    /// same resource replaces an older one still waiting).
+    fn distribute(&self, changes: Vec<ResourceChange>) {
+        let mut sessions = self.sessions.lock().expect("change hub");
+        for change in changes {
+            let key = (change.server.clone(), change.uri.clone());
+            for session in sessions.values_mut() {
+                if session.read.contains(&key) {
+                    session.pending.retain(|c| (&c.server, &c.uri) != (&key.0, &key.1));
+                    session.pending.push(change.clone());
+                }
+            }
+        }
+    }
+
+    /// `session` read `uri` of `server`: it is watched for that session, and a change of it
+    /// waiting for that session is moot.
+    /// A session watches at most [`READ_PER_SESSION`] resources; one read past that is not
+    /// watched for it (the manager's own cap per server still applies to all of them).
+    fn read(&self, session: u64, server: &str, uri: &str) {
+        let mut sessions = self.sessions.lock().expect("change hub");
+        let changes = sessions.entry(session).or_default();
+        changes.pending.retain(|c| !(c.server == server && c.uri == uri));
+        if changes.read.len() < READ_PER_SESSION {
+            changes.read.insert((server.to_string(), uri.to_string()));
+        }
+    }
+
+    fn take(&self, session: u64) -> Vec<ResourceChange> {
+        let mut sessions = self.sessions.lock().expect("change hub");
+        let mut taken =
+            sessions.get_mut(&session).map(|s| std::mem::take(&mut s.pending)).unwrap_or_default();
+        taken.sort_by(|a, b| a.server.cmp(&b.server));
+        taken
+    }
+
+    /// The session ended: forget what it read.
+    pub(crate) fn forget(&self, session: u64) {
+        self.sessions.lock().expect("change hub").remove(&session);
+    }
+}
+
+/// The manager, as one session sees it.
+pub(crate) struct SessionBackend {
+    pub(crate) manager: Arc<McpConnectionManager>,
+    pub(crate) hub: Arc<ChangeHub>,
+    pub(crate) session: u64,
+}
+
+#[async_trait]
+impl McpBackend for SessionBackend {
+    async fn list(
+        &self,
+        server: &str,
+        kind: ListKind,
+        cursor: Option<String>,
+    ) -> Result<Page, McpError> {
+        self.manager.list(server, kind, cursor).await
+    }
+
+    async fn listing(
+        &self,
+        server: &str,
+        kind: ListKind,
+        from: Option<String>,
+    ) -> Result<SharedListing, McpError> {
+        self.manager.listing(server, kind, from).await
+    }
+
+    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
+        self.manager.kept_listing(server, kind)
+    }
+
+    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
+        self.manager.list_all(kind, reuse).await
+    }
+
+    async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
+        // What the manager holds goes to the sessions first: this read may clear it there.
+        self.hub.pump(&self.manager);
+        self.hub.read(self.session, server, uri);
+        self.manager.read_resource(server, uri).await
+    }
+
+    async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, McpError> {
+        self.manager.call_tool(server, tool, arguments).await
+    }
+
+    async fn complete_resource_argument(
+        &self,
+        server: &str,
+        template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompletionInfo, McpError> {
+        self.manager.complete_resource_argument(server, template, argument, value).await
+    }
+
+    async fn supports_completions(&self) -> bool {
+        self.manager.supports_completions().await
+    }
+
+    async fn list_tools(&self) -> Vec<QualifiedTool> {
+        self.manager.list_tools().await
+    }
+
+    async fn known_tools(&self) -> KnownTools {
+        self.manager.known_tools().await
+    }
+
+    fn listed_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
+        self.manager.listed_tool(server, tool)
+    }
+
+    async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
+        self.manager.resolve_tool(qualified_name).await
+    }
+
+    fn unavailable_tool(&self, qualified_name: &str) -> Option<String> {
+        self.manager.unavailable_tool(qualified_name)
+    }
+
+    fn skills(&self) -> Option<&dyn SkillsBackend> {
+        self.manager.skills()
+    }
+
+    fn prompts(&self) -> Option<&dyn PromptsBackend> {
+        self.manager.prompts()
+    }
+
+    fn tasks(&self) -> Option<&dyn TasksBackend> {
+        self.manager.tasks()
+    }
+
+    fn apps(&self) -> Option<&dyn AppsBackend> {
+        self.manager.apps()
+    }
+
+    fn take_resource_changes(&self) -> Vec<ResourceChange> {
+        self.hub.pump(&self.manager);
+        self.hub.take(self.session)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(server: &str, uri: &str) -> ResourceChange {
+        ResourceChange { server: server.into(), uri: uri.into(), detected_at: "t".into() }
+    }
+
+    #[test]
+    fn a_change_goes_to_every_session_that_read_it_and_only_to_them() {
+        let hub = ChangeHub::default();
+        hub.read(1, "docs", "a");
+        hub.read(2, "docs", "a");
+        hub.read(2, "docs", "b");
+        hub.read(3, "notes", "a");
+        hub.distribute(vec![change("docs", "a"), change("docs", "b"), change("docs", "a")]);
+        assert_eq!(hub.take(1), vec![change("docs", "a")]);
+        assert_eq!(hub.take(1), vec![], "taken once");
+        // Session 2 re-read `a`: only `b` is news to it.
+        hub.read(2, "docs", "a");
+        assert_eq!(hub.take(2), vec![change("docs", "b")]);
+        assert_eq!(hub.take(3), vec![], "another server's `a`");
+        hub.forget(2);
+        assert!(!hub.sessions.lock().expect("hub").contains_key(&2));
+    }
+}
