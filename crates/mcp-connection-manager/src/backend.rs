@@ -104,7 +104,7 @@ impl McpBackend for McpConnectionManager {
     /// (taking them clears them), in server-name order.
     fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {
         let mut changes = Vec::new();
-        for (server, managed) in &self.servers.servers {
+        for (server, managed) in self.servers.servers.snapshot().iter() {
             for (uri, detected_at) in managed.watched.take() {
                 changes.push(router_protocol::ResourceChange {
                     server: server.clone(),
@@ -166,7 +166,8 @@ impl McpBackend for McpConnectionManager {
     /// Whether any server declares the `completions` capability (after startups settle). Only
     /// looks.
     async fn supports_completions(&self) -> bool {
-        let checks = self.servers.servers.keys().map(|name| self.server_supports_completions(name));
+        let names = self.servers.servers.names();
+        let checks = names.iter().map(|name| self.server_supports_completions(name));
         join_all(checks).await.into_iter().any(|yes| yes)
     }
 
@@ -177,7 +178,7 @@ impl McpBackend for McpConnectionManager {
     /// starting server with no catalog is waited for, and a lazy one with none is started to
     /// learn its tools. Never restarts a server.
     async fn list_tools(&self) -> Vec<QualifiedTool> {
-        let servers = &self.servers.servers;
+        let servers = self.servers.servers.snapshot();
         let unknown = servers.iter().filter_map(|(name, managed)| {
             let state = managed.state.borrow().clone();
             let lazy = matches!(state, ServerState::Lazy);
@@ -203,7 +204,7 @@ impl McpBackend for McpConnectionManager {
         let known = self.tools_known_now();
         for name in &known.unknown {
             if let Some(managed) = self.servers.servers.get(name) {
-                self.servers.start_lazy(managed);
+                self.servers.start_lazy(&managed);
             }
         }
         known
@@ -211,7 +212,8 @@ impl McpBackend for McpConnectionManager {
 
     /// A tool the configuration filters out (`enabled_tools` / `disabled_tools`) says so.
     fn unavailable_tool(&self, qualified: &str) -> Option<String> {
-        let servers = self.servers.servers.keys().map(String::as_str);
+        let all = self.servers.servers.snapshot();
+        let servers = all.keys().map(String::as_str);
         let Some((server, tool)) = mcp_backend::unlisted_tool(qualified, servers, |_, _| true)
         else {
             // No configured server owns the name: said in the words a read of it gets.
@@ -230,7 +232,7 @@ impl McpBackend for McpConnectionManager {
                 "tool `{tool}` of MCP server '{server}' is disabled by configuration (enabled_tools / disabled_tools)"
             ));
         }
-        app_only(managed, &tool).then(|| {
+        app_only(&managed, &tool).then(|| {
             format!(
                 "tool `{tool}` of MCP server '{server}' is for its app only (its _meta.ui.visibility leaves out \"model\"): the model cannot call it"
             )
@@ -259,7 +261,8 @@ impl McpBackend for McpConnectionManager {
         }
         // A tool of a server still starting (or lazy) that its catalog lists: the call will
         // wait for (or start) that server alone.
-        for (name, managed) in &self.servers.servers {
+        let servers = self.servers.servers.snapshot();
+        for (name, managed) in servers.iter() {
             let not_ready =
                 matches!(&*managed.state.borrow(), ServerState::Starting | ServerState::Lazy);
             if not_ready
@@ -275,12 +278,11 @@ impl McpBackend for McpConnectionManager {
         }
         // A server still starting may list it: wait for those the name could belong to, and
         // for no other (a typo, or a call to another server, is answered at once).
-        let starting = self.servers.servers.iter().filter(|(name, managed)| {
+        let starting = servers.iter().filter(|(name, managed)| {
             matches!(&*managed.state.borrow(), ServerState::Starting)
                 && mcp_backend::could_name_a_tool_of(qualified, name)
         });
         join_all(starting.map(|(name, _)| self.servers.settled(name))).await;
-        let servers = &self.servers.servers;
         // Not a tool the configuration filters out, nor one for the server's app alone.
         let allowed = |server: &str, tool: &str| {
             let held = self.servers.trust.is_held(server, tool);

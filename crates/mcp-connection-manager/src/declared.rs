@@ -32,29 +32,30 @@ impl McpConnectionManager {
         ask: F,
     ) -> Vec<(String, Result<T, String>)>
     where
-        F: Fn(&'a str) -> Fut,
-        Fut: Future<Output = Result<T, McpError>>,
+        F: Fn(String) -> Fut,
+        Fut: Future<Output = Result<T, McpError>> + 'a,
     {
         let mut asked = Vec::new();
-        for (name, managed) in &self.servers.servers {
+        for (name, managed) in self.servers.servers.snapshot().iter() {
             if matches!(&*managed.state.borrow(), ServerState::Lazy) {
                 if managed.catalog.get().is_some_and(|c| !(capability.cataloged)(&c)) {
                     continue;
                 }
                 self.servers.start_lazy(managed);
             }
-            asked.push(name.as_str());
+            asked.push(name.clone());
         }
         let ask = &ask;
         let answers = join_all(asked.into_iter().map(|name| async move {
-            let offers = match self.servers.settled(name).await {
+            let offers = match self.servers.settled(&name).await {
                 Ok(ServerState::Ready { conn, .. }) => (capability.declared)(&conn.capabilities),
                 _ => true,
             };
             if !offers {
                 return None;
             }
-            Some((name.to_string(), ask(name).await.map_err(|e| e.to_string())))
+            let answer = ask(name.clone()).await.map_err(|e| e.to_string());
+            Some((name, answer))
         }))
         .await;
         answers.into_iter().flatten().collect()
@@ -64,7 +65,8 @@ impl McpConnectionManager {
     /// or idle one by its catalog, a starting one without a catalog once settled; an idle one
     /// without a catalog (a first run) is started to learn it, as a listing of its tools does.
     pub(crate) async fn any_declaring(&self, capability: Capability) -> bool {
-        let checks = self.servers.servers.iter().map(|(name, managed)| async move {
+        let all = self.servers.servers.snapshot();
+        let checks = all.iter().map(|(name, managed)| async move {
             let state = managed.state.borrow().clone();
             let waiting = matches!(state, ServerState::Starting | ServerState::Lazy);
             if waiting && let Some(catalog) = managed.catalog.get() {

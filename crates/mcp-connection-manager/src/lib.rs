@@ -13,6 +13,7 @@ mod listings;
 mod manager;
 mod options;
 mod prompts;
+mod reconfigure;
 mod requests;
 mod restart;
 mod skills;
@@ -30,6 +31,7 @@ pub use mcp_connection::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,
 };
 pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig};
+pub use reconfigure::Reconfigured;
 /// Default `startup_timeout_sec` (Codex's).
 pub const DEFAULT_STARTUP_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_STARTUP_TIMEOUT;
 /// Default `tool_timeout_sec` (Codex's), also used for resource requests.

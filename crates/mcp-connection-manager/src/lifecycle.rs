@@ -68,11 +68,46 @@ pub(crate) struct ManagedServer {
     pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
     /// Its tool catalog: the last known tool list, from the cache until it is ready.
     pub(crate) catalog: Arc<CatalogSlot>,
+    /// Taken out by a config change: nothing starts it again (see `reconfigure`).
+    pub(crate) retired: AtomicBool,
+}
+
+/// The servers by name, as one snapshot: a config change replaces the map; a reader holds the
+/// snapshot (or the one server) it took.
+pub(crate) type ServerSnapshot = Arc<BTreeMap<String, Arc<ManagedServer>>>;
+
+/// The servers by name, replaced as a whole when the config changes.
+#[derive(Default)]
+pub(crate) struct ServerMap(std::sync::RwLock<ServerSnapshot>);
+
+impl ServerMap {
+    /// Every server now.
+    pub(crate) fn snapshot(&self) -> ServerSnapshot {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// One server.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<ManagedServer>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
+    }
+
+    /// Every server's name, sorted.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.snapshot().keys().cloned().collect()
+    }
+
+    /// Change the map (a new snapshot; readers keep the one they took).
+    pub(crate) fn update(&self, change: impl FnOnce(&mut BTreeMap<String, Arc<ManagedServer>>)) {
+        let mut current = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = (**current).clone();
+        change(&mut map);
+        *current = Arc::new(map);
+    }
 }
 
 /// Everything the lifecycle of the servers needs.
 pub(crate) struct Servers {
-    pub(crate) servers: BTreeMap<String, ManagedServer>,
+    pub(crate) servers: ServerMap,
     startups: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) options: ManagerOptions,
     pub(crate) events: EventSender,
@@ -97,7 +132,7 @@ impl Servers {
         let trust =
             crate::trust::Trust::new(options.trust.pins.clone(), events.clone(), host.clone());
         let mut this = Self {
-            servers: BTreeMap::new(),
+            servers: ServerMap::default(),
             startups: Mutex::new(Vec::new()),
             trust,
             options,
@@ -111,29 +146,10 @@ impl Servers {
         let idle = crate::idle::idle_servers(&this.options, chosen.iter().map(|(c, s)| (c, s)));
         for (config, catalog) in chosen {
             let lazy = idle.contains(&config.name);
-            let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
-            let (state, _) = watch::channel(initial);
-            let watched =
-                Arc::new(mcp_connection::Watched::new(this.options.watching.max_resources));
-            let managed = ManagedServer {
-                config,
-                state,
-                restarts: AtomicU32::new(0),
-                watched,
-                challenge: Arc::default(),
-                list_generation: Arc::default(),
-                catalog: Arc::new(catalog),
-            };
-            if lazy {
-                this.events.send(EventMsg::McpServerIdle(McpServerIdleEvent {
-                    server: managed.config.name.clone(),
-                    transport: crate::start::transport_name(&managed.config.transport).to_string(),
-                    tools: managed.catalog.get().map(|c| c.tools.len()),
-                }));
-            } else {
-                this.spawn_start(&managed, this.options.lifecycle.restart_backoff);
-            }
-            this.servers.insert(managed.config.name.clone(), managed);
+            let managed = this.launch(config, catalog, lazy, Arc::default());
+            this.servers.update(|map| {
+                map.insert(managed.config.name.clone(), managed);
+            });
         }
         for (name, why) in this.options.unusable.clone() {
             this.unusable(name, why);
@@ -141,10 +157,45 @@ impl Servers {
         this
     }
 
+    /// A server of `config` started (or left idle, `lazy`), its lists of generation
+    /// `list_generation` (a server replaced by a config change carries its predecessor's, one
+    /// further on, so nothing kept of the old one is taken for the new one's).
+    pub(crate) fn launch(
+        &self,
+        config: ServerConfig,
+        catalog: CatalogSlot,
+        lazy: bool,
+        list_generation: Arc<std::sync::atomic::AtomicU64>,
+    ) -> Arc<ManagedServer> {
+        let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
+        let (state, _) = watch::channel(initial);
+        let watched = Arc::new(mcp_connection::Watched::new(self.options.watching.max_resources));
+        let managed = ManagedServer {
+            config,
+            state,
+            restarts: AtomicU32::new(0),
+            watched,
+            challenge: Arc::default(),
+            list_generation,
+            catalog: Arc::new(catalog),
+            retired: AtomicBool::new(false),
+        };
+        if lazy {
+            self.events.send(EventMsg::McpServerIdle(McpServerIdleEvent {
+                server: managed.config.name.clone(),
+                transport: crate::start::transport_name(&managed.config.transport).to_string(),
+                tools: managed.catalog.get().map(|c| c.tools.len()),
+            }));
+        } else {
+            self.spawn_start(&managed, self.options.lifecycle.restart_backoff);
+        }
+        Arc::new(managed)
+    }
+
     /// A server whose config entry cannot be used: failed for good (never started), so calls
     /// and all-server lists say why.
     fn unusable(&mut self, name: String, why: String) {
-        if self.servers.contains_key(&name) {
+        if self.servers.get(&name).is_some() {
             return;
         }
         let error = format!("its config entry cannot be used: {why}");
@@ -164,9 +215,12 @@ impl Servers {
             list_generation: Arc::default(),
             // No tools from a cache kept under this name for another entry.
             catalog: Arc::new(CatalogSlot::load(None, &config)),
+            retired: AtomicBool::new(false),
             config,
         };
-        self.servers.insert(name, managed);
+        self.servers.update(|map| {
+            map.insert(name, Arc::new(managed));
+        });
     }
 
     /// What the restart rules see in a settled state; `None` while it is still starting (a lazy
@@ -201,6 +255,9 @@ impl Servers {
         let managed = self.managed(server)?;
         let not_started =
             |error: String| McpError::NotStarted { server: server.to_string(), error };
+        if managed.retired.load(Ordering::SeqCst) {
+            return Err(McpError::UnknownServer(server.to_string()));
+        }
         let policy = RestartPolicy {
             max_restarts: self.options.lifecycle.max_restarts,
             stable_uptime: STABLE_UPTIME,
@@ -213,7 +270,7 @@ impl Servers {
         let mut restarted = false;
         loop {
             let settled = self.settled(server).await?;
-            let Some(observed) = self.observe(managed, &settled, restarted) else { continue };
+            let Some(observed) = self.observe(&managed, &settled, restarted) else { continue };
             let restarts = managed.restarts.load(Ordering::SeqCst);
             match restart::decide(observed, restarts, Instant::now(), policy) {
                 Step::Use => {
@@ -246,7 +303,7 @@ impl Servers {
                     }
                     // Boxed: a restart's future is large and rare; every request's would be
                     // as large.
-                    Box::pin(self.restart(managed, &settled, reason)).await;
+                    Box::pin(self.restart(&managed, &settled, reason)).await;
                     restarted = true;
                 }
             }
@@ -381,9 +438,14 @@ impl Servers {
         }
     }
 
-    pub(crate) fn managed(&self, server: &str) -> Result<&ManagedServer, McpError> {
+    pub(crate) fn managed(&self, server: &str) -> Result<Arc<ManagedServer>, McpError> {
         self.check_live()?;
         self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))
+    }
+
+    /// Whether the manager was shut down.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shut_down.load(Ordering::SeqCst)
     }
 
     fn check_live(&self) -> Result<(), McpError> {
@@ -395,23 +457,13 @@ impl Servers {
     pub(crate) fn begin_shutdown(&self) -> Vec<(String, SharedConnection)> {
         self.shut_down.store(true, Ordering::SeqCst);
         self.abort_startups();
-        self.ready_connections().into_iter().map(|(name, conn)| (name.clone(), conn)).collect()
+        let all = self.servers.snapshot();
+        ready_connections(&all).into_iter().map(|(name, conn)| (name.clone(), conn)).collect()
     }
 
-    /// The ready servers' connections, in server-name order (whether still usable or not).
     /// What `server`'s tool definitions that are not its pins do (`tool_changes`).
     pub(crate) fn policy(&self, server: &str) -> mcp_connection::ToolChanges {
         self.servers.get(server).map(|m| m.config.tool_changes).unwrap_or_default()
-    }
-
-    pub(crate) fn ready_connections(&self) -> Vec<(&String, SharedConnection)> {
-        self.servers
-            .iter()
-            .filter_map(|(name, m)| match &*m.state.borrow() {
-                ServerState::Ready { conn, .. } => Some((name, conn.clone())),
-                _ => None,
-            })
-            .collect()
     }
 
     pub(crate) fn abort_startups(&self) {
@@ -423,8 +475,19 @@ impl Servers {
     }
 }
 
+/// The ready servers' connections in `all`, in server-name order (whether still usable or
+/// not).
+pub(crate) fn ready_connections(all: &ServerSnapshot) -> Vec<(&String, SharedConnection)> {
+    all.iter()
+        .filter_map(|(name, m)| match &*m.state.borrow() {
+            ServerState::Ready { conn, .. } => Some((name, conn.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The enabled servers of `configs` (the first of a duplicate name), each with its catalog.
-fn chosen(
+pub(crate) fn chosen(
     configs: Vec<ServerConfig>,
     options: &ManagerOptions,
 ) -> Vec<(ServerConfig, CatalogSlot)> {

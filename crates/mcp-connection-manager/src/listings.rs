@@ -97,7 +97,8 @@ impl McpConnectionManager {
         {
             return Ok(kept);
         }
-        let listings = self.servers.servers.iter().map(|(name, managed)| async move {
+        let all = self.servers.servers.snapshot();
+        let listings = all.iter().map(|(name, managed)| async move {
             // A lazy server whose catalog says it offers no resources is not started for this.
             if matches!(&*managed.state.borrow(), ServerState::Lazy)
                 && managed.catalog.get().is_some_and(|c| !c.resources)
@@ -138,7 +139,10 @@ impl McpConnectionManager {
         from: Option<String>,
     ) -> ServerListing {
         let max_pages = self.servers.options.lists.max_pages;
-        let timeout = self.servers.servers[server].config.tool_timeout;
+        let timeout = match self.servers.servers.get(server) {
+            Some(managed) => managed.config.tool_timeout,
+            None => return ServerListing::empty(server, kind),
+        };
         let follow = Follow { server, max_pages };
         follow
             .listing(kind, from, |cursor| async move {

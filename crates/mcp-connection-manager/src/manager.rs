@@ -100,7 +100,7 @@ impl McpConnectionManager {
 
     /// Configured (enabled) server names, sorted.
     pub fn server_names(&self) -> Vec<String> {
-        self.servers.servers.keys().cloned().collect()
+        self.servers.servers.names()
     }
 
     /// A server's current status, `None` if unknown.
@@ -133,7 +133,7 @@ impl McpConnectionManager {
                 return catalog.completions;
             }
             if matches!(state, ServerState::Lazy) {
-                self.servers.start_lazy(managed);
+                self.servers.start_lazy(&managed);
             }
         }
         matches!(
@@ -145,7 +145,8 @@ impl McpConnectionManager {
     /// Wait until no server is starting any more (each bounded by its startup timeout). Only
     /// waits: a failed or dead server is not restarted.
     pub async fn wait_until_started(&self) {
-        join_all(self.servers.servers.keys().map(|name| self.servers.settled(name))).await;
+        let names = self.servers.servers.names();
+        join_all(names.iter().map(|name| self.servers.settled(name))).await;
     }
 
     /// The model read `uri`: watch it (see `watch`), and forget a pending change of it.
@@ -175,7 +176,7 @@ impl McpConnectionManager {
         }
         let running: std::collections::BTreeSet<&String> =
             connections.iter().map(|(name, _)| name).collect();
-        for server in self.servers.servers.keys() {
+        for server in self.servers.servers.names().iter() {
             self.servers.events.send(router_protocol::EventMsg::McpServerStopped(
                 router_protocol::McpServerStoppedEvent {
                     server: server.clone(),
@@ -207,8 +208,8 @@ impl McpConnectionManager {
     /// For each ready stdio server, the process id of the server itself (for diagnostics and
     /// tests; see [`McpConnectionManager::process_groups`] for the guard heading its group).
     pub fn child_pids(&self) -> Vec<(String, u32)> {
-        self.servers
-            .ready_connections()
+        let all = self.servers.servers.snapshot();
+        crate::lifecycle::ready_connections(&all)
             .into_iter()
             .filter_map(|(name, conn)| Some((name.clone(), conn.child.as_ref()?.server_pid()?)))
             .collect()
@@ -217,8 +218,8 @@ impl McpConnectionManager {
     /// For each ready stdio server, the process id of its guard, which heads the server's
     /// process group (the server is the guard's child; shutdown ends the whole group).
     pub fn process_groups(&self) -> Vec<(String, u32)> {
-        self.servers
-            .ready_connections()
+        let all = self.servers.servers.snapshot();
+        crate::lifecycle::ready_connections(&all)
             .into_iter()
             .filter_map(|(name, conn)| conn.child.as_ref().map(|c| (name.clone(), c.pid())))
             .collect()
@@ -231,7 +232,9 @@ impl McpConnectionManager {
             let policy = self.servers.policy(server);
             trust.admit(server, policy, tools.clone(), &tools, &unshown).visible.clone()
         };
-        self.catalog.tools(&self.servers.ready_connections(), trust.generation(), admit)
+        let all = self.servers.servers.snapshot();
+        let ready = crate::lifecycle::ready_connections(&all);
+        self.catalog.tools(&ready, trust.generation(), admit)
     }
 
     /// The tools of ready servers and the catalogs of starting or lazy ones; the servers of
@@ -239,7 +242,8 @@ impl McpConnectionManager {
     pub(crate) fn tools_known_now(&self) -> KnownTools {
         let mut from_catalog = false;
         let (mut lists, mut unknown) = (Vec::new(), Vec::new());
-        for (name, managed) in &self.servers.servers {
+        let all = self.servers.servers.snapshot();
+        for (name, managed) in all.iter() {
             let policy = managed.config.tool_changes;
             let tools = match &*managed.state.borrow() {
                 ServerState::Ready { conn, .. } => {

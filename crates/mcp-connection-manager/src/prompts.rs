@@ -44,7 +44,8 @@ impl PromptsBackend for McpConnectionManager {
     /// Every server's prompts, sorted by server name: the servers that declare `prompts` (a
     /// starting one waited for, an idle one started unless its catalog says it has none).
     async fn all_prompts(&self) -> PromptsListing {
-        let declared = self.each_declaring(PROMPTS, |name| self.prompts_of(name)).await;
+        let declared =
+            self.each_declaring(PROMPTS, |name| async move { self.prompts_of(&name).await }).await;
         PromptsListing { servers: declared }
     }
 

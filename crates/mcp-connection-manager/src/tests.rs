@@ -264,3 +264,52 @@ async fn a_host_refuses_a_call_or_approves_it_always() {
         manager.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_config_change_restarts_only_the_servers_whose_entry_changed() {
+    let connector = Arc::new(InMemory::default());
+    let timeout = Duration::from_secs(10);
+    let (manager, mut rx) = start(connector.clone(), ManagerOptions::default(), timeout);
+    echo(&manager).await.expect("first call");
+    let demo = |timeout: Duration| {
+        let mut config = ServerConfig::stdio("demo", "unused-in-memory", vec![]);
+        config.tool_timeout = timeout;
+        config
+    };
+    let extra = ServerConfig::stdio("extra", "unused-in-memory", vec![]);
+    // The same entry: nothing happens to it.
+    let done = manager.reconfigure(vec![demo(timeout)]);
+    assert_eq!((done.kept.as_slice(), done.changed()), (&["demo".to_string()][..], false));
+    // A new server starts; the other keeps its connection.
+    let done = manager.reconfigure(vec![extra.clone(), demo(timeout)]);
+    assert_eq!(done.added, ["extra"]);
+    manager.call_tool("extra", "echo", args(json!({"text": "x"}))).await.expect("extra answers");
+    assert_eq!(connector.starts(), 2, "only extra was started");
+    // A changed entry is started anew; a call in flight on the old connection finishes.
+    let slow = manager.call_tool("demo", "sleep", args(json!({"ms": 300})));
+    let (result, done) = tokio::join!(slow, async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        manager.reconfigure(vec![extra.clone(), demo(Duration::from_secs(9))])
+    });
+    assert_eq!(done.restarted, ["demo"]);
+    assert_eq!(result.expect("the call in flight").is_error, Some(false));
+    echo(&manager).await.expect("the new connection answers");
+    assert_eq!(connector.starts(), 3);
+    // A removed server ends, is announced, and is unknown from then on.
+    let done = manager.reconfigure(vec![extra]);
+    assert_eq!(done.removed, ["demo"]);
+    assert!(matches!(echo(&manager).await, Err(McpError::UnknownServer(_))));
+    assert_eq!(manager.server_names(), ["extra"]);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let stopped = loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(EventMsg::McpServerStopped(e))) => break e,
+            Ok(Some(_)) => continue,
+            _ => panic!("no mcp_server_stopped for the removed server"),
+        }
+    };
+    assert_eq!((stopped.server.as_str(), stopped.was_running), ("demo", true));
+    // After a shutdown a config change does nothing.
+    manager.shutdown().await;
+    assert!(!manager.reconfigure(Vec::new()).changed());
+}

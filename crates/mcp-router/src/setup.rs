@@ -33,7 +33,7 @@ pub(crate) fn demo_server(name: &str, args: &[&str]) -> anyhow::Result<ServerCon
 }
 
 /// Where the servers come from: `--config` (and `--strict`).
-#[derive(clap::Args, Default)]
+#[derive(clap::Args, Default, Clone)]
 pub(crate) struct ConfigArg {
     /// Codex `config.toml` or `mcp.json`; the bundled demo servers when absent.
     #[arg(long)]

@@ -71,7 +71,8 @@ impl SkillsBackend for McpConnectionManager {
     /// Every server's skills, sorted by server name: the ones that declare the extension (a
     /// starting server waited for, an idle one started unless its catalog says it has none).
     async fn all_skills(&self) -> SkillsListing {
-        let declared = self.each_declaring(SKILLS, |name| self.skills_of(name)).await;
+        let declared =
+            self.each_declaring(SKILLS, |name| async move { self.skills_of(&name).await }).await;
         SkillsListing { servers: declared }
     }
 

@@ -58,6 +58,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         None => None,
     };
     tokio::spawn(announce_tool_changes(shared.clone()));
+    tokio::spawn(follow_config(shared.clone(), args.config.clone()));
     eprintln!(
         "mcp-router: shared router (pid {}) on {}{}",
         std::process::id(),
@@ -150,6 +151,39 @@ async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
     }
 }
 
+/// Applies edits of the config file to the running servers (see
+/// `McpConnectionManager::reconfigure`): only the servers whose entry changed are touched.
+/// A file that no longer reads is named on stderr and the servers stay as they are.
+async fn follow_config(shared: Arc<Shared>, config: ConfigArg) {
+    let Some(path) = config.config.clone() else { return };
+    let mut last = std::fs::read(&path).ok();
+    loop {
+        tokio::time::sleep(CONFIG_POLL).await;
+        let now = std::fs::read(&path).ok();
+        // A file being replaced may be missing for a moment: wait for its new text.
+        if now.is_none() || now == last {
+            continue;
+        }
+        last = now;
+        match crate::setup::config(&config) {
+            Ok(file) => {
+                let done = shared.manager.reconfigure(file.servers);
+                eprintln!(
+                    "mcp-router: {} changed: added {:?}, restarted {:?}, removed {:?}",
+                    path.display(),
+                    done.added,
+                    done.restarted,
+                    done.removed
+                );
+            }
+            Err(e) => eprintln!("mcp-router: {} changed but cannot be used: {e:#}", path.display()),
+        }
+    }
+}
+
+/// How often the config file is looked at.
+const CONFIG_POLL: Duration = Duration::from_millis(300);
+
 /// Tells every session when the servers' tools change (a server's `tools/list_changed`, a
 /// server started, restarted or stopped).
 async fn announce_tool_changes(shared: Arc<Shared>) {
@@ -166,6 +200,7 @@ async fn announce_tool_changes(shared: Arc<Shared>) {
                     .iter()
                     .zip(last.tools.iter())
                     .all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool);
+            tracing::info!(same, "the servers' tools changed");
             if !same {
                 for peer in shared.peers() {
                     let _ = peer.notify_tool_list_changed().await;

@@ -32,7 +32,7 @@ pub(crate) struct Shared {
     pub(crate) calls: Arc<CallOwners>,
     /// The resource changes, per session.
     changes: Arc<ChangeHub>,
-    /// Each session's client, once it listed the tools: told when they change.
+    /// Each session's client, once initialized: told when the tools change.
     peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     started: SystemTime,
 }
@@ -149,7 +149,7 @@ impl Shared {
         self.sessions.lock().expect("sessions").values().cloned().collect()
     }
 
-    /// The clients of the sessions that listed the tools.
+    /// The sessions' clients.
     pub(crate) fn peers(&self) -> Vec<Peer<RoleServer>> {
         self.peers.lock().expect("peers").values().cloned().collect()
     }
@@ -260,6 +260,10 @@ impl ServerHandler for SessionServer {
                 "The shared mcp-router: the tools of every configured MCP server (mcp__server__tool), \
                  the resource tools and, with tool search on, search_mcp_tools.",
             )
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.shared.peers.lock().expect("peers").insert(self.id, context.peer);
     }
 
     async fn list_tools(

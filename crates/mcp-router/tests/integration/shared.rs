@@ -77,7 +77,7 @@ impl Machine {
             r#"
 [mcp_servers.docs]
 command = "{DEMO}"
-args = ["--name", "{marker}-docs", "--page-size", "2"]
+args = ["--name", "{marker}-docs"]
 
 [mcp_servers.notes]
 command = "{DEMO}"
@@ -85,6 +85,7 @@ args = ["--name", "{marker}-notes"]
 "#
         );
         let config = write_config(&dir, "config.toml", &text);
+        let config = config.canonicalize().expect("canonical");
         let runtime = dir.path().join("run");
         std::fs::create_dir(&runtime).expect("runtime dir");
         Self { runtime, config, marker, _dir: dir }
@@ -122,6 +123,27 @@ args = ["--name", "{marker}-notes"]
         crate::support::live_processes(|_, cmdline, _| {
             cmdline.starts_with(DEMO) && cmdline.contains(&self.marker)
         })
+    }
+
+    /// The pid of the demo server `name` (`docs`, `notes`, …), if one runs.
+    fn server(&self, name: &str) -> Vec<u32> {
+        let tag = format!("{}-{name}\0", self.marker);
+        crate::support::live_processes(|_, cmdline, _| {
+            cmdline.starts_with(DEMO) && cmdline.contains(&tag)
+        })
+    }
+
+    /// The config with `extra` (TOML) after the two servers.
+    fn rewrite(&self, docs_args: &str, extra: &str) {
+        let marker = &self.marker;
+        let text = format!(
+            "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-docs\"{docs_args}]\n\n\
+             [mcp_servers.notes]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-notes\"]\n\n{extra}"
+        );
+        // Written beside and renamed over, as editors save.
+        let next = self.config.with_extension("next");
+        std::fs::write(&next, text).expect("write");
+        std::fs::rename(&next, &self.config).expect("rename");
     }
 
     /// The shared router's processes for this config.
@@ -316,6 +338,75 @@ async fn wait_for_async<F: std::future::Future<Output = bool>>(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("{what} did not happen within 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn config_edits_apply_live_to_the_servers_that_changed_only() {
+    let machine = Machine::new("shared-edit");
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    assert!(!call(&a, "mcp__notes__echo", json!({"text": "x"})).await.0);
+    assert!(!call(&b, "mcp__docs__echo", json!({"text": "x"})).await.0);
+    let (docs, notes) = (machine.server("docs"), machine.server("notes"));
+    assert_eq!((docs.len(), notes.len()), (1, 1));
+    // A call in flight on `notes` while a server is added.
+    let slow = {
+        let peer = a.service.peer().clone();
+        tokio::spawn(async move {
+            let mut params = CallToolRequestParams::new("mcp__notes__sleep");
+            params.arguments = json!({"ms": 1500}).as_object().cloned();
+            peer.call_tool(params).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let extra = format!(
+        "[mcp_servers.extra]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{}-extra\"]\n",
+        machine.marker
+    );
+    machine.rewrite("", &extra);
+    for session in [&a, &b] {
+        wait_for_async("the new server's tools", || async {
+            let tools = session.service.list_all_tools().await.unwrap_or_default();
+            tools.iter().any(|t| t.name == "mcp__extra__echo")
+        })
+        .await;
+        let told = session.agent.tools_changed.clone();
+        wait_for_async("told of the new tools", || {
+            let told = told.clone();
+            async move { told.load(Ordering::SeqCst) > 0 }
+        })
+        .await;
+        let (failed, text) = call(session, "mcp__extra__echo", json!({"text": "new"})).await;
+        assert!(!failed && text == "Echo: new", "{text}");
+    }
+    let finished = slow.await.expect("join").expect("the call in flight finished");
+    assert_eq!(finished.is_error, Some(false), "{finished:?}");
+    assert_eq!(
+        (machine.server("docs"), machine.server("notes")),
+        (docs.clone(), notes.clone()),
+        "no restart"
+    );
+    // `docs`' entry changes: it alone is started anew.
+    machine.rewrite(", \"--page-size\", \"3\"", &extra);
+    wait_for("docs restarted", Duration::from_secs(10), || {
+        let now = machine.server("docs");
+        now.len() == 1 && now != docs
+    });
+    assert_eq!(machine.server("notes"), notes, "notes untouched");
+    let (failed, text) = call(&b, "mcp__docs__echo", json!({"text": "again"})).await;
+    assert!(!failed && text == "Echo: again", "{text}");
+    // `extra` is removed: its process ends, its tools go, the others stay.
+    machine.rewrite(", \"--page-size\", \"3\"", "");
+    wait_for("extra ended", Duration::from_secs(10), || machine.server("extra").is_empty());
+    let tools = a.service.list_all_tools().await.expect("tools");
+    assert!(!tools.iter().any(|t| t.name.starts_with("mcp__extra__")));
+    let (failed, text) = call(&a, "mcp__extra__echo", json!({"text": "gone"})).await;
+    assert!(failed, "{text}");
+    assert_eq!(machine.server("notes"), notes, "notes untouched");
+    // A config that no longer reads leaves the servers as they are.
+    std::fs::write(&machine.config, "[mcp_servers.docs\n").expect("write");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!call(&a, "mcp__notes__echo", json!({"text": "x"})).await.0);
+    assert_eq!(machine.server("notes"), notes);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

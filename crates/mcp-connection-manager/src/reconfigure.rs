@@ -1,0 +1,144 @@
+//! A config change applied to running servers: a server whose entry is the same keeps its
+//! connection; one whose entry changed is started anew beside the old one, which ends once the
+//! calls in flight on it have finished (bounded by its tool timeout); one removed ends the
+//! same way; one added starts.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use router_protocol::{EventMsg, McpServerStoppedEvent};
+
+use crate::lifecycle::{ManagedServer, ServerState, chosen};
+use crate::manager::McpConnectionManager;
+use mcp_connection::ServerConfig;
+
+/// What [`McpConnectionManager::reconfigure`] did, each list sorted by server name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reconfigured {
+    /// New servers, started (or idle, as at start).
+    pub added: Vec<String>,
+    /// Servers whose entry changed: a new connection serves them; the old one ends after its
+    /// calls in flight.
+    pub restarted: Vec<String>,
+    /// Servers no longer configured (or now disabled): they end after their calls in flight.
+    pub removed: Vec<String>,
+    /// Servers whose entry is the same: untouched.
+    pub kept: Vec<String>,
+}
+
+impl Reconfigured {
+    /// Whether anything changed.
+    pub fn changed(&self) -> bool {
+        !(self.added.is_empty() && self.restarted.is_empty() && self.removed.is_empty())
+    }
+}
+
+impl McpConnectionManager {
+    /// Apply `configs` (every server's entry, as a new config file gives them) to the running
+    /// servers: only the servers whose entry changed (command, args, env, url, headers,
+    /// credentials' variables, timeouts, filters — any field) are restarted; the others keep
+    /// their connection, and nothing is asked of them. Calls in flight finish on the
+    /// connection they started on. After a shutdown it does nothing.
+    pub fn reconfigure(&self, configs: Vec<ServerConfig>) -> Reconfigured {
+        let servers = &self.servers;
+        let mut done = Reconfigured::default();
+        if servers.is_shut_down() {
+            return done;
+        }
+        let current = servers.servers.snapshot();
+        let wanted = chosen(configs, &servers.options);
+        let idle = crate::idle::idle_servers(&servers.options, wanted.iter().map(|(c, s)| (c, s)));
+        let mut launched = Vec::new();
+        for (config, catalog) in wanted {
+            let name = config.name.clone();
+            let lazy = idle.contains(&name);
+            match current.get(&name) {
+                Some(old) if old.config == config => done.kept.push(name),
+                Some(old) => {
+                    // Lists kept of the old one are not the new one's.
+                    old.list_generation.fetch_add(1, Ordering::SeqCst);
+                    let generation = old.list_generation.clone();
+                    launched.push(servers.launch(config, catalog, lazy, generation));
+                    done.restarted.push(name);
+                }
+                None => {
+                    launched.push(servers.launch(config, catalog, lazy, Arc::default()));
+                    done.added.push(name);
+                }
+            }
+        }
+        done.removed = current
+            .keys()
+            .filter(|name| !done.kept.contains(name) && !done.restarted.contains(name))
+            .filter(|name| !launched.iter().any(|m| &m.config.name == *name))
+            .cloned()
+            .collect();
+        servers.servers.update(|map| {
+            for name in &done.removed {
+                map.remove(name);
+            }
+            for managed in &launched {
+                map.insert(managed.config.name.clone(), managed.clone());
+            }
+        });
+        let grace = servers.options.lifecycle.shutdown_grace;
+        for name in done.restarted.iter().chain(&done.removed) {
+            if let Some(old) = current.get(name) {
+                let announce = done.removed.contains(name).then(|| servers.events.clone());
+                tokio::spawn(retire(old.clone(), grace, announce));
+            }
+        }
+        for list in [&mut done.added, &mut done.restarted, &mut done.removed, &mut done.kept] {
+            list.sort();
+        }
+        tracing::info!(?done, "configuration applied");
+        done
+    }
+}
+
+/// End a server the config no longer has (or has anew): no request starts it again; once it
+/// is no longer starting and the calls holding its connection are done (at most its tool
+/// timeout), the connection is closed. A removed server's end is announced.
+async fn retire(
+    old: Arc<ManagedServer>,
+    grace: Duration,
+    announce: Option<router_protocol::EventSender>,
+) {
+    old.retired.store(true, Ordering::SeqCst);
+    let startup = old.config.startup_timeout + Duration::from_secs(1);
+    let conn = settled_connection(&old, startup).await;
+    let was_running = conn.is_some();
+    if let Some(conn) = conn {
+        // The state holds one reference and this task one; a call in flight holds another.
+        let deadline = tokio::time::Instant::now() + old.config.tool_timeout;
+        while Arc::strong_count(&conn) > 2 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        conn.close(grace).await;
+    }
+    if let Some(events) = announce {
+        events.send(EventMsg::McpServerStopped(McpServerStoppedEvent {
+            server: old.config.name.clone(),
+            was_running,
+        }));
+    }
+}
+
+/// The server's connection once it is no longer starting (waiting at most `limit`), if it is
+/// ready then.
+async fn settled_connection(
+    old: &ManagedServer,
+    limit: Duration,
+) -> Option<mcp_connection::SharedConnection> {
+    let mut state = old.state.subscribe();
+    let waited = tokio::time::timeout(limit, async {
+        let settled = state.wait_for(|s| !matches!(s, ServerState::Starting)).await.ok()?;
+        match &*settled {
+            ServerState::Ready { conn, .. } => Some(conn.clone()),
+            _ => None,
+        }
+    })
+    .await;
+    waited.ok().flatten()
+}
