@@ -16,6 +16,7 @@ mod prompts;
 mod reconfigure;
 mod requests;
 mod restart;
+mod server_map;
 mod skills;
 mod start;
 mod tasks;

@@ -3,7 +3,6 @@
 //! server, asks `restart::decide` what to do, and carries the step out; [`Servers::settled`]
 //! only waits and looks (it never starts anything).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::options::ManagerOptions;
 use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
+use crate::server_map::{ServerMap, Snapshot};
 use crate::start::{StartServer, fingerprint};
 use crate::toolcache::CatalogSlot;
 use mcp_connection::HostHandler;
@@ -72,42 +72,9 @@ pub(crate) struct ManagedServer {
     pub(crate) retired: AtomicBool,
 }
 
-/// The servers by name, as one snapshot: a config change replaces the map; a reader holds the
-/// snapshot (or the one server) it took.
-pub(crate) type ServerSnapshot = Arc<BTreeMap<String, Arc<ManagedServer>>>;
-
-/// The servers by name, replaced as a whole when the config changes.
-#[derive(Default)]
-pub(crate) struct ServerMap(std::sync::RwLock<ServerSnapshot>);
-
-impl ServerMap {
-    /// Every server now.
-    pub(crate) fn snapshot(&self) -> ServerSnapshot {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// One server.
-    pub(crate) fn get(&self, name: &str) -> Option<Arc<ManagedServer>> {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).get(name).cloned()
-    }
-
-    /// Every server's name, sorted.
-    pub(crate) fn names(&self) -> Vec<String> {
-        self.snapshot().keys().cloned().collect()
-    }
-
-    /// Change the map (a new snapshot; readers keep the one they took).
-    pub(crate) fn update(&self, change: impl FnOnce(&mut BTreeMap<String, Arc<ManagedServer>>)) {
-        let mut current = self.0.write().unwrap_or_else(|e| e.into_inner());
-        let mut map = (**current).clone();
-        change(&mut map);
-        *current = Arc::new(map);
-    }
-}
-
 /// Everything the lifecycle of the servers needs.
 pub(crate) struct Servers {
-    pub(crate) servers: ServerMap,
+    pub(crate) servers: ServerMap<ManagedServer>,
     startups: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) options: ManagerOptions,
     pub(crate) events: EventSender,
@@ -477,7 +444,7 @@ impl Servers {
 
 /// The ready servers' connections in `all`, in server-name order (whether still usable or
 /// not).
-pub(crate) fn ready_connections(all: &ServerSnapshot) -> Vec<(&String, SharedConnection)> {
+pub(crate) fn ready_connections(all: &Snapshot<ManagedServer>) -> Vec<(&String, SharedConnection)> {
     all.iter()
         .filter_map(|(name, m)| match &*m.state.borrow() {
             ServerState::Ready { conn, .. } => Some((name, conn.clone())),
