@@ -160,9 +160,14 @@ async fn a_lazy_server_starts_on_its_first_call_and_is_listed_from_its_catalog_u
     assert_eq!(crate::support::mcp_text(&output), "Echo: wake up");
     assert_eq!(starts(&log), 2);
     assert_eq!(manager.status("lazy"), Some(ServerStatus::Ready));
+    // `mcp_server_ready` follows the switch to ready, which the call may beat: wait for it.
     let mut seen = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        seen.push(event);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !seen.iter().any(|e| matches!(e, EventMsg::McpServerReady(_))) {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(event)) => seen.push(event),
+            _ => break,
+        }
     }
     // Announced idle at start; starting when the call needs it.
     assert!(
