@@ -1,5 +1,5 @@
 //! `mcp-router-bench`: each workload measured against a baseline in the same run, printed as a
-//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|e3|e7|everything|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|fuzz] (p3 includes P11) [--quick]`.
+//! table of medians and ratios. `mcp-router-bench [all|e2e|e1|e2|e3|e7|everything|r1|p1|p2|p3|p4|p5|p6|p7|p8|p9|p10|scale|csv|layers|shared|fuzz] (p3 includes P11) [--quick]`.
 //! `mcp-router-bench serve …` is the bench MCP server the workloads start as child processes.
 //! `mcp-router-bench fuzz [--cases N] [--live-cases M]` runs the dispatch fuzzer's campaign.
 //! `mcp-router-bench soak [CALLS]` runs the soak (servers killed at random; see `soak`).
@@ -16,6 +16,7 @@ mod rmcp_cost;
 mod row;
 mod search;
 mod server;
+mod shared;
 mod soak;
 mod solo;
 mod workloads;
@@ -152,13 +153,17 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
 }
 
 /// The workloads that run only when named — `layers` (P1 layer by layer), `p12` (P12 alone,
-/// in alternating rounds) — and P13 (`p13`, also in a full run).
+/// in alternating rounds), `shared` (S1–S4, the shared router; needs the `mcp-router` binary)
+/// — and P13 (`p13`, also in a full run).
 async fn named_only(rows: &mut Vec<Row>, which: &[&str], quick: bool) -> anyhow::Result<()> {
     if which.contains(&"layers") {
         keep(rows, "layers", workloads::p1_layers().await);
     }
     if which.contains(&"p12") {
         keep(rows, "p12", lists::p12_payload(quick).await);
+    }
+    if which.contains(&"shared") {
+        keep(rows, "shared", shared::rows(quick).await);
     }
     if which.is_empty() || which.contains(&"all") || which.contains(&"p13") {
         // On a runtime worker, as an agent's calls are.

@@ -341,7 +341,14 @@ fn main_with_code() -> anyhow::Result<i32> {
             }
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // `connect` only carries bytes between two pipes: one thread, no hand-off between workers
+    // for every message.
+    let runtime = match cli.command {
+        Command::Connect(_) => {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()?
+        }
+        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
+    };
     let result = runtime.block_on(run(cli));
     // Not a plain drop: that would wait forever for a blocking read of stdin still in flight.
     // Servers are already shut down; any left are killed by their guards as tasks are dropped.

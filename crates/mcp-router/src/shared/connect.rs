@@ -8,7 +8,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use tokio::io::AsyncWriteExt as _;
 use tokio::net::UnixStream;
 
 use super::place::{Place, lock};
@@ -101,25 +100,55 @@ fn log_tail(path: &Path) -> String {
     lines[lines.len().saturating_sub(5)..].join(" | ")
 }
 
-/// Carry stdin to the router and the router's answers to stdout. Ends when the router closes
-/// the session, or soon after the agent closes stdin (what the router still sends for it is
-/// written first).
+/// Carry stdin to the router and the router's answers to stdout, on two threads blocked in
+/// plain reads (one wake-up per message each way, nothing scheduled in between). Ends when
+/// the router closes the session, or soon after the agent closes stdin (what the router still
+/// sends for it is written first).
 async fn bridge(stream: UnixStream) {
-    let (mut from_router, mut to_router) = stream.into_split();
-    let down = async move {
-        let mut stdout = tokio::io::stdout();
-        let _ = tokio::io::copy(&mut from_router, &mut stdout).await;
-        let _ = stdout.flush().await;
+    let Ok(stream) = stream.into_std().and_then(|s| {
+        s.set_nonblocking(false)?;
+        Ok(s)
+    }) else {
+        return;
     };
-    tokio::pin!(down);
-    let up = async move {
-        let mut stdin = tokio::io::stdin();
-        let _ = tokio::io::copy(&mut stdin, &mut to_router).await;
-        let _ = to_router.shutdown().await;
-    };
-    tokio::select! {
-        () = &mut down => return,
-        () = up => {}
+    let Ok(mut to_router) = stream.try_clone() else { return };
+    let mut from_router = stream;
+    let (done, ended) = std::sync::mpsc::channel::<bool>();
+    let down_done = done.clone();
+    std::thread::spawn(move || {
+        pump(&mut from_router, &mut std::io::stdout().lock());
+        let _ = down_done.send(true);
+    });
+    std::thread::spawn(move || {
+        pump(&mut std::io::stdin().lock(), &mut to_router);
+        let _ = to_router.shutdown(std::net::Shutdown::Write);
+        let _ = done.send(false);
+    });
+    let _ = tokio::task::spawn_blocking(move || {
+        // The router closed the session: done. The agent closed stdin: the router's last
+        // words, for at most 2 s.
+        if ended.recv() == Ok(false) {
+            let _ = ended.recv_timeout(Duration::from_secs(2));
+        }
+    })
+    .await;
+}
+
+/// Copy `from` to `to` until either ends, each read written (and flushed) at once. Not
+/// `std::io::copy`: on Linux it splices between a pipe and a socket, which waits to fill its
+/// whole length before a message gets through.
+fn pump(from: &mut impl std::io::Read, to: &mut impl std::io::Write) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => {
+                if to.write_all(&buffer[..n]).and_then(|()| to.flush()).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
     }
-    let _ = tokio::time::timeout(Duration::from_secs(2), down).await;
 }
