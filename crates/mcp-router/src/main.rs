@@ -341,14 +341,7 @@ fn main_with_code() -> anyhow::Result<i32> {
             }
         }
     };
-    // `connect` only carries bytes between two pipes: one thread, no hand-off between workers
-    // for every message.
-    let runtime = match cli.command {
-        Command::Connect(_) => {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()?
-        }
-        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
-    };
+    let runtime = runtime_for(&cli.command)?;
     let result = runtime.block_on(run(cli));
     // Not a plain drop: that would wait forever for a blocking read of stdin still in flight.
     // Servers are already shut down; any left are killed by their guards as tasks are dropped.
@@ -358,6 +351,15 @@ fn main_with_code() -> anyhow::Result<i32> {
         exporters.shutdown();
     }
     result
+}
+
+/// The runtime: `connect` only carries bytes between two pipes (on threads of its own), one
+/// thread is enough; everything else gets the multi-threaded one.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    match command {
+        Command::Connect(_) => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        _ => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+    }
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
