@@ -91,6 +91,9 @@ async fn until(what: &str, check: impl Fn() -> bool) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !check() {
         anyhow::ensure!(Instant::now() < deadline, "{what} did not happen within 60 s");
+        if std::env::var_os("BENCH_DEBUG").is_some() {
+            eprintln!("waiting for {what}");
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok(())
@@ -107,22 +110,28 @@ struct Cost {
 
 /// N embedded routers: `mcp-router exec` each, every server started.
 async fn embedded(n: usize, dir: &Path) -> anyhow::Result<Cost> {
-    let marker = format!("embedded-{}-{n}", std::process::id());
+    let marker = format!("embedded-{}-n{n}", std::process::id());
     let config = write_config(dir, &marker)?;
     let mut children = Vec::new();
     for _ in 0..n {
         let child = tokio::process::Command::new(router_binary()?)
             .args(["exec", "--config"])
             .arg(&config)
-            .env("MCP_ROUTER_CACHE_DIR", dir.join("cache"))
+            // A cache of its own: with another's tool catalogs its servers would stay idle
+            // until used (as they do for a second session of one agent).
+            .env("MCP_ROUTER_CACHE_DIR", dir.join(format!("cache-{marker}-{}", children.len())))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()?;
         children.push(child);
+        // One session after another, as agents start (all at once, 320 servers on two cores
+        // outlast their startup timeout).
+        let started = children.len() * SERVERS;
+        let what = format!("{started} servers of {} embedded routers", children.len());
+        until(&what, || servers(&marker).0 == started).await?;
     }
-    until("every embedded router's servers", || servers(&marker).0 == n * SERVERS).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let pids: Vec<u32> = children.iter().filter_map(|c| c.id()).collect();
     let router_kib = pids.iter().map(|pid| uss_kib(*pid)).sum();
@@ -169,7 +178,7 @@ async fn call(session: &Session, name: &str, arguments: Value) -> anyhow::Result
 
 /// N sessions through one shared router: its PSS, and the servers'.
 async fn shared(n: usize, dir: &Path) -> anyhow::Result<(Cost, Vec<Session>)> {
-    let marker = format!("shared-{}-{n}", std::process::id());
+    let marker = format!("shared-{}-n{n}", std::process::id());
     let config = write_config(dir, &marker)?;
     let runtime = dir.join(format!("run-{n}"));
     std::fs::create_dir_all(&runtime)?;

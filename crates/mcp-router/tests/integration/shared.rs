@@ -516,3 +516,60 @@ fn a_non_loopback_address_is_refused() {
     assert!(stderr.contains("loopback addresses only"), "{stderr}");
     assert!(machine.servers().is_empty(), "refused before any server starts");
 }
+
+/// An SDK client (`program` with `args`) of the shared router for `machine`, its stdout piped.
+fn sdk_client(
+    machine: &Machine,
+    program: String,
+    script: PathBuf,
+    name: &str,
+) -> std::process::Child {
+    std::process::Command::new(program)
+        .arg(script)
+        .arg(crate::support::ROUTER)
+        .arg(&machine.config)
+        .arg(name)
+        .arg("2500")
+        .env("XDG_RUNTIME_DIR", &machine.runtime)
+        .env("MCP_ROUTER_CACHE_DIR", machine.runtime.join("cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn an SDK client")
+}
+
+/// The client's JSON line (what it saw), read as soon as it is printed.
+fn first_line(child: &mut std::process::Child) -> Value {
+    use std::io::BufRead as _;
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut line).expect("a line");
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+}
+
+#[test]
+fn python_and_typescript_sdk_clients_share_one_process_per_server() {
+    use crate::interop::{harness_dir, node, python};
+    let machine = Machine::new("shared-sdk");
+    let mut ts = sdk_client(&machine, node(), harness_dir().join("ts/shared_client.mjs"), "ts");
+    let mut py = sdk_client(&machine, python(), harness_dir().join("py/shared_client.py"), "py");
+    let (ts_saw, py_saw) = (first_line(&mut ts), first_line(&mut py));
+    // Both sessions are open now.
+    assert_eq!(machine.routers().len(), 1, "one shared router");
+    assert_eq!(machine.servers().len(), 2, "one process per server");
+    assert_eq!(machine.status()["sessions"].as_array().map(Vec::len), Some(2));
+    for (saw, name) in [(&ts_saw, "ts"), (&py_saw, "py")] {
+        let tools = saw["tools"].as_array().expect("tools");
+        for expected in ["list_mcp_resources", "read_mcp_resource", "mcp__docs__ask"] {
+            assert!(tools.iter().any(|t| t == expected), "{name}: no {expected} in {saw}");
+        }
+        assert_eq!(saw["echo"], format!("Echo: {name}"), "{saw}");
+        assert_eq!(saw["read"], true, "{saw}");
+        // The elicitation reached the client whose call asked, and only it.
+        assert_eq!(saw["ask"], format!(r#"accepted: {{"name":"{name}"}}"#), "{saw}");
+        assert_eq!(saw["asked"], 1, "{saw}");
+    }
+    assert!(ts.wait().expect("ts").success());
+    assert!(py.wait().expect("py").success());
+}
