@@ -4,6 +4,7 @@ elicitation with its own name, prints one JSON line with what it saw, then keeps
 open for HOLD_MS (so the test can look at the processes) and closes it.
 
 Usage: python shared_client.py ROUTER CONFIG NAME HOLD_MS
+   or: python shared_client.py URL SECRET NAME HOLD_MS (streamable HTTP, the bearer secret)
 """
 
 import asyncio
@@ -13,6 +14,19 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+
+def transport(router: str, config: str):
+    """`mcp-router connect` over stdio, or the router's HTTP listener with its secret."""
+    if router.startswith("http"):
+        headers = {"Authorization": f"Bearer {config}"}
+        client = create_mcp_http_client(headers=headers)
+        return streamable_http_client(router, http_client=client)
+    params = StdioServerParameters(
+        command=router, args=["connect", "--config", config], env=dict(os.environ)
+    )
+    return stdio_client(params)
 
 
 async def main() -> None:
@@ -24,10 +38,8 @@ async def main() -> None:
         asked += 1
         return types.ElicitResult(action="accept", content={"name": name})
 
-    params = StdioServerParameters(
-        command=router, args=["connect", "--config", config], env=dict(os.environ)
-    )
-    async with stdio_client(params) as (read_stream, write_stream):
+    async with transport(router, config) as streams:
+        read_stream, write_stream = streams[0], streams[1]
         async with ClientSession(
             read_stream, write_stream, elicitation_callback=elicit
         ) as session:

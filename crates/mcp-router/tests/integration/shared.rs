@@ -573,3 +573,28 @@ fn python_and_typescript_sdk_clients_share_one_process_per_server() {
     assert!(ts.wait().expect("ts").success());
     assert!(py.wait().expect("py").success());
 }
+
+#[test]
+fn a_python_sdk_client_works_over_http_with_the_secret() {
+    use crate::interop::{harness_dir, python};
+    let machine = Machine::new("shared-sdk-http");
+    let (mut router, url, secret) = serve_http(&machine);
+    let out = std::process::Command::new(python())
+        .arg(harness_dir().join("py/shared_client.py"))
+        .args([url.as_str(), secret.as_str(), "web", "0"])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("the Python client");
+    assert!(out.status.success(), "{out:?}");
+    let saw: Value = serde_json::from_slice(&out.stdout).expect("its JSON line");
+    assert_eq!(saw["echo"], "Echo: web", "{saw}");
+    assert_eq!(saw["read"], true, "{saw}");
+    assert_eq!(saw["ask"], r#"accepted: {"name":"web"}"#, "{saw}");
+    // SAFETY: SIGTERM to the router this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(router.id() as i32, libc::SIGTERM);
+    }
+    assert!(router.wait().expect("wait").success());
+    assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
+}
