@@ -8,6 +8,7 @@ pub(crate) mod connect;
 mod host;
 mod http;
 mod place;
+mod prompts;
 pub(crate) mod serve;
 mod session;
 pub(crate) mod status;

@@ -252,8 +252,11 @@ impl SessionServer {
 
 impl ServerHandler for SessionServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
-            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -286,6 +289,22 @@ impl ServerHandler for SessionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         Ok(self.dispatch(request, context).await?.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Ok(super::prompts::list(&self.router).await)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        Ok(super::prompts::get(&self.router, request).await?.into())
     }
 }
 

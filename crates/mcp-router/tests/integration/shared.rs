@@ -598,3 +598,34 @@ fn a_python_sdk_client_works_over_http_with_the_secret() {
     assert!(router.wait().expect("wait").success());
     assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_prompts_pass_through_named_by_server() {
+    use crate::interop::{python, python_script};
+    let machine = Machine::new("shared-prompts");
+    let prompts = machine.runtime.join("prompts.json");
+    let file = json!({"tools": [], "prompts": [
+        {"name": "review", "description": "Review a change", "arguments": [{"name": "diff"}]}]});
+    std::fs::write(&prompts, file.to_string()).expect("write");
+    let entry = format!(
+        "[mcp_servers.files]\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\n",
+        python(),
+        python_script("tools_file_fixture.py"),
+        prompts.display()
+    );
+    machine.rewrite("", &entry);
+    let session = machine.connect("ada").await;
+    let listed = session.service.list_all_prompts().await.expect("prompts/list");
+    let names: Vec<&str> = listed.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["files/review"]);
+    assert_eq!(listed[0].description.as_deref(), Some("Review a change"));
+    let mut asked = rmcp::model::GetPromptRequestParams::new("files/review");
+    asked.arguments = json!({"diff": "-a +b"}).as_object().cloned();
+    let got = session.service.get_prompt(asked).await.expect("prompts/get");
+    let text = serde_json::to_string(&got.messages).expect("JSON");
+    assert!(text.contains("review prompt"), "{text}");
+    let unknown =
+        session.service.get_prompt(rmcp::model::GetPromptRequestParams::new("review")).await;
+    let error = unknown.expect_err("an unqualified name").to_string();
+    assert!(error.contains("named `server/prompt`"), "{error}");
+}
