@@ -762,18 +762,12 @@ pub(crate) fn describe(event: &EventMsg) -> String {
     mcp_host::render::describe(event)
 }
 
-/// `mcp-router watch [FILE|-]`: an exec JSON-lines stream (events, outputs, errors) in the
-/// live view when stdout is a terminal (it stays until `q`), else as one readable line each.
+/// `mcp-router watch [FILE|SOCKET|-]`: an exec JSON-lines stream (events, outputs, errors), or
+/// a shared router's events socket, in the live view when stdout is a terminal (it stays until
+/// `q`), else as one readable line each.
 pub(crate) fn watch(file: Option<&std::path::Path>) -> anyhow::Result<i32> {
     use std::io::{BufRead, IsTerminal};
-    let input: Box<dyn std::io::Read> = match file {
-        None => Box::new(std::io::stdin()),
-        Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin()),
-        Some(path) => Box::new(
-            std::fs::File::open(path)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?,
-        ),
-    };
+    let input = crate::shared::events::watched(file)?;
     let name = file.map(|p| p.display().to_string()).unwrap_or_else(|| "stdin".into());
     let view = if std::io::stdout().is_terminal() {
         LiveView::open(&format!("mcp-router watch {name}"))

@@ -5,6 +5,7 @@
 
 mod backend;
 pub(crate) mod connect;
+pub(crate) mod events;
 mod host;
 mod http;
 mod place;

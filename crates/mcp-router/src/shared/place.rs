@@ -53,6 +53,12 @@ impl Place {
         self.file("status.sock")
     }
 
+    /// The socket the router's events stream from (JSON lines, what `mcp-router watch`
+    /// reads).
+    pub(crate) fn events_socket(&self) -> PathBuf {
+        self.file("events.sock")
+    }
+
     /// The lock a running router holds for its whole life (one router per place).
     pub(crate) fn serve_lock(&self) -> PathBuf {
         self.file("serve.lock")

@@ -46,13 +46,15 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let calls = Arc::new(CallOwners::default());
     let host = Arc::new(SharedHost { calls: calls.clone() });
     let mut running = mcp_host::Assembly::new(config).host_handler(host).start()?;
-    if let Some(mut events) = running.take_events() {
-        tokio::spawn(async move { while events.recv().await.is_some() {} });
+    let watchers = super::events::Watchers::default();
+    if let Some(events) = running.take_events() {
+        tokio::spawn(watchers.clone().fan_out(events));
     }
     let events = running.event_sender().clone();
     let shared = Shared::new(running.manager.clone(), settings, events, calls);
     let sessions = bind_private(&place.socket())?;
     let status = bind_private(&place.status_socket())?;
+    tokio::spawn(watchers.serve(bind_private(&place.events_socket())?));
     let http = match args.listen {
         Some(addr) => Some(super::http::start(shared.clone(), addr, &place).await?),
         None => None,
@@ -65,10 +67,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         place.socket().display(),
         http.as_ref().map(|url| format!(" and {url}")).unwrap_or_default()
     );
-    let info = RouterInfo { socket: place.socket(), http };
+    let info = RouterInfo { socket: place.socket(), events: place.events_socket(), http };
     serve_until_done(&shared, &sessions, &status, &info, args.idle_timeout).await;
     running.shutdown().await;
-    for file in [place.socket(), place.status_socket(), place.secret(), place.address()] {
+    let files = [place.socket(), place.status_socket(), place.events_socket()];
+    for file in files.into_iter().chain([place.secret(), place.address()]) {
         let _ = std::fs::remove_file(file);
     }
     Ok(0)
@@ -77,6 +80,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
 /// What the status answer says of the router itself.
 pub(crate) struct RouterInfo {
     pub(crate) socket: PathBuf,
+    pub(crate) events: PathBuf,
     pub(crate) http: Option<String>,
 }
 

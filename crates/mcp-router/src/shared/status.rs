@@ -46,6 +46,7 @@ pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> Value {
         "rss_kib": resident_kib(std::process::id()),
         "started": shared.started(),
         "socket": info.socket,
+        "events": info.events,
         "http": info.http,
         "sessions": shared.sessions(),
         "servers": servers,

@@ -629,3 +629,50 @@ async fn the_servers_prompts_pass_through_named_by_server() {
     let error = unknown.expect_err("an unqualified name").to_string();
     assert!(error.contains("named `server/prompt`"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_shows_every_sessions_events_from_the_events_socket() {
+    use std::io::BufRead as _;
+    let machine = Machine::new("shared-watch");
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    let socket = machine.status()["events"].as_str().expect("the events socket").to_string();
+    let mut watch = router_command()
+        .args(["watch", &socket])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("watch");
+    let (lines, seen) = std::sync::mpsc::channel();
+    let stdout = watch.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    // The watcher is connected once a call's events reach it.
+    let mut got = Vec::new();
+    for session in [&a, &b] {
+        let (failed, _) = call(session, "mcp__notes__echo", json!({"text": "seen"})).await;
+        assert!(!failed);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if let Ok(line) = seen.recv_timeout(Duration::from_millis(200)) {
+            got.push(line);
+        }
+        let ends = got.iter().filter(|l| l.contains("mcp_tool_call_end")).count();
+        if ends >= 2 {
+            break;
+        }
+        // Calls made before the watcher connected are not replayed: call again.
+        for session in [&a, &b] {
+            let _ = call(session, "mcp__notes__echo", json!({"text": "seen"})).await;
+        }
+    }
+    let ends: Vec<&String> = got.iter().filter(|l| l.contains("mcp_tool_call_end")).collect();
+    assert!(ends.iter().any(|l| l.contains(" s1-")), "{got:#?}");
+    assert!(ends.iter().any(|l| l.contains(" s2-")), "{got:#?}");
+    let _ = watch.kill();
+    let _ = watch.wait();
+}

@@ -1,0 +1,90 @@
+//! The shared router's events for whoever watches: every session's begin/end events (call ids
+//! `s<session>-<n>`) and the servers' lifecycle, one JSON line each, on the events socket
+//! (`mcp-router watch <socket>` shows them in the live view). Serialized only while someone
+//! watches; a watcher that falls behind loses the oldest lines, never slows the router.
+
+use std::sync::Arc;
+
+use router_protocol::EventReceiver;
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::UnixListener;
+use tokio::sync::broadcast;
+
+use super::place::current_uid;
+
+/// Lines a slow watcher may fall behind by before it loses the oldest.
+const BACKLOG: usize = 4096;
+
+/// The watchers of the router's events.
+#[derive(Clone)]
+pub(crate) struct Watchers {
+    lines: broadcast::Sender<Arc<str>>,
+}
+
+impl Default for Watchers {
+    fn default() -> Self {
+        Self { lines: broadcast::channel(BACKLOG).0 }
+    }
+}
+
+impl Watchers {
+    /// Drain the router's events, each serialized once for every watcher (not at all when
+    /// none watches).
+    pub(crate) async fn fan_out(self, mut events: EventReceiver) {
+        while let Some(event) = events.recv().await {
+            if self.lines.receiver_count() == 0 {
+                continue;
+            }
+            if let Ok(line) = serde_json::to_string(&event) {
+                let _ = self.lines.send(Arc::from(line));
+            }
+        }
+    }
+
+    /// Accept watchers (processes of this user only) on `listener`.
+    pub(crate) async fn serve(self, listener: UnixListener) {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else { continue };
+            if stream.peer_cred().map(|c| c.uid()).ok() != Some(current_uid()) {
+                continue;
+            }
+            let mut lines = self.lines.subscribe();
+            tokio::spawn(async move {
+                loop {
+                    let line = match lines.recv().await {
+                        Ok(line) => line,
+                        Err(broadcast::error::RecvError::Lagged(lost)) => {
+                            tracing::info!(
+                                lost,
+                                "a watcher fell behind; its oldest lines are lost"
+                            );
+                            continue;
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    };
+                    let written = stream.write_all(line.as_bytes()).await;
+                    if written.and(stream.write_all(b"\n").await).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// What `mcp-router watch` reads: stdin (no path, or `-`), a shared router's events socket, or
+/// a file of exec lines.
+pub(crate) fn watched(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn std::io::Read>> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+        return Ok(Box::new(std::io::stdin()));
+    };
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        let stream = std::os::unix::net::UnixStream::connect(path)
+            .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", path.display()))?;
+        return Ok(Box::new(stream));
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(Box::new(file))
+}
