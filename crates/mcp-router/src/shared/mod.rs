@@ -10,6 +10,7 @@ mod host;
 mod http;
 mod place;
 mod prompts;
+mod resources;
 pub(crate) mod serve;
 mod session;
 pub(crate) mod status;

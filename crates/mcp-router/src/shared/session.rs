@@ -111,12 +111,12 @@ impl Shared {
         transport: &'static str,
     ) -> anyhow::Result<SessionServer> {
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
-        let backend = SessionBackend {
+        let backend = Arc::new(SessionBackend {
             manager: self.manager.clone(),
             hub: self.changes.clone(),
             session: id,
-        };
-        let router = ToolRouter::with_mcp_settings(Arc::new(backend), &self.settings)?;
+        });
+        let router = ToolRouter::with_mcp_settings(backend.clone(), &self.settings)?;
         let info = SessionInfo {
             id,
             transport,
@@ -133,6 +133,7 @@ impl Shared {
         Ok(SessionServer {
             shared: self.clone(),
             id,
+            backend,
             router: Arc::new(router),
             next_call: Arc::new(AtomicU64::new(1)),
             _guard: guard,
@@ -194,6 +195,8 @@ impl Drop for SessionGuard {
 pub(crate) struct SessionServer {
     shared: Arc<Shared>,
     id: u64,
+    /// The servers as this session sees them (what its router is built over).
+    backend: Arc<SessionBackend>,
     router: Arc<ToolRouter>,
     next_call: Arc<AtomicU64>,
     _guard: Arc<SessionGuard>,
@@ -256,6 +259,7 @@ impl ServerHandler for SessionServer {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_prompts()
+            .enable_resources()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")))
@@ -289,6 +293,30 @@ impl ServerHandler for SessionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         Ok(self.dispatch(request, context).await?.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        super::resources::list(&*self.backend).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        super::resources::templates(&*self.backend).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        Ok(super::resources::read(&*self.backend, &request.uri).await?.into())
     }
 
     async fn list_prompts(

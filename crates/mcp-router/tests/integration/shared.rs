@@ -676,3 +676,47 @@ async fn watch_shows_every_sessions_events_from_the_events_socket() {
     let _ = watch.kill();
     let _ = watch.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_resources_pass_through_qualified_by_server() {
+    let machine = Machine::new("shared-resources");
+    let session = machine.connect("ada").await;
+    let listed = session.service.list_all_resources().await.expect("resources/list");
+    let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+    let readme = "mcp-router://docs/demo://docs/README.md";
+    assert!(uris.contains(&readme), "{uris:?}");
+    assert!(
+        uris.iter()
+            .all(|u| u.starts_with("mcp-router://docs/") || u.starts_with("mcp-router://notes/"))
+    );
+    let read = session
+        .service
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(readme))
+        .await
+        .expect("resources/read");
+    let contents = serde_json::to_value(&read.contents).expect("JSON");
+    assert_eq!(contents[0]["uri"], readme);
+    assert!(contents[0]["text"].as_str().is_some_and(|t| !t.is_empty()));
+    // A template's expansion stays within its server's prefix.
+    let templates = session.service.list_all_resource_templates().await.expect("templates");
+    let lines = templates
+        .iter()
+        .map(|t| t.uri_template.as_str())
+        .find(|t| t.starts_with("mcp-router://notes/demo://lines/"))
+        .expect("the lines template");
+    assert!(lines.ends_with("{name}{?from,to}"), "{lines}");
+    let expanded = "mcp-router://notes/demo://lines/README.md?from=1&to=2";
+    let read = session
+        .service
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(expanded))
+        .await
+        .expect("an expanded template");
+    assert_eq!(serde_json::to_value(&read.contents).expect("JSON")[0]["uri"], expanded);
+    let unknown = session
+        .service
+        .read_resource(rmcp::model::ReadResourceRequestParams::new("demo://docs/README.md"))
+        .await
+        .expect_err("an unqualified URI")
+        .to_string();
+    assert!(unknown.contains("mcp-router://<server>/<uri>"), "{unknown}");
+}
