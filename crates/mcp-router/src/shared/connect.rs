@@ -13,6 +13,9 @@ use tokio::net::UnixStream;
 use super::place::{Place, lock};
 use crate::setup::ConfigArg;
 
+/// Past this size, the log of a router `connect` starts begins afresh.
+const LOG_LIMIT: u64 = 1 << 20;
+
 /// How long `connect` waits for a router it started to take sessions.
 const START_WAIT: Duration = Duration::from_secs(30);
 
@@ -76,9 +79,13 @@ async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixS
 /// exit does not end it; its idle timeout does), its stderr appended to the place's log.
 fn spawn_serve(place: &Place, args: &ConnectArgs) -> anyhow::Result<std::process::Child> {
     let exe = std::env::current_exe().context("cannot find the mcp-router executable")?;
+    // Appended to, and started afresh once past 1 MiB.
+    let long = std::fs::metadata(place.log()).is_ok_and(|m| m.len() > LOG_LIMIT);
     let log = std::fs::OpenOptions::new()
         .create(true)
-        .append(true)
+        .append(!long)
+        .write(true)
+        .truncate(long)
         .open(place.log())
         .with_context(|| format!("cannot open {}", place.log().display()))?;
     let mut command = std::process::Command::new(exe);
