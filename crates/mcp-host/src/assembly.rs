@@ -99,10 +99,7 @@ impl Assembly {
         }
         let Self { config, host, events } = self;
         let options = manager_options(&config);
-        let host = host.unwrap_or_else(|| match config.apps_ui {
-            true => Arc::new(AppsHost),
-            false => Arc::new(DefaultHost),
-        });
+        let host = host_or_default(host, config.apps_ui);
         let (events, receiver) = match events {
             Some(events) => (events, None),
             None => {
@@ -125,6 +122,33 @@ impl Assembly {
         };
         Ok(Running { router: Arc::new(router), manager, events, receiver })
     }
+
+    /// Start the servers alone, without a router: for a host that builds routers of its own
+    /// over them (the shared router's per-session servers). The events go to the sender given
+    /// with [`Assembly::events`] (without one they are discarded). Must run inside a tokio
+    /// runtime.
+    pub fn start_servers(self) -> Result<Arc<McpConnectionManager>, StartError> {
+        if tokio_runtime_missing() {
+            return Err(StartError::NoRuntime);
+        }
+        let options = manager_options(&self.config);
+        let host = host_or_default(self.host, self.config.apps_ui);
+        let events = self.events.unwrap_or_else(EventSender::discard);
+        Ok(Arc::new(McpConnectionManager::start_with_host(
+            self.config.servers,
+            events,
+            options,
+            host,
+        )))
+    }
+}
+
+/// The host's handler, else [`AppsHost`] when the config says `apps_ui`, else [`DefaultHost`].
+fn host_or_default(host: Option<Arc<dyn HostHandler>>, apps_ui: bool) -> Arc<dyn HostHandler> {
+    host.unwrap_or_else(|| match apps_ui {
+        true => Arc::new(AppsHost),
+        false => Arc::new(DefaultHost),
+    })
 }
 
 /// Whether there is no tokio runtime to start the servers' tasks on.

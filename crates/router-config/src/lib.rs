@@ -47,6 +47,24 @@ pub struct ConfigFile {
     /// Server entries that could not be used, left out (never with [`Strictness::Strict`]):
     /// each server's name and why, naming the file and the key.
     pub unusable: Vec<UnusableServer>,
+    /// The entries' `shared` key, where it is not `true`: how the shared router
+    /// (`mcp-router serve`) runs that server. An embedded router runs every server once.
+    pub sharing: std::collections::BTreeMap<String, Sharing>,
+}
+
+/// A server entry's `shared` key: whether the shared router runs one instance of the server
+/// for every session (`true`, the default), one per session (`false`), or one per working
+/// directory of the sessions' agents (`"cwd"`), started there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Sharing {
+    /// One instance for every session.
+    #[default]
+    All,
+    /// One instance per session: its behaviour depends on the session (its roots, its state).
+    Session,
+    /// One instance per distinct working directory of the sessions' agents, run there (an
+    /// entry with its own `cwd` keeps it).
+    WorkingDirectory,
 }
 
 impl ConfigFile {
@@ -62,6 +80,7 @@ impl ConfigFile {
             apps_ui: false,
             pin_tools: true,
             unusable: Vec::new(),
+            sharing: Default::default(),
         }
     }
 }
@@ -160,9 +179,8 @@ pub fn parse_config_file_with(
     };
     settings.search.always_load_servers = entries.always_load;
     startup_by_tool_search(&settings, &mut manager, entries.startup_unsaid);
-    let unusable = entries.unusable;
-    let servers = entries.servers;
-    Ok(ConfigFile { servers, settings, manager, tool_cache, apps_ui, pin_tools, unusable })
+    let (unusable, servers, sharing) = (entries.unusable, entries.servers, entries.sharing);
+    Ok(ConfigFile { servers, settings, manager, tool_cache, apps_ui, pin_tools, unusable, sharing })
 }
 
 /// A file's server entries, read.
@@ -175,6 +193,8 @@ struct ServerEntries {
     always_load: std::collections::BTreeSet<String>,
     /// Entries that do not say when to start: lazy when tool search is on and a catalog exists.
     startup_unsaid: std::collections::BTreeSet<String>,
+    /// `shared` other than `true`.
+    sharing: std::collections::BTreeMap<String, Sharing>,
 }
 
 /// Every server entry of `servers`: used, or left out with why (a strict file fails instead).
@@ -189,6 +209,7 @@ fn server_entries(
         unusable: Vec::new(),
         always_load: Default::default(),
         startup_unsaid: Default::default(),
+        sharing: Default::default(),
     };
     for (name, value) in servers {
         let server = ServerWalker { path, name, format };
@@ -201,12 +222,15 @@ fn server_entries(
                     return Err(server.err("always_load_tools", found));
                 }
             };
-            Ok((config, always))
+            Ok((config, always, sharing(&server, value)?))
         });
         match parsed {
-            Ok((config, always)) => {
+            Ok((config, always, sharing)) => {
                 if always {
                     entries.always_load.insert(config.name.clone());
+                }
+                if sharing != Sharing::All {
+                    entries.sharing.insert(config.name.clone(), sharing);
                 }
                 if value.get("startup").is_none() {
                     entries.startup_unsaid.insert(config.name.clone());
@@ -223,6 +247,18 @@ fn server_entries(
     }
     entries.servers.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(entries)
+}
+
+/// An entry's `shared` key: `true` (or absent), `false` or `"cwd"`.
+fn sharing(server: &ServerWalker<'_>, value: &Value) -> Result<Sharing, ConfigError> {
+    match value.get("shared") {
+        None | Some(Value::Bool(true)) => Ok(Sharing::All),
+        Some(Value::Bool(false)) => Ok(Sharing::Session),
+        Some(Value::String(s)) if s == "cwd" => Ok(Sharing::WorkingDirectory),
+        Some(other) => {
+            Err(server.err("shared", format!("expected true, false or \"cwd\", found {other}")))
+        }
+    }
 }
 
 /// With tool search, a server whose entry says nothing of `startup` and whose tools a catalog

@@ -48,6 +48,7 @@ const CODEX_KEYS: &[&str] = &[
     "client_credentials",
     "oauth",
     "always_load_tools",
+    "shared",
 ];
 const MCP_JSON_KEYS: &[&str] = &[
     "command",
@@ -71,6 +72,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "client_credentials",
     "oauth",
     "always_load_tools",
+    "shared",
 ];
 
 impl ServerWalker<'_> {

@@ -1,7 +1,7 @@
 //! The shared router's host: a server's question goes to the session whose call asked it —
 //! never to another session — and is declined when no call of a session is known to ask.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use mcp_connection_manager::{Asking, HostHandler};
@@ -9,17 +9,28 @@ use mcp_connection_manager::{Asking, HostHandler};
 use rmcp::model::ListRootsResult;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
-use super::session::CallOwners;
+use super::session::{CallOwners, Owner};
 
 /// Sends elicitations and roots requests to the calling session's client.
 pub(crate) struct SharedHost {
     pub(crate) calls: Arc<CallOwners>,
+    /// For the servers of one session: its client, asked when no call is known to ask.
+    pub(crate) client: Option<Arc<Mutex<Option<Owner>>>>,
+}
+
+impl SharedHost {
+    /// The session a server's request goes to: the one whose call asked, else the session
+    /// whose own servers these are.
+    fn owner(&self, asking: &Asking) -> Option<Owner> {
+        let calling = asking.call_id.as_deref().and_then(|id| self.calls.owner(id));
+        calling.or_else(|| self.client.as_ref()?.lock().expect("client").clone())
+    }
 }
 
 #[async_trait]
 impl HostHandler for SharedHost {
     async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
-        let owner = asking.call_id.as_deref().and_then(|id| self.calls.owner(id));
+        let owner = self.owner(asking);
         let Some(owner) = owner.filter(|o| o.elicitation) else {
             tracing::info!(server = %asking.server, "an elicitation no session can answer is declined");
             return ElicitResult::new(ElicitationAction::Decline);
@@ -39,7 +50,7 @@ impl HostHandler for SharedHost {
 
     #[allow(deprecated)]
     async fn list_roots(&self, asking: &Asking) -> ListRootsResult {
-        let owner = asking.call_id.as_deref().and_then(|id| self.calls.owner(id));
+        let owner = self.owner(asking);
         match owner.filter(|o| o.roots) {
             Some(owner) => owner.peer.list_roots().await.unwrap_or_default(),
             None => ListRootsResult::default(),

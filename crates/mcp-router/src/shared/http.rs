@@ -37,7 +37,7 @@ pub(crate) async fn start(
         "http://[::1]:*",
     ]);
     let service = StreamableHttpService::new(
-        move || shared.open_session("http").map_err(std::io::Error::other),
+        move || shared.open_session("http", None).map_err(std::io::Error::other),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -14,8 +14,9 @@ use rmcp::ServiceExt as _;
 use tokio::net::{UnixListener, UnixStream};
 
 use super::host::SharedHost;
+use super::own::OwnServers;
 use super::place::{Place, current_uid, lock};
-use super::session::{CallOwners, Shared};
+use super::session::{CallOwners, Shared, same_tools};
 use crate::setup::ConfigArg;
 
 /// `mcp-router serve`'s options.
@@ -41,17 +42,19 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let Some(_held) = lock(&place.serve_lock(), false)? else {
         bail!("a shared router already runs for this config (socket {})", place.socket().display());
     };
-    let config = crate::setup::config(&args.config)?;
+    let mut config = crate::setup::config(&args.config)?;
+    let own = super::own::split_off(&mut config);
     let settings = config.settings.clone();
     let calls = Arc::new(CallOwners::default());
-    let host = Arc::new(SharedHost { calls: calls.clone() });
+    let host = Arc::new(SharedHost { calls: calls.clone(), client: None });
     let mut running = mcp_host::Assembly::new(config).host_handler(host).start()?;
     let watchers = super::events::Watchers::default();
     if let Some(events) = running.take_events() {
         tokio::spawn(watchers.clone().fan_out(events));
     }
     let events = running.event_sender().clone();
-    let shared = Shared::new(running.manager.clone(), settings, events, calls);
+    let own = OwnServers::new(own, events.clone(), calls.clone());
+    let shared = Shared::new(running.manager.clone(), settings, events, calls, own);
     let sessions = bind_private(&place.socket())?;
     let status = bind_private(&place.status_socket())?;
     tokio::spawn(watchers.serve(bind_private(&place.events_socket())?));
@@ -69,6 +72,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     );
     let info = RouterInfo { socket: place.socket(), events: place.events_socket(), http };
     serve_until_done(&shared, &sessions, &status, &info, args.idle_timeout).await;
+    shared.own.shutdown().await;
     running.shutdown().await;
     let files = [place.socket(), place.status_socket(), place.events_socket()];
     for file in files.into_iter().chain([place.secret(), place.address()]) {
@@ -130,8 +134,8 @@ fn bind_private(path: &Path) -> anyhow::Result<UnixListener> {
 
 /// One session over a Unix socket, from a process of this user only.
 async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
-    match stream.peer_cred() {
-        Ok(cred) if cred.uid() == current_uid() => {}
+    let cwd = match stream.peer_cred() {
+        Ok(cred) if cred.uid() == current_uid() => cred.pid().and_then(working_directory),
         Ok(cred) => {
             tracing::warn!(uid = cred.uid(), "a session of another user is refused");
             return;
@@ -140,8 +144,8 @@ async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
             tracing::warn!("a session whose user cannot be told is refused: {e}");
             return;
         }
-    }
-    let server = match shared.open_session("unix") {
+    };
+    let server = match shared.open_session("unix", cwd.as_deref()) {
         Ok(server) => server,
         Err(e) => return tracing::warn!("cannot open a session: {e:#}"),
     };
@@ -153,6 +157,11 @@ async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
         }
         Err(e) => tracing::info!(session = id, "a session ended before its handshake: {e}"),
     }
+}
+
+/// The working directory of process `pid` (the bridge's: its agent's), if it can be told.
+fn working_directory(pid: i32) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
 /// Applies edits of the config file to the running servers (see
@@ -170,7 +179,8 @@ async fn follow_config(shared: Arc<Shared>, config: ConfigArg) {
         }
         last = now;
         match crate::setup::config(&config) {
-            Ok(file) => {
+            Ok(mut file) => {
+                shared.own.reconfigure(super::own::split_off(&mut file));
                 let done = shared.manager.reconfigure(file.servers);
                 eprintln!(
                     "mcp-router: {} changed: added {:?}, restarted {:?}, removed {:?}",
@@ -197,13 +207,7 @@ async fn announce_tool_changes(shared: Arc<Shared>) {
         let now = shared.manager.known_tools().await;
         let changed = !Arc::ptr_eq(&now.tools, &last.tools) || now.unknown != last.unknown;
         if changed {
-            let same = now.unknown == last.unknown
-                && now.tools.len() == last.tools.len()
-                && now
-                    .tools
-                    .iter()
-                    .zip(last.tools.iter())
-                    .all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool);
+            let same = same_tools(&now, &last);
             tracing::info!(same, "the servers' tools changed");
             if !same {
                 for peer in shared.peers() {

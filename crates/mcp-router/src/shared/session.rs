@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Instant, SystemTime};
 
 use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
@@ -16,7 +16,12 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use router_protocol::ContentItem;
 
+use mcp_host::McpBackend;
+use mcp_host::backend::KnownTools;
+
 use super::backend::{ChangeHub, SessionBackend};
+use super::own::{Group, OwnServers};
+use super::split::SplitBackend;
 
 /// What every session shares: the servers, the settings each session's router is built with,
 /// the sessions themselves and the calls in flight (whose session a server's question goes to).
@@ -35,6 +40,8 @@ pub(crate) struct Shared {
     /// Each session's client, once initialized: told when the tools change.
     peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     started: SystemTime,
+    /// The servers run per session or per working directory.
+    pub(crate) own: OwnServers,
 }
 
 /// What `mcp-router status` says of a session.
@@ -88,8 +95,10 @@ impl Shared {
         settings: RouterSettings,
         events: EventSender,
         calls: Arc<CallOwners>,
+        own: OwnServers,
     ) -> Arc<Self> {
         Arc::new(Self {
+            own,
             manager,
             settings,
             events,
@@ -104,18 +113,31 @@ impl Shared {
         })
     }
 
-    /// A new session of `transport`, with a router of its own (its revealed tools, budgets and
-    /// continuations are its own; the servers are everyone's).
+    /// A new session of `transport` whose agent works in `cwd`, with a router of its own (its
+    /// revealed tools, budgets and continuations are its own; the servers are everyone's but
+    /// those run per session or per working directory).
     pub(crate) fn open_session(
         self: &Arc<Self>,
         transport: &'static str,
+        cwd: Option<&std::path::Path>,
     ) -> anyhow::Result<SessionServer> {
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
-        let backend = Arc::new(SessionBackend {
+        let shared = Arc::new(SessionBackend {
             manager: self.manager.clone(),
             hub: self.changes.clone(),
             session: id,
         });
+        let groups = self.own.groups_for(id, cwd);
+        let backend: Arc<dyn McpBackend> = match groups.is_empty() {
+            true => shared,
+            false => {
+                let own = groups.iter().map(|group| {
+                    let (manager, hub) = (group.manager.clone(), group.hub.clone());
+                    Arc::new(SessionBackend { manager, hub, session: id })
+                });
+                Arc::new(SplitBackend::new(shared, own.collect()))
+            }
+        };
         let router = ToolRouter::with_mcp_settings(backend.clone(), &self.settings)?;
         let info = SessionInfo {
             id,
@@ -129,7 +151,7 @@ impl Shared {
         self.open.fetch_add(1, Ordering::SeqCst);
         *self.idle_since.lock().expect("idle") = None;
         tracing::info!(session = id, transport, "session opened");
-        let guard = Arc::new(SessionGuard { shared: self.clone(), id });
+        let guard = Arc::new(SessionGuard { shared: self.clone(), id, groups });
         Ok(SessionServer {
             shared: self.clone(),
             id,
@@ -171,10 +193,12 @@ fn unix_seconds(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Ends the session's record when the last clone of its server is dropped.
+/// Ends the session's record when the last clone of its server is dropped, and with it the
+/// session's own servers (a working directory's, once no session there holds them).
 struct SessionGuard {
     shared: Arc<Shared>,
     id: u64,
+    groups: Vec<Arc<Group>>,
 }
 
 impl Drop for SessionGuard {
@@ -182,6 +206,11 @@ impl Drop for SessionGuard {
         self.shared.sessions.lock().expect("sessions").remove(&self.id);
         self.shared.peers.lock().expect("peers").remove(&self.id);
         self.shared.changes.forget(self.id);
+        for group in &self.groups {
+            group.hub.forget(self.id);
+        }
+        self.groups.clear();
+        self.shared.own.forget(self.id);
         if self.shared.open.fetch_sub(1, Ordering::SeqCst) == 1 {
             *self.shared.idle_since.lock().expect("idle") = Some(Instant::now());
         }
@@ -196,7 +225,7 @@ pub(crate) struct SessionServer {
     shared: Arc<Shared>,
     id: u64,
     /// The servers as this session sees them (what its router is built over).
-    backend: Arc<SessionBackend>,
+    backend: Arc<dyn McpBackend>,
     router: Arc<ToolRouter>,
     next_call: Arc<AtomicU64>,
     _guard: Arc<SessionGuard>,
@@ -270,6 +299,22 @@ impl ServerHandler for SessionServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let declared = context.peer.peer_info().map(|info| info.capabilities.clone());
+        let owner = Owner {
+            session: self.id,
+            peer: context.peer.clone(),
+            elicitation: declared.as_ref().is_some_and(|c| c.elicitation.is_some()),
+            roots: declared.as_ref().is_some_and(|c| c.roots.is_some()),
+        };
+        for group in self._guard.groups.iter().filter(|g| g.session == Some(self.id)) {
+            *group.client.lock().expect("client") = Some(owner.clone());
+        }
+        if !self._guard.groups.is_empty() {
+            tokio::spawn(announce_own_tool_changes(
+                Arc::downgrade(&self._guard),
+                context.peer.clone(),
+            ));
+        }
         self.shared.peers.lock().expect("peers").insert(self.id, context.peer);
     }
 
@@ -334,6 +379,37 @@ impl ServerHandler for SessionServer {
     ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
         Ok(super::prompts::get(&self.router, request).await?.into())
     }
+}
+
+/// Tells the session when its own servers' tools change (the shared servers' changes are
+/// told to every session by `serve`), until the session ends.
+async fn announce_own_tool_changes(guard: Weak<SessionGuard>, peer: Peer<RoleServer>) {
+    let mut last = Vec::new();
+    loop {
+        let Some(session) = guard.upgrade() else { return };
+        let mut now = Vec::new();
+        for group in &session.groups {
+            now.push(group.manager.known_tools().await);
+        }
+        drop(session);
+        let same = now.len() == last.len() && now.iter().zip(&last).all(|(a, b)| same_tools(a, b));
+        if !same && !last.is_empty() && peer.notify_tool_list_changed().await.is_err() {
+            return;
+        }
+        last = now;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
+/// Whether two tool sets are the same tools (names and definitions) and unknown servers.
+pub(crate) fn same_tools(a: &KnownTools, b: &KnownTools) -> bool {
+    Arc::ptr_eq(&a.tools, &b.tools)
+        || (a.unknown == b.unknown
+            && a.tools.len() == b.tools.len()
+            && a.tools
+                .iter()
+                .zip(b.tools.iter())
+                .all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool))
 }
 
 /// A spec as an MCP tool (its parameters are always a JSON object schema).

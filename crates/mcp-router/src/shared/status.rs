@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use mcp_connection_manager::ServerStatus;
+use mcp_connection_manager::{McpConnectionManager, ServerStatus};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::UnixStream;
@@ -14,33 +14,17 @@ use super::serve::RouterInfo;
 use super::session::Shared;
 use crate::setup::ConfigArg;
 
-/// The status answer: the router, its sessions and its servers.
+/// The status answer: the router, its sessions and its servers (the shared ones, then the
+/// ones run per session or per working directory).
 pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> Value {
-    let pids: std::collections::BTreeMap<String, u32> =
-        shared.manager.child_pids().into_iter().collect();
-    let servers: Vec<Value> = shared
-        .manager
-        .server_names()
-        .into_iter()
-        .map(|name| {
-            let pid = pids.get(&name).copied();
-            let state = match shared.manager.status(&name) {
-                Some(ServerStatus::Ready) => "ready".to_string(),
-                Some(ServerStatus::Starting) => "starting".to_string(),
-                Some(ServerStatus::NotStarted) => "idle".to_string(),
-                Some(ServerStatus::SignInRequired(_)) => "sign-in required".to_string(),
-                Some(ServerStatus::Failed(why)) => format!("failed: {why}"),
-                Some(_) | None => "unknown".to_string(),
-            };
-            json!({
-                "name": name,
-                "shared": true,
-                "state": state,
-                "pid": pid,
-                "rss_kib": pid.and_then(resident_kib),
-            })
-        })
-        .collect();
+    let mut servers = servers_of(&shared.manager, &json!({ "shared": true }));
+    for group in shared.own.groups() {
+        let whose = match group.session {
+            Some(session) => json!({ "shared": false, "session": session }),
+            None => json!({ "shared": "cwd", "cwd": group.cwd }),
+        };
+        servers.extend(servers_of(&group.manager, &whose));
+    }
     json!({
         "pid": std::process::id(),
         "rss_kib": resident_kib(std::process::id()),
@@ -51,6 +35,35 @@ pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> Value {
         "sessions": shared.sessions(),
         "servers": servers,
     })
+}
+
+/// `manager`'s servers: name, state, process and memory, with `whose` (how it is shared).
+fn servers_of(manager: &McpConnectionManager, whose: &Value) -> Vec<Value> {
+    let pids: std::collections::BTreeMap<String, u32> = manager.child_pids().into_iter().collect();
+    let names = manager.server_names().into_iter();
+    names
+        .map(|name| {
+            let pid = pids.get(&name).copied();
+            let state = match manager.status(&name) {
+                Some(ServerStatus::Ready) => "ready".to_string(),
+                Some(ServerStatus::Starting) => "starting".to_string(),
+                Some(ServerStatus::NotStarted) => "idle".to_string(),
+                Some(ServerStatus::SignInRequired(_)) => "sign-in required".to_string(),
+                Some(ServerStatus::Failed(why)) => format!("failed: {why}"),
+                Some(_) | None => "unknown".to_string(),
+            };
+            let mut server = json!({
+                "name": name,
+                "state": state,
+                "pid": pid,
+                "rss_kib": pid.and_then(resident_kib),
+            });
+            if let (Some(server), Some(whose)) = (server.as_object_mut(), whose.as_object()) {
+                server.extend(whose.clone());
+            }
+            server
+        })
+        .collect()
 }
 
 /// Resident memory of process `pid` in KiB (Linux `/proc`), if it can be read.
@@ -118,8 +131,13 @@ fn describe(status: &Value) -> Vec<String> {
             (Some(pid), None) => format!(" pid {pid}"),
             _ => String::new(),
         };
+        let whose = match (&s["session"], s["cwd"].as_str()) {
+            (Value::Number(session), _) => format!("session #{session}"),
+            (_, Some(cwd)) => format!("for {cwd}"),
+            _ => "shared".to_string(),
+        };
         lines.push(format!(
-            "  {} (shared) {}{process}",
+            "  {} ({whose}) {}{process}",
             s["name"].as_str().unwrap_or_default(),
             s["state"].as_str().unwrap_or_default()
         ));

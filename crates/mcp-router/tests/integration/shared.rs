@@ -98,8 +98,16 @@ args = ["--name", "{marker}-notes"]
     }
 
     async fn connect(&self, name: &str) -> Session {
+        self.connect_in(name, None).await
+    }
+
+    /// An agent working in `cwd` (the bridge runs there, as an agent starts its servers).
+    async fn connect_in(&self, name: &str, cwd: Option<&std::path::Path>) -> Session {
         let mut command =
             tokio::process::Command::from(self.command(&["connect", "--idle-timeout", "1"]));
+        if let Some(cwd) = cwd {
+            command.current_dir(cwd);
+        }
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
         let mut bridge = command.spawn().expect("spawn mcp-router connect");
         let stdout = bridge.stdout.take().expect("stdout");
@@ -719,4 +727,119 @@ async fn the_servers_resources_pass_through_qualified_by_server() {
         .expect_err("an unqualified URI")
         .to_string();
     assert!(unknown.contains("mcp-router://<server>/<uri>"), "{unknown}");
+}
+
+/// The working directory of process `pid`.
+fn cwd_of(pid: u32) -> PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).expect("a live process's cwd")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn servers_not_shared_run_per_session_or_per_working_directory() {
+    let machine = Machine::new("own");
+    let marker = machine.marker.clone();
+    let own = |mine: &str| {
+        format!(
+            "[mcp_servers.mine]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-{mine}\"]\nshared = false\n\n\
+             [mcp_servers.here]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-here\"]\nshared = \"cwd\"\n"
+        )
+    };
+    machine.rewrite("", &own("mine"));
+    let (one, two) = (tempfile::tempdir().expect("dir"), tempfile::tempdir().expect("dir"));
+    let (one_path, two_path) =
+        (one.path().canonicalize().expect("dir"), two.path().canonicalize().expect("dir"));
+    let a = machine.connect_in("ada", Some(&one_path)).await;
+    let (b, c) = tokio::join!(
+        machine.connect_in("bob", Some(&one_path)),
+        machine.connect_in("cy", Some(&two_path))
+    );
+    // Shared: one each; `mine`: one per session; `here`: one per directory.
+    wait_for("every server ready", Duration::from_secs(15), || {
+        let status = machine.status();
+        let servers = status["servers"].as_array().cloned().unwrap_or_default();
+        servers.len() == 2 + 3 + 2 && servers.iter().all(|s| s["state"] == "ready")
+    });
+    assert_eq!(machine.server("docs").len(), 1);
+    assert_eq!(machine.server("mine").len(), 3);
+    let here = machine.server("here");
+    let mut dirs: Vec<PathBuf> = here.iter().map(|pid| cwd_of(*pid)).collect();
+    dirs.sort();
+    let mut expected = vec![one_path.clone(), two_path.clone()];
+    expected.sort();
+    assert_eq!(dirs, expected, "one `here` per directory, run there");
+    let status = machine.status();
+    let servers = status["servers"].as_array().expect("servers");
+    let sessions: std::collections::BTreeSet<u64> = servers
+        .iter()
+        .filter(|s| s["name"] == "mine")
+        .map(|s| {
+            assert_eq!(s["shared"], false, "{s}");
+            s["session"].as_u64().expect("its session")
+        })
+        .collect();
+    assert_eq!(sessions.len(), 3, "{status:#}");
+
+    // Each agent sees and calls them as any other server's, and a per-session server's
+    // question goes to its own session.
+    for session in [&a, &b, &c] {
+        let tools = session.service.list_all_tools().await.expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for expected in ["mcp__docs__echo", "mcp__mine__echo", "mcp__here__echo"] {
+            assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        }
+        let (failed, text) = call(session, "mcp__mine__ask", json!({})).await;
+        assert!(!failed, "{text}");
+        assert_eq!(text, format!(r#"accepted: {{"name":"{}"}}"#, session.agent.name));
+        let (failed, text) = call(session, "mcp__here__echo", json!({"text": "hi"})).await;
+        assert!(!failed && text == "Echo: hi", "{text}");
+        let (failed, text) = call(
+            session,
+            "read_mcp_resource",
+            json!({"server": "mine", "uri": "demo://docs/README.md"}),
+        )
+        .await;
+        assert!(!failed && text.contains("\"contents\""), "{text}");
+    }
+    assert_eq!([&a, &b, &c].map(|s| s.agent.asked.load(Ordering::SeqCst)), [1, 1, 1]);
+    let (failed, text) = call(&a, "list_mcp_resources", json!({})).await;
+    assert!(!failed, "{text}");
+    let listed: Value = serde_json::from_str(&text).expect("JSON");
+    let servers: Vec<&str> = listed["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["server"].as_str())
+        .collect();
+    let mut seen = servers.clone();
+    seen.dedup();
+    assert_eq!(seen, ["docs", "here", "mine", "notes"], "sorted by server: {servers:?}");
+
+    // An edit of the per-session entry restarts it in every session, and nothing else.
+    let (docs, here) = (machine.server("docs"), machine.server("here"));
+    machine.rewrite("", &own("mine2"));
+    wait_for("`mine` restarted in every session", Duration::from_secs(15), || {
+        machine.server("mine").is_empty() && machine.server("mine2").len() == 3
+    });
+    assert_eq!((machine.server("docs"), machine.server("here")), (docs, here));
+    let (failed, text) = call(&b, "mcp__mine__echo", json!({"text": "new"})).await;
+    assert!(!failed && text == "Echo: new", "{text}");
+
+    // The agent alone in its directory leaves: its `mine` and its directory's `here` end;
+    // the others keep theirs.
+    let Session { service, mut bridge, .. } = c;
+    drop(service);
+    let _ = tokio::time::timeout(Duration::from_secs(5), bridge.wait()).await;
+    wait_for("cy's own servers ended", Duration::from_secs(10), || {
+        machine.server("mine2").len() == 2 && machine.server("here").len() == 1
+    });
+    assert_eq!(cwd_of(machine.server("here")[0]), one_path);
+    let (failed, text) = call(&a, "mcp__here__echo", json!({"text": "still"})).await;
+    assert!(!failed && text == "Echo: still", "{text}");
+    for session in [a, b] {
+        let Session { service, mut bridge, .. } = session;
+        drop(service);
+        let _ = tokio::time::timeout(Duration::from_secs(5), bridge.wait()).await;
+    }
+    let left = wait_gone(&machine.marker, Duration::from_secs(15));
+    assert_eq!(left, Vec::<u32>::new(), "servers left after the idle timeout");
 }

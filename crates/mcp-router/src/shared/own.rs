@@ -1,0 +1,193 @@
+//! The servers the shared router does not share across sessions: an entry with
+//! `shared = false` runs once per session, one with `shared = "cwd"` once per working directory
+//! of the sessions' agents (a session from `connect` has its agent's directory: the bridge's
+//! own). Both run in that directory unless their entry names a `cwd`, and end with the last
+//! session that uses them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use mcp_connection_manager::{ServerConfig, TransportConfig};
+use mcp_host::{EventSender, McpConnectionManager};
+use router_config::{ConfigFile, Sharing};
+
+use super::backend::ChangeHub;
+use super::host::SharedHost;
+use super::session::{CallOwners, Owner};
+
+/// One manager of servers not shared by every session, and the changes to what its sessions
+/// read. Its servers end when the last session holding it ends.
+pub(crate) struct Group {
+    pub(crate) manager: Arc<McpConnectionManager>,
+    pub(crate) hub: Arc<ChangeHub>,
+    /// The session whose servers these are (`None`: a working directory's, shared by the
+    /// sessions there).
+    pub(crate) session: Option<u64>,
+    /// The directory its servers run in (unless an entry names one).
+    pub(crate) cwd: Option<PathBuf>,
+    /// The session's client, once it is initialized: asked when no call of it is known to
+    /// ask (a server's roots request at its start).
+    pub(crate) client: Arc<Mutex<Option<Owner>>>,
+    /// Where its shutdown is registered, for [`OwnServers::shutdown`] to wait for.
+    closing: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let manager = self.manager.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let closing = runtime.spawn(async move { manager.shutdown().await });
+            let mut handles = self.closing.lock().expect("closing");
+            handles.retain(|handle| !handle.is_finished());
+            handles.push(closing);
+        }
+    }
+}
+
+/// The entries not shared by every session, and the groups running them now.
+pub(crate) struct OwnServers {
+    /// The config as last read, its servers only the ones of this kind.
+    config: Mutex<ConfigFile>,
+    events: EventSender,
+    calls: Arc<CallOwners>,
+    by_cwd: Mutex<HashMap<Option<PathBuf>, Weak<Group>>>,
+    by_session: Mutex<BTreeMap<u64, Weak<Group>>>,
+    closing: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl OwnServers {
+    /// The entries of `config` that are not shared by every session (see [`split_off`]).
+    pub(crate) fn new(own: ConfigFile, events: EventSender, calls: Arc<CallOwners>) -> Self {
+        Self {
+            config: Mutex::new(own),
+            events,
+            calls,
+            by_cwd: Mutex::default(),
+            by_session: Mutex::default(),
+            closing: Arc::default(),
+        }
+    }
+
+    /// The groups session `id` (in `cwd`) uses: its own servers' and its directory's, each only
+    /// when the config has such entries.
+    pub(crate) fn groups_for(&self, id: u64, cwd: Option<&Path>) -> Vec<Arc<Group>> {
+        let config = self.config.lock().expect("own config").clone();
+        let mut groups = Vec::new();
+        let per_session = entries(&config, Sharing::Session, cwd);
+        if !per_session.is_empty() {
+            let group = self.start(&config, per_session, Some(id), cwd);
+            self.by_session.lock().expect("groups").insert(id, Arc::downgrade(&group));
+            groups.push(group);
+        }
+        let per_cwd = entries(&config, Sharing::WorkingDirectory, cwd);
+        if !per_cwd.is_empty() {
+            let mut by_cwd = self.by_cwd.lock().expect("groups");
+            let key = cwd.map(Path::to_path_buf);
+            let group = match by_cwd.get(&key).and_then(Weak::upgrade) {
+                Some(group) => group,
+                None => {
+                    let group = self.start(&config, per_cwd, None, cwd);
+                    by_cwd.insert(key, Arc::downgrade(&group));
+                    group
+                }
+            };
+            groups.push(group);
+        }
+        groups
+    }
+
+    fn start(
+        &self,
+        config: &ConfigFile,
+        servers: Vec<ServerConfig>,
+        session: Option<u64>,
+        cwd: Option<&Path>,
+    ) -> Arc<Group> {
+        let mut config = config.clone();
+        config.servers = servers;
+        let client = Arc::new(Mutex::new(None));
+        let host = Arc::new(SharedHost { calls: self.calls.clone(), client: Some(client.clone()) });
+        let assembly = mcp_host::Assembly::new(config).host_handler(host);
+        let manager =
+            assembly.events(self.events.clone()).start_servers().expect("inside the runtime");
+        tracing::info!(?session, cwd = ?cwd, servers = ?manager.server_names(), "own servers started");
+        Arc::new(Group {
+            manager,
+            hub: Arc::default(),
+            session,
+            cwd: cwd.map(Path::to_path_buf),
+            client,
+            closing: self.closing.clone(),
+        })
+    }
+
+    /// The config changed: new sessions get its entries, and the groups running now add,
+    /// restart and remove servers as the manager's `reconfigure` does.
+    pub(crate) fn reconfigure(&self, own: ConfigFile) {
+        let groups: Vec<Arc<Group>> = {
+            let by_session = self.by_session.lock().expect("groups");
+            let by_cwd = self.by_cwd.lock().expect("groups");
+            by_session.values().chain(by_cwd.values()).filter_map(Weak::upgrade).collect()
+        };
+        for group in groups {
+            let kind = match group.session {
+                Some(_) => Sharing::Session,
+                None => Sharing::WorkingDirectory,
+            };
+            group.manager.reconfigure(entries(&own, kind, group.cwd.as_deref()));
+        }
+        *self.config.lock().expect("own config") = own;
+    }
+
+    /// Session `id` ended.
+    pub(crate) fn forget(&self, id: u64) {
+        self.by_session.lock().expect("groups").remove(&id);
+        self.by_cwd.lock().expect("groups").retain(|_, group| group.strong_count() > 0);
+    }
+
+    /// The router stops: every group's servers end (those of sessions still open too), and
+    /// this returns once they have.
+    pub(crate) async fn shutdown(&self) {
+        for group in self.groups() {
+            group.manager.shutdown().await;
+        }
+        let closing = std::mem::take(&mut *self.closing.lock().expect("closing"));
+        for handle in closing {
+            let _ = handle.await;
+        }
+    }
+
+    /// Every group running now (for `status`).
+    pub(crate) fn groups(&self) -> Vec<Arc<Group>> {
+        let by_session = self.by_session.lock().expect("groups");
+        let by_cwd = self.by_cwd.lock().expect("groups");
+        by_session.values().chain(by_cwd.values()).filter_map(Weak::upgrade).collect()
+    }
+}
+
+/// Splits `config`: it keeps the entries every session shares, and the config returned has
+/// the others.
+pub(crate) fn split_off(config: &mut ConfigFile) -> ConfigFile {
+    let mut own = config.clone();
+    own.servers.retain(|server| config.sharing.contains_key(&server.name));
+    let sharing = &config.sharing;
+    config.servers.retain(|server| !sharing.contains_key(&server.name));
+    own
+}
+
+/// The entries of `kind`, to run in `cwd` (an entry that names its own `cwd` keeps it).
+fn entries(config: &ConfigFile, kind: Sharing, cwd: Option<&Path>) -> Vec<ServerConfig> {
+    let of_kind = config.servers.iter().filter(|s| config.sharing.get(&s.name) == Some(&kind));
+    of_kind
+        .cloned()
+        .map(|mut server| {
+            if let TransportConfig::Stdio { cwd: entry_cwd, .. } = &mut server.transport
+                && entry_cwd.is_none()
+            {
+                *entry_cwd = cwd.map(Path::to_path_buf);
+            }
+            server
+        })
+        .collect()
+}
