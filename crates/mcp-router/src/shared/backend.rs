@@ -2,7 +2,7 @@
 //! resources a session read, and the changes to them, are that session's own — a change one
 //! session's model read is told to that session, and taking it does not take it from another.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -14,6 +14,8 @@ use mcp_host::{McpBackend, McpConnectionManager, McpError};
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 use router_protocol::ResourceChange;
 
+use super::resources::Subscription;
+
 /// Most resources one session is told about.
 const READ_PER_SESSION: usize = 4096;
 
@@ -21,17 +23,22 @@ const READ_PER_SESSION: usize = 4096;
 #[derive(Default)]
 pub(crate) struct ChangeHub {
     sessions: Mutex<BTreeMap<u64, SessionChanges>>,
+    /// `resources/updated` to send: (session, the URI it subscribed with).
+    updates: Mutex<Vec<(u64, String)>>,
 }
 
 #[derive(Default)]
 struct SessionChanges {
     read: HashSet<(String, String)>,
     pending: Vec<ResourceChange>,
+    /// What the session's client subscribed to (`resources/subscribe`): (server, the
+    /// server's URI) → the URI it subscribed with.
+    subscribed: HashMap<(String, String), String>,
 }
 
 impl ChangeHub {
     /// Take what the manager holds and queue each change for every session that read it.
-    fn pump(&self, manager: &McpConnectionManager) {
+    pub(crate) fn pump(&self, manager: &McpConnectionManager) {
         let changes = manager.take_resource_changes();
         if !changes.is_empty() {
             self.distribute(changes);
@@ -42,15 +49,45 @@ impl ChangeHub {
     /// same resource replaces an older one still waiting).
     fn distribute(&self, changes: Vec<ResourceChange>) {
         let mut sessions = self.sessions.lock().expect("change hub");
+        let mut updates = Vec::new();
         for change in changes {
             let key = (change.server.clone(), change.uri.clone());
-            for session in sessions.values_mut() {
+            for (id, session) in sessions.iter_mut() {
                 if session.read.contains(&key) {
                     session.pending.retain(|c| (&c.server, &c.uri) != (&key.0, &key.1));
                     session.pending.push(change.clone());
                 }
+                if let Some(asked) = session.subscribed.get(&key) {
+                    updates.push((*id, asked.clone()));
+                }
             }
         }
+        drop(sessions);
+        if !updates.is_empty() {
+            self.updates.lock().expect("updates").extend(updates);
+        }
+    }
+
+    /// `session` subscribed to (or, with `on` false, unsubscribed from) a resource. A session
+    /// subscribes to at most [`READ_PER_SESSION`] resources; `false` past that.
+    pub(crate) fn subscribe(&self, session: u64, to: Subscription<'_>, on: bool) -> bool {
+        let mut sessions = self.sessions.lock().expect("change hub");
+        let changes = sessions.entry(session).or_default();
+        let key = (to.server.to_string(), to.uri.to_string());
+        if !on {
+            changes.subscribed.remove(&key);
+            return true;
+        }
+        if changes.subscribed.len() >= READ_PER_SESSION && !changes.subscribed.contains_key(&key) {
+            return false;
+        }
+        changes.subscribed.insert(key, to.asked.to_string());
+        true
+    }
+
+    /// The `resources/updated` notices to send now: (session, the URI it subscribed with).
+    pub(crate) fn take_updates(&self) -> Vec<(u64, String)> {
+        std::mem::take(&mut *self.updates.lock().expect("updates"))
     }
 
     /// `session` read `uri` of `server`: it is watched for that session, and a change of it
@@ -74,9 +111,10 @@ impl ChangeHub {
         taken
     }
 
-    /// The session ended: forget what it read.
+    /// The session ended: forget what it read and subscribed to.
     pub(crate) fn forget(&self, session: u64) {
         self.sessions.lock().expect("change hub").remove(&session);
+        self.updates.lock().expect("updates").retain(|(id, _)| *id != session);
     }
 }
 
@@ -211,5 +249,21 @@ mod tests {
         assert_eq!(hub.take(3), vec![], "another server's `a`");
         hub.forget(2);
         assert!(!hub.sessions.lock().expect("hub").contains_key(&2));
+    }
+
+    #[test]
+    fn a_subscribed_session_gets_an_update_and_keeps_its_notice() {
+        let hub = ChangeHub::default();
+        hub.read(1, "docs", "a");
+        hub.read(2, "docs", "a");
+        let to = || Subscription { server: "docs", uri: "a", asked: "mcp-router://docs/a" };
+        assert!(hub.subscribe(1, to(), true));
+        hub.distribute(vec![change("docs", "a"), change("docs", "b")]);
+        assert_eq!(hub.take_updates(), [(1, "mcp-router://docs/a".to_string())]);
+        assert_eq!(hub.take_updates(), [], "sent once");
+        assert_eq!(hub.take(1), vec![change("docs", "a")], "the model's notice stays");
+        assert!(hub.subscribe(1, to(), false));
+        hub.distribute(vec![change("docs", "a")]);
+        assert_eq!(hub.take_updates(), [], "unsubscribed");
     }
 }

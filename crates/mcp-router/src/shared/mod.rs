@@ -8,6 +8,7 @@ pub(crate) mod connect;
 pub(crate) mod events;
 mod host;
 mod http;
+mod output;
 mod own;
 mod place;
 mod prompts;

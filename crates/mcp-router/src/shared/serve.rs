@@ -63,6 +63,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         None => None,
     };
     tokio::spawn(announce_tool_changes(shared.clone()));
+    tokio::spawn(super::resources::deliver_updates(shared.clone()));
     tokio::spawn(follow_config(shared.clone(), args.config.clone()));
     eprintln!(
         "mcp-router: shared router (pid {}) on {}{}",
@@ -212,6 +213,12 @@ async fn announce_tool_changes(shared: Arc<Shared>) {
             if !same {
                 for peer in shared.peers() {
                     let _ = peer.notify_tool_list_changed().await;
+                }
+                for sink in shared.all_listeners() {
+                    let changed = rmcp::model::ServerNotification::ToolListChangedNotification(
+                        rmcp::model::ToolListChangedNotification::default(),
+                    );
+                    let _ = sink.send(changed).await;
                 }
             }
             last = now;

@@ -6,20 +6,18 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Instant, SystemTime};
 
-use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
-use mcp_host::{ToolOutput, ToolRouter, ToolSpec};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use router_protocol::ContentItem;
-
-use mcp_host::McpBackend;
 use mcp_host::backend::KnownTools;
+use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
+use mcp_host::{McpBackend, ToolRouter};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, SubscriptionSink};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::backend::{ChangeHub, SessionBackend};
+use super::output::{to_call_result, to_tool};
 use super::own::{Group, OwnServers};
 use super::split::SplitBackend;
 
@@ -42,6 +40,8 @@ pub(crate) struct Shared {
     started: SystemTime,
     /// The servers run per session or per working directory.
     pub(crate) own: OwnServers,
+    /// Each session's `subscriptions/listen` streams (2026-07-28).
+    listeners: Mutex<BTreeMap<u64, Vec<SubscriptionSink>>>,
 }
 
 /// What `mcp-router status` says of a session.
@@ -99,6 +99,7 @@ impl Shared {
     ) -> Arc<Self> {
         Arc::new(Self {
             own,
+            listeners: Mutex::default(),
             manager,
             settings,
             events,
@@ -128,15 +129,14 @@ impl Shared {
             session: id,
         });
         let groups = self.own.groups_for(id, cwd);
+        let mut parts = vec![shared.clone()];
+        parts.extend(groups.iter().map(|group| {
+            let (manager, hub) = (group.manager.clone(), group.hub.clone());
+            Arc::new(SessionBackend { manager, hub, session: id })
+        }));
         let backend: Arc<dyn McpBackend> = match groups.is_empty() {
             true => shared,
-            false => {
-                let own = groups.iter().map(|group| {
-                    let (manager, hub) = (group.manager.clone(), group.hub.clone());
-                    Arc::new(SessionBackend { manager, hub, session: id })
-                });
-                Arc::new(SplitBackend::new(shared, own.collect()))
-            }
+            false => Arc::new(SplitBackend::new(parts.clone())),
         };
         let router = ToolRouter::with_mcp_settings(backend.clone(), &self.settings)?;
         let info = SessionInfo {
@@ -156,6 +156,7 @@ impl Shared {
             shared: self.clone(),
             id,
             backend,
+            parts: parts.into(),
             router: Arc::new(router),
             next_call: Arc::new(AtomicU64::new(1)),
             _guard: guard,
@@ -175,6 +176,39 @@ impl Shared {
     /// The sessions' clients.
     pub(crate) fn peers(&self) -> Vec<Peer<RoleServer>> {
         self.peers.lock().expect("peers").values().cloned().collect()
+    }
+
+    /// Session `id`'s client, once initialized.
+    pub(crate) fn peer(&self, id: u64) -> Option<Peer<RoleServer>> {
+        self.peers.lock().expect("peers").get(&id).cloned()
+    }
+
+    /// Session `id`'s listen streams.
+    pub(crate) fn listeners(&self, id: u64) -> Vec<SubscriptionSink> {
+        self.listeners.lock().expect("listeners").get(&id).cloned().unwrap_or_default()
+    }
+
+    /// Every session's listen streams.
+    pub(crate) fn all_listeners(&self) -> Vec<SubscriptionSink> {
+        self.listeners.lock().expect("listeners").values().flatten().cloned().collect()
+    }
+
+    /// Session `id` listens on `sink` (`on`), or no longer does.
+    pub(crate) fn listen(&self, id: u64, sink: &SubscriptionSink, on: bool) {
+        let mut listeners = self.listeners.lock().expect("listeners");
+        let sinks = listeners.entry(id).or_default();
+        sinks.retain(|s| s.id() != sink.id());
+        if on {
+            sinks.push(sink.clone());
+        } else if sinks.is_empty() {
+            listeners.remove(&id);
+        }
+    }
+
+    /// Every manager with the hub of its changes: the shared one's, then the groups'.
+    pub(crate) fn hubs(&self) -> Vec<(Arc<McpConnectionManager>, Arc<ChangeHub>)> {
+        let groups = self.own.groups().into_iter().map(|g| (g.manager.clone(), g.hub.clone()));
+        std::iter::once((self.manager.clone(), self.changes.clone())).chain(groups).collect()
     }
 
     /// When this router started (seconds since the Unix epoch).
@@ -226,6 +260,8 @@ pub(crate) struct SessionServer {
     id: u64,
     /// The servers as this session sees them (what its router is built over).
     backend: Arc<dyn McpBackend>,
+    /// Its parts: the shared servers, then its own (where a subscription is kept).
+    parts: Arc<[Arc<SessionBackend>]>,
     router: Arc<ToolRouter>,
     next_call: Arc<AtomicU64>,
     _guard: Arc<SessionGuard>,
@@ -289,6 +325,8 @@ impl ServerHandler for SessionServer {
             .enable_tool_list_changed()
             .enable_prompts()
             .enable_resources()
+            .enable_resources_subscribe()
+            .enable_completions()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")))
@@ -364,6 +402,45 @@ impl ServerHandler for SessionServer {
         Ok(super::resources::read(&*self.backend, &request.uri).await?.into())
     }
 
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        super::resources::subscribe(&*self.backend, &self.parts, &request.uri, true).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        super::resources::subscribe(&*self.backend, &self.parts, &request.uri, false).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::default();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let session = super::resources::Listener { shared: &self.shared, id: self.id };
+        super::resources::listen(session, &*self.backend, &self.parts, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        super::resources::complete(&*self.backend, request).await
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -410,79 +487,4 @@ pub(crate) fn same_tools(a: &KnownTools, b: &KnownTools) -> bool {
                 .iter()
                 .zip(b.tools.iter())
                 .all(|(a, b)| a.qualified_name == b.qualified_name && a.tool == b.tool))
-}
-
-/// A spec as an MCP tool (its parameters are always a JSON object schema).
-fn to_tool(spec: ToolSpec) -> Tool {
-    let schema = match spec.parameters {
-        serde_json::Value::Object(map) => map,
-        _ => serde_json::Map::from_iter([("type".to_string(), "object".into())]),
-    };
-    Tool::new(spec.name, spec.description, schema)
-}
-
-/// The router's output as an MCP tool result: an MCP tool's result as its server gave it; a
-/// function tool's text (or items) with `isError` when it failed.
-pub(crate) fn to_call_result(output: ToolOutput) -> CallToolResult {
-    match output {
-        ToolOutput::Mcp { result: Ok(result) } => {
-            Arc::try_unwrap(result).unwrap_or_else(|shared| (*shared).clone())
-        }
-        ToolOutput::Mcp { result: Err(message) } => {
-            CallToolResult::error(vec![ContentBlock::text(message)])
-        }
-        ToolOutput::Function { content, content_items, success } => {
-            let blocks = match content_items {
-                Some(items) => items.into_iter().map(to_block).collect(),
-                None => vec![ContentBlock::text(content.as_str())],
-            };
-            match success {
-                Some(false) => CallToolResult::error(blocks),
-                _ => CallToolResult::success(blocks),
-            }
-        }
-    }
-}
-
-/// An output item as a content block: an image given as a `data:` URL becomes an image block.
-fn to_block(item: ContentItem) -> ContentBlock {
-    match item {
-        ContentItem::InputText { text } => ContentBlock::text(text),
-        ContentItem::InputImage { image_url } => {
-            let data_url =
-                image_url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,"));
-            match data_url {
-                Some((mime, data)) => ContentBlock::image(data, mime),
-                None => ContentBlock::text(image_url),
-            }
-        }
-        other => ContentBlock::text(serde_json::to_string(&other).unwrap_or_default()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_function_output_is_an_error_result_and_images_stay_images() {
-        let failed = to_call_result(ToolOutput::failure("no such server: `x`"));
-        assert_eq!(failed.is_error, Some(true));
-        let text = serde_json::to_value(&failed.content).expect("json");
-        assert_eq!(text[0]["text"], "no such server: `x`");
-        let items = ToolOutput::Function {
-            content: String::from("{}").into(),
-            content_items: Some(vec![
-                ContentItem::InputText { text: "a chart".into() },
-                ContentItem::InputImage { image_url: "data:image/png;base64,iVBO".into() },
-            ]),
-            success: None,
-        };
-        let result = to_call_result(items);
-        assert_eq!(result.is_error, Some(false));
-        let blocks = serde_json::to_value(&result.content).expect("json");
-        assert_eq!(blocks[1]["type"], "image");
-        assert_eq!(blocks[1]["mimeType"], "image/png");
-        assert_eq!(blocks[1]["data"], "iVBO");
-    }
 }

@@ -22,8 +22,7 @@ use super::backend::SessionBackend;
 
 /// The parts: the shared servers first, then the session's own.
 pub(crate) struct SplitBackend {
-    shared: Arc<SessionBackend>,
-    own: Vec<Arc<SessionBackend>>,
+    parts: Vec<Arc<SessionBackend>>,
     /// The last merged tools, with the parts' lists they were merged from: the same `Arc`
     /// while no part's tools change (the router keeps its specs while they are the same).
     merged: Mutex<Option<Merged>>,
@@ -33,18 +32,18 @@ pub(crate) struct SplitBackend {
 type Merged = (Vec<Arc<Vec<QualifiedTool>>>, Arc<Vec<QualifiedTool>>);
 
 impl SplitBackend {
-    pub(crate) fn new(shared: Arc<SessionBackend>, own: Vec<Arc<SessionBackend>>) -> Self {
-        Self { shared, own, merged: Mutex::default() }
+    /// Over `parts`: the shared servers' first, then the session's own.
+    pub(crate) fn new(parts: Vec<Arc<SessionBackend>>) -> Self {
+        assert!(!parts.is_empty(), "the shared servers' part comes first");
+        Self { parts, merged: Mutex::default() }
     }
 
     fn parts(&self) -> impl Iterator<Item = &Arc<SessionBackend>> {
-        std::iter::once(&self.shared).chain(&self.own)
+        self.parts.iter()
     }
 
-    /// The part that runs `server` (the shared one for a server no part runs: it answers
-    /// that it knows no such server).
     fn part(&self, server: &str) -> &SessionBackend {
-        self.own.iter().find(|part| part.manager.status(server).is_some()).unwrap_or(&self.shared)
+        part_for(&self.parts, server)
     }
 
     /// The part whose server a qualified tool name (`mcp__server__tool`) names.
@@ -55,8 +54,15 @@ impl SplitBackend {
                 rest.strip_prefix(name.as_str()).is_some_and(|tail| tail.starts_with("__"))
             })
         };
-        self.own.iter().find(runs).unwrap_or(&self.shared)
+        self.parts[1..].iter().find(runs).unwrap_or(&self.parts[0])
     }
+}
+
+/// Of `parts` (the shared servers' first), the one that runs `server` (the shared one for a
+/// server no part runs: it answers that it knows no such server).
+pub(crate) fn part_for<'a>(parts: &'a [Arc<SessionBackend>], server: &str) -> &'a SessionBackend {
+    let own = parts[1..].iter().find(|part| part.manager.status(server).is_some());
+    own.unwrap_or(&parts[0])
 }
 
 /// `lists` as one list, sorted by server (each server's own order kept).

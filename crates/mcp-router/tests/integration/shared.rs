@@ -27,6 +27,8 @@ struct Agent {
     name: String,
     asked: Arc<AtomicUsize>,
     tools_changed: Arc<AtomicUsize>,
+    /// The URIs of the `notifications/resources/updated` it got.
+    updated: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Agent {
@@ -50,6 +52,14 @@ impl ClientHandler for Agent {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.updated.lock().expect("updated").push(params.uri);
     }
 }
 
@@ -112,8 +122,12 @@ args = ["--name", "{marker}-notes"]
         let mut bridge = command.spawn().expect("spawn mcp-router connect");
         let stdout = bridge.stdout.take().expect("stdout");
         let stdin = bridge.stdin.take().expect("stdin");
-        let agent =
-            Agent { name: name.to_string(), asked: Arc::default(), tools_changed: Arc::default() };
+        let agent = Agent {
+            name: name.to_string(),
+            asked: Arc::default(),
+            tools_changed: Arc::default(),
+            updated: Arc::default(),
+        };
         let service =
             agent.clone().serve((stdout, stdin)).await.expect("the handshake through connect");
         Session { agent, service, bridge }
@@ -333,6 +347,46 @@ async fn each_session_hears_only_of_changes_to_what_it_read() {
     }
     assert_eq!(heard_a, vec![uri.clone()]);
     assert_eq!(changed(&call(&b, "list_mcp_resources", list.clone()).await.1), vec![uri.clone()]);
+}
+
+// `resources/subscribe` is the 2025-11-25 way, which these sessions speak.
+#[allow(deprecated)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_subscribed_session_is_told_of_updates_and_only_it() {
+    let machine = Machine::new("shared-subscribe");
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    let resources = a.service.list_all_resources().await.expect("resources/list");
+    let resource = resources
+        .iter()
+        .find(|r| r.uri.starts_with("mcp-router://notes/"))
+        .expect("a notes resource");
+    let qualified = resource.uri.clone();
+    let uri = qualified.strip_prefix("mcp-router://notes/").expect("qualified").to_string();
+    let subscribe = rmcp::model::SubscribeRequestParams::new(qualified.clone());
+    a.service.subscribe(subscribe).await.expect("resources/subscribe");
+    let unknown = rmcp::model::SubscribeRequestParams::new("demo://not-qualified");
+    let refused = a.service.subscribe(unknown).await.expect_err("no server lists it");
+    assert!(refused.to_string().contains("no server lists it"), "{refused}");
+    wait_for_async("the server watching", || async {
+        let (_, told) = call(&b, "mcp__notes__touch", json!({"uri": uri})).await;
+        told.starts_with("told 1 ")
+    })
+    .await;
+    wait_for("the update", Duration::from_secs(5), || {
+        !a.agent.updated.lock().expect("updated").is_empty()
+    });
+    let heard = a.agent.updated.lock().expect("updated").clone();
+    assert!(heard.iter().all(|u| *u == qualified), "{heard:?}");
+    assert!(b.agent.updated.lock().expect("updated").is_empty(), "b did not subscribe");
+    // Unsubscribed: no more updates (the model's own notice still comes with its next list).
+    let unsubscribe = rmcp::model::UnsubscribeRequestParams::new(qualified.clone());
+    a.service.unsubscribe(unsubscribe).await.expect("resources/unsubscribe");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let before = a.agent.updated.lock().expect("updated").len();
+    let (_, told) = call(&b, "mcp__notes__touch", json!({"uri": uri})).await;
+    assert!(told.starts_with("told 1 "), "{told}");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(a.agent.updated.lock().expect("updated").len(), before, "unsubscribed");
 }
 
 async fn wait_for_async<F: std::future::Future<Output = bool>>(
