@@ -873,4 +873,28 @@ mod tests {
             .is_err()
         );
     }
+
+    #[test]
+    fn the_shared_key_says_how_the_shared_router_runs_a_server() {
+        let text = "[mcp_servers.a]\ncommand = \"x\"\nshared = false\n\
+                    [mcp_servers.b]\ncommand = \"y\"\nshared = \"cwd\"\n\
+                    [mcp_servers.c]\ncommand = \"z\"\nshared = true\n\
+                    [mcp_servers.d]\ncommand = \"w\"\n";
+        let file =
+            parse_config_file(text, ConfigFormat::CodexToml, Path::new("c.toml")).expect("valid");
+        let expected =
+            [("a".to_string(), Sharing::Session), ("b".into(), Sharing::WorkingDirectory)];
+        assert_eq!(file.sharing, expected.into_iter().collect());
+        assert_eq!(file.servers.len(), 4, "every entry is a server all the same");
+        let json = r#"{"mcpServers": {"a": {"command": "x", "shared": false}}}"#;
+        let file = parse_config_file(json, ConfigFormat::McpJson, Path::new("m.json")).expect("ok");
+        assert_eq!(file.sharing.get("a"), Some(&Sharing::Session));
+        let bad = "[mcp_servers.a]\ncommand = \"x\"\nshared = \"session\"\n";
+        let error = parse_config_file(bad, ConfigFormat::CodexToml, Path::new("c.toml"))
+            .expect_err("not a choice");
+        assert_eq!(
+            error.to_string(),
+            "c.toml: server `a`: key `shared`: expected true, false or \"cwd\", found \"session\""
+        );
+    }
 }

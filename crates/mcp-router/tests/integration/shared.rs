@@ -897,3 +897,85 @@ async fn servers_not_shared_run_per_session_or_per_working_directory() {
     let left = wait_gone(&machine.marker, Duration::from_secs(15));
     assert_eq!(left, Vec::<u32>::new(), "servers left after the idle timeout");
 }
+
+/// What a process of user `uid` sees when it connects to the Unix socket `path` and sends an
+/// MCP `initialize`: `denied` (the file system keeps it out), `closed` (connected, and the
+/// router hung up without a word) or `answered: …`.
+fn connect_as(uid: u32, path: &std::path::Path) -> String {
+    use std::os::unix::process::CommandExt as _;
+    let probe = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except PermissionError:
+    print("denied"); sys.exit(0)
+s.settimeout(5)
+s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"intruder","version":"1"}}}\n')
+try:
+    data = s.recv(4096)
+except (ConnectionResetError, socket.timeout):
+    data = b""
+print("answered: " + data.decode() if data else "closed")
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", probe])
+        .arg(path)
+        .uid(uid)
+        .gid(uid)
+        .output()
+        .expect("python3 as another user");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn chmod(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// Another user's process cannot reach the router: the runtime directory keeps it out, and
+/// were it let through (a directory and socket opened up by mistake), the router hangs up on
+/// it — sessions, status and events alike — while its own user's agent goes on. Needs root
+/// (to run a process as another user); as any other user it says so and checks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_of_another_user_is_refused() {
+    // SAFETY: getuid has no preconditions.
+    #[allow(unsafe_code)]
+    let root = unsafe { libc::getuid() } == 0;
+    if !root {
+        eprintln!("skipped: running a process as another user needs root");
+        return;
+    }
+    let nobody = 65534;
+    let machine = Machine::new("shared-other-user");
+    let agent = machine.connect("ada").await;
+    let dir = machine.runtime.join("mcp-router");
+    let key = machine.status()["socket"].as_str().expect("socket").to_string();
+    let socket = PathBuf::from(&key);
+    let (status, events) =
+        (socket.with_extension("status.sock"), socket.with_extension("events.sock"));
+    // Everything up to the router's directory may be entered; the directory (0700) may not.
+    let top = machine.runtime.parent().expect("the machine's dir").to_path_buf();
+    chmod(&top, 0o711);
+    chmod(&machine.runtime, 0o711);
+    assert_eq!(connect_as(nobody, &socket), "denied");
+    // `connect` as that user refuses the directory rather than use another user's router.
+    let mut command = machine.command(&["connect"]);
+    command.stdin(Stdio::null());
+    std::os::unix::process::CommandExt::uid(&mut command, nobody);
+    let out = command.output().expect("connect as another user");
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&dir.display().to_string()), "{said}");
+    // Opened up by mistake: the router itself hangs up on another user.
+    chmod(&dir, 0o711);
+    for path in [&socket, &status, &events] {
+        chmod(path, 0o666);
+        assert_eq!(connect_as(nobody, path), "closed", "{}", path.display());
+    }
+    chmod(&dir, 0o700);
+    assert_eq!(machine.status()["sessions"].as_array().map(Vec::len), Some(1), "only ada's");
+    let (failed, text) = call(&agent, "mcp__notes__echo", json!({"text": "mine"})).await;
+    assert!(!failed && text == "Echo: mine", "{text}");
+}
