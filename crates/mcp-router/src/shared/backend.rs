@@ -14,8 +14,6 @@ use mcp_host::{McpBackend, McpConnectionManager, McpError};
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 use router_protocol::ResourceChange;
 
-use super::resources::Subscription;
-
 /// Most resources one session is told about.
 const READ_PER_SESSION: usize = 4096;
 
@@ -116,6 +114,13 @@ impl ChangeHub {
         self.sessions.lock().expect("change hub").remove(&session);
         self.updates.lock().expect("updates").retain(|(id, _)| *id != session);
     }
+}
+
+/// One subscription: the server's resource, and the URI the client subscribed with.
+pub(crate) struct Subscription<'a> {
+    pub(crate) server: &'a str,
+    pub(crate) uri: &'a str,
+    pub(crate) asked: &'a str,
 }
 
 /// The manager, as one session sees it.

@@ -1,15 +1,16 @@
 //! The shared router's host: a server's question goes to the session whose call asked it —
 //! never to another session — and is declined when no call of a session is known to ask.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+use rmcp::{Peer, RoleServer};
 
 use async_trait::async_trait;
 use mcp_connection_manager::{Asking, HostHandler};
 #[allow(deprecated)]
 use rmcp::model::ListRootsResult;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
-
-use super::session::{CallOwners, Owner};
 
 /// Sends elicitations and roots requests to the calling session's client.
 pub(crate) struct SharedHost {
@@ -55,5 +56,37 @@ impl HostHandler for SharedHost {
             Some(owner) => owner.peer.list_roots().await.unwrap_or_default(),
             None => ListRootsResult::default(),
         }
+    }
+}
+
+/// The calls in flight, by the call id the shared router gave them: the session whose model
+/// made the call is the one a server's question about it goes to, never another.
+#[derive(Default)]
+pub(crate) struct CallOwners {
+    owners: Mutex<HashMap<String, Owner>>,
+}
+
+/// The session a call belongs to.
+#[derive(Clone)]
+pub(crate) struct Owner {
+    pub(crate) session: u64,
+    pub(crate) peer: Peer<RoleServer>,
+    /// Whether the session's client declared elicitation and roots.
+    pub(crate) elicitation: bool,
+    pub(crate) roots: bool,
+}
+
+impl CallOwners {
+    /// The session of `call_id`, while the call is in flight.
+    pub(crate) fn owner(&self, call_id: &str) -> Option<Owner> {
+        self.owners.lock().expect("call owners").get(call_id).cloned()
+    }
+
+    pub(crate) fn insert(&self, call_id: String, owner: Owner) {
+        self.owners.lock().expect("call owners").insert(call_id, owner);
+    }
+
+    pub(crate) fn remove(&self, call_id: &str) {
+        self.owners.lock().expect("call owners").remove(call_id);
     }
 }

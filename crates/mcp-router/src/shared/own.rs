@@ -13,8 +13,7 @@ use mcp_host::{EventSender, McpConnectionManager};
 use router_config::{ConfigFile, Sharing};
 
 use super::backend::ChangeHub;
-use super::host::SharedHost;
-use super::session::{CallOwners, Owner};
+use super::host::{CallOwners, Owner, SharedHost};
 
 /// One manager of servers not shared by every session, and the changes to what its sessions
 /// read. Its servers end when the last session holding it ends.

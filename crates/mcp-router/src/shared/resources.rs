@@ -10,13 +10,11 @@ use mcp_host::backend::{Items, ListKind, Reuse};
 use rmcp::ErrorData;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceResult, Reference, ResourceContents, ResourceUpdatedNotification,
-    ResourceUpdatedNotificationParam, ServerNotification,
+    ReadResourceResult, Reference, ResourceContents,
 };
-use rmcp::service::SubscriptionContext;
+use rmcp::service::{SubscriptionContext, SubscriptionSink};
 
-use super::backend::SessionBackend;
-use super::session::Shared;
+use super::backend::{SessionBackend, Subscription};
 
 /// The scheme and separator of a qualified URI.
 const PREFIX: &str = "mcp-router://";
@@ -155,7 +153,7 @@ pub(crate) async fn read(
 /// `resources/subscribe` (`on`) or `resources/unsubscribe` of a resource (see [`Target`]). A
 /// subscription reads the resource once (so that its server's changes of it are heard); from
 /// then on a change of it is sent to the session as `notifications/resources/updated`, with
-/// the URI as the client subscribed to it (see [`deliver_updates`]).
+/// the URI as the client subscribed to it (`serve`'s `deliver_updates`).
 pub(crate) async fn subscribe(
     backend: &dyn McpBackend,
     parts: &[Arc<SessionBackend>],
@@ -179,52 +177,14 @@ pub(crate) async fn subscribe(
     Ok(())
 }
 
-/// One subscription: the server's resource, and the URI the client subscribed with.
-pub(crate) struct Subscription<'a> {
-    pub(crate) server: &'a str,
-    pub(crate) uri: &'a str,
-    pub(crate) asked: &'a str,
-}
-
-/// Sends each session `notifications/resources/updated` for the resources it subscribed to
-/// that changed (the servers' changes, looked at every 250 ms).
-pub(crate) async fn deliver_updates(shared: Arc<Shared>) {
-    loop {
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        for (manager, hub) in shared.hubs() {
-            hub.pump(&manager);
-            for (session, uri) in hub.take_updates() {
-                let update = ResourceUpdatedNotificationParam::new(uri);
-                // A listen stream takes it when it subscribed to it (the sink filters).
-                let mut heard = false;
-                for sink in shared.listeners(session) {
-                    let notification = ServerNotification::ResourceUpdatedNotification(
-                        ResourceUpdatedNotification::new(update.clone()),
-                    );
-                    heard |= sink.send(notification).await.is_ok();
-                }
-                if !heard && let Some(peer) = shared.peer(session) {
-                    let _ = peer.notify_resource_updated(update).await;
-                }
-            }
-        }
-    }
-}
-
-/// The session a listen stream belongs to.
-pub(crate) struct Listener<'a> {
-    pub(crate) shared: &'a Arc<Shared>,
-    pub(crate) id: u64,
-}
-
 /// One `subscriptions/listen` stream (2026-07-28): its resources are subscribed to as with
 /// `resources/subscribe` (one that no server has is left out, named in the log), their updates
 /// and the tools' changes go to it, until the client ends it.
 pub(crate) async fn listen(
-    session: Listener<'_>,
     backend: &dyn McpBackend,
     parts: &[Arc<SessionBackend>],
     context: SubscriptionContext,
+    register: impl Fn(&SubscriptionSink, bool),
 ) -> Result<(), ErrorData> {
     let sink = context.sink().clone();
     let uris = sink.accepted().resource_subscriptions.clone().unwrap_or_default();
@@ -232,12 +192,12 @@ pub(crate) async fn listen(
     for uri in uris {
         match subscribe(backend, parts, &uri, true).await {
             Ok(()) => subscribed.push(uri),
-            Err(e) => tracing::info!(session = session.id, %uri, "not subscribed: {}", e.message),
+            Err(e) => tracing::info!(%uri, "not subscribed: {}", e.message),
         }
     }
-    session.shared.listen(session.id, &sink, true);
+    register(&sink, true);
     context.cancelled().await;
-    session.shared.listen(session.id, &sink, false);
+    register(&sink, false);
     for uri in subscribed {
         let _ = subscribe(backend, parts, &uri, false).await;
     }

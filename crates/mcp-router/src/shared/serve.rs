@@ -13,10 +13,11 @@ use mcp_host::McpBackend as _;
 use rmcp::ServiceExt as _;
 use tokio::net::{UnixListener, UnixStream};
 
+use super::host::CallOwners;
 use super::host::SharedHost;
 use super::own::OwnServers;
 use super::place::{Place, current_uid, lock};
-use super::session::{CallOwners, Shared, same_tools};
+use super::session::{Shared, same_tools};
 use crate::setup::ConfigArg;
 
 /// `mcp-router serve`'s options.
@@ -63,7 +64,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         None => None,
     };
     tokio::spawn(announce_tool_changes(shared.clone()));
-    tokio::spawn(super::resources::deliver_updates(shared.clone()));
+    tokio::spawn(deliver_updates(shared.clone()));
     tokio::spawn(follow_config(shared.clone(), args.config.clone()));
     eprintln!(
         "mcp-router: shared router (pid {}) on {}{}",
@@ -222,6 +223,31 @@ async fn announce_tool_changes(shared: Arc<Shared>) {
                 }
             }
             last = now;
+        }
+    }
+}
+
+/// Sends each session `notifications/resources/updated` for the resources it subscribed to
+/// that changed (the servers' changes, looked at every 250 ms).
+async fn deliver_updates(shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        for (manager, hub) in shared.hubs() {
+            hub.pump(&manager);
+            for (session, uri) in hub.take_updates() {
+                let update = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                // A listen stream takes it when it subscribed to it (the sink filters).
+                let mut heard = false;
+                for sink in shared.listeners(session) {
+                    let notification = rmcp::model::ServerNotification::ResourceUpdatedNotification(
+                        rmcp::model::ResourceUpdatedNotification::new(update.clone()),
+                    );
+                    heard |= sink.send(notification).await.is_ok();
+                }
+                if !heard && let Some(peer) = shared.peer(session) {
+                    let _ = peer.notify_resource_updated(update).await;
+                }
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! One client's session of the shared router: an MCP server whose tools are what the embedded
 //! router offers a model, over the servers every session shares.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Instant, SystemTime};
@@ -17,6 +17,7 @@ use rmcp::service::{RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::backend::{ChangeHub, SessionBackend};
+use super::host::{CallOwners, Owner};
 use super::output::{to_call_result, to_tool};
 use super::own::{Group, OwnServers};
 use super::split::SplitBackend;
@@ -55,38 +56,6 @@ pub(crate) struct SessionInfo {
     pub(crate) client: Option<String>,
     pub(crate) calls_in_flight: usize,
     pub(crate) calls: u64,
-}
-
-/// The calls in flight, by the call id the shared router gave them: the session whose model
-/// made the call is the one a server's question about it goes to, never another.
-#[derive(Default)]
-pub(crate) struct CallOwners {
-    owners: Mutex<HashMap<String, Owner>>,
-}
-
-/// The session a call belongs to.
-#[derive(Clone)]
-pub(crate) struct Owner {
-    pub(crate) session: u64,
-    pub(crate) peer: Peer<RoleServer>,
-    /// Whether the session's client declared elicitation and roots.
-    pub(crate) elicitation: bool,
-    pub(crate) roots: bool,
-}
-
-impl CallOwners {
-    /// The session of `call_id`, while the call is in flight.
-    pub(crate) fn owner(&self, call_id: &str) -> Option<Owner> {
-        self.owners.lock().expect("call owners").get(call_id).cloned()
-    }
-
-    fn insert(&self, call_id: String, owner: Owner) {
-        self.owners.lock().expect("call owners").insert(call_id, owner);
-    }
-
-    fn remove(&self, call_id: &str) {
-        self.owners.lock().expect("call owners").remove(call_id);
-    }
 }
 
 impl Shared {
@@ -429,8 +398,8 @@ impl ServerHandler for SessionServer {
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        let session = super::resources::Listener { shared: &self.shared, id: self.id };
-        super::resources::listen(session, &*self.backend, &self.parts, context).await
+        let register = |sink: &SubscriptionSink, on| self.shared.listen(self.id, sink, on);
+        super::resources::listen(&*self.backend, &self.parts, context, register).await
     }
 
     async fn complete(
