@@ -914,10 +914,10 @@ try:
 except PermissionError:
     print("denied"); sys.exit(0)
 s.settimeout(5)
-s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"intruder","version":"1"}}}\n')
 try:
+    s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"intruder","version":"1"}}}\n')
     data = s.recv(4096)
-except (ConnectionResetError, socket.timeout):
+except (BrokenPipeError, ConnectionResetError, socket.timeout):
     data = b""
 print("answered: " + data.decode() if data else "closed")
 "#;
