@@ -1,17 +1,29 @@
-//! Ranked search over MCP tools: BM25 over each tool's words — its qualified and original
-//! name and title (weighted three times), its server's name, its description, and its
-//! parameters' names and descriptions. Words are split at case changes, digits and
-//! punctuation, lower-cased and lightly stemmed (plural and verb endings), on both sides.
+//! Ranked search over MCP tools: BM25 over each tool's words — its original name and title
+//! (weighted twice), its server's name and its description (its parameters' words, which
+//! matched more wrong tools than right ones on the development set, are left out); words are split at case changes, digits and
+//! punctuation, lower-cased and lightly stemmed (plural and verb endings), on both sides. Beside
+//! it, a meaning score: the cosine of the query's and the tool's static word vectors
+//! (`vectors`: its name twice and its description, each token weighted by how rare it is among
+//! the tools). A tool's score is its BM25 over the best BM25 of the query, plus
+//! [`MEANING_WEIGHT`] × that cosine; a tool is a hit when a word matches or the cosine reaches
+//! [`MEANING_FLOOR`].
 
 use std::collections::HashMap;
 
 use mcp_backend::QualifiedTool;
-use serde_json::Value;
+
+use super::vectors::{Vectors, normalize, plain_words, vectors};
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// How many times a name word counts against a description word.
-const NAME_WEIGHT: usize = 3;
+const NAME_WEIGHT: usize = 2;
+/// What the meaning score weighs against the best word match's 1. This, [`NAME_WEIGHT`] and
+/// leaving the parameters out were chosen on the tuning half of the development set
+/// (`tests/data/search_eval`, see `eval_tests`), never on the held-out half.
+const MEANING_WEIGHT: f64 = 0.75;
+/// The cosine from which a tool no word matches is a hit all the same.
+const MEANING_FLOOR: f32 = 0.55;
 
 /// Words that say nothing about which tool is meant.
 const STOP: &[&str] = &[
@@ -27,6 +39,10 @@ pub(crate) struct SearchIndex {
     /// Words per tool.
     lengths: Vec<u32>,
     average: f64,
+    /// Each tool's unit meaning vector, one after another.
+    meanings: Vec<f32>,
+    /// Token → how many tools' texts have it (the meaning weights).
+    token_tools: HashMap<u32, u32>,
 }
 
 /// A hit: the tool's position in the indexed list, and its score.
@@ -53,7 +69,33 @@ impl SearchIndex {
         }
         let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
         let average = total as f64 / lengths.len().max(1) as f64;
-        Self { postings, lengths, average }
+        let (meanings, token_tools) = meanings(tools);
+        Self { postings, lengths, average, meanings, token_tools }
+    }
+
+    /// How much token `id` says: rare among the tools, much (one no tool has, most).
+    fn token_weight(&self, id: u32) -> f32 {
+        let tools = self.lengths.len() as f32;
+        let df = self.token_tools.get(&id).copied().unwrap_or(0) as f32;
+        ((tools + 1.0) / (df + 0.5)).ln()
+    }
+
+    /// `query`'s unit meaning vector (`None` when no word of it is known).
+    fn query_meaning(&self, query: &str) -> Option<Vec<f32>> {
+        let v = vectors();
+        let mut ids = Vec::new();
+        for word in plain_words(query).iter().filter(|w| !STOP.contains(&w.as_str())) {
+            v.tokens(word, &mut ids);
+        }
+        if ids.is_empty() {
+            return None;
+        }
+        let mut sum = vec![0.0; v.dim];
+        for id in ids {
+            v.add(id, self.token_weight(id), &mut sum);
+        }
+        normalize(&mut sum);
+        Some(sum)
     }
 
     /// Every tool matching some word of `query`, best first (ties by position).
@@ -75,11 +117,70 @@ impl SearchIndex {
                 *scores.entry(tool).or_default() += score;
             }
         }
-        let mut hits: Vec<Hit> =
-            scores.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
+        let mut hits = self.with_meaning(query, scores);
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
         hits
     }
+}
+
+impl SearchIndex {
+    /// The word scores, over the best, plus the meaning score: every tool a word matched, and
+    /// every other whose meaning is near enough.
+    fn with_meaning(&self, query: &str, words: HashMap<usize, f64>) -> Vec<Hit> {
+        let best = words.values().copied().fold(0.0, f64::max);
+        let lexical = |tool: usize| words.get(&tool).map_or(0.0, |s| s / best);
+        let Some(meaning) = self.query_meaning(query) else {
+            return words.keys().map(|&tool| Hit { tool, score: lexical(tool) }).collect();
+        };
+        let dim = meaning.len();
+        let mut hits = Vec::new();
+        for (tool, vector) in self.meanings.chunks_exact(dim).enumerate() {
+            let cosine: f32 = vector.iter().zip(&meaning).map(|(a, b)| a * b).sum();
+            if words.contains_key(&tool) || cosine >= MEANING_FLOOR {
+                let score = lexical(tool) + MEANING_WEIGHT * f64::from(cosine);
+                hits.push(Hit { tool, score });
+            }
+        }
+        hits
+    }
+}
+
+/// Each tool's unit meaning vector (its name's and title's tokens twice, its description's
+/// once, each weighted by its rarity among the tools), and how many tools have each token.
+fn meanings(tools: &[QualifiedTool]) -> (Vec<f32>, HashMap<u32, u32>) {
+    let v: &Vectors = vectors();
+    let mut texts = Vec::with_capacity(tools.len());
+    let mut token_tools: HashMap<u32, u32> = HashMap::new();
+    for tool in tools {
+        let t = &tool.tool;
+        let mut ids = Vec::new();
+        let names = [Some(t.name.as_ref()), t.title.as_deref()];
+        for word in names.into_iter().flatten().flat_map(plain_words) {
+            v.tokens(&word, &mut ids);
+        }
+        let named = ids.len();
+        for word in t.description.as_deref().map(plain_words).unwrap_or_default() {
+            v.tokens(&word, &mut ids);
+        }
+        let mut seen = ids.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        for id in seen {
+            *token_tools.entry(id).or_default() += 1;
+        }
+        texts.push((ids, named));
+    }
+    let count = tools.len() as f32;
+    let weight = |id: u32| ((count + 1.0) / (token_tools[&id] as f32 + 0.5)).ln();
+    let mut meanings = vec![0.0; tools.len() * v.dim];
+    for ((ids, named), vector) in texts.iter().zip(meanings.chunks_exact_mut(v.dim)) {
+        for (i, &id) in ids.iter().enumerate() {
+            let times = if i < *named { 2.0 } else { 1.0 };
+            v.add(id, times * weight(id), vector);
+        }
+        normalize(vector);
+    }
+    (meanings, token_tools)
 }
 
 /// The words a tool is found by, name words repeated to weigh more.
@@ -93,14 +194,6 @@ fn tool_words(tool: &QualifiedTool) -> Vec<String> {
     }
     out.extend(words(&tool.server));
     out.extend(t.description.as_deref().map(words).unwrap_or_default());
-    if let Some(Value::Object(properties)) = t.input_schema.get("properties") {
-        for (name, schema) in properties {
-            out.extend(words(name));
-            if let Some(text) = schema.get("description").and_then(Value::as_str) {
-                out.extend(words(text));
-            }
-        }
-    }
     out
 }
 

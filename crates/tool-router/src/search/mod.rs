@@ -1,6 +1,8 @@
 //! Tool search: when the specs are too big to list (the mode), the index that ranks tools for a
 //! query, and the `search_mcp_tools` handler that reveals what it finds.
 
+#[cfg(test)]
+mod eval_tests;
 pub(crate) mod handler;
 #[cfg(test)]
 mod handler_tests;
@@ -8,3 +10,4 @@ pub(crate) mod index;
 pub(crate) mod mode;
 #[cfg(test)]
 mod quality_tests;
+mod vectors;
