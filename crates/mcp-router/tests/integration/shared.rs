@@ -982,3 +982,25 @@ async fn a_process_of_another_user_is_refused() {
     let (failed, text) = call(&agent, "mcp__notes__echo", json!({"text": "mine"})).await;
     assert!(!failed && text == "Echo: mine", "{text}");
 }
+
+/// A call whose approval is `ask` is asked of the calling session's user (an elicitation),
+/// never of another session's, and runs once accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_approve_is_asked_of_its_own_session() {
+    let machine = Machine::new("shared-approval");
+    let marker = machine.marker.clone();
+    machine.rewrite(
+        "",
+        &format!(
+            "[mcp_servers.guarded]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-guarded\"]\napproval = \"ask\"\n"
+        ),
+    );
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    let (failed, text) = call(&b, "mcp__guarded__echo", json!({"text": "allowed"})).await;
+    assert!(!failed && text == "Echo: allowed", "{text}");
+    assert_eq!([&a, &b].map(|s| s.agent.asked.load(Ordering::SeqCst)), [0, 1]);
+    // A server that does not ask runs without a question.
+    let (failed, text) = call(&a, "mcp__notes__echo", json!({"text": "free"})).await;
+    assert!(!failed && text == "Echo: free", "{text}");
+    assert_eq!([&a, &b].map(|s| s.agent.asked.load(Ordering::SeqCst)), [0, 1]);
+}
