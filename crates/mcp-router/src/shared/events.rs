@@ -19,11 +19,14 @@ const BACKLOG: usize = 4096;
 #[derive(Clone)]
 pub(crate) struct Watchers {
     lines: broadcast::Sender<Arc<str>>,
+    /// Woken when a server's tools may have changed (its tools changed, it became ready, it
+    /// stopped, failed or restarts): `serve` then tells the sessions at once.
+    pub(crate) tools_moved: Arc<tokio::sync::Notify>,
 }
 
 impl Default for Watchers {
     fn default() -> Self {
-        Self { lines: broadcast::channel(BACKLOG).0 }
+        Self { lines: broadcast::channel(BACKLOG).0, tools_moved: Arc::default() }
     }
 }
 
@@ -32,6 +35,17 @@ impl Watchers {
     /// none watches).
     pub(crate) async fn fan_out(self, mut events: EventReceiver) {
         while let Some(event) = events.recv().await {
+            use router_protocol::EventMsg as E;
+            if matches!(
+                event,
+                E::McpToolsChanged(_)
+                    | E::McpServerReady(_)
+                    | E::McpServerStopped(_)
+                    | E::McpServerFailed(_)
+                    | E::McpServerRestarting(_)
+            ) {
+                self.tools_moved.notify_one();
+            }
             if self.lines.receiver_count() == 0 {
                 continue;
             }

@@ -58,12 +58,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let shared = Shared::new(running.manager.clone(), settings, events, calls, own);
     let sessions = bind_private(&place.socket())?;
     let status = bind_private(&place.status_socket())?;
-    tokio::spawn(watchers.serve(bind_private(&place.events_socket())?));
+    tokio::spawn(watchers.clone().serve(bind_private(&place.events_socket())?));
     let http = match args.listen {
         Some(addr) => Some(super::http::start(shared.clone(), addr, &place).await?),
         None => None,
     };
-    tokio::spawn(announce_tool_changes(shared.clone()));
+    tokio::spawn(announce_tool_changes(shared.clone(), watchers.tools_moved.clone()));
     tokio::spawn(deliver_updates(shared.clone()));
     tokio::spawn(follow_config(shared.clone(), args.config.clone()));
     eprintln!(
@@ -201,11 +201,16 @@ async fn follow_config(shared: Arc<Shared>, config: ConfigArg) {
 const CONFIG_POLL: Duration = Duration::from_millis(300);
 
 /// Tells every session when the servers' tools change (a server's `tools/list_changed`, a
-/// server started, restarted or stopped).
-async fn announce_tool_changes(shared: Arc<Shared>) {
+/// server started, restarted or stopped): looked at when an event says a server's tools may
+/// have moved, and every 2 s besides.
+async fn announce_tool_changes(shared: Arc<Shared>, moved: Arc<tokio::sync::Notify>) {
     let mut last = shared.manager.known_tools().await;
     loop {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::select! {
+            // A burst of events (every server ready at start) is looked at once.
+            () = moved.notified() => tokio::time::sleep(Duration::from_millis(50)).await,
+            () = tokio::time::sleep(Duration::from_secs(2)) => {}
+        }
         let now = shared.manager.known_tools().await;
         let changed = !Arc::ptr_eq(&now.tools, &last.tools) || now.unknown != last.unknown;
         if changed {
