@@ -278,6 +278,12 @@ impl ToolRouter {
         self.search.revealed_names()
     }
 
+    /// How many tools search has revealed (`None` while tool search is off): what
+    /// [`ToolRouter::revealed_tools`] would count, without copying them.
+    pub fn revealed_count(&self) -> Option<usize> {
+        self.search.revealed_count()
+    }
+
     /// A new conversation: forget the revealed tools (the specs go back to the base set).
     /// Returns how many were forgotten.
     pub fn reset_revealed_tools(&self) -> usize {

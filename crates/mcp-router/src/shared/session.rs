@@ -261,7 +261,7 @@ impl SessionServer {
             info.calls_in_flight += 1;
             info.calls += 1;
         });
-        let revealed = self.router.revealed_tools().map(|r| r.len());
+        let revealed = self.router.revealed_count();
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall {
             call_id: call_id.clone(),
@@ -275,7 +275,7 @@ impl SessionServer {
         };
         self.shared.calls.remove(&call_id);
         self.shared.update(self.id, |info| info.calls_in_flight -= 1);
-        if self.router.revealed_tools().map(|r| r.len()) != revealed {
+        if self.router.revealed_count() != revealed {
             // A search revealed tools: this session's list changed (and only this one's).
             let _ = context.peer.notify_tool_list_changed().await;
         }

@@ -117,6 +117,7 @@ async fn search_reveals_what_it_finds_after_a_stable_base_and_calls_reveal_too()
         router.revealed_tools(),
         Some(vec!["mcp__time__get_current_time".to_string(), "mcp__files__write_file".to_string()])
     );
+    assert_eq!(router.revealed_count(), Some(2));
     // Found again: nothing new.
     let (_, events) = call(&router, "search_mcp_tools", json!({"query": "current time"})).await;
     assert!(
@@ -177,6 +178,7 @@ async fn auto_turns_on_past_the_threshold_and_off_is_todays_list() {
     let off = router(ToolSearchMode::Off, 0, &[]);
     assert_eq!(off.specs().await, under.specs().await, "off: every tool, as before");
     assert_eq!(off.revealed_tools(), None);
+    assert_eq!(off.revealed_count(), None);
     let over = router(ToolSearchMode::Auto, 100, &[]);
     let deferred = names(&over).await;
     assert!(
@@ -185,6 +187,7 @@ async fn auto_turns_on_past_the_threshold_and_off_is_todays_list() {
         "{deferred:?}"
     );
     assert_eq!(over.revealed_tools(), Some(vec![]));
+    assert_eq!(over.revealed_count(), Some(0));
 }
 
 #[tokio::test]

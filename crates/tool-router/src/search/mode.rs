@@ -220,6 +220,11 @@ impl ToolSearch {
         self.active().then(|| self.revealed_specs().into_iter().map(|s| s.name).collect())
     }
 
+    /// How many tools are revealed (`None` while search is off): cheap, nothing is copied.
+    pub(crate) fn revealed_count(&self) -> Option<usize> {
+        self.active().then(|| self.revealed.lock().map(|r| r.names.len()).unwrap_or(0))
+    }
+
     pub(crate) fn is_revealed(&self, name: &str) -> bool {
         self.revealed.lock().is_ok_and(|r| r.names.contains(name))
     }
