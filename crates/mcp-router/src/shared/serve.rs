@@ -153,13 +153,18 @@ async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
     };
     let id = server.id();
     let (read, write) = stream.into_split();
-    match server.serve((read, write)).await {
-        Ok(service) => {
+    match tokio::time::timeout(HANDSHAKE, server.serve((read, write))).await {
+        Ok(Ok(service)) => {
             let _ = service.waiting().await;
         }
-        Err(e) => tracing::info!(session = id, "a session ended before its handshake: {e}"),
+        Ok(Err(e)) => tracing::info!(session = id, "a session ended before its handshake: {e}"),
+        Err(_) => tracing::info!(session = id, "a session sent no handshake in time; closed"),
     }
 }
+
+/// How long a connection may take to `initialize` before it is closed (so that one that never
+/// does cannot keep the router from its idle timeout).
+const HANDSHAKE: Duration = Duration::from_secs(5);
 
 /// The working directory of process `pid` (the bridge's: its agent's), if it can be told.
 fn working_directory(pid: i32) -> Option<PathBuf> {

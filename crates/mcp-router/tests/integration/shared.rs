@@ -1004,3 +1004,20 @@ async fn a_call_to_approve_is_asked_of_its_own_session() {
     assert!(!failed && text == "Echo: free", "{text}");
     assert_eq!([&a, &b].map(|s| s.agent.asked.load(Ordering::SeqCst)), [0, 1]);
 }
+
+/// A connection that never sends `initialize` is closed after the handshake timeout (5 s), so it
+/// cannot keep the router from its idle timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_never_handshakes_does_not_keep_the_router() {
+    let machine = Machine::new("shared-silent");
+    let agent = machine.connect("ada").await;
+    let socket = PathBuf::from(machine.status()["socket"].as_str().expect("socket"));
+    let silent = std::os::unix::net::UnixStream::connect(&socket).expect("a silent connection");
+    let Session { service, mut bridge, .. } = agent;
+    drop(service);
+    let _ = tokio::time::timeout(Duration::from_secs(5), bridge.wait()).await;
+    wait_for("the router stopped", Duration::from_secs(15), || machine.routers().is_empty());
+    let left = wait_gone(&machine.marker, Duration::from_secs(5));
+    assert_eq!(left, Vec::<u32>::new());
+    drop(silent);
+}
