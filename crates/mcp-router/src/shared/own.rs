@@ -74,8 +74,9 @@ impl OwnServers {
         let config = self.config.lock().expect("own config").clone();
         let mut groups = Vec::new();
         let per_session = entries(&config, Sharing::Session, cwd);
-        if !per_session.is_empty() {
-            let group = self.start(&config, per_session, Some(id), cwd);
+        if !per_session.is_empty()
+            && let Some(group) = self.start(&config, per_session, Some(id), cwd)
+        {
             self.by_session.lock().expect("groups").insert(id, Arc::downgrade(&group));
             groups.push(group);
         }
@@ -84,14 +85,16 @@ impl OwnServers {
             let mut by_cwd = self.by_cwd.lock().expect("groups");
             let key = cwd.map(Path::to_path_buf);
             let group = match by_cwd.get(&key).and_then(Weak::upgrade) {
-                Some(group) => group,
+                Some(group) => Some(group),
                 None => {
                     let group = self.start(&config, per_cwd, None, cwd);
-                    by_cwd.insert(key, Arc::downgrade(&group));
+                    if let Some(group) = &group {
+                        by_cwd.insert(key, Arc::downgrade(group));
+                    }
                     group
                 }
             };
-            groups.push(group);
+            groups.extend(group);
         }
         groups
     }
@@ -102,23 +105,28 @@ impl OwnServers {
         servers: Vec<ServerConfig>,
         session: Option<u64>,
         cwd: Option<&Path>,
-    ) -> Arc<Group> {
+    ) -> Option<Arc<Group>> {
         let mut config = config.clone();
         config.servers = servers;
         let client = Arc::new(Mutex::new(None));
         let host = Arc::new(SharedHost { calls: self.calls.clone(), client: Some(client.clone()) });
         let assembly = mcp_host::Assembly::new(config).host_handler(host);
-        let manager =
-            assembly.events(self.events.clone()).start_servers().expect("inside the runtime");
+        let manager = match assembly.events(self.events.clone()).start_servers() {
+            Ok(manager) => manager,
+            Err(e) => {
+                tracing::warn!(?session, "the session's own servers cannot start: {e}");
+                return None;
+            }
+        };
         tracing::info!(?session, cwd = ?cwd, servers = ?manager.server_names(), "own servers started");
-        Arc::new(Group {
+        Some(Arc::new(Group {
             manager,
             hub: Arc::default(),
             session,
             cwd: cwd.map(Path::to_path_buf),
             client,
             closing: self.closing.clone(),
-        })
+        }))
     }
 
     /// The config changed: new sessions get its entries, and the groups running now add,
