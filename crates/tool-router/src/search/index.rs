@@ -23,7 +23,7 @@ const NAME_WEIGHT: usize = 2;
 /// (`tests/data/search_eval`, see `eval_tests`), never on the held-out half.
 const MEANING_WEIGHT: f64 = 0.75;
 /// The cosine from which a tool no word matches is a hit all the same.
-const MEANING_FLOOR: f32 = 0.55;
+const MEANING_FLOOR: f32 = 0.65;
 
 /// Words that say nothing about which tool is meant.
 const STOP: &[&str] = &[
@@ -151,16 +151,26 @@ fn meanings(tools: &[QualifiedTool]) -> (Vec<f32>, HashMap<u32, u32>) {
     let v: &Vectors = vectors();
     let mut texts = Vec::with_capacity(tools.len());
     let mut token_tools: HashMap<u32, u32> = HashMap::new();
+    // Words recur across tools: each is split into tokens once.
+    let mut split: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut tokens = |word: String, ids: &mut Vec<u32>| {
+        let known = split.entry(word).or_insert_with_key(|word| {
+            let mut pieces = Vec::new();
+            v.tokens(word, &mut pieces);
+            pieces
+        });
+        ids.extend_from_slice(known);
+    };
     for tool in tools {
         let t = &tool.tool;
         let mut ids = Vec::new();
         let names = [Some(t.name.as_ref()), t.title.as_deref()];
         for word in names.into_iter().flatten().flat_map(plain_words) {
-            v.tokens(&word, &mut ids);
+            tokens(word, &mut ids);
         }
         let named = ids.len();
         for word in t.description.as_deref().map(plain_words).unwrap_or_default() {
-            v.tokens(&word, &mut ids);
+            tokens(word, &mut ids);
         }
         let mut seen = ids.clone();
         seen.sort_unstable();
