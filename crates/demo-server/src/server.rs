@@ -209,6 +209,10 @@ impl ServerHandler for DemoServer {
         self.resources.attach_peer(context.peer);
     }
 
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.record("notifications/roots/list_changed");
+    }
+
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,

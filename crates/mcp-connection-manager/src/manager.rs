@@ -205,6 +205,23 @@ impl McpConnectionManager {
         }
     }
 
+    /// The host's roots changed: every ready server is sent `notifications/roots/list_changed`
+    /// (one that cares asks `roots/list` again). Returns how many were told; a server not
+    /// started yet asks when it starts.
+    pub async fn roots_changed(&self) -> usize {
+        let ready: Vec<_> = {
+            let all = self.servers.servers.snapshot();
+            crate::lifecycle::ready_connections(&all).into_iter().map(|(_, conn)| conn).collect()
+        };
+        let mut told = 0;
+        for conn in ready {
+            if conn.service.peer().notify_roots_list_changed().await.is_ok() {
+                told += 1;
+            }
+        }
+        told
+    }
+
     /// For each ready stdio server, the process id of the server itself (for diagnostics and
     /// tests; see [`McpConnectionManager::process_groups`] for the guard heading its group).
     pub fn child_pids(&self) -> Vec<(String, u32)> {

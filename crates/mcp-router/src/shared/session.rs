@@ -325,6 +325,17 @@ impl ServerHandler for SessionServer {
         self.shared.peers.lock().expect("peers").insert(self.id, context.peer);
     }
 
+    /// The session's roots changed: its own servers (`shared = false`) are told; the shared
+    /// ones are not, whose roots are whichever session's call asks.
+    async fn on_roots_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        for group in self._guard.groups.iter().filter(|g| g.session == Some(self.id)) {
+            group.manager.roots_changed().await;
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,

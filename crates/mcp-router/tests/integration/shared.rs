@@ -1021,3 +1021,37 @@ async fn a_connection_that_never_handshakes_does_not_keep_the_router() {
     assert_eq!(left, Vec::<u32>::new());
     drop(silent);
 }
+
+/// A session's roots changing is told to its own servers (`shared = false`), not to another
+/// session's, nor to the shared ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_roots_change_is_told_to_its_own_servers_only() {
+    let machine = Machine::new("shared-roots");
+    let marker = machine.marker.clone();
+    let logs = tempfile::tempdir().expect("tempdir");
+    let (own_log, shared_log) = (logs.path().join("own.log"), logs.path().join("shared.log"));
+    machine.rewrite(
+        "",
+        &format!(
+            "[mcp_servers.mine]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-mine\", \"--request-log\", {own_log:?}]\nshared = false\n\n\
+             [mcp_servers.together]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-together\", \"--request-log\", {shared_log:?}]\n"
+        ),
+    );
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    wait_for("every server ready", Duration::from_secs(15), || {
+        let status = machine.status();
+        let servers = status["servers"].as_array().cloned().unwrap_or_default();
+        servers.len() == 3 + 2 && servers.iter().all(|s| s["state"] == "ready")
+    });
+    let told = |path: &std::path::Path| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        text.lines().filter(|l| *l == "notifications/roots/list_changed").count()
+    };
+    a.service.peer().notify_roots_list_changed().await.expect("notify");
+    wait_for("ada's own server told", Duration::from_secs(10), || told(&own_log) == 1);
+    b.service.peer().notify_roots_list_changed().await.expect("notify");
+    wait_for("bob's own server told", Duration::from_secs(10), || told(&own_log) == 2);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(told(&own_log), 2, "each session's own server, once");
+    assert_eq!(told(&shared_log), 0, "never a shared server");
+}
