@@ -207,33 +207,11 @@ fn tool_words(tool: &QualifiedTool) -> Vec<String> {
     out
 }
 
-/// `text` split into lower-case, stemmed words: at every character that is not a letter or a
-/// digit, and where a lower-case letter meets an upper-case one (`getCurrentTime`).
+/// `text` split into lower-case, stemmed words: [`plain_words`] (split at every character that
+/// is not a letter or a digit, and where a lower-case letter meets an upper-case one), each
+/// stemmed.
 pub(crate) fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut last_lower = false;
-    for c in text.chars() {
-        if !c.is_alphanumeric() {
-            flush(&mut word, &mut out);
-            last_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && last_lower {
-            flush(&mut word, &mut out);
-        }
-        last_lower = c.is_lowercase() || c.is_ascii_digit();
-        word.extend(c.to_lowercase());
-    }
-    flush(&mut word, &mut out);
-    out
-}
-
-fn flush(word: &mut String, out: &mut Vec<String>) {
-    if !word.is_empty() {
-        out.push(stem(word));
-        word.clear();
-    }
+    plain_words(text).iter().map(|word| stem(word)).collect()
 }
 
 /// Plural and verb endings off: `files` → `file`, `directories` → `directory`, `listing` →

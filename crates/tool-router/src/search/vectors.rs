@@ -101,9 +101,9 @@ impl Vectors {
     }
 }
 
-/// `text`'s lower-case words for the vectors: split at every character that is not a letter
-/// or a digit and where a lower-case letter meets an upper-case one; not stemmed (the
-/// vocabulary has the inflected forms).
+/// `text`'s lower-case words: split at every character that is not a letter or a digit and
+/// where a lower-case letter meets an upper-case one. The vectors take them as they are (the
+/// vocabulary has the inflected forms); BM25 stems them (`index::words`).
 pub(crate) fn plain_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
