@@ -93,7 +93,8 @@ enum E1 {
     Legacy,
     /// Nobody listening: no events are built.
     Quiet,
-    /// The events drained by the calling task after each call: built, but no task woken.
+    /// The events handed to a callback on the emitting thread (`EventSender::inline`): built,
+    /// no task woken.
     Inline,
     /// The connection manager alone (`McpBackend::read_resource` and the JSON of its result),
     /// without the router's handler, both sides in 2025-11-25: what the manager itself adds.
@@ -150,25 +151,19 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     let other = if calibrated { Some(bench.bare(&options, true).await?) } else { None };
     let other_peer = other.as_ref().map(|o| o.client.peer().clone());
     let (drained, consumer) = draining();
-    let (inline_events, mut inline) = router_protocol::event_channel();
     let ctx = match setup {
         E1::Quiet => CallContext::new(EventSender::discard()),
-        E1::Inline => CallContext::new(inline_events),
+        E1::Inline => {
+            CallContext::new(EventSender::inline(|event| drop(std::hint::black_box(event))))
+        }
         E1::Agent | E1::Legacy | E1::Manager | E1::LegacyBare | E1::Calibration => drained,
     };
     let call = read_call("s", "bench://r/1");
     let (blocks, per_block) = if quick { (10, 100) } else { (30, 200) };
     for _ in 0..300 {
         router_read(&r.router, &ctx, &call).await?;
-        while inline.try_recv().is_ok() {}
         bare_read(&peer, "bench://r/1").await?;
     }
-    let inline = std::sync::Mutex::new(inline);
-    let drain = || {
-        if let Ok(mut inline) = inline.lock() {
-            while inline.try_recv().is_ok() {}
-        }
-    };
     let (r, ctx, call, peer, other_peer) = (&r, &ctx, &call, &peer, &other_peer);
     let sides = alternate(blocks, per_block, |which| async move {
         if let (0, Some(other)) = (which, other_peer) {
@@ -177,7 +172,6 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
             manager_read(&r.manager, "s", "bench://r/1").await?;
         } else if which == 0 {
             router_read(&r.router, ctx, call).await?;
-            drain();
         } else {
             bare_read(peer, "bench://r/1").await?;
         }
@@ -188,6 +182,12 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     r.manager.shutdown().await;
     let [router, baseline] = sides;
     Ok(e1_rows(setup, router, baseline))
+}
+
+/// A call context whose events go to a callback on the emitting thread that drops them (the
+/// draining consumer's work, without its task).
+pub(crate) fn inline_context() -> CallContext {
+    CallContext::new(EventSender::inline(|event| drop(std::hint::black_box(event))))
 }
 
 /// CPU per call, with the context switches per call beside it.
@@ -212,7 +212,7 @@ fn e1_rows(setup: E1, router: Side, baseline: Side) -> Vec<Row> {
         }
         E1::Inline => {
             return diagnostic(
-                "E1 diagnostic, CPU per call: events drained by the calling task (built, no consumer task woken)",
+                "E1 diagnostic, CPU per call: events to a callback on the emitting thread (EventSender::inline: built, no consumer task woken)",
             );
         }
         E1::Manager => {
@@ -287,6 +287,9 @@ pub(crate) enum Spread {
     LegacyBaseline,
     /// Nobody listening (no events built).
     Quiet,
+    /// The events to a callback on the emitting thread (`EventSender::inline`): no consumer
+    /// task woken.
+    Inline,
     /// The connection manager alone.
     Manager,
     /// No router: a second set of bare clients, each on its own server, against the first
@@ -354,6 +357,7 @@ pub(crate) async fn concurrent(
     let router_side = match spread {
         Spread::Agent | Spread::LegacyBaseline => Reader::Router(ctx),
         Spread::Quiet => Reader::Router(CallContext::new(EventSender::discard())),
+        Spread::Inline => Reader::Router(inline_context()),
         Spread::Manager => Reader::Manager,
         Spread::Calibration => {
             Reader::OtherBare(Arc::new(others.iter().map(|b| b.client.peer().clone()).collect()))
@@ -426,7 +430,12 @@ pub(crate) fn wall_row(
 }
 
 /// The same for each side's CPU time per call (with its context switches).
-fn cpu_row(router: &Side, baseline: &Side, name: &'static str, target: &'static str) -> Row {
+pub(crate) fn cpu_row(
+    router: &Side,
+    baseline: &Side,
+    name: &'static str,
+    target: &'static str,
+) -> Row {
     let (router_cpu, bare_cpu) = (router.cpu_per_call(), baseline.cpu_per_call());
     let (baseline, router, ratio) = (
         with_switches(bare_cpu, baseline),
@@ -455,7 +464,7 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
         "E2 1,000 concurrent reads, 4 stdio servers, end to end (vs 4 separate bare rmcp clients, both in 2026-07-28), wall per round",
         "E2 same, CPU time of this process per read (and its context switches per read)",
     );
-    let diagnostics: [(Spread, Option<&'static str>, &'static str); 4] = [
+    let diagnostics: [(Spread, Option<&'static str>, &'static str); 5] = [
         (
             Spread::LegacyBaseline,
             Some(
@@ -464,6 +473,13 @@ pub(crate) async fn rows_e2(quick: bool) -> anyhow::Result<Vec<Row>> {
             "E2 diagnostic, CPU per read: the same against bare rmcp clients in 2025-11-25",
         ),
         (Spread::Quiet, None, "E2 diagnostic, CPU per read: nobody listening (no events built)"),
+        (
+            Spread::Inline,
+            Some(
+                "E2 diagnostic, wall per round: the events to a callback on the emitting thread (EventSender::inline, no consumer task woken)",
+            ),
+            "E2 diagnostic, CPU per read: the same, inline",
+        ),
         (
             Spread::Manager,
             None,

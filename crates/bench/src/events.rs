@@ -2,14 +2,15 @@
 //! each a begin event, a round trip to a "server" thread (a reply after a few microseconds of
 //! work, as a stdio server's answer wakes its reader) and an end event, with a consumer
 //! draining the events on another task: the router's stream (`event_channel`) against tokio's
-//! bare unbounded channel — what a host would write by hand. (A stream that woke its consumer
+//! bare unbounded channel — what a host would write by hand — and the router's inline sender
+//! (`EventSender::inline`), whose callback runs on the emitting thread. (A stream that woke its consumer
 //! once per 1 ms window instead of per event was tried and measured worse: see
 //! docs/benchmarks.md.)
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use router_protocol::{EventMsg, McpServerStoppedEvent, event_channel};
+use router_protocol::{EventMsg, EventSender, McpServerStoppedEvent, event_channel};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::e2e::usage;
@@ -108,6 +109,14 @@ async fn routed(calls: usize) -> anyhow::Result<Run> {
     run(calls, move |i| events.send(numbered(i)), arrived, consumer).await
 }
 
+/// The router's inline sender: the callback notes each event on the emitting thread.
+async fn inline(calls: usize) -> anyhow::Result<Run> {
+    let arrived = Arc::new(Mutex::new(vec![None; 2 * calls]));
+    let noted = arrived.clone();
+    let events = EventSender::inline(move |event| note(&noted, &event));
+    run(calls, move |i| events.send(numbered(i)), arrived, tokio::spawn(async {})).await
+}
+
 /// Tokio's bare unbounded channel.
 async fn bare_channel(calls: usize) -> anyhow::Result<Run> {
     let (tx, mut rx) = mpsc::unbounded_channel::<EventMsg>();
@@ -134,16 +143,20 @@ fn micros(d: Duration) -> String {
 /// P13, on a runtime worker: rounds of sequential calls, alternating the two streams.
 pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     let (rounds, calls) = if quick { (3, 2_000) } else { (7, 5_000) };
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut ours, mut theirs, mut inlined) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         theirs.push(bare_channel(calls).await?);
         ours.push(routed(calls).await?);
+        inlined.push(inline(calls).await?);
     }
     let median_run = |runs: &mut Vec<Run>| -> Run {
         runs.sort_by_key(|r| r.cpu);
         runs.remove(runs.len() / 2)
     };
     let (ours, theirs) = (median_run(&mut ours), median_run(&mut theirs));
+    let inlined = median_run(&mut inlined);
+    let inline_cpu = inlined.cpu.as_secs_f64() / theirs.cpu.as_secs_f64();
+    let inline_p99 = percentile(&inlined.delays, 0.99);
     let cpu = ours.cpu.as_secs_f64() / theirs.cpu.as_secs_f64();
     let (p50, p99) = (percentile(&ours.delays, 0.5), percentile(&ours.delays, 0.99));
     let bound = Duration::from_millis(1);
@@ -167,6 +180,26 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
             ratio: p99.as_secs_f64() / bound.as_secs_f64(),
             target: "p99 ≤ 1 ms (ratio to it)",
             met: Some(p99 <= bound),
+        },
+        Row {
+            name: "P13 same, the consumer a callback on the emitting thread (EventSender::inline, no task woken): CPU per call vs tokio's bare channel",
+            baseline: format!("{} ({:.2} switches)", micros(theirs.cpu), theirs.switches),
+            router: format!("{} ({:.2} switches)", micros(inlined.cpu), inlined.switches),
+            ratio: inline_cpu,
+            target: "≤ 1.00",
+            met: Some(inline_cpu <= 1.0),
+        },
+        Row {
+            name: "P13 same, inline: each event's delay from send to the callback, p99 (p50)",
+            baseline: format!("{} (channel p99)", micros(percentile(&theirs.delays, 0.99))),
+            router: format!(
+                "{} ({})",
+                micros(inline_p99),
+                micros(percentile(&inlined.delays, 0.5))
+            ),
+            ratio: inline_p99.as_secs_f64() / bound.as_secs_f64(),
+            target: "p99 ≤ 1 ms (ratio to it)",
+            met: Some(inline_p99 <= bound),
         },
     ])
 }

@@ -121,6 +121,10 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
         "EV3 1,000 concurrent reads of 1,000 distinct URIs on server-everything 2026.8.31 (takes subscriptions), watching on (cap 256), wall per round",
         "EV3 same, CPU time of this process per read",
     ];
+    const INLINE: [&str; 2] = [
+        "EV3 diagnostic, wall per round: the events to a callback on the emitting thread (EventSender::inline, no consumer task woken)",
+        "EV3 diagnostic, CPU per read: the same, inline",
+    ];
     let Some(everything) = Everything::find() else {
         return Ok([SEQUENTIAL[0], DISTINCT[0], EV4].map(skipped).into());
     };
@@ -133,6 +137,10 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
     let options = read_options(1024);
     let round = e2e::concurrent(&target, quick, 1, &options, &distinct, Spread::Agent).await?;
     out.extend(e2e::rows(round, DISTINCT[0], DISTINCT[1]));
+    let (router, baseline) =
+        e2e::concurrent(&target, quick, 1, &options, &distinct, Spread::Inline).await?;
+    out.push(e2e::wall_row(&router, &baseline, INLINE[0], "(diagnostic)"));
+    out.push(e2e::cpu_row(&router, &baseline, INLINE[1], "(diagnostic)"));
     out.push(working_set(quick, &target).await?);
     Ok(out)
 }

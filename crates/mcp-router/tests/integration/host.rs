@@ -111,3 +111,77 @@ async fn the_host_is_told_which_call_waits_and_the_events_bracket_the_wait_in_bo
         h.manager.shutdown().await;
     }
 }
+
+/// A host whose events go to a callback (`EventSender::inline`), through the front door as a
+/// host starts it: every event reaches it on the thread that emitted it, before the call
+/// returns — begin, the progress the server sent, end, in that order — with no consumer task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inline_events_arrive_in_order_before_the_call_returns() {
+    use std::sync::Mutex;
+
+    use mcp_host::{Assembly, ConfigFile, EventSender, ToolCall};
+
+    type Seen = Vec<(EventMsg, std::thread::ThreadId)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let into = seen.clone();
+    let events = EventSender::inline(move |event| {
+        into.lock().expect("lock").push((event, std::thread::current().id()));
+    });
+    let config = ConfigFile::from_servers(vec![crate::support::demo("d", 100)]);
+    let mut running = Assembly::new(config).events(events).start().expect("started");
+    assert!(running.take_events().is_none(), "the host's own sink, no channel");
+    running.manager.wait_until_started().await;
+    let ctx = running.call_context();
+    let call = |id: &str, name: &str, arguments: &str| ToolCall {
+        call_id: id.to_string(),
+        name: name.to_string(),
+        arguments: arguments.to_string().into(),
+    };
+    let progress = call("p1", "mcp__d__progress", r#"{"steps": 3, "ms": 5}"#);
+    let read = call("r1", "list_mcp_resources", r#"{"server": "d"}"#);
+    for c in [progress, read] {
+        let id = c.call_id.clone();
+        // The call runs on this task's thread up to its first wait; the answer may be taken
+        // on another worker. What counts: every event is there when the call returns.
+        let output = running.router.dispatch_to_output(&ctx, c).await.expect("output");
+        assert!(output.is_success(), "{id}: {output:?}");
+        let kinds: Vec<String> = seen
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter_map(|(e, _)| match e {
+                EventMsg::McpToolCallBegin(b) if b.call_id == id => Some("begin".into()),
+                EventMsg::McpToolCallProgress(p) if p.call_id == id => {
+                    Some(format!("progress {}", p.progress))
+                }
+                EventMsg::McpToolCallEnd(end) if end.call_id == id => Some("end".into()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds.first().map(String::as_str), Some("begin"), "{id}: {kinds:?}");
+        assert_eq!(kinds.last().map(String::as_str), Some("end"), "{id}: {kinds:?}");
+        if id == "p1" {
+            // Progress may be thinned per interval; the last report is never held back.
+            assert!(kinds.contains(&"progress 3".to_string()), "{kinds:?}");
+        } else {
+            assert_eq!(kinds.len(), 2, "{kinds:?}");
+        }
+    }
+    // The begin events ran on the calling task's thread (where `dispatch` emitted them).
+    let here = std::thread::current().id();
+    let begins_here = seen
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(e, thread)| matches!(e, EventMsg::McpToolCallBegin(_)) && *thread == here)
+        .count();
+    assert_eq!(begins_here, 2);
+    running.shutdown().await;
+    let stopped = seen
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(e, _)| matches!(e, EventMsg::McpServerStopped(s) if s.server == "d"))
+        .count();
+    assert_eq!(stopped, 1, "the shutdown's last event reached the callback");
+}
