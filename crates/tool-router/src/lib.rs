@@ -53,8 +53,8 @@ pub use router::{RegistrationError, SetupError, ToolRouter};
 pub use router_protocol::{PromptSummary, Prompts, SkillSummary, Skills};
 pub use search::handler::SEARCH_MCP_TOOLS;
 pub use search::mode::{
-    DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, REVEALED_IN_FULL_BYTES, SearchVia, ToolSearchMode,
-    spec_bytes,
+    DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES, REVEALED_IN_FULL_BYTES, REVEALED_SHORT_BYTES, SearchVia,
+    ToolSearchMode, spec_bytes,
 };
 pub use settings::{
     DataSettings, EventSettings, ListSettings, OptionalTools, ReadSettings, ResultSettings,

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::search::index::SearchIndex;
 
-fn catalog() -> Vec<QualifiedTool> {
+pub(super) fn catalog() -> Vec<QualifiedTool> {
     let rows: Vec<Value> =
         serde_json::from_str(include_str!("../../tests/data/search_eval/catalogs.json"))
             .expect("catalogs JSON");

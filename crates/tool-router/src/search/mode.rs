@@ -54,32 +54,46 @@ pub fn spec_bytes(qualified_name: &str, tool: &rmcp::model::Tool) -> usize {
 }
 
 /// The spec bytes (as OpenAI function tools) of revealed tools given in full. A tool revealed
-/// past them gets a short spec — its description's first sentence and any object as its
-/// parameters — since the search result that revealed it carries its whole input schema: the
-/// specs grow by a few hundred bytes per tool instead of its schema's size.
-pub const REVEALED_IN_FULL_BYTES: usize = 4 * 1024;
+/// past them gets a short spec — the start of its description's first sentence and any object
+/// as its parameters — since the search result that revealed it carries its whole input
+/// schema; past [`REVEALED_SHORT_BYTES`] of revealed specs in all, only a pointer to that
+/// result. Twelve searches of limit 3 reveal up to 36 tools: the specs grow by about 8 KiB at
+/// most instead of every schema's size.
+pub const REVEALED_IN_FULL_BYTES: usize = 2 * 1024;
+
+/// The spec bytes of all revealed tools (in full and short) past which a tool revealed gets a
+/// short spec without its description's words.
+pub const REVEALED_SHORT_BYTES: usize = 5 * 1024;
 
 /// Most characters of a short spec's description taken from the tool's.
-const SHORT_DESCRIPTION_CHARS: usize = 120;
+const SHORT_DESCRIPTION_CHARS: usize = 48;
 
-/// The short spec of a tool revealed past [`REVEALED_IN_FULL_BYTES`].
-fn short_spec(full: ToolSpec) -> ToolSpec {
+/// What a short spec's description says after the tool's own words.
+const SHORT_SPEC_NOTE: &str = "(Input schema: in its search result.)";
+
+/// The short spec of a tool revealed past [`REVEALED_IN_FULL_BYTES`]: at most `chars`
+/// characters of its description's first sentence (cut at a word, `…` when cut; none when
+/// `chars` is 0), then [`SHORT_SPEC_NOTE`].
+fn short_spec(full: &ToolSpec, chars: usize) -> ToolSpec {
     let description = full.description.trim();
     let sentence = match description.find(". ").or_else(|| description.find('\n')) {
         Some(end) => &description[..end + 1],
         None => description,
     };
-    let mut kept: String = sentence.chars().take(SHORT_DESCRIPTION_CHARS).collect();
-    if kept.len() < sentence.trim_end().len() {
+    let mut kept: String = sentence.chars().take(chars).collect();
+    if chars > 0 && kept.len() < sentence.trim_end().len() {
+        // Cut at the last whole word, when there is one.
+        if let Some(space) = kept.rfind(char::is_whitespace) {
+            kept.truncate(space);
+        }
+        kept = kept.trim_end().to_string();
         kept.push('…');
     }
     let kept = kept.trim_end();
     let separator = if kept.is_empty() { "" } else { " " };
     ToolSpec {
-        name: full.name,
-        description: format!(
-            "{kept}{separator}(Its input schema is in the search_mcp_tools result that found it.)"
-        ),
+        name: full.name.clone(),
+        description: format!("{kept}{separator}{SHORT_SPEC_NOTE}"),
         parameters: json!({"type": "object"}),
     }
 }
@@ -117,6 +131,8 @@ struct Revealed {
     names: HashSet<String>,
     /// The spec bytes of the ones given in full (see [`REVEALED_IN_FULL_BYTES`]).
     in_full: usize,
+    /// The spec bytes of all of them (see [`REVEALED_SHORT_BYTES`]).
+    all: usize,
 }
 
 impl Default for ToolSearch {
@@ -242,14 +258,22 @@ impl ToolSearch {
                 continue;
             }
             revealed.names.insert(tool.qualified_name.clone());
-            let spec = ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool);
-            let bytes = json_len(&spec.to_format(ToolFormat::OpenAi));
-            if revealed.in_full + bytes <= REVEALED_IN_FULL_BYTES {
+            let full = ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool);
+            let bytes = json_len(&full.to_format(ToolFormat::OpenAi));
+            let spec = if revealed.in_full + bytes <= REVEALED_IN_FULL_BYTES {
                 revealed.in_full += bytes;
-                revealed.specs.push(spec);
+                full
             } else {
-                revealed.specs.push(short_spec(spec));
-            }
+                let short = short_spec(&full, SHORT_DESCRIPTION_CHARS);
+                let short_bytes = json_len(&short.to_format(ToolFormat::OpenAi));
+                if revealed.all + short_bytes <= REVEALED_SHORT_BYTES {
+                    short
+                } else {
+                    short_spec(&full, 0)
+                }
+            };
+            revealed.all += json_len(&spec.to_format(ToolFormat::OpenAi));
+            revealed.specs.push(spec);
             added.push(tool.qualified_name.clone());
         }
         added
@@ -310,24 +334,23 @@ mod short_spec_tests {
         }
     }
 
-    /// The contract of a short spec: the first sentence (at most 120 characters, `…` when cut),
-    /// where the schema is, and any object as parameters.
+    /// The contract of a short spec: the first sentence (at most 48 characters, `…` when cut),
+    /// where the schema is, and any object as parameters; past the short budget, no words of
+    /// the description.
     #[test]
     fn a_short_spec_keeps_the_first_sentence_and_says_where_the_schema_is() {
-        let short = short_spec(spec("Read a file. Large files are cut at 1 MiB."));
-        assert_eq!(
-            short.description,
-            "Read a file. (Its input schema is in the search_mcp_tools result that found it.)"
-        );
+        let short = short_spec(&spec("Read a file. Large files are cut at 1 MiB."), 48);
+        assert_eq!(short.description, "Read a file. (Input schema: in its search result.)");
         assert_eq!(short.parameters, json!({"type": "object"}));
         assert_eq!(short.name, "mcp__files__read");
-        let long = short_spec(spec(&"word ".repeat(60)));
-        assert!(long.description.starts_with(&"word ".repeat(24)[..119]), "{}", long.description);
-        assert!(long.description.contains("… (Its input schema"), "{}", long.description);
-        let none = short_spec(spec(""));
+        let long = short_spec(&spec(&"word ".repeat(60)), 48);
         assert_eq!(
-            none.description,
-            "(Its input schema is in the search_mcp_tools result that found it.)"
+            long.description,
+            format!("{}… (Input schema: in its search result.)", "word ".repeat(9).trim_end())
         );
+        let none = short_spec(&spec(""), 48);
+        assert_eq!(none.description, "(Input schema: in its search result.)");
+        let pointer = short_spec(&spec("Read a file. Large files are cut at 1 MiB."), 0);
+        assert_eq!(pointer.description, "(Input schema: in its search result.)");
     }
 }
