@@ -153,9 +153,7 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     let (drained, consumer) = draining();
     let ctx = match setup {
         E1::Quiet => CallContext::new(EventSender::discard()),
-        E1::Inline => {
-            CallContext::new(EventSender::inline(|event| drop(std::hint::black_box(event))))
-        }
+        E1::Inline => CallContext::new(EventSender::inline(drop)),
         E1::Agent | E1::Legacy | E1::Manager | E1::LegacyBare | E1::Calibration => drained,
     };
     let call = read_call("s", "bench://r/1");
@@ -182,12 +180,6 @@ async fn sequential(quick: bool, setup: E1) -> anyhow::Result<Vec<Row>> {
     r.manager.shutdown().await;
     let [router, baseline] = sides;
     Ok(e1_rows(setup, router, baseline))
-}
-
-/// A call context whose events go to a callback on the emitting thread that drops them (the
-/// draining consumer's work, without its task).
-pub(crate) fn inline_context() -> CallContext {
-    CallContext::new(EventSender::inline(|event| drop(std::hint::black_box(event))))
 }
 
 /// CPU per call, with the context switches per call beside it.
@@ -287,8 +279,7 @@ pub(crate) enum Spread {
     LegacyBaseline,
     /// Nobody listening (no events built).
     Quiet,
-    /// The events to a callback on the emitting thread (`EventSender::inline`): no consumer
-    /// task woken.
+    /// The events to a callback on the emitting thread (`EventSender::inline`, dropping them).
     Inline,
     /// The connection manager alone.
     Manager,
@@ -357,7 +348,7 @@ pub(crate) async fn concurrent(
     let router_side = match spread {
         Spread::Agent | Spread::LegacyBaseline => Reader::Router(ctx),
         Spread::Quiet => Reader::Router(CallContext::new(EventSender::discard())),
-        Spread::Inline => Reader::Router(inline_context()),
+        Spread::Inline => Reader::Router(CallContext::new(EventSender::inline(drop))),
         Spread::Manager => Reader::Manager,
         Spread::Calibration => {
             Reader::OtherBare(Arc::new(others.iter().map(|b| b.client.peer().clone()).collect()))
