@@ -190,7 +190,19 @@ pub(crate) fn produced(
     summary: ResourceCallSummary,
 ) -> Result<Produced, Failed> {
     let changes = backend.take_resource_changes();
-    into_produced(scratch_text(payload, &changes), summary)
+    let text = scratch_text(|out| write_payload(out, payload, &changes));
+    into_produced(text, summary)
+}
+
+/// [`produced`] for a payload that writes its own JSON: `write` gets the buffer and the
+/// changes to add as its `changed` field.
+pub(crate) fn produced_by(
+    backend: &dyn McpBackend,
+    write: impl FnOnce(&mut Vec<u8>, &[ResourceChange]) -> serde_json::Result<()>,
+    summary: ResourceCallSummary,
+) -> Result<Produced, Failed> {
+    let changes = backend.take_resource_changes();
+    into_produced(scratch_text(|out| write(out, &changes)), summary)
 }
 
 thread_local! {
@@ -207,17 +219,16 @@ const SCRATCH_KEPT: usize = 1 << 20;
 /// The payload's JSON through the thread's scratch buffer, copied out at its size (past
 /// `SCRATCH_KEPT`, the buffer itself is handed over).
 fn scratch_text(
-    payload: &impl Serialize,
-    changes: &[ResourceChange],
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
 ) -> serde_json::Result<Vec<u8>> {
     SCRATCH.with(|scratch| {
         let Ok(mut buffer) = scratch.try_borrow_mut() else {
             // Taken further up this thread's stack (it never is): a buffer of its own.
             let mut own = Vec::new();
-            return write_payload(&mut own, payload, changes).map(|()| own);
+            return write(&mut own).map(|()| own);
         };
         buffer.clear();
-        let written = write_payload(&mut *buffer, payload, changes).map(|()| {
+        let written = write(&mut buffer).map(|()| {
             if buffer.len() > SCRATCH_KEPT {
                 // Not kept anyway: handed over, not copied.
                 fitted(std::mem::take(&mut *buffer))
@@ -328,7 +339,7 @@ mod scratch_tests {
     fn payloads_big_and_small_come_out_as_their_json() {
         for length in [3 << 20, 10, 2 << 20, 0] {
             let payload = serde_json::json!({"text": "x".repeat(length)});
-            let text = scratch_text(&payload, &[]).expect("json");
+            let text = scratch_text(|out| write_payload(out, &payload, &[])).expect("json");
             assert_eq!(text, serde_json::to_vec(&payload).expect("json"), "{length}");
             assert!(text.capacity() - text.len() <= text.len() / 8, "{length}: fitted");
         }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use mcp_backend::{Items, ListKind, McpBackend};
 use rmcp::model::ResourceContents;
+use router_protocol::ResourceChange;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing::Instrument as _;
@@ -19,12 +20,13 @@ use crate::handlers::args::{
 use crate::handlers::data::{DataSources, import_csv, is_csv};
 use crate::handlers::template::expand_template;
 use crate::handlers::{
-    Failed, Produced, backend_failure, one_server, produced, run, single_failure,
+    Failed, Produced, backend_failure, one_server, produced_by, run, single_failure,
 };
 use crate::invocation::{CallContext, ContentItem, FunctionCallError, ToolInvocation, ToolOutput};
 use crate::results::content::{
     ContentPolicy, Paging, ShapedContent, ShapedRead, decode_text_blobs, shape_read,
 };
+use crate::results::json_text::write_json_str;
 use crate::results::kept::{KeptRead, KeptResults, RESULTS_PREFIX, RESULTS_SERVER};
 use crate::results::links::LinkedResources;
 use crate::skills::{LoadedSkills, read_bytes};
@@ -93,6 +95,61 @@ struct ReadPayload<'a> {
     contents: &'a [ShapedContent<'a>],
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     paging: Option<&'a Paging>,
+}
+
+impl ReadPayload<'_> {
+    /// The payload's JSON, with `changes` as its `changed` field when there are any: what serde
+    /// writes for it (a test checks byte for byte), the strings escaped a word at a time.
+    fn write(&self, out: &mut Vec<u8>, changes: &[ResourceChange]) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"server\":");
+        write_json_str(out, self.server);
+        out.extend_from_slice(b",\"uri\":");
+        write_json_str(out, self.uri);
+        if let Some(template) = self.template {
+            out.extend_from_slice(b",\"template\":");
+            write_json_str(out, template);
+        }
+        out.extend_from_slice(b",\"contents\":[");
+        for (i, content) in self.contents.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let ShapedContent::Text { uri, mime_type, text, meta } = content else {
+                serde_json::to_writer(&mut *out, content)?;
+                continue;
+            };
+            out.extend_from_slice(b"{\"uri\":");
+            write_json_str(out, uri);
+            if let Some(mime_type) = mime_type {
+                out.extend_from_slice(b",\"mimeType\":");
+                write_json_str(out, mime_type);
+            }
+            out.extend_from_slice(b",\"text\":");
+            write_json_str(out, text);
+            if let Some(meta) = meta {
+                out.extend_from_slice(b",\"_meta\":");
+                serde_json::to_writer(&mut *out, meta)?;
+            }
+            out.push(b'}');
+        }
+        out.push(b']');
+        if let Some(paging) = self.paging {
+            let Paging { offset, total_bytes, truncated, next_offset } = paging;
+            let fields = format!(
+                ",\"offset\":{offset},\"total_bytes\":{total_bytes},\"truncated\":{truncated}"
+            );
+            out.extend_from_slice(fields.as_bytes());
+            if let Some(next) = next_offset {
+                out.extend_from_slice(format!(",\"next_offset\":{next}").as_bytes());
+            }
+        }
+        if !changes.is_empty() {
+            out.extend_from_slice(b",\"changed\":");
+            serde_json::to_writer(&mut *out, changes)?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
 }
 
 impl ReadRequest {
@@ -194,8 +251,9 @@ impl McpReadHandler {
             contents: &shaped.contents,
             paging: shaped.paging.as_ref(),
         };
+        let write = |out: &mut Vec<u8>, changes: &[ResourceChange]| payload.write(out, changes);
         let mut produced =
-            produced(self.backend.as_ref(), &payload, one_server(shaped.contents.len()))?;
+            produced_by(self.backend.as_ref(), write, one_server(shaped.contents.len()))?;
         if !shaped.images.is_empty() {
             let mut items = vec![ContentItem::InputText { text: produced.content.to_string() }];
             items.extend(shaped.images.iter().cloned());
@@ -239,7 +297,9 @@ impl McpReadHandler {
                     contents: &contents,
                     paging: paging.as_ref(),
                 };
-                produced(self.backend.as_ref(), &payload, one_server(1))
+                let write =
+                    |out: &mut Vec<u8>, changes: &[ResourceChange]| payload.write(out, changes);
+                produced_by(self.backend.as_ref(), write, one_server(1))
             }
             KeptRead::Blob { mime, blob } => {
                 let contents = [ResourceContents::BlobResourceContents {
@@ -313,5 +373,82 @@ impl ToolHandler for McpReadHandler {
             Err(e) => tracing::info!(error = %e, "resource retrieval failed"),
         });
         outcome
+    }
+}
+
+#[cfg(test)]
+mod payload_tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::handlers::write_payload;
+
+    /// `payload` written by hand and by serde, with and without changes.
+    fn both(payload: &ReadPayload<'_>) -> Vec<(String, String)> {
+        let change = ResourceChange {
+            server: "s\"1".into(),
+            uri: "file:///a\nb".into(),
+            detected_at: "2026-11-29T08:00:00.000Z".into(),
+        };
+        let mut out = Vec::new();
+        for changes in [&[][..], &[change.clone(), change][..]] {
+            let (mut ours, mut serde) = (Vec::new(), Vec::new());
+            payload.write(&mut ours, changes).expect("written");
+            write_payload(&mut serde, payload, changes).expect("json");
+            let text = |v: Vec<u8>| String::from_utf8(v).expect("UTF-8");
+            out.push((text(ours), text(serde)));
+        }
+        out
+    }
+
+    #[test]
+    fn the_hand_written_payload_is_what_serde_writes_for_every_shape() {
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.insert("k".into(), json!({"x": [1, "\u{1}"]}));
+        let blob = json!({"uri": "b://1", "blob": "AAEC", "mimeType": "application/octet-stream"});
+        let contents = [
+            ShapedContent::Text { uri: "a://1", mime_type: None, text: "plain", meta: None },
+            ShapedContent::Text {
+                uri: "a://\"2\"",
+                mime_type: Some("text/plain"),
+                text: "tab\there, quote \" and \\ and é😀 and \u{1f}",
+                meta: Some(&meta),
+            },
+            ShapedContent::Other(blob),
+        ];
+        let pagings = [
+            None,
+            Some(Paging { offset: 3, total_bytes: 90, truncated: true, next_offset: Some(40) }),
+            Some(Paging { offset: 0, total_bytes: 5, truncated: false, next_offset: None }),
+        ];
+        for template in [None, Some("a://{id}")] {
+            for paging in &pagings {
+                for count in [0, 1, 3] {
+                    let payload = ReadPayload {
+                        server: "srv",
+                        uri: "a://1?q=\"x\"",
+                        template,
+                        contents: &contents[..count],
+                        paging: paging.as_ref(),
+                    };
+                    for (ours, serde) in both(&payload) {
+                        assert_eq!(ours, serde);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_read_is_written_as_serde_writes_it(text in any::<String>(), uri in ".{0,12}") {
+            let contents =
+                [ShapedContent::Text { uri: &uri, mime_type: Some("text/x"), text: &text, meta: None }];
+            let payload =
+                ReadPayload { server: "s", uri: &uri, template: None, contents: &contents, paging: None };
+            for (ours, serde) in both(&payload) {
+                prop_assert_eq!(ours, serde);
+            }
+        }
     }
 }

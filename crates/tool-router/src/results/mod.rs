@@ -5,6 +5,7 @@
 pub(crate) mod budget;
 pub(crate) mod content;
 pub(crate) mod event_bounds;
+pub(crate) mod json_text;
 pub mod kept;
 pub(crate) mod links;
 pub(crate) mod parts;
