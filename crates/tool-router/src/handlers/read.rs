@@ -134,13 +134,15 @@ impl ReadPayload<'_> {
         }
         out.push(b']');
         if let Some(paging) = self.paging {
+            use std::io::Write as _;
             let Paging { offset, total_bytes, truncated, next_offset } = paging;
-            let fields = format!(
+            write!(
+                out,
                 ",\"offset\":{offset},\"total_bytes\":{total_bytes},\"truncated\":{truncated}"
-            );
-            out.extend_from_slice(fields.as_bytes());
+            )
+            .map_err(serde_json::Error::io)?;
             if let Some(next) = next_offset {
-                out.extend_from_slice(format!(",\"next_offset\":{next}").as_bytes());
+                write!(out, ",\"next_offset\":{next}").map_err(serde_json::Error::io)?;
             }
         }
         if !changes.is_empty() {
