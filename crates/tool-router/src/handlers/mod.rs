@@ -189,9 +189,7 @@ pub(crate) fn produced(
     payload: &impl Serialize,
     summary: ResourceCallSummary,
 ) -> Result<Produced, Failed> {
-    let changes = backend.take_resource_changes();
-    let text = scratch_text(|out| write_payload(out, payload, &changes));
-    into_produced(text, summary)
+    produced_by(backend, |out, changes| write_payload(out, payload, changes), summary)
 }
 
 /// [`produced`] for a payload that writes its own JSON: `write` gets the buffer and the
