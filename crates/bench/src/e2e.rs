@@ -264,10 +264,8 @@ enum Reader {
     Router(CallContext),
     /// The connection manager alone (`read_resource` and its JSON), no router.
     Manager,
-    /// The bare clients.
-    Bare,
-    /// Other bare clients, each on its own copy of the server (the calibration).
-    OtherBare(Arc<Vec<Peer<RoleClient>>>),
+    /// Bare clients: the row's, or others each on its own copy of the server (the calibration).
+    Bare(Arc<Vec<Peer<RoleClient>>>),
 }
 
 /// The router's side of a concurrent workload: the row itself or a diagnostic.
@@ -289,27 +287,24 @@ pub(crate) enum Spread {
 }
 
 /// Every read of `reads` at once, by `reader`.
-async fn all_at_once(
-    r: &Routed,
-    peers: &Arc<Vec<Peer<RoleClient>>>,
-    reads: &Reads,
-    reader: &Reader,
-) -> anyhow::Result<Duration> {
+async fn all_at_once(r: &Routed, reads: &Reads, reader: &Reader) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..reads.calls.len())
+    let tasks: Vec<crate::workloads::Task> = (0..reads.calls.len())
         .map(|i| {
-            let (router, manager, peers) = (r.router.clone(), r.manager.clone(), peers.clone());
+            let (router, manager) = (r.router.clone(), r.manager.clone());
             let (calls, uris) = (reads.calls.clone(), reads.uris.clone());
-            let reader = reader.clone();
-            tokio::spawn(async move {
-                let (server, uri) = &uris[i];
-                match reader {
-                    Reader::Router(ctx) => router_read(&router, &ctx, &calls[i]).await,
-                    Reader::Manager => manager_read(&manager, &format!("s{server}"), uri).await,
-                    Reader::Bare => bare_read(&peers[*server], uri).await.map(|_| ()),
-                    Reader::OtherBare(others) => bare_read(&others[*server], uri).await.map(|_| ()),
+            let s = uris[i].0;
+            match reader.clone() {
+                Reader::Router(c) => {
+                    tokio::spawn(async move { router_read(&router, &c, &calls[i]).await })
                 }
-            })
+                Reader::Manager => tokio::spawn(async move {
+                    manager_read(&manager, &format!("s{s}"), &uris[i].1).await
+                }),
+                Reader::Bare(peers) => {
+                    tokio::spawn(async move { bare_read(&peers[s], &uris[i].1).await.map(drop) })
+                }
+            }
         })
         .collect();
     for t in tasks {
@@ -345,13 +340,14 @@ pub(crate) async fn concurrent(
             others.push(target.bare(options, true).await?);
         }
     }
+    let bare_side = Reader::Bare(peers);
     let router_side = match spread {
         Spread::Agent | Spread::LegacyBaseline => Reader::Router(ctx),
         Spread::Quiet => Reader::Router(CallContext::new(EventSender::discard())),
         Spread::Inline => Reader::Router(CallContext::new(EventSender::inline(drop))),
         Spread::Manager => Reader::Manager,
         Spread::Calibration => {
-            Reader::OtherBare(Arc::new(others.iter().map(|b| b.client.peer().clone()).collect()))
+            Reader::Bare(Arc::new(others.iter().map(|b| b.client.peer().clone()).collect()))
         }
     };
     // A round's wall time swings 30–150 ms from one round to the next on this 2-core VM (the
@@ -362,9 +358,9 @@ pub(crate) async fn concurrent(
     for rep in 0..=reps {
         for k in 0..2 {
             let which = (rep + k) % 2;
-            let reader = if which == 0 { &router_side } else { &Reader::Bare };
+            let reader = if which == 0 { &router_side } else { &bare_side };
             let before = usage();
-            let elapsed = all_at_once(&r, &peers, reads, reader).await?;
+            let elapsed = all_at_once(&r, reads, reader).await?;
             if rep > 0 {
                 let side = &mut sides[which];
                 side.add(usage() - before, reads.calls.len() as u32);

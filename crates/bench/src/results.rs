@@ -218,6 +218,23 @@ pub(crate) async fn rows_e8(quick: bool) -> anyhow::Result<Vec<Row>> {
     Ok(out)
 }
 
+/// E8's `i`th call through the router: `big` on server `s{server}`.
+async fn big_call(
+    router: &ToolRouter,
+    ctx: &CallContext,
+    (i, server): (usize, usize),
+    arguments: String,
+) -> anyhow::Result<()> {
+    let call = ToolCall {
+        call_id: format!("e8-{i}"),
+        name: format!("mcp__s{server}__big"),
+        arguments: arguments.into(),
+    };
+    let output = router.dispatch(ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    anyhow::ensure!(output.is_success(), "the call failed: {output:?}");
+    Ok(())
+}
+
 /// One E8 workload: the router's rounds and the bare clients' (in 2026-07-28 if `modern`).
 async fn e8(quick: bool, modern: bool) -> anyhow::Result<(crate::e2e::Side, crate::e2e::Side)> {
     use std::sync::Arc;
@@ -239,26 +256,22 @@ async fn e8(quick: bool, modern: bool) -> anyhow::Result<(crate::e2e::Side, crat
     let params = CallToolRequestParams::new("big")
         .with_arguments(arguments.as_object().cloned().unwrap_or_default());
     let round = |router_side: bool| {
-        let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..AT_ONCE)
+        let tasks: Vec<crate::workloads::Task> = (0..AT_ONCE)
             .map(|i| {
                 let (router, ctx, peers) = (r.router.clone(), ctx.clone(), peers.clone());
                 let (arguments, params) = (arguments.to_string(), params.clone());
-                tokio::spawn(async move {
-                    if router_side {
-                        let call = ToolCall {
-                            call_id: format!("e8-{i}"),
-                            name: format!("mcp__s{}__big", i % SERVERS),
-                            arguments: arguments.into(),
-                        };
-                        let output = router.dispatch(&ctx, call).await;
-                        let output = output.map_err(|e| anyhow::anyhow!("{e}"))?;
-                        anyhow::ensure!(output.is_success(), "the call failed: {output:?}");
-                    } else {
+                // Each side spawns a future of its own (`workloads::Task`).
+                if router_side {
+                    tokio::spawn(async move {
+                        big_call(&router, &ctx, (i, i % SERVERS), arguments).await
+                    })
+                } else {
+                    tokio::spawn(async move {
                         let result = peers[i % SERVERS].call_tool(params).await?;
                         anyhow::ensure!(serde_json::to_string(&result)?.len() > 1024, "short");
-                    }
-                    Ok(())
-                })
+                        Ok(())
+                    })
+                }
             })
             .collect();
         async move {

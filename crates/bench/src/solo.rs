@@ -2,7 +2,7 @@
 //! `at-once` above 1, of E2: rounds of that many reads at once over `servers`, 4 unless given)
 //! alone in this process, for profiling it (`perf record` of this run sees one side's work
 //! only) and for a ladder of what each layer costs. Sides: `agent` (the router, a consumer task
-//! draining its events), `quiet` (the router, nobody listening), `legacy` (the router pinned to
+//! draining its events), `inline` (the router, its events dropped on the emitting thread), `quiet` (the router, nobody listening), `legacy` (the router pinned to
 //! 2025-11-25, nobody listening), `manager` (the connection manager alone, 2025-11-25), `bare`
 //! and `bare-modern` (bare rmcp clients in 2025-11-25 or 2026-07-28, each on its own server).
 //! Prints CPU time, context switches and wall time per read.
@@ -45,6 +45,26 @@ impl Reader {
         }
     }
 
+    /// The `i`th read as a task of its own, each side spawning its own future (one block with
+    /// every arm would make every task as large as rmcp's read, 5 KB).
+    fn spawn(self, i: usize) -> tokio::task::JoinHandle<anyhow::Result<()>> {
+        match self {
+            Self::Router(r, ctx, calls) => {
+                tokio::spawn(
+                    async move { router_read(&r.router, &ctx, &calls[i % calls.len()]).await },
+                )
+            }
+            Self::Manager(r, servers) => tokio::spawn(async move {
+                manager_read(&r.manager, &format!("s{}", i % servers), URI).await
+            }),
+            Self::Bare(peers) => {
+                tokio::spawn(
+                    async move { bare_read(&peers[i % peers.len()], URI).await.map(|_| ()) },
+                )
+            }
+        }
+    }
+
     /// `n` reads from `first` on, `at_once` at a time (spawned tasks when more than one).
     async fn reads(&self, first: usize, n: usize, at_once: usize) -> anyhow::Result<()> {
         if at_once <= 1 {
@@ -54,12 +74,8 @@ impl Reader {
             return Ok(());
         }
         for round in (first..first + n).step_by(at_once) {
-            let tasks: Vec<_> = (round..(round + at_once).min(first + n))
-                .map(|i| {
-                    let reader = self.clone();
-                    tokio::spawn(async move { reader.read(i).await })
-                })
-                .collect();
+            let tasks: Vec<_> =
+                (round..(round + at_once).min(first + n)).map(|i| self.clone().spawn(i)).collect();
             for task in tasks {
                 task.await??;
             }
@@ -94,11 +110,12 @@ pub(crate) async fn run(
     let (drained, consumer) = draining();
     let mut kept: Vec<Bare> = Vec::new();
     let reader = match side {
-        "agent" | "quiet" | "legacy" | "manager" => {
+        "agent" | "inline" | "quiet" | "legacy" | "manager" => {
             let r = Arc::new(routed(configs, EventSender::discard()).await);
             match side {
                 "manager" => Reader::Manager(r, servers),
                 "agent" => Reader::Router(r, drained, calls),
+                "inline" => Reader::Router(r, CallContext::new(EventSender::inline(drop)), calls),
                 _ => Reader::Router(r, CallContext::new(EventSender::discard()), calls),
             }
         }
@@ -113,7 +130,7 @@ pub(crate) async fn run(
             Reader::Bare(Arc::new(kept.iter().map(|b| b.client.peer().clone()).collect()))
         }
         other => anyhow::bail!(
-            "unknown side {other:?}: agent, quiet, legacy, manager, bare or bare-modern"
+            "unknown side {other:?}: agent, inline, quiet, legacy, manager, bare or bare-modern"
         ),
     };
     reader.reads(0, 1_000, at_once).await?;

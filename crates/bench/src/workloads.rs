@@ -687,6 +687,9 @@ pub(crate) async fn p10_million(quick: bool) -> anyhow::Result<Vec<Row>> {
     }])
 }
 
+/// A read's task: each side spawns its own future (one with both sides is rmcp's 5 KB).
+pub(crate) type Task = tokio::task::JoinHandle<anyhow::Result<()>>;
+
 /// `n` concurrent reads spread round-robin over the servers of `calls` (one read call per
 /// server): through the router with `ctx`, or with `None` through bare rmcp on `peers` (the
 /// same servers, in the same order). Returns the wall time of all of them.
@@ -698,17 +701,14 @@ async fn concurrent_reads(
     n: usize,
 ) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let tasks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>> = (0..n)
+    let tasks: Vec<Task> = (0..n)
         .map(|i| {
             let (router, peers, calls) = (router.clone(), peers.clone(), calls.clone());
-            let ctx = ctx.cloned();
-            tokio::spawn(async move {
-                let k = i % calls.len();
-                match ctx {
-                    Some(ctx) => router_read(&router, &ctx, &calls[k]).await,
-                    None => bare_read(&peers[k], "bench://r/1").await.map(|_| ()),
-                }
-            })
+            let (k, uri) = (i % calls.len(), "bench://r/1");
+            match ctx.cloned() {
+                Some(c) => tokio::spawn(async move { router_read(&router, &c, &calls[k]).await }),
+                None => tokio::spawn(async move { bare_read(&peers[k], uri).await.map(drop) }),
+            }
         })
         .collect();
     for t in tasks {

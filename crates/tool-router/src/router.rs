@@ -299,8 +299,6 @@ impl ToolRouter {
     ) -> Result<ToolOutput, FunctionCallError> {
         let omit = self.omit_result_text && ctx.result_text();
         let bound = self.event_payload_bytes.filter(|_| !ctx.has_event_payload_bytes());
-        // One await point, so the future holds one route (an agent spawns a task per call,
-        // whose size is this future's).
         let own;
         let ctx = if (omit || bound.is_some()) && ctx.has_listener() {
             let mut with = ctx.clone().with_result_text(ctx.result_text() && !omit);
@@ -312,7 +310,10 @@ impl ToolRouter {
         } else {
             ctx
         };
-        self.traced_route(ctx, call).await
+        // Boxed: an agent spawns a task per call, and a spawned future is moved by value
+        // several times on its way into the task (and its stage once more when it ends): with
+        // the route inline that was a kilobyte copied four to six times a call.
+        Box::pin(self.traced_route(ctx, call)).await
     }
 
     /// Routes the call with its id as the current call (`mcp_backend::current_call_id`), for

@@ -250,7 +250,7 @@ where
             if available.is_empty() {
                 return Line::Eof;
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |at| at + 1);
             let outcome = if let Some(skipped) = &mut self.discarding {
                 skipped.saw(&available[..take]);
