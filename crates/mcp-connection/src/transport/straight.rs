@@ -207,6 +207,24 @@ impl<W> Straight<W> {
     }
 }
 
+/// The straight request a line answers, read from its head alone when the line starts as rmcp
+/// and Python's SDK write an answer (`{"jsonrpc":"2.0","id":N,"result":` or `"error":`), and
+/// whether it may name a task (`"task"` anywhere in it: a wrong yes costs only the slower parse
+/// of `parse_tool`). `None` for any other line, which the transport's full look (`Peek`) reads.
+/// A line cut or broken after its head is handed over all the same: its request fails at once
+/// as rmcp's would on an unexpected answer, instead of waiting for its timeout.
+pub(crate) fn answer_by_head(line: &[u8]) -> Option<(i64, bool)> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    let rest = crate::transport::lines::trimmed(line).strip_prefix(HEAD)?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let after = &rest[digits..];
+    if !(after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#)) {
+        return None;
+    }
+    let n: i64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    (n >= FIRST_ID).then(|| (n, memchr::memmem::find(after, br#""task""#).is_some()))
+}
+
 /// The read an answer's id names, when it is one of ours.
 pub(crate) fn ours(id: &RequestId) -> Option<i64> {
     match id {

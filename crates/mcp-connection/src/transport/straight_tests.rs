@@ -345,3 +345,51 @@ async fn notifications_written_before_an_answer_are_handled_before_it() {
     watched.read("demo://a");
     assert_eq!(watched.take(), Vec::<(String, String)>::new());
 }
+
+#[test]
+fn an_answer_is_known_by_its_head_only_when_it_starts_as_rmcp_writes_answers() {
+    let ours = FIRST_ID + 7;
+    let head = |rest: &str| format!(r#"{{"jsonrpc":"2.0","id":{ours},{rest}"#);
+    let result = head(r#""result":{"contents":[{"uri":"a","text":"say \"task\""}]}}"#);
+    assert_eq!(answer_by_head(result.as_bytes()), Some((ours, false)));
+    let crlf = format!("\u{feff}{result}\r\n");
+    assert_eq!(answer_by_head(crlf.as_bytes()), Some((ours, false)), "BOM and CRLF trimmed");
+    let task = head(r#""result":{"task":{"taskId":"t"}}}"#);
+    assert_eq!(answer_by_head(task.as_bytes()), Some((ours, true)));
+    let error = head(r#""error":{"code":-32002,"message":"gone"}}"#);
+    assert_eq!(answer_by_head(error.as_bytes()), Some((ours, false)));
+    let read_by_peek = [
+        // rmcp's own ids, a string id, a server's request, another key order, no id.
+        r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_string(),
+        format!(r#"{{"jsonrpc":"2.0","id":"{ours}","result":{{}}}}"#),
+        head(r#""method":"sampling/createMessage","params":{}}"#),
+        format!(r#"{{"result":{{}},"jsonrpc":"2.0","id":{ours}}}"#),
+        format!(r#"{{"id":{ours},"jsonrpc":"2.0","result":{{}}}}"#),
+        r#"{"jsonrpc":"2.0","id":,"result":{}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#.to_string(),
+    ];
+    for line in read_by_peek {
+        assert_eq!(answer_by_head(line.as_bytes()), None, "{line}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_broken_after_its_head_fails_its_read_at_once_and_any_key_order_is_read() {
+    let (_client, straight, mut server) = connected().await;
+    let reading = read(&straight, "demo://a");
+    let id = server.next().await["id"].as_i64().expect("a numeric id");
+    let broken = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"contents\":[\n");
+    server.output.write_all(broken.as_bytes()).await.expect("written");
+    let answer = tokio::time::timeout(Duration::from_secs(5), reading).await.expect("at once");
+    assert!(matches!(answer.expect("task"), Err(ServiceError::UnexpectedResponse)));
+
+    // TypeScript's SDK writes the id last: the full look finds it.
+    let reading = read(&straight, "demo://b");
+    let id = server.next().await["id"].as_i64().expect("a numeric id");
+    let last = format!(
+        "{{\"result\":{{\"contents\":[{{\"uri\":\"demo://b\",\"text\":\"late id\"}}]}},\"jsonrpc\":\"2.0\",\"id\":{id}}}\n"
+    );
+    server.output.write_all(last.as_bytes()).await.expect("written");
+    assert_eq!(text_of(reading.await.expect("task")), "late id");
+    assert!(!straight.waiting());
+}
