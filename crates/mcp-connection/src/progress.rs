@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken, RequestMetaObject};
 use router_protocol::{EventMsg, EventSender, McpToolCallProgressEvent};
+use rustc_hash::FxBuildHasher;
 use serde_json::Value;
 
 /// The `_meta` key that ties a request to its call until the transport takes it out.
@@ -38,8 +39,10 @@ pub struct Progress {
 
 #[derive(Debug, Default)]
 struct State {
-    routes: HashMap<u64, Route>,
-    tokens: HashMap<ProgressToken, u64>,
+    // Fx: the keys are the connection's own (a server's notification only looks one up), and
+    // SipHash cost more than the rest of a request's bookkeeping.
+    routes: HashMap<u64, Route, FxBuildHasher>,
+    tokens: HashMap<ProgressToken, u64, FxBuildHasher>,
 }
 
 #[derive(Debug)]

@@ -26,9 +26,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult,
     CancelledNotification, CancelledNotificationParam, ClientConfig, ClientNotification,
-    ClientRequest, JsonObject, JsonRpcMessage, MetaObject, NumberOrString, ProgressToken,
-    ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse,
-    RequestId, RequestMetaObject, ServerResult,
+    ClientRequest, JsonRpcMessage, MetaObject, NumberOrString, ProgressToken, ProtocolVersion,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResponse, RequestId,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RoleClient, ServiceError, TxJsonRpcMessage};
 use rmcp::transport::DynamicTransportError;
@@ -39,7 +39,7 @@ use crate::meta::LOG_LEVEL_KEY;
 use crate::progress::Progress;
 use crate::telemetry::Telemetry;
 use crate::transport::wire::ABANDONED;
-use crate::transport::wire::{Added, Writer};
+use crate::transport::wire::{Added, Context, Writer};
 
 /// Our ids (and progress tokens) count from here: rmcp's are a `u32`'s, so they never meet,
 /// and every id stays a number any server reads exactly (below 2^53).
@@ -54,16 +54,17 @@ pub(crate) struct Straight<W> {
     count: AtomicUsize,
     next: AtomicI64,
     /// The per-request client context of a 2026-07-28 connection, as rmcp builds it.
-    context: OnceLock<JsonObject>,
+    context: OnceLock<Context>,
     /// The same with the tasks extension, as a tool call carries it (`telemetry`).
-    tool_context: OnceLock<JsonObject>,
+    tool_context: OnceLock<Context>,
     telemetry: Arc<Telemetry>,
     progress: Arc<Progress>,
 }
 
 #[derive(Default)]
 struct State {
-    waiting: HashMap<i64, oneshot::Sender<Answer>>,
+    /// Fx: the ids are ours (see `progress`).
+    waiting: HashMap<i64, oneshot::Sender<Answer>, rustc_hash::FxBuildHasher>,
     closed: bool,
 }
 
@@ -103,8 +104,8 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
         meta.set_client_capabilities(info.capabilities.clone());
         let mut with_tasks = meta.0.0.clone();
         crate::meta::add_tasks_extension(&mut with_tasks);
-        let _ = self.context.set(meta.0.0);
-        let _ = self.tool_context.set(with_tasks);
+        let _ = self.context.set(Context::new(meta.0.0));
+        let _ = self.tool_context.set(Context::new(with_tasks));
     }
 
     /// One `resources/read` round.
@@ -132,7 +133,7 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Straight<W> {
     async fn round(
         &self,
         mut request: ClientRequest,
-        context: Option<&JsonObject>,
+        context: Option<&Context>,
     ) -> Result<Answer, ServiceError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
@@ -222,7 +223,9 @@ pub(crate) fn answer_by_head(line: &[u8]) -> Option<(i64, bool)> {
         return None;
     }
     let n: i64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
-    (n >= FIRST_ID).then(|| (n, memchr::memmem::find(after, br#""task""#).is_some()))
+    static TASK: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""task""#));
+    (n >= FIRST_ID).then(|| (n, TASK.find(after).is_some()))
 }
 
 /// The read an answer's id names, when it is one of ours.

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use rmcp::model::ResourceContents;
+use rmcp::model::{JsonObject, ResourceContents};
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, DuplexStream};
 

@@ -254,8 +254,25 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Drop for Writing<W> {
 /// progress token, a log level).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Added<'a> {
-    pub(crate) context: Option<&'a JsonObject>,
+    pub(crate) context: Option<&'a Context>,
     pub(crate) entries: &'a [(&'static str, serde_json::Value)],
+}
+
+/// A connection's client context (2026-07-28), each value's JSON rendered once: a straight
+/// request's `_meta` copies it, with no walk through its `Value`s each time.
+pub(crate) struct Context {
+    object: JsonObject,
+    rendered: Option<Vec<(String, Box<serde_json::value::RawValue>)>>,
+}
+
+impl Context {
+    pub(crate) fn new(object: JsonObject) -> Self {
+        let render = |(k, v): (&String, &serde_json::Value)| {
+            serde_json::value::to_raw_value(v).map(|raw| (k.clone(), raw))
+        };
+        let rendered = object.iter().map(render).collect::<Result<_, _>>().ok();
+        Self { object, rendered }
+    }
 }
 
 impl Added<'_> {
@@ -423,7 +440,7 @@ impl Merged<'_> {
 
     /// The request side's value of `key`.
     fn requested(&self, key: &str) -> Option<&serde_json::Value> {
-        let context = || self.added.context.and_then(|c| c.get(key));
+        let context = || self.added.context.and_then(|c| c.object.get(key));
         self.added.get(key).or_else(|| self.request.and_then(|r| r.get(key))).or_else(context)
     }
 }
@@ -431,7 +448,26 @@ impl Merged<'_> {
 impl Serialize for Merged<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        let (own, context, request) = (self.own, self.added.context, self.request);
+        let (own, request) = (self.own, self.request);
+        let context = self.added.context.map(|c| &c.object);
+        if let (None, None, Some(rendered)) =
+            (own, request, self.added.context.map_or(Some(&[][..]), |c| c.rendered.as_deref()))
+        {
+            // A straight request's usual `_meta`: the context as rendered (an added entry of the
+            // same key in its place), then the other added entries.
+            for (key, raw) in rendered {
+                match self.added.get(key) {
+                    Some(value) => map.serialize_entry(key, value)?,
+                    None => map.serialize_entry(key, &**raw)?,
+                }
+            }
+            for (key, value) in self.added.entries {
+                if !context.is_some_and(|c| c.contains_key(*key)) {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+            return map.end();
+        }
         for (key, value) in own.into_iter().flatten() {
             map.serialize_entry(key, self.requested(key).unwrap_or(value))?;
         }

@@ -158,7 +158,8 @@ fn what_a_straight_read_adds_is_merged_as_rmcp_builds_it() {
                 None => vec![token],
             };
             let mut ours = Vec::new();
-            let added = Added { context, entries: &entries };
+            let context = context.cloned().map(Context::new);
+            let added = Added { context: context.as_ref(), entries: &entries };
             let mut r = read("demo://a \u{e9}", own.clone());
             assert!(direct(&mut ours, &id, &mut r, added).expect("written"));
             ours.push(b'\n');

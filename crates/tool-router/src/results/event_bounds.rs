@@ -27,6 +27,9 @@ pub(crate) fn arguments(
     limit: usize,
 ) -> Bounded<Option<Arc<Value>>> {
     let Some(value) = arguments else { return Bounded { value: None, cut_from: None } };
+    if json_len_bound(&value, limit) <= limit {
+        return Bounded { value: Some(value), cut_from: None };
+    }
     let size = json_len(&*value);
     if size <= limit {
         return Bounded { value: Some(value), cut_from: None };
@@ -34,6 +37,37 @@ pub(crate) fn arguments(
     let text = serde_json::to_string(&*value).unwrap_or_default();
     let cut = Value::String(prefix(&text, limit).to_string());
     Bounded { value: Some(Arc::new(cut)), cut_from: Some(size) }
+}
+
+/// At least `value`'s JSON length (every string byte counted as a `\u00XX` escape, every
+/// number as 24 characters), and past `cap` once it is known to be: a walk with no writing,
+/// enough to tell that the usual arguments are within the limit.
+fn json_len_bound(value: &Value, cap: usize) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(text) => text.len() * 6 + 2,
+        Value::Array(items) => {
+            let mut total = 2 + items.len();
+            for item in items {
+                total += json_len_bound(item, cap);
+                if total > cap {
+                    break;
+                }
+            }
+            total
+        }
+        Value::Object(map) => {
+            let mut total = 2 + map.len();
+            for (key, item) in map {
+                total += key.len() * 6 + 3 + json_len_bound(item, cap);
+                if total > cap {
+                    break;
+                }
+            }
+            total
+        }
+    }
 }
 
 /// The end event's result: as it is within `limit` bytes (as JSON), otherwise a cut copy.
@@ -142,6 +176,27 @@ fn prefix(text: &str, limit: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_quick_bound_is_never_below_the_json_length() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(-1.5e300),
+            json!(u64::MAX),
+            json!(""),
+            json!("\u{1}\"\\ é"),
+            json!([]),
+            json!([1, [2, {"a": "\n"}], null]),
+            json!({"server": "s", "uri": "demo://a?q=\"x\"", "n": {"deep": [false]}}),
+        ];
+        for value in values {
+            let exact = json_len(&value);
+            assert!(json_len_bound(&value, usize::MAX) >= exact, "{value}");
+            assert!(json_len_bound(&value, exact / 2) > exact / 2, "{value}: past the cap");
+        }
+    }
 
     #[test]
     fn payloads_within_the_limit_pass_as_they_are() {
