@@ -9,8 +9,8 @@
 //! and building an error for each miss: a 1 KiB read answer costs 4× the direct parse and a
 //! tool answer 6.5×. An answer that does not parse as expected (an `input_required`
 //! round, an error, a task) is parsed as rmcp would, and so is a tool answer that names a
-//! `task`. Which request a line answers is read first: from its head for a straight request's
-//! answer (`straight::answer_by_head`), else in a pass that builds nothing (`Peek`: a 1 KiB read
+//! `task`. Which request a line answers is read first: from its ends for a straight request's
+//! answer (`straight::answer_by_ends`), else in a pass that builds nothing (`Peek`: a 1 KiB read
 //! answer, framing included, 2.0 µs against rmcp's 4.6). An answer that also carries another
 //! result's fields is taken as the result its request asked for (rmcp would take the other).
 
@@ -240,10 +240,10 @@ where
         true
     }
 
-    /// Hands the line to the straight request its head says it answers, reading no further.
-    fn answers_straight_by_head(&mut self) -> bool {
+    /// Hands the line to the straight request its ends say it answers, reading no further.
+    fn answers_straight_by_ends(&mut self) -> bool {
         let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
-        let Some((n, task)) = crate::transport::straight::answer_by_head(&self.line) else {
+        let Some((n, task)) = crate::transport::straight::answer_by_ends(&self.line) else {
             return false;
         };
         let line = std::mem::take(&mut self.line);
@@ -421,7 +421,7 @@ where
                     return self.ended();
                 }
             }
-            if self.answers_straight_by_head() {
+            if self.answers_straight_by_ends() {
                 continue;
             }
             let peek = self.peek();

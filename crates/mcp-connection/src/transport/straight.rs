@@ -208,24 +208,35 @@ impl<W> Straight<W> {
     }
 }
 
-/// The straight request a line answers, read from its head alone when the line starts as rmcp
-/// and Python's SDK write an answer (`{"jsonrpc":"2.0","id":N,"result":` or `"error":`), and
-/// whether it may name a task (`"task"` anywhere in it: a wrong yes costs only the slower parse
-/// of `parse_tool`). `None` for any other line, which the transport's full look (`Peek`) reads.
-/// A line cut or broken after its head is handed over all the same: its request fails at once
-/// as rmcp's would on an unexpected answer, instead of waiting for its timeout.
-pub(crate) fn answer_by_head(line: &[u8]) -> Option<(i64, bool)> {
-    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-    let rest = crate::transport::lines::trimmed(line).strip_prefix(HEAD)?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    let after = &rest[digits..];
-    if !(after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#)) {
-        return None;
-    }
-    let n: i64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+/// The straight request a line answers, read from its ends alone when it is written as the
+/// SDKs write answers — rmcp's and Python's `{"jsonrpc":"2.0","id":N,"result":…` (or
+/// `"error":`), TypeScript's `{"result":…,"jsonrpc":"2.0","id":N}` — and whether it may name
+/// a task (`"task"` anywhere in it: a wrong yes costs only `parse_tool`'s slower parse).
+/// `None` for any other line, which the transport's full look (`Peek`) reads. A line broken in
+/// its middle is handed over all the same: its request fails at once as rmcp's would on an
+/// unexpected answer, instead of waiting for its timeout.
+pub(crate) fn answer_by_ends(line: &[u8]) -> Option<(i64, bool)> {
+    const KEY: &[u8] = br#""jsonrpc":"2.0","id":"#;
     static TASK: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""task""#));
-    (n >= FIRST_ID).then(|| (n, TASK.find(after).is_some()))
+    let line = crate::transport::lines::trimmed(line);
+    let answer =
+        |body: &[u8]| body.starts_with(br#""result":"#) || body.starts_with(br#""error":"#);
+    let (digits, body) = match line.strip_prefix(b"{").and_then(|l| l.strip_prefix(KEY)) {
+        Some(rest) => {
+            let n = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            let (digits, after) = rest.split_at(n);
+            (digits, after.strip_prefix(b",").filter(|a| answer(a))?)
+        }
+        None => {
+            let body = line.strip_prefix(b"{").filter(|b| answer(b))?.strip_suffix(b"}")?;
+            let n = body.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+            let (body, digits) = body.split_at(body.len() - n);
+            (digits, body.strip_suffix(KEY)?.strip_suffix(b",")?)
+        }
+    };
+    let n: i64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    (n >= FIRST_ID).then(|| (n, TASK.find(body).is_some()))
 }
 
 /// The read an answer's id names, when it is one of ours.

@@ -347,34 +347,48 @@ async fn notifications_written_before_an_answer_are_handled_before_it() {
 }
 
 #[test]
-fn an_answer_is_known_by_its_head_only_when_it_starts_as_rmcp_writes_answers() {
+fn an_answer_is_known_by_its_ends_only_when_written_as_the_sdks_write_answers() {
     let ours = FIRST_ID + 7;
     let head = |rest: &str| format!(r#"{{"jsonrpc":"2.0","id":{ours},{rest}"#);
-    let result = head(r#""result":{"contents":[{"uri":"a","text":"say \"task\""}]}}"#);
-    assert_eq!(answer_by_head(result.as_bytes()), Some((ours, false)));
+    let tail = |first: &str| format!(r#"{{{first},"jsonrpc":"2.0","id":{ours}}}"#);
+    let text = r#"{"contents":[{"uri":"a","text":"say \"task\", \"jsonrpc\":\"2.0\""}]}"#;
+    let result = head(&format!(r#""result":{text}}}"#));
+    assert_eq!(answer_by_ends(result.as_bytes()), Some((ours, false)));
     let crlf = format!("\u{feff}{result}\r\n");
-    assert_eq!(answer_by_head(crlf.as_bytes()), Some((ours, false)), "BOM and CRLF trimmed");
+    assert_eq!(answer_by_ends(crlf.as_bytes()), Some((ours, false)), "BOM and CRLF trimmed");
+    let typescript = tail(&format!(r#""result":{text}"#));
+    assert_eq!(answer_by_ends(typescript.as_bytes()), Some((ours, false)));
     let task = head(r#""result":{"task":{"taskId":"t"}}}"#);
-    assert_eq!(answer_by_head(task.as_bytes()), Some((ours, true)));
+    assert_eq!(answer_by_ends(task.as_bytes()), Some((ours, true)));
+    let task = tail(r#""result":{"task":{"taskId":"t"}}"#);
+    assert_eq!(answer_by_ends(task.as_bytes()), Some((ours, true)));
     let error = head(r#""error":{"code":-32002,"message":"gone"}}"#);
-    assert_eq!(answer_by_head(error.as_bytes()), Some((ours, false)));
+    assert_eq!(answer_by_ends(error.as_bytes()), Some((ours, false)));
+    let error = tail(r#""error":{"code":-32002,"message":"gone"}"#);
+    assert_eq!(answer_by_ends(error.as_bytes()), Some((ours, false)));
     let read_by_peek = [
-        // rmcp's own ids, a string id, a server's request, another key order, no id.
+        // rmcp's own ids, a string id, a server's request (either order), another key order,
+        // an id inside the result, no id, a notification.
         r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_string(),
+        r#"{"result":{},"jsonrpc":"2.0","id":7}"#.to_string(),
         format!(r#"{{"jsonrpc":"2.0","id":"{ours}","result":{{}}}}"#),
+        format!(r#"{{"result":{{}},"jsonrpc":"2.0","id":"{ours}"}}"#),
         head(r#""method":"sampling/createMessage","params":{}}"#),
-        format!(r#"{{"result":{{}},"jsonrpc":"2.0","id":{ours}}}"#),
+        tail(r#""method":"sampling/createMessage","params":{}"#),
         format!(r#"{{"id":{ours},"jsonrpc":"2.0","result":{{}}}}"#),
+        format!(r#"{{"result":{{"jsonrpc":"2.0","id":{ours}}},"jsonrpc":"2.0","id":1}}"#),
+        format!(r#"{{"result":{{"a":{{"jsonrpc":"2.0","id":{ours}}}}}}}"#),
         r#"{"jsonrpc":"2.0","id":,"result":{}}"#.to_string(),
+        r#"{"result":{},"jsonrpc":"2.0","id":}"#.to_string(),
         r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#.to_string(),
     ];
     for line in read_by_peek {
-        assert_eq!(answer_by_head(line.as_bytes()), None, "{line}");
+        assert_eq!(answer_by_ends(line.as_bytes()), None, "{line}");
     }
 }
 
 #[tokio::test]
-async fn an_answer_broken_after_its_head_fails_its_read_at_once_and_any_key_order_is_read() {
+async fn an_answer_broken_in_its_middle_fails_its_read_at_once_and_any_key_order_is_read() {
     let (_client, straight, mut server) = connected().await;
     let reading = read(&straight, "demo://a");
     let id = server.next().await["id"].as_i64().expect("a numeric id");
@@ -383,13 +397,18 @@ async fn an_answer_broken_after_its_head_fails_its_read_at_once_and_any_key_orde
     let answer = tokio::time::timeout(Duration::from_secs(5), reading).await.expect("at once");
     assert!(matches!(answer.expect("task"), Err(ServiceError::UnexpectedResponse)));
 
-    // TypeScript's SDK writes the id last: the full look finds it.
-    let reading = read(&straight, "demo://b");
-    let id = server.next().await["id"].as_i64().expect("a numeric id");
-    let last = format!(
-        "{{\"result\":{{\"contents\":[{{\"uri\":\"demo://b\",\"text\":\"late id\"}}]}},\"jsonrpc\":\"2.0\",\"id\":{id}}}\n"
-    );
-    server.output.write_all(last.as_bytes()).await.expect("written");
-    assert_eq!(text_of(reading.await.expect("task")), "late id");
+    // TypeScript's SDK writes the id last; another order is read by the full look.
+    for (n, order) in ["typescript", "id first"].into_iter().enumerate() {
+        let uri = format!("demo://{n}");
+        let reading = read(&straight, &uri);
+        let id = server.next().await["id"].as_i64().expect("a numeric id");
+        let result = format!(r#""result":{{"contents":[{{"uri":"{uri}","text":"{order}"}}]}}"#);
+        let line = match n {
+            0 => format!("{{{result},\"jsonrpc\":\"2.0\",\"id\":{id}}}\n"),
+            _ => format!("{{\"id\":{id},\"jsonrpc\":\"2.0\",{result}}}\n"),
+        };
+        server.output.write_all(line.as_bytes()).await.expect("written");
+        assert_eq!(text_of(reading.await.expect("task")), order);
+    }
     assert!(!straight.waiting());
 }
