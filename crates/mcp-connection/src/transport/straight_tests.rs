@@ -412,3 +412,27 @@ async fn an_answer_broken_in_its_middle_fails_its_read_at_once_and_any_key_order
     }
     assert!(!straight.waiting());
 }
+
+proptest::proptest! {
+    /// Any bytes, and any cut of a real answer in either order, are read without a panic; a cut
+    /// that is still known by its ends names the id the line carries.
+    #[test]
+    fn any_line_is_read_by_its_ends_without_a_panic(
+        bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+        cut in 0usize..80,
+        id in FIRST_ID..FIRST_ID + 1_000_000,
+    ) {
+        let _ = answer_by_ends(&bytes);
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[]}}}}"#);
+        let tail = format!(r#"{{"result":{{"contents":[]}},"jsonrpc":"2.0","id":{id}}}"#);
+        for line in [head, tail] {
+            proptest::prop_assert_eq!(answer_by_ends(line.as_bytes()), Some((id, false)));
+            let cut = cut.min(line.len());
+            for part in [&line.as_bytes()[..cut], &line.as_bytes()[cut..]] {
+                if let Some((n, _)) = answer_by_ends(part) {
+                    proptest::prop_assert_eq!(n, id);
+                }
+            }
+        }
+    }
+}
