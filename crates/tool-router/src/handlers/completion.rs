@@ -108,7 +108,7 @@ impl ToolHandler for McpCompletionHandler {
             };
             produced(self.backend.as_ref(), &payload, one_server(info.values.len()))
         };
-        run(ctx, &call_id, event_invocation, work).await.0
+        run(ctx, call_id, event_invocation, work).await.0
     }
 }
 

@@ -101,7 +101,7 @@ impl McpHandler {
             self.follow_links(&server, &mut raw).await;
             Ok(self.budgeted(&call_id, &server, &tool, raw))
         };
-        let (outcome, _) = bracket(ctx, &call_id, invocation, ui, work, |r| {
+        let (outcome, _) = bracket(ctx, call_id.clone(), invocation, ui, work, |r| {
             let result = r.as_ref().map_err(tool_call_error);
             (result.map(|(raw, _)| CallResult::Call(raw.clone())), None)
         })

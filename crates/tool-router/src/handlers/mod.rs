@@ -42,7 +42,7 @@ use crate::results::event_bounds;
 /// reference count), it does not copy it.
 pub(crate) async fn bracket<T, E, F>(
     ctx: &CallContext,
-    call_id: &str,
+    call_id: String,
     invocation: McpInvocation,
     ui_resource_uri: Option<String>,
     work: F,
@@ -63,18 +63,17 @@ where
     invocation.arguments = arguments.value;
     ctx.emit(EventMsg::McpToolCallBegin(McpToolCallBeginEvent {
         ui_resource_uri: ui_resource_uri.clone(),
-        call_id: call_id.to_string(),
+        call_id: call_id.clone(),
         invocation: invocation.clone(),
         arguments_truncated_from: arguments.cut_from,
     }));
     let mut unended = Unended {
         ctx,
-        call_id,
         started,
-        begun: Some((invocation, ui_resource_uri, arguments.cut_from)),
+        begun: Some((call_id, invocation, ui_resource_uri, arguments.cut_from)),
     };
     let outcome = work.await;
-    let (invocation, ui_resource_uri, _) = unended.begun.take().expect("taken once");
+    let (call_id, invocation, ui_resource_uri, _) = unended.begun.take().expect("taken once");
     let duration = started.elapsed();
     let (result, summary) = to_event(&outcome);
     let bounded = event_bounds::result(result, limit);
@@ -89,8 +88,8 @@ where
         });
     }
     ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
-        ui_resource_uri: ui_resource_uri.clone(),
-        call_id: call_id.to_string(),
+        ui_resource_uri,
+        call_id,
         invocation,
         duration,
         result,
@@ -109,20 +108,21 @@ pub const CANCELLED: &str = "cancelled before it finished";
 /// A begun call whose end event is not sent yet: dropped with the call, it sends the end.
 struct Unended<'a> {
     ctx: &'a CallContext,
-    call_id: &'a str,
     started: Instant,
-    begun: Option<(McpInvocation, Option<String>, Option<usize>)>,
+    /// The call id, the invocation, the UI resource and the arguments' cut, for the end event.
+    begun: Option<(String, McpInvocation, Option<String>, Option<usize>)>,
 }
 
 impl Drop for Unended<'_> {
     fn drop(&mut self) {
-        let Some((invocation, ui_resource_uri, arguments_truncated_from)) = self.begun.take()
+        let Some((call_id, invocation, ui_resource_uri, arguments_truncated_from)) =
+            self.begun.take()
         else {
             return;
         };
         self.ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
             ui_resource_uri,
-            call_id: self.call_id.to_string(),
+            call_id,
             invocation,
             duration: self.started.elapsed(),
             result: Err(CANCELLED.to_string()),
@@ -151,7 +151,7 @@ pub(crate) struct Failed {
 /// one place a resource or completion call's outcome becomes an output and an end event.
 pub(crate) async fn run(
     ctx: &CallContext,
-    call_id: &str,
+    call_id: String,
     invocation: McpInvocation,
     work: impl Future<Output = Result<Produced, Failed>>,
 ) -> (Result<ToolOutput, FunctionCallError>, Duration) {

@@ -95,6 +95,6 @@ impl ToolHandler for PromptHandler {
         };
         let (call_id, event_invocation) = invocation.into_event(Some(server.clone()));
         let work = self.get(&server, &name, arguments);
-        run(ctx, &call_id, event_invocation, work).await.0
+        run(ctx, call_id, event_invocation, work).await.0
     }
 }

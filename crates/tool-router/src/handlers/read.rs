@@ -367,7 +367,7 @@ impl ToolHandler for McpReadHandler {
         // Pinned here and lent: moved into `run`, the read's future would be held twice.
         let work = std::pin::pin!(self.read(ctx, &request));
         let (outcome, duration) =
-            run(ctx, &call_id, event_invocation, work).instrument(span.clone()).await;
+            run(ctx, call_id, event_invocation, work).instrument(span.clone()).await;
         span.record("outcome", if outcome.is_ok() { "ok" } else { "error" });
         span.record("duration_ms", duration.as_secs_f64() * 1000.0);
         span.in_scope(|| match &outcome {

@@ -360,6 +360,6 @@ impl ToolHandler for McpListHandler {
                 Some(server) => self.one_server(server, cursor, request).await,
             }
         };
-        run(ctx, &call_id, event_invocation, work).await.0
+        run(ctx, call_id, event_invocation, work).await.0
     }
 }

@@ -181,7 +181,7 @@ impl ToolHandler for SearchToolsHandler {
         let request = Request::from_args(args)?;
         let (call_id, event_invocation) = invocation.into_event(request.server.clone());
         let work = self.search(ctx, &request);
-        run(ctx, &call_id, event_invocation, work).await.0
+        run(ctx, call_id, event_invocation, work).await.0
     }
 }
 

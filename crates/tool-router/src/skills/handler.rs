@@ -322,7 +322,7 @@ impl ToolHandler for LoadSkillHandler {
         }
         let (call_id, event_invocation) = invocation.into_event(args.server.clone());
         let work = self.load(ctx, &args);
-        run(ctx, &call_id, event_invocation, work).await.0
+        run(ctx, call_id, event_invocation, work).await.0
     }
 }
 
@@ -379,6 +379,6 @@ impl ToolHandler for ListSkillsHandler {
             };
             produced(self.backend.as_ref(), &skills, summary)
         };
-        run(ctx, &call_id, event_invocation, work).await.0
+        run(ctx, call_id, event_invocation, work).await.0
     }
 }
