@@ -227,25 +227,25 @@ where
         serde_json::from_slice(trimmed(&self.line)).ok()
     }
 
-    /// Hands the line to the straight request it answers, if it is one's answer.
+    /// Hands the line to the straight request `peek` says it answers, if it is one's answer.
     fn answers_straight(&mut self, peek: Option<&Peek>) -> bool {
-        let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
-        let Some(peek) = peek.filter(|p| p.method.is_none()) else { return false };
-        let Some(n) = peek.id.as_ref().and_then(crate::transport::straight::ours) else {
-            return false;
-        };
-        let task = peek.result.as_ref().is_some_and(|r| r.task.is_some());
-        let line = std::mem::take(&mut self.line);
-        straight.answer(n, crate::transport::straight::Answer { line, task });
-        true
+        let found = peek.filter(|p| p.method.is_none()).and_then(|peek| {
+            let n = peek.id.as_ref().and_then(crate::transport::straight::ours)?;
+            Some((n, peek.result.as_ref().is_some_and(|r| r.task.is_some())))
+        });
+        self.hand_over(found)
     }
 
     /// Hands the line to the straight request its ends say it answers, reading no further.
     fn answers_straight_by_ends(&mut self) -> bool {
+        self.hand_over(crate::transport::straight::answer_by_ends(&self.line))
+    }
+
+    /// Gives the line to straight request `n` (`task`: it may name a task), when straight
+    /// requests wait; `false`, the line kept, otherwise.
+    fn hand_over(&mut self, found: Option<(i64, bool)>) -> bool {
         let Some(straight) = self.straight.as_ref().filter(|s| s.waiting()) else { return false };
-        let Some((n, task)) = crate::transport::straight::answer_by_ends(&self.line) else {
-            return false;
-        };
+        let Some((n, task)) = found else { return false };
         let line = std::mem::take(&mut self.line);
         straight.answer(n, crate::transport::straight::Answer { line, task });
         true
