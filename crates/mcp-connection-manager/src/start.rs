@@ -61,11 +61,11 @@ impl StartServer {
             self.list_generation.clone(),
             self.progress_interval,
         );
-        let connect = self.connector.connect(&self.config, client);
+        let connect = self.connector.connect(&self.config, client.clone());
         let timeout = self.config.startup_timeout;
         let result = match tokio::time::timeout(timeout, connect).await {
             Ok(result) => result,
-            Err(_) => Err(format!("startup timed out after {timeout:?}").into()),
+            Err(_) => Err(client.startup_timed_out(timeout).into()),
         };
         match result {
             Ok(conn) => match self.refused(&conn) {

@@ -71,6 +71,7 @@ pub(crate) fn router_client(host: std::sync::Arc<dyn crate::host::HostHandler>) 
         progress: Default::default(),
         closed: Default::default(),
         logs: Default::default(),
+        startup: Default::default(),
     }
 }
 

@@ -7,8 +7,10 @@
 //! cannot be taken gets `{"type": "error", "message": "…", "line": N, "call_id": "…"}` (`call_id`
 //! when one can be read) — and when it carries a call id, that call still gets its one output, a
 //! failure saying why: a host waiting for it never waits forever. Calls run concurrently; a call's end event is
-//! always written before its output. At end of input the loop waits for calls in flight, shuts
-//! the servers down and exits 0; on SIGTERM or SIGINT it shuts the servers down and exits 143/130.
+//! always written before its output. At end of input the loop refuses the tool approvals still
+//! waiting ("the host went away"), waits for calls in flight (at most the longest tool timeout),
+//! shuts the servers down and exits 0; on SIGTERM or SIGINT, at any moment, it ends the calls in
+//! flight, shuts the servers down and exits 143/130; a second signal exits at once.
 //!
 //! The line `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional, OpenAI
 //! by default) asks for the tool specs as they are now (e.g. after `mcp_tools_changed` or
@@ -40,6 +42,7 @@ pub(crate) async fn run(
     format: Option<router_protocol::OutputFormat>,
 ) -> anyhow::Result<i32> {
     let config = setup::config(config)?;
+    let grace = longest_tool_timeout(&config);
     let view = if live {
         match crate::live::LiveView::open("mcp-router exec --live") {
             Ok(view) => Some(view),
@@ -68,12 +71,19 @@ pub(crate) async fn run(
         host,
     };
     let mut calls = JoinSet::new();
-    let exit_code = read_lines(&session, &mut calls).await?;
-    if exit_code == 0 {
-        while calls.join_next().await.is_some() {}
-    } else {
-        calls.abort_all();
-    }
+    let mut signals = Signals::new()?;
+    let exit_code = read_lines(&session, &mut calls, &mut signals).await?;
+    // Nobody answers from now on: approvals waiting (and any asked later) are refused.
+    session.host.went_away();
+    let exit_code = match exit_code {
+        0 => finish_calls(&mut calls, grace, &mut signals).await,
+        signal => {
+            calls.abort_all();
+            signal
+        }
+    };
+    // A second signal from here on exits at once.
+    tokio::spawn(async move { std::process::exit(signals.next().await) });
     // No request comes any more: the answering task ends once it has answered the last one.
     drop(session);
     if exit_code == 0 {
@@ -90,12 +100,74 @@ pub(crate) async fn run(
     Ok(exit_code)
 }
 
+/// SIGTERM and SIGINT, caught for as long as exec runs.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+    }
+
+    /// The next signal, as exec's exit code: 143 for SIGTERM, 130 for SIGINT.
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.term.recv() => 143,
+            _ = self.int.recv() => 130,
+        }
+    }
+}
+
+/// The longest tool timeout of the configured servers: what the calls in flight at the end of
+/// input are given to finish.
+fn longest_tool_timeout(config: &router_config::ConfigFile) -> std::time::Duration {
+    config
+        .servers
+        .iter()
+        .map(|c| c.tool_timeout)
+        .max()
+        .unwrap_or(mcp_connection_manager::DEFAULT_TOOL_TIMEOUT)
+}
+
+/// At the end of input: the calls in flight finish, within `limit` (each is bounded by its
+/// server's tool timeout already; this bounds what is not); a signal meanwhile ends them at
+/// once. Each aborted call still writes its output line (its task's drop guard does not, so the
+/// abort is a last resort).
+async fn finish_calls(
+    calls: &mut JoinSet<()>,
+    limit: std::time::Duration,
+    signals: &mut Signals,
+) -> i32 {
+    let deadline = tokio::time::sleep(limit + std::time::Duration::from_secs(1));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            next = calls.join_next() => if next.is_none() { return 0 },
+            () = &mut deadline => {
+                tracing::warn!(calls = calls.len(), "calls still in flight after the tool timeout at the end of input; ending them");
+                calls.abort_all();
+                return 0;
+            }
+            code = signals.next() => {
+                calls.abort_all();
+                return code;
+            }
+        }
+    }
+}
+
 /// Stdin's lines to `session` until its end (0) or a signal (143 for SIGTERM, 130 for SIGINT);
 /// finished calls are reaped as it goes, so the set does not grow with the session.
-async fn read_lines(session: &Session, calls: &mut JoinSet<()>) -> anyhow::Result<i32> {
+async fn read_lines(
+    session: &Session,
+    calls: &mut JoinSet<()>,
+    signals: &mut Signals,
+) -> anyhow::Result<i32> {
     // Byte lines: one non-UTF-8 line gets an error line, it does not end the session.
     let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut number = 0u64;
     Ok(loop {
         tokio::select! {
@@ -112,8 +184,7 @@ async fn read_lines(session: &Session, calls: &mut JoinSet<()>) -> anyhow::Resul
                 }
             },
             Some(_) = calls.join_next(), if !calls.is_empty() => {}
-            _ = sigterm.recv() => break 143,
-            _ = tokio::signal::ctrl_c() => break 130,
+            code = signals.next() => break code,
         }
     })
 }

@@ -18,13 +18,21 @@ pub(crate) struct ExecHost {
     out: mpsc::UnboundedSender<Outgoing>,
     pending: Mutex<HashMap<String, oneshot::Sender<ToolApproval>>>,
     next: AtomicU64,
+    /// Set at the end of exec's input: no answer can come any more.
+    gone: std::sync::atomic::AtomicBool,
     apps: bool,
 }
 
 impl ExecHost {
     /// Questions go to `out` (exec's one writer); `apps`: the host renders MCP Apps.
     pub(crate) fn new(out: mpsc::UnboundedSender<Outgoing>, apps: bool) -> Self {
-        Self { out, pending: Mutex::new(HashMap::new()), next: AtomicU64::new(0), apps }
+        Self {
+            out,
+            pending: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+            apps,
+            gone: Default::default(),
+        }
     }
 
     /// A `tool_approval` line: the waiting call goes on (or is refused). An unknown request
@@ -53,7 +61,21 @@ impl ExecHost {
         let _ = waiting.send(approval);
         Ok(())
     }
+
+    /// The host went away (exec's input ended, or a signal): every approval waiting is
+    /// refused, and so is every one asked from now on.
+    pub(crate) fn went_away(&self) {
+        self.gone.store(true, Ordering::SeqCst);
+        let waiting: Vec<_> =
+            self.pending.lock().map(|mut p| p.drain().collect()).unwrap_or_default();
+        for (_, answer) in waiting {
+            let _ = answer.send(ToolApproval::Refuse(WENT_AWAY.to_string()));
+        }
+    }
 }
+
+/// Why an approval is refused once exec's input has ended.
+const WENT_AWAY: &str = "the host went away before answering (exec's input ended)";
 
 #[async_trait]
 impl HostHandler for ExecHost {
@@ -62,9 +84,16 @@ impl HostHandler for ExecHost {
     }
 
     async fn approve_tool_call(&self, _: &Asking, question: &ToolApprovalQuestion) -> ToolApproval {
+        if self.gone.load(Ordering::SeqCst) {
+            return ToolApproval::Refuse(WENT_AWAY.to_string());
+        }
         let request = format!("approval-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
         let (answer, answered) = oneshot::channel();
         if let Ok(mut pending) = self.pending.lock() {
+            // Checked again under the lock: `went_away` may have drained it meanwhile.
+            if self.gone.load(Ordering::SeqCst) {
+                return ToolApproval::Refuse(WENT_AWAY.to_string());
+            }
             pending.insert(request.clone(), answer);
         }
         let line = ExecOutput::ToolApprovalRequest { request, question: question.clone() };

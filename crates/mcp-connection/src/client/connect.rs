@@ -17,6 +17,7 @@ use crate::transport::wire::MAX_MESSAGE_BYTES;
 use async_trait::async_trait;
 use rmcp::model::ProtocolVersion;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use std::sync::atomic::Ordering;
 use tracing::Instrument as _;
 
 /// Opens connections. The manager uses [`Transports`]; tests connect in memory.
@@ -51,9 +52,12 @@ impl Connector for Transports {
 
 /// Connects in the era the config asks for. `auto` probes `server/discover` (rmcp's `Auto`
 /// mode: a correlated JSON-RPC error falls back to `initialize` on the same connection, and
-/// -32022 retries with a version the server listed); any other failure of the probe (an HTTP
-/// error without a JSON-RPC body, a closed pipe, no version in common, no answer within half
-/// the startup timeout) connects again from scratch with `initialize`.
+/// -32022 retries with a version the server listed). A stdio server gets one process and the
+/// whole budget: one that has not read the probe after half the startup timeout is still
+/// starting and is waited for (a slow `npx` or `uvx` start), never started again. Any other
+/// failure of the probe (an HTTP error without a JSON-RPC body, a closed pipe, no version in
+/// common, a probe read and left unanswered, an HTTP server silent for half the startup
+/// timeout) connects again from scratch with `initialize`.
 async fn connect(
     config: &ServerConfig,
     client: RouterClient,
@@ -65,17 +69,13 @@ async fn connect(
         }
         ProtocolChoice::Modern => handshake(config, client, modern_lifecycle(), tokens).await?,
         ProtocolChoice::Auto => {
-            let probe_budget = config.startup_timeout / 2;
-            let probe = handshake(config, client.clone(), auto_lifecycle(), tokens);
-            let reason = match tokio::time::timeout(probe_budget, probe).await {
-                Ok(Ok(opened)) => return finish_opened(config, opened).await,
-                Ok(Err(e @ (HandshakeError::Launch(_) | HandshakeError::SignIn(_)))) => {
-                    return Err(e.into());
-                }
-                Ok(Err(HandshakeError::Handshake(message))) => message,
-                Err(_) => format!("no answer to server/discover within {probe_budget:?}"),
+            let reason = match probe(config, &client, tokens).await {
+                Ok(opened) => return finish_opened(config, opened).await,
+                Err(Probe::Final(e)) => return Err(e.into()),
+                Err(Probe::Again(reason)) => reason,
             };
             tracing::info!(server = %config.name, %reason, "server/discover probe failed; connecting again with initialize (2025-11-25)");
+            client.startup.restart();
             handshake(config, client, ClientLifecycleMode::Initialize, tokens).await.map_err(
                 |e| match ConnectError::from(e) {
                     // The same cause twice (a closed port) is said once.
@@ -91,6 +91,179 @@ async fn connect(
         }
     };
     finish_opened(config, opened).await
+}
+
+/// Why a `server/discover` probe did not open a connection.
+enum Probe {
+    /// A failure that a second attempt would meet too (a missing program, a sign-in).
+    Final(HandshakeError),
+    /// Worth a second attempt with `initialize`, for this reason.
+    Again(String),
+}
+
+/// The `auto` probe. A stdio server gets [`probe_stdio`]; an HTTP server that has not answered
+/// after half the startup timeout is tried again with `initialize`.
+async fn probe(
+    config: &ServerConfig,
+    client: &RouterClient,
+    tokens: Option<&TokenStore>,
+) -> Result<Opened, Probe> {
+    let half = config.startup_timeout / 2;
+    let result = match &config.transport {
+        TransportConfig::Stdio { command, args, env, cwd } => {
+            let launch = Launch { server: &config.name, command, args, env, cwd: cwd.as_ref() };
+            let span = client.telemetry.start("server/discover", None, None);
+            let result = probe_stdio(launch, client, half).instrument(span.span()).await;
+            span.finish(match &result {
+                Ok(_) => Ok(()),
+                Err(Probe::Final(HandshakeError::Launch(m) | HandshakeError::Handshake(m))) => {
+                    Err(("launch_failed".to_string(), m.clone()))
+                }
+                Err(Probe::Final(HandshakeError::SignIn(s))) => {
+                    Err(("sign_in_required".to_string(), s.advice(&client.server)))
+                }
+                Err(Probe::Again(m)) => Err(("handshake_failed".to_string(), m.clone())),
+            });
+            return result;
+        }
+        TransportConfig::StreamableHttp { .. } => {
+            let attempt = handshake(config, client.clone(), auto_lifecycle(), tokens);
+            match tokio::time::timeout(half, attempt).await {
+                Ok(result) => result,
+                Err(_) => {
+                    return Err(Probe::Again(format!(
+                        "no answer to server/discover within {half:?}"
+                    )));
+                }
+            }
+        }
+    };
+    match result {
+        Ok(opened) => Ok(opened),
+        Err(e @ (HandshakeError::Launch(_) | HandshakeError::SignIn(_))) => Err(Probe::Final(e)),
+        Err(HandshakeError::Handshake(message)) => Err(Probe::Again(message)),
+    }
+}
+
+/// The `auto` probe of a stdio server: one process for both eras. After half the startup
+/// timeout without an answer, a server that has not read everything sent to it is still
+/// starting and is waited for until the caller's budget runs out; one that has read
+/// `server/discover` and said nothing ignores it. That one, and one that answered with no
+/// version in common, gets `initialize` on the same pipes. Only a server that exited (or
+/// closed its output) is started again, by the caller (`Probe::Again`).
+async fn probe_stdio(
+    launch: Launch<'_>,
+    client: &RouterClient,
+    half: std::time::Duration,
+) -> Result<Opened, Probe> {
+    let command = launch.command;
+    let spawned = stdio::spawn(launch).map_err(|e| {
+        Probe::Final(HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))
+    })?;
+    let stdio::Spawned { stdout, stdin, group } = spawned;
+    let (transport, straight) = pipes(stdout, stdin, &group, client);
+    let (lent, slot) = crate::transport::lent::Lent::new(client.traced(transport));
+    let mut attempt = Box::pin(client.clone().serve_with_lifecycle(lent, auto_lifecycle()));
+    let outcome = match tokio::time::timeout(half, &mut attempt).await {
+        Ok(result) => result.map_err(Some),
+        Err(_) => after_half(&mut attempt, client, half).await,
+    };
+    let reason = match outcome {
+        Ok(service) => return Ok((service, Some((group, straight)))),
+        Err(Some(e)) => initialize_failed(&e, None),
+        Err(None) => "server/discover was read and not answered".to_string(),
+    };
+    // Dropping the attempt gives the pipes back.
+    drop(attempt);
+    let reclaimed = slot.lock().ok().and_then(|mut s| s.take());
+    let usable = reclaimed
+        .filter(|_| group.exit_status().is_none() && !client.closed.load(Ordering::SeqCst));
+    let Some(transport) = usable else {
+        let reason = match group.why_ended(EXIT_GRACE).await {
+            Some(why) => format!("{reason}; {why}"),
+            None => reason,
+        };
+        return Err(Probe::Again(reason));
+    };
+    tracing::info!(server = %client.server, %reason, "server/discover probe failed; initialize (2025-11-25) on the same connection");
+    match client.clone().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize).await {
+        Ok(service) => Ok((service, Some((group, straight)))),
+        Err(e) => {
+            let message = match group.why_ended(EXIT_GRACE).await {
+                Some(why) => crate::errors::initialize_failed_after_exit(&e, &why),
+                None => initialize_failed(&e, None),
+            };
+            Err(Probe::Again(format!("{message} (server/discover was tried first: {reason})")))
+        }
+    }
+}
+
+/// How often a probe past half the startup timeout looks whether the server has read it.
+const READ_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The probe past half the startup timeout: waited for while the server has not read it (it is
+/// still starting); given up (`Err(None)`) once the server has read it and not answered for
+/// a quarter of the startup timeout (at most a second). Runs until the caller's budget ends.
+async fn after_half<F>(
+    attempt: &mut F,
+    client: &RouterClient,
+    half: std::time::Duration,
+) -> Result<
+    rmcp::service::RunningService<rmcp::RoleClient, RouterClient>,
+    Option<rmcp::service::ClientInitializeError>,
+>
+where
+    F: Future<
+            Output = Result<
+                rmcp::service::RunningService<rmcp::RoleClient, RouterClient>,
+                rmcp::service::ClientInitializeError,
+            >,
+        > + Unpin,
+{
+    let patience = (half / 2).min(std::time::Duration::from_secs(1));
+    let mut read_at: Option<tokio::time::Instant> = None;
+    let mut told = false;
+    loop {
+        match client.startup.read_all_sent() {
+            Some(true) => {
+                let at = *read_at.get_or_insert_with(tokio::time::Instant::now);
+                if at.elapsed() >= patience {
+                    return Err(None);
+                }
+            }
+            _ => {
+                if !told {
+                    tracing::info!(server = %client.server, waited = ?half, "server/discover not read yet: the server is still starting; waiting for it");
+                    told = true;
+                }
+                read_at = None;
+            }
+        }
+        if let Ok(result) = tokio::time::timeout(READ_POLL, &mut *attempt).await {
+            return result.map_err(Some);
+        }
+    }
+}
+
+/// A spawned server's pipes as the line transport, its stderr and input noted for the start.
+fn pipes(
+    stdout: tokio::process::ChildStdout,
+    stdin: tokio::process::ChildStdin,
+    group: &stdio::ChildGroup,
+    client: &RouterClient,
+) -> (
+    crate::transport::lines::LineTransport<tokio::process::ChildStdout, tokio::process::ChildStdin>,
+    crate::client::connection::Straight,
+) {
+    use std::os::fd::AsRawFd as _;
+    client.startup.spawned(group.stderr_tail(), Some(stdin.as_raw_fd()));
+    crate::transport::lines::LineTransport::with_straight(
+        stdout,
+        stdin,
+        MAX_MESSAGE_BYTES,
+        client.telemetry.clone(),
+        client.progress.clone(),
+    )
 }
 
 /// Whether two handshake failures have the same cause (what follows their `(context): `).
@@ -165,25 +338,19 @@ async fn open_stdio(
     lifecycle: ClientLifecycleMode,
 ) -> Result<Opened, HandshakeError> {
     let command = launch.command;
-    let spawned = stdio::spawn(launch)
+    let stdio::Spawned { stdout, stdin, group } = stdio::spawn(launch)
         .map_err(|e| HandshakeError::Launch(format!("failed to spawn `{command}`: {e}")))?;
-    let (transport, straight) = crate::transport::lines::LineTransport::with_straight(
-        spawned.stdout,
-        spawned.stdin,
-        MAX_MESSAGE_BYTES,
-        client.telemetry.clone(),
-        client.progress.clone(),
-    );
+    let (transport, straight) = pipes(stdout, stdin, &group, &client);
     let transport = client.traced(transport);
     let service = match client.serve_with_lifecycle(transport, lifecycle).await {
         Ok(service) => service,
         Err(e) => {
-            let message = match spawned.group.why_ended(EXIT_GRACE).await {
+            let message = match group.why_ended(EXIT_GRACE).await {
                 Some(why) => crate::errors::initialize_failed_after_exit(&e, &why),
                 None => initialize_failed(&e, None),
             };
             return Err(HandshakeError::Handshake(message));
         }
     };
-    Ok((service, Some((spawned.group, straight))))
+    Ok((service, Some((group, straight))))
 }

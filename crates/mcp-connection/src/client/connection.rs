@@ -266,6 +266,7 @@ pub(super) async fn finish_opened(
     };
     let (tools, app_only, filtered) = tools;
     crate::client::handler::set_log_level(&service, config, modern, &capabilities).await;
+    service.service().startup.done();
     Ok(Connection {
         service,
         tools: std::sync::RwLock::new(Arc::new(tools)),

@@ -10,6 +10,7 @@ pub(crate) mod direct;
 mod handler;
 mod remote;
 mod router_client;
+pub(crate) mod startup;
 pub(crate) mod traced;
 
 pub use connect::{Connector, Transports};

@@ -45,6 +45,8 @@ pub struct RouterClient {
     pub closed: Arc<std::sync::atomic::AtomicBool>,
     /// This connection's log events, rate-limited (see `server_log`).
     pub logs: Arc<crate::server_log::LogBudget>,
+    /// How far this connection's start has come (see `startup`).
+    pub(crate) startup: Arc<crate::client::startup::StartupPhase>,
 }
 
 impl RouterClient {
@@ -78,7 +80,15 @@ impl RouterClient {
             progress: Arc::new(crate::progress::Progress::new(progress_interval)),
             closed: Default::default(),
             logs: Default::default(),
+            startup: Default::default(),
         }
+    }
+
+    /// Why this connection's start failed when it ran out of time after `after`: the phase it
+    /// was in (spawn, `server/discover`, `initialize`, the first `tools/list`) and what a stdio
+    /// server printed on stderr.
+    pub fn startup_timed_out(&self, after: std::time::Duration) -> String {
+        self.startup.timed_out(after)
     }
 
     /// `transport` wrapped for this connection: request spans, the end of the stream, the

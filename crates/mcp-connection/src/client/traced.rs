@@ -31,6 +31,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
         mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let rmcp::model::JsonRpcMessage::Request(request) = &mut item {
+            self.client.startup.sent(request.request.method());
             declare_tasks(&mut request.request);
             if let Some(level) = &self.client.telemetry.log_level {
                 ask_log_level(&mut request.request, level);

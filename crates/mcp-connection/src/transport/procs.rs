@@ -83,6 +83,99 @@ pub(crate) async fn wait_exited(processes: &[Process], limit: Duration) -> Vec<P
     }
 }
 
+/// One process of a server's family as the ending steps see it: a zombie is still there (its
+/// parent has not reaped it yet), and ending its parent now would hand it to whoever adopts
+/// orphans.
+struct Member {
+    process: Process,
+    ppid: libc::pid_t,
+    zombie: bool,
+}
+
+/// Every descendant of `root`, zombies included.
+fn family(root: libc::pid_t) -> Vec<Member> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut children: HashMap<libc::pid_t, Vec<Member>> = HashMap::new();
+    for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
+        if let Some(stat) = stat(pid) {
+            let process = Process { pid, start_time: stat.start_time };
+            let member = Member { process, ppid: stat.ppid, zombie: stat.state == 'Z' };
+            children.entry(stat.ppid).or_default().push(member);
+        }
+    }
+    let mut found = Vec::new();
+    let mut next = vec![root];
+    while let Some(parent) = next.pop() {
+        for child in children.remove(&parent).unwrap_or_default() {
+            next.push(child.process.pid);
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// Ends `root`'s descendants from the bottom up, so none outlives its parent and is handed to
+/// whoever adopts orphans (PID 1 in a container, an agent that is a subreaper): `signal` goes
+/// to each live process without children, once; its parent reaps it; then the parent has none.
+/// Returns when no descendant is left (`true`) or at `deadline` (`false`).
+pub(crate) struct BottomUp {
+    root: libc::pid_t,
+    signal: libc::c_int,
+    sent: std::collections::HashSet<(libc::pid_t, u64)>,
+}
+
+impl BottomUp {
+    pub(crate) fn new(root: libc::pid_t, signal: libc::c_int) -> Self {
+        Self { root, signal, sent: Default::default() }
+    }
+
+    /// One step: signals the leaves not signalled yet; `true` when no descendant is left.
+    pub(crate) fn step(&mut self) -> bool {
+        let members = family(self.root);
+        if members.is_empty() {
+            return true;
+        }
+        let parents: std::collections::HashSet<libc::pid_t> =
+            members.iter().map(|m| m.ppid).collect();
+        for member in members.iter().filter(|m| !m.zombie && !parents.contains(&m.process.pid)) {
+            if self.sent.insert((member.process.pid, member.process.start_time)) {
+                member.process.signal(self.signal);
+            }
+        }
+        false
+    }
+
+    /// Steps until nothing is left or `limit` has passed; `true` when nothing is left.
+    pub(crate) async fn run(mut self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if self.step() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// [`BottomUp::run`] on this thread, for a drop outside async code.
+    pub(crate) fn run_blocking(mut self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if self.step() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +205,29 @@ mod tests {
         found[0].signal(libc::SIGKILL);
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    /// A three-deep family (sh → sh → sleep) ended from the bottom up: each level is reaped by
+    /// its parent, so the middle `sh` exits on its own (its `wait` returns) and the top one is
+    /// left with nothing, never a process reparented away.
+    #[test]
+    fn bottom_up_ends_the_leaves_first_and_parents_reap_them() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'sleep 30 & wait' & wait"])
+            .spawn()
+            .expect("spawn sh");
+        let top = child.id() as libc::pid_t;
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while descendants(top).len() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let before = descendants(top);
+        assert_eq!(before.len(), 2, "{before:?}");
+        let mut ending = BottomUp::new(top, libc::SIGTERM);
+        assert!(!ending.step(), "the first step only signals the leaf");
+        assert!(before[0].is_alive(), "the middle sh is not signalled while its child lives");
+        assert!(ending.run_blocking(Duration::from_secs(5)), "{:?}", descendants(top));
+        let status = child.wait().expect("wait");
+        assert!(status.success(), "the top sh saw its child end normally: {status:?}");
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Configured env values are secrets: a server stderr line containing one is logged with the
 //! value replaced by `[redacted]`.
-#![allow(unsafe_code)] // killpg and prctl have no safe wrappers in std.
+#![allow(unsafe_code)] // killpg, prctl and ioctl have no safe wrappers in std.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -228,7 +228,8 @@ pub(crate) struct StderrTail {
 }
 
 impl StderrTail {
-    fn push(&self, line: &str) {
+    /// Keeps `line`, cleaned, among the last lines.
+    pub(crate) fn push(&self, line: &str) {
         let mut clean = plain(line);
         if clean.trim().is_empty() {
             return;
@@ -240,6 +241,11 @@ impl StderrTail {
         {
             lines.pop_front();
         }
+    }
+
+    /// The lines kept so far.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.lines.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default()
     }
 
     fn end(&self) {
@@ -254,7 +260,7 @@ impl StderrTail {
         if !self.done.load(Ordering::SeqCst) {
             let _ = tokio::time::timeout(grace, ended).await;
         }
-        self.lines.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default()
+        self.lines()
     }
 }
 
@@ -336,6 +342,15 @@ fn resolve(
         .ok_or_else(not_found)
 }
 
+/// How many bytes written to a pipe (either end, `fd`) are not read yet; `None` when the
+/// kernel does not say (not a pipe, closed).
+pub(crate) fn unread_bytes(fd: std::os::fd::RawFd) -> Option<usize> {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points at a live local.
+    let status = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread as *mut libc::c_int) };
+    (status == 0).then_some(unread.max(0) as usize)
+}
+
 /// Owns a server's process group: [`ChildGroup::terminate`] ends it politely, drop ends it hard.
 pub struct ChildGroup {
     pgid: libc::pid_t,
@@ -345,31 +360,34 @@ pub struct ChildGroup {
 }
 
 impl ChildGroup {
-    /// SIGTERM to the group and to every process the server started (found by descent, so one
-    /// that left the group is reached too); wait up to `grace` for them to exit; then SIGKILL
-    /// whatever is left, and return only once every one of them has exited.
+    /// Ends the server and every process it started (found by descent, so one that left the
+    /// group is reached too) from the bottom up — each process's children before it, each
+    /// reaped by its own parent — so none is handed to whoever adopts orphans: SIGTERM for up
+    /// to `grace`, then SIGKILL the same way; the guard, which waits for the server, exits
+    /// last and is reaped here. Returns only once every one of them has exited.
     pub(crate) async fn terminate(&self, grace: Duration) {
         if self.done.load(Ordering::SeqCst) {
             return;
         }
         // Before any signal: once the guard is gone, orphans lose their link to it.
         let family = procs::descendants(self.pgid);
-        // The server first, not the guard: the guard waits for it (reaping it, so no zombie is
-        // left to whoever would adopt it) and exits with its status. The guard's own SIGTERM
-        // (its trap kills the group at once) is for a server that is not gone by `grace`.
-        family.iter().for_each(|p| p.signal(libc::SIGTERM));
         let started = tokio::time::Instant::now();
         let child = self.child.lock().ok().and_then(|mut c| c.take());
         if let Some(mut child) = child {
-            if tokio::time::timeout(grace, child.wait()).await.is_err() {
-                self.signal(libc::SIGTERM);
+            if !procs::BottomUp::new(self.pgid, libc::SIGTERM).run(grace).await {
+                procs::BottomUp::new(self.pgid, libc::SIGKILL).run(KILL_WAIT).await;
             }
-            let _ = procs::wait_exited(&family, grace.saturating_sub(started.elapsed())).await;
-            // Whatever is left (processes that ignore SIGTERM) goes now, before the leader's
-            // handle is dropped and its pid may be reused.
+            let rest = grace.saturating_sub(started.elapsed()).max(EXIT_GRACE);
+            if tokio::time::timeout(rest, child.wait()).await.is_err() {
+                // The guard's trap kills the group at once.
+                self.signal(libc::SIGTERM);
+                let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+            }
+            // Whatever is left (a process that moved away from its parent) goes now, before
+            // the leader's handle is dropped and its pid may be reused.
             self.signal(libc::SIGKILL);
             family.iter().for_each(|p| p.signal(libc::SIGKILL));
-            drop(child);
+            let _ = tokio::time::timeout(KILL_WAIT, child.wait()).await;
         }
         let left = procs::wait_exited(&family, KILL_WAIT).await;
         if !left.is_empty() {
@@ -432,6 +450,11 @@ impl ChildGroup {
         Some(first.pid as u32)
     }
 
+    /// The server's last stderr lines, as they come.
+    pub(crate) fn stderr_tail(&self) -> std::sync::Arc<StderrTail> {
+        self.stderr.clone()
+    }
+
     /// The process id of the group leader (the spawned command).
     pub fn pid(&self) -> u32 {
         self.pgid as u32
@@ -446,11 +469,32 @@ impl ChildGroup {
 }
 
 impl Drop for ChildGroup {
+    /// A group dropped without [`ChildGroup::terminate`] (a start given up, a connection
+    /// dropped) is ended hard, still from the bottom up and with its guard reaped, on a thread
+    /// of its own so no async task blocks.
     fn drop(&mut self) {
-        if !self.done.load(Ordering::SeqCst) {
-            let family = procs::descendants(self.pgid);
-            self.signal(libc::SIGKILL);
+        if self.done.load(Ordering::SeqCst) {
+            return;
+        }
+        let pgid = self.pgid;
+        let family = procs::descendants(pgid);
+        let child = self.child.get_mut().ok().and_then(Option::take);
+        let end = move || {
+            procs::BottomUp::new(pgid, libc::SIGKILL).run_blocking(KILL_WAIT);
+            // SAFETY: killpg has no memory-safety preconditions; a stale group only yields ESRCH.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
             family.iter().for_each(|p| p.signal(libc::SIGKILL));
+            if let Some(mut child) = child {
+                let deadline = std::time::Instant::now() + KILL_WAIT;
+                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        };
+        if std::thread::Builder::new().name("mcp-server-end".into()).spawn(end).is_err() {
+            self.signal(libc::SIGKILL);
         }
     }
 }

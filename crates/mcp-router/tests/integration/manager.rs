@@ -237,7 +237,7 @@ async fn startup_is_bounded_and_a_hung_server_is_killed() {
     assert!(started.elapsed() < Duration::from_millis(2500), "{:?}", started.elapsed());
     assert_eq!(
         payload["errors"][0]["error"],
-        "MCP server 'hung' failed to start: startup timed out after 500ms"
+        "MCP server 'hung' failed to start: startup timed out after 500ms waiting for the answer to server/discover (the server has not read it yet: it is still starting); the server printed nothing on stderr"
     );
     assert!(wait_gone(&tag, Duration::from_secs(3)).is_empty(), "the hung server must be killed");
     h.manager.shutdown().await;
