@@ -26,23 +26,43 @@ pub struct SourceInfo {
     pub columns: Vec<ColumnInfo>,
 }
 
-/// The data sources of one router: an embedded SQLite database in a private temporary directory.
+/// The data sources of one router: an embedded SQLite database in a private temporary directory
+/// (0700, the database file 0600), created by the first import or query, not before: a router
+/// whose model never reads a CSV writes nothing to disk.
 pub struct DataSources {
-    writer: Mutex<Connection>,
-    reader: Mutex<Connection>,
+    db: std::sync::OnceLock<Db>,
+    /// Held while the database is created, so two first uses create one.
+    creating: Mutex<()>,
     sources: Mutex<Vec<SourceInfo>>,
     limits: QueryLimits,
+}
+
+/// The database once created.
+struct Db {
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
     // Declared last: dropped after the connections, removing the database files.
     _dir: tempfile::TempDir,
 }
 
-impl DataSources {
-    /// A fresh, empty database.
-    pub fn new(limits: QueryLimits) -> Result<Self, DataSourceError> {
+impl Db {
+    fn create() -> Result<Self, DataSourceError> {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
         let db = |e: &dyn std::fmt::Display| DataSourceError::Database(e.to_string());
-        let dir =
-            tempfile::Builder::new().prefix("mcp-router-data-").tempdir().map_err(|e| db(&e))?;
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-router-data-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| db(&e))?;
         let path = dir.path().join("sources.sqlite");
+        // Made here with 0600, whatever the umask: SQLite gives its -wal and -shm files the
+        // database file's permissions.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| db(&e))?;
         let writer = Connection::open(&path).map_err(|e| db(&e))?;
         writer
             .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;")
@@ -55,13 +75,36 @@ impl DataSources {
         // Enforced by SQLite, whatever the query text says: no writes, no ATTACH.
         reader.execute_batch("PRAGMA query_only = ON;").map_err(|e| db(&e))?;
         reader.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0).map_err(|e| db(&e))?;
+        Ok(Self { writer: Mutex::new(writer), reader: Mutex::new(reader), _dir: dir })
+    }
+}
+
+impl DataSources {
+    /// A fresh, empty set of sources; its database is created at first use.
+    pub fn new(limits: QueryLimits) -> Result<Self, DataSourceError> {
         Ok(Self {
-            writer: Mutex::new(writer),
-            reader: Mutex::new(reader),
+            db: std::sync::OnceLock::new(),
+            creating: Mutex::new(()),
             sources: Mutex::default(),
             limits,
-            _dir: dir,
         })
+    }
+
+    /// The database's directory, once created (`None` before the first import or query).
+    pub fn directory(&self) -> Option<&std::path::Path> {
+        self.db.get().map(|db| db._dir.path())
+    }
+
+    fn db(&self) -> Result<&Db, DataSourceError> {
+        if let Some(db) = self.db.get() {
+            return Ok(db);
+        }
+        let _creating = self.creating.lock().map_err(|_| poisoned())?;
+        if let Some(db) = self.db.get() {
+            return Ok(db);
+        }
+        let db = Db::create()?;
+        Ok(self.db.get_or_init(|| db))
     }
 
     /// Import (or re-import, replacing the table) the CSV `bytes` of `uri` on `server`.
@@ -77,7 +120,7 @@ impl DataSources {
             Some(existing) => existing.table.clone(),
             None => unique_table_name(server, uri, &sources),
         };
-        let mut writer = self.writer.lock().map_err(|_| poisoned())?;
+        let mut writer = self.db()?.writer.lock().map_err(|_| poisoned())?;
         write_table(&mut writer, &table, &parsed)
             .map_err(|e| DataSourceError::Database(e.to_string()))?;
         let info = SourceInfo {
@@ -109,7 +152,7 @@ impl DataSources {
     }
 
     fn query_with(&self, sql: &str, limits: QueryLimits) -> Result<QueryResult, DataSourceError> {
-        let reader = self.reader.lock().map_err(|_| poisoned())?;
+        let reader = self.db()?.reader.lock().map_err(|_| poisoned())?;
         query::run(&reader, sql, limits)
     }
 }
@@ -200,10 +243,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_database_is_created_at_first_use_private_and_removed_with_the_sources() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let sources = DataSources::new(QueryLimits::default()).expect("sources");
+        assert_eq!(sources.directory(), None, "nothing on disk before a first use");
+        sources.import_csv("s", "demo://a.csv", b"x,y\n1,2\n").expect("import");
+        let dir = sources.directory().expect("created").to_path_buf();
+        let mode = |p: &std::path::Path| {
+            std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777
+        };
+        assert_eq!(mode(&dir), 0o700);
+        for entry in std::fs::read_dir(&dir).expect("dir") {
+            let path = entry.expect("entry").path();
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        }
+        assert_eq!(sources.query("SELECT y FROM s_a").expect("query").rows.len(), 1);
+        drop(sources);
+        assert!(!dir.exists(), "removed with the sources");
+    }
+
+    #[test]
     fn the_reader_connection_itself_refuses_writes_and_attach() {
         let db = DataSources::new(QueryLimits::default()).expect("db");
         db.import_csv("s", "a.csv", b"x\n1\n").expect("import");
-        let reader = db.reader.lock().expect("reader");
+        let reader = db.db().expect("created").reader.lock().expect("reader");
         for sql in [
             "CREATE TABLE z(a)",
             "DELETE FROM s_a",

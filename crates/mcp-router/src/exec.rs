@@ -8,9 +8,10 @@
 //! when one can be read) — and when it carries a call id, that call still gets its one output, a
 //! failure saying why: a host waiting for it never waits forever. Calls run concurrently; a call's end event is
 //! always written before its output. At end of input the loop refuses the tool approvals still
-//! waiting ("the host went away"), waits for calls in flight (at most the longest tool timeout),
-//! shuts the servers down and exits 0; on SIGTERM or SIGINT, at any moment, it ends the calls in
-//! flight, shuts the servers down and exits 143/130; a second signal exits at once.
+//! waiting ("the host went away"), waits for calls in flight (each bounded by its tool timeout),
+//! shuts the servers down and exits 0; on SIGTERM or SIGINT, at any moment, it refuses the
+//! approvals waiting, cancels the calls in flight (each still gets its one output), shuts the
+//! servers down and exits 143/130; a second signal exits at once.
 //!
 //! The line `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional, OpenAI
 //! by default) asks for the tool specs as they are now (e.g. after `mcp_tools_changed` or
@@ -42,7 +43,6 @@ pub(crate) async fn run(
     format: Option<router_protocol::OutputFormat>,
 ) -> anyhow::Result<i32> {
     let config = setup::config(config)?;
-    let grace = longest_tool_timeout(&config);
     let view = if live {
         match crate::live::LiveView::open("mcp-router exec --live") {
             Ok(view) => Some(view),
@@ -76,14 +76,18 @@ pub(crate) async fn run(
     // Nobody answers from now on: approvals waiting (and any asked later) are refused.
     session.host.went_away();
     let exit_code = match exit_code {
-        0 => finish_calls(&mut calls, grace, &mut signals).await,
-        signal => {
-            calls.abort_all();
-            signal
-        }
+        // Each call is bounded by its server's tool timeout (reset by progress where so
+        // configured); nothing else waits now that approvals are refused.
+        0 => wait_for_calls(&mut calls, None, Some(&mut signals)).await.unwrap_or(0),
+        signal => signal,
     };
     // A second signal from here on exits at once.
     tokio::spawn(async move { std::process::exit(signals.next().await) });
+    if exit_code != 0 {
+        // Each call in flight is cancelled (its server told) and writes its one output.
+        session.cancel_all();
+        wait_for_calls(&mut calls, Some(CANCEL_GRACE), None).await;
+    }
     // No request comes any more: the answering task ends once it has answered the last one.
     drop(session);
     if exit_code == 0 {
@@ -121,40 +125,42 @@ impl Signals {
     }
 }
 
-/// The longest tool timeout of the configured servers: what the calls in flight at the end of
-/// input are given to finish.
-fn longest_tool_timeout(config: &router_config::ConfigFile) -> std::time::Duration {
-    config
-        .servers
-        .iter()
-        .map(|c| c.tool_timeout)
-        .max()
-        .unwrap_or(mcp_connection_manager::DEFAULT_TOOL_TIMEOUT)
-}
+/// How long cancelled calls get to write their outputs after a signal.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// At the end of input: the calls in flight finish, within `limit` (each is bounded by its
-/// server's tool timeout already; this bounds what is not); a signal meanwhile ends them at
-/// once. Each aborted call still writes its output line (its task's drop guard does not, so the
-/// abort is a last resort).
-async fn finish_calls(
+/// The calls in flight finish (within `limit`, when given; then what is left is aborted). A
+/// signal meanwhile (when `signals` are watched) is returned at once, the calls left as they
+/// are.
+async fn wait_for_calls(
     calls: &mut JoinSet<()>,
-    limit: std::time::Duration,
-    signals: &mut Signals,
-) -> i32 {
-    let deadline = tokio::time::sleep(limit + std::time::Duration::from_secs(1));
+    limit: Option<std::time::Duration>,
+    mut signals: Option<&mut Signals>,
+) -> Option<i32> {
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::pin!(deadline);
     loop {
+        let signal = async {
+            match signals.as_mut() {
+                Some(signals) => signals.next().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            next = calls.join_next() => if next.is_none() { return 0 },
+            next = calls.join_next() => {
+                // Every call has ended.
+                next.as_ref()?;
+            }
             () = &mut deadline => {
-                tracing::warn!(calls = calls.len(), "calls still in flight after the tool timeout at the end of input; ending them");
+                tracing::warn!(calls = calls.len(), "cancelled calls still in flight; ending them");
                 calls.abort_all();
-                return 0;
+                return None;
             }
-            code = signals.next() => {
-                calls.abort_all();
-                return code;
-            }
+            code = signal => return Some(code),
         }
     }
 }
@@ -338,6 +344,17 @@ impl Session {
                 Ok(())
             }
             None => Err(format!("no call `{call_id}` is in flight")),
+        }
+    }
+
+    /// Every call in flight cancelled, as by a `cancel` line each.
+    fn cancel_all(&self) {
+        let taken: Vec<_> = {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            in_flight.drain().collect()
+        };
+        for (_, cancel) in taken {
+            let _ = cancel.send(());
         }
     }
 

@@ -74,8 +74,8 @@ impl ExecHost {
     }
 }
 
-/// Why an approval is refused once exec's input has ended.
-const WENT_AWAY: &str = "the host went away before answering (exec's input ended)";
+/// Why an approval is refused once exec is ending (its input ended, or a signal came).
+const WENT_AWAY: &str = "the host went away before answering (exec is ending)";
 
 #[async_trait]
 impl HostHandler for ExecHost {

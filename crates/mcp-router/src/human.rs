@@ -96,8 +96,43 @@ pub(crate) async fn tools(
         }
     }
     outln!("{}", serde_json::to_string_pretty(&specs)?);
+    let names = running.manager.server_names();
+    let failed: Vec<(String, String)> = names
+        .iter()
+        .filter_map(|name| match running.manager.status(name)? {
+            mcp_connection_manager::ServerStatus::Failed(why) => Some((name.clone(), why)),
+            mcp_connection_manager::ServerStatus::SignInRequired(sign_in) => {
+                Some((name.clone(), sign_in.advice(name)))
+            }
+            _ => None,
+        })
+        .collect();
     running.shutdown().await;
-    Ok(0)
+    for (name, why) in &failed {
+        eprintln!("mcp-router: server `{name}` failed: {why}");
+    }
+    // Every server failed: the list holds none of their tools, which is not a success.
+    Ok(if !names.is_empty() && failed.len() == names.len() { 1 } else { 0 })
+}
+
+/// `rows` as lines of aligned columns: each column as wide as its widest cell (in
+/// characters), two spaces between columns, no trailing spaces.
+fn columns<const N: usize>(rows: &[[&str; N]]) -> Vec<String> {
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..N).map(width).collect();
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                line.push_str(cell);
+                if i + 1 < N {
+                    let pad = widths[i] - cell.chars().count() + 2;
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
 }
 
 /// A spec's name, in either format (OpenAI's `name` or nested `function.name`).
@@ -117,15 +152,22 @@ pub(crate) async fn list(
     let items_key =
         if tool == tool_router::LIST_MCP_RESOURCES { "resources" } else { "resourceTemplates" };
     print_output(&output, raw, |payload| {
-        for item in payload[items_key].as_array().into_iter().flatten() {
-            let uri = item
-                .get("uri")
-                .or_else(|| item.get("uriTemplate"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let name = item["name"].as_str().unwrap_or("");
-            let mime = item["mimeType"].as_str().unwrap_or("");
-            outln!("{:<12} {uri:<40} {name:<20} {mime}", item["server"].as_str().unwrap_or(""));
+        let rows: Vec<[&str; 4]> = payload[items_key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|item| {
+                let uri = item.get("uri").or_else(|| item.get("uriTemplate"));
+                [
+                    item["server"].as_str().unwrap_or(""),
+                    uri.and_then(Value::as_str).unwrap_or(""),
+                    item["name"].as_str().unwrap_or(""),
+                    item["mimeType"].as_str().unwrap_or(""),
+                ]
+            })
+            .collect();
+        for line in columns(&rows) {
+            outln!("{line}");
         }
         if let Some(next) = payload["nextCursor"].as_str() {
             outln!("(more: --cursor {next})");
@@ -205,8 +247,10 @@ pub(crate) async fn call(
                     }
                 }
             }
-            ToolOutput::Mcp { result: Err(message) } => eprintln!("{message}"),
-            ToolOutput::Function { content, .. } if !output.is_success() => eprintln!("{content}"),
+            ToolOutput::Mcp { result: Err(message) } => eprintln!("mcp-router: {message}"),
+            ToolOutput::Function { content, .. } if !output.is_success() => {
+                eprintln!("mcp-router: {content}")
+            }
             ToolOutput::Function { content, .. } => outln!("{content}"),
         }
     }
@@ -257,7 +301,7 @@ fn print_output(
         return Ok(1);
     };
     if !output.is_success() {
-        eprintln!("{content}");
+        eprintln!("mcp-router: {content}");
         return Ok(1);
     }
     let payload = serde_json::from_str::<Value>(content);
@@ -269,4 +313,24 @@ fn print_output(
         _ => outln!("{content}"),
     }
     Ok(if partial { 3 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_as_wide_as_their_widest_cell() {
+        let rows = [
+            ["docs", "demo://a-very-long-uri/that/goes/on/and/on", "Ä name", "text/plain"],
+            ["a-server-with-a-long-name", "demo://b", "b", ""],
+        ];
+        assert_eq!(
+            columns(&rows),
+            [
+                "docs                       demo://a-very-long-uri/that/goes/on/and/on  Ä name  text/plain",
+                "a-server-with-a-long-name  demo://b                                    b",
+            ]
+        );
+    }
 }

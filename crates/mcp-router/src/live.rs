@@ -269,16 +269,27 @@ impl LiveState {
                 row.last_error = Some(e.reason.clone());
             }
             EventMsg::McpToolCallBegin(e) => {
+                let server = e.invocation.server.clone().unwrap_or_else(|| "(all)".into());
+                let arguments = e
+                    .invocation
+                    .arguments
+                    .as_ref()
+                    .map_or_else(|| "null".into(), |a| a.to_string());
+                // The output overtook its begin: the row it made is this call's (its end
+                // event finishes it), not a second one.
+                let by_output =
+                    self.calls.iter_mut().rev().find(|c| c.call_id == e.call_id && c.by_output);
+                if let Some(call) = by_output {
+                    call.server = server;
+                    call.tool = e.invocation.tool.clone();
+                    call.arguments = arguments;
+                    return;
+                }
                 self.add_call(CallRow {
                     call_id: e.call_id.clone(),
-                    server: e.invocation.server.clone().unwrap_or_else(|| "(all)".into()),
+                    server,
                     tool: e.invocation.tool.clone(),
-                    arguments: e
-                        .invocation
-                        .arguments
-                        .as_ref()
-                        .map(|a| a.to_string())
-                        .unwrap_or_else(|| "null".into()),
+                    arguments,
                     began: now,
                     finished: None,
                     by_output: false,
@@ -394,13 +405,21 @@ impl LiveState {
         // A small terminal (80×24) gives the calls the room first: the other panels shrink.
         let height = frame.area().height;
         let small = height < 30;
-        let servers_most = if small { (height / 2).saturating_sub(2).max(4) } else { 12 };
+        // A selected call gets its detail pane's few lines (call, arguments, outcome) even
+        // then: the servers give up the room.
+        let detail_height = match (small, self.selected.is_some()) {
+            (false, _) => 8,
+            (true, true) => 6,
+            (true, false) => 3,
+        };
+        let servers_most =
+            if small { (height / 2).saturating_sub(2 + (detail_height - 3)).max(4) } else { 12 };
         let servers_height = (self.servers.len() as u16 + 3).min(servers_most);
         let [header, servers, calls, detail, notices, footer] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Length(servers_height),
             Constraint::Min(5),
-            Constraint::Length(if small { 3 } else { 8 }),
+            Constraint::Length(detail_height),
             Constraint::Length(if small { 3 } else { 5 }),
             Constraint::Length(1),
         ])
@@ -517,8 +536,16 @@ impl LiveState {
     fn visible_calls(&self, room: usize) -> Vec<usize> {
         let newest_first = (0..self.calls.len()).rev();
         let in_flight = newest_first.clone().filter(|&i| self.calls[i].finished.is_none());
+        // With a call selected, the rest of the room goes to its neighbours (nearest first,
+        // the later one before the earlier), so the rows around it stay in their order.
+        let mut around: Vec<usize> = (0..self.calls.len()).collect();
+        if let Some(selected) = self.selected {
+            around.sort_by_key(|&i| (i.abs_diff(selected), std::cmp::Reverse(i)));
+        } else {
+            around.reverse();
+        }
         let mut shown: Vec<usize> = Vec::with_capacity(room);
-        for i in self.selected.into_iter().chain(in_flight).chain(newest_first) {
+        for i in self.selected.into_iter().chain(in_flight).chain(around) {
             if shown.len() == room {
                 break;
             }
@@ -636,9 +663,14 @@ fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                Some(s) => format!("{} items, {} pages, {} servers", s.items, s.pages, s.servers),
-                None if ok => "ok".to_string(),
-                None => format!("isError: {}", first_line(&text)),
+                Some(s) if counts_pages(&e.invocation.tool) => {
+                    format!("{} items, {} pages, {} servers", s.items, s.pages, s.servers)
+                }
+                Some(s) if e.invocation.tool == tool_router::READ_MCP_RESOURCE => {
+                    format!("{} contents", s.items)
+                }
+                _ if ok => "ok".to_string(),
+                _ => format!("isError: {}", first_line(&text)),
             };
             (ok, text.len(), truncated, summary)
         }
@@ -649,16 +681,23 @@ fn finished(e: &router_protocol::McpToolCallEndEvent) -> Finished {
         Ok(result) if !ok => Some(cut(&result.text(), MAX_DETAIL)),
         Ok(_) => None,
     };
+    let paged = e.summary.as_ref().filter(|_| counts_pages(&e.invocation.tool));
     Finished {
         duration: e.duration,
         ok,
-        items: e.summary.as_ref().map(|s| s.items),
-        pages: e.summary.as_ref().map(|s| s.pages),
+        items: paged.map(|s| s.items),
+        pages: paged.map(|s| s.pages),
         bytes,
         truncated,
         summary,
         detail,
     }
+}
+
+/// Whether a tool's end summary counts items, pages and servers (the list tools); other tools
+/// (search, skills, prompts, reads) are summed up otherwise.
+fn counts_pages(tool: &str) -> bool {
+    tool == tool_router::LIST_MCP_RESOURCES || tool == tool_router::LIST_MCP_RESOURCE_TEMPLATES
 }
 
 /// A progress report as the calls table shows it: `7/20 step 7 of 20`, or `7` without a total.
@@ -1303,5 +1342,81 @@ mod tests {
         );
         let screen = render(&state, now, 140, 30);
         assert!(screen.contains("in flight task input_required: asks for a name"), "{screen}");
+    }
+
+    /// An output that overtook its call's begin event leaves one row, finished by the end.
+    #[test]
+    fn an_output_before_its_begin_makes_one_row() {
+        let now = Instant::now();
+        let mut state = LiveState::new("t");
+        state.push(
+            ViewItem::Output { call_id: "c1".into(), name: None, ok: true, text: "x".into() },
+            now,
+        );
+        state.push(begin("c1", "docs", "mcp__docs__echo"), now);
+        state.push(end("c1", "docs", "mcp__docs__echo", 4, Ok(CallResult::Text("x".into()))), now);
+        let rows: Vec<&CallRow> = state.calls.iter().collect();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!((rows[0].server.as_str(), rows[0].tool.as_str()), ("docs", "mcp__docs__echo"));
+        assert_eq!(rows[0].finished.as_ref().map(|f| f.duration), Some(Duration::from_millis(4)));
+    }
+
+    /// Only the list tools count items, pages and servers; a search or a skill says ok.
+    #[test]
+    fn only_lists_are_labelled_with_items_and_pages() {
+        let now = Instant::now();
+        let mut state = LiveState::new("t");
+        for (id, tool) in [
+            ("l", "list_mcp_resources"),
+            ("s", "search_mcp_tools"),
+            ("k", "load_mcp_skill"),
+            ("r", "read_mcp_resource"),
+        ] {
+            state.push(begin(id, "docs", tool), now);
+            state.push(end(id, "docs", tool, 1, Ok(CallResult::Text("{}".into()))), now);
+        }
+        let summaries: Vec<&str> = state
+            .calls
+            .iter()
+            .filter_map(|c| c.finished.as_ref().map(|f| f.summary.as_str()))
+            .collect();
+        assert_eq!(summaries, ["1 items, 1 pages, 1 servers", "ok", "ok", "1 contents"]);
+    }
+
+    /// At 80×24 a selected call shows its call line, its arguments and its outcome.
+    #[test]
+    fn a_selected_call_shows_its_detail_at_80_by_24() {
+        let (mut state, now) = scripted();
+        for server in ["a", "b", "c", "d"] {
+            state.push(
+                EventMsg::McpServerStarting(McpServerStartingEvent {
+                    server: server.into(),
+                    transport: "stdio".into(),
+                }),
+                now,
+            );
+        }
+        state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        state.key(KeyCode::Up, KeyModifiers::NONE, now);
+        let screen = render(&state, now, 80, 24);
+        assert!(screen.contains("call call-2 docs read_mcp_resource: FAILED"), "{screen}");
+        assert!(screen.contains("arguments {\"server\":\"docs\""), "{screen}");
+        assert!(screen.contains("resources/read failed: not found"), "{screen}");
+    }
+
+    /// A selected old call is shown among its neighbours, in their order.
+    #[test]
+    fn a_selected_call_keeps_its_neighbours_in_order() {
+        let now = Instant::now();
+        let mut state = LiveState::new("t");
+        for n in 0..30 {
+            let id = format!("c{n:02}");
+            state.push(begin(&id, "time", "mcp__time__now"), now);
+            state
+                .push(end(&id, "time", "mcp__time__now", 1, Ok(CallResult::Text("x".into()))), now);
+        }
+        state.selected = Some(10);
+        let shown: Vec<usize> = state.visible_calls(5);
+        assert_eq!(shown, [8, 9, 10, 11, 12]);
     }
 }

@@ -305,10 +305,24 @@ fn main_with_code() -> anyhow::Result<i32> {
     // Without RUST_LOG: warnings, less rmcp's worker, whose "fatal" lines at shutdown (a
     // cancelled credential-store task) are expected; its real failures reach the caller as
     // request errors anyway.
+    // A one-shot command says a server's failed start in its own one `mcp-router: …` line,
+    // so the manager's warning would say it twice.
+    let default_filter = match cli.command {
+        Command::Call { .. }
+        | Command::Read { .. }
+        | Command::ListResources(_)
+        | Command::ListTemplates(_)
+        | Command::Tools { .. }
+        | Command::Skills { .. }
+        | Command::Prompts { .. }
+        | Command::Prompt { .. } => {
+            "warn,mcp_connection_manager::start=error,rmcp::transport::worker=off"
+        }
+        _ => "warn,rmcp::transport::worker=off",
+    };
     let log_filter = || {
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-            tracing_subscriber::EnvFilter::new("warn,rmcp::transport::worker=off")
-        })
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter))
     };
     // Colour only on a terminal, and never with NO_COLOR set.
     let ansi = {

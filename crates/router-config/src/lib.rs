@@ -162,7 +162,17 @@ pub fn parse_config_file_with(
         ConfigFormat::McpJson => "mcpServers",
     };
     let Some(servers) = root.get(section) else {
-        return Err(ConfigError::new(path, format!("no `{section}` section")));
+        let hint = match format {
+            // VS Code's `mcp.json` (and Zed's settings) name the section differently.
+            ConfigFormat::McpJson if root.get("servers").is_some_and(Value::is_object) => {
+                " (this looks like a VS Code `mcp.json`, whose servers are under `servers`: rename that key to `mcpServers`)"
+            }
+            ConfigFormat::McpJson if root.get("context_servers").is_some_and(Value::is_object) => {
+                " (this looks like Zed's settings, whose servers are under `context_servers`: copy them under `mcpServers`)"
+            }
+            _ => "",
+        };
+        return Err(ConfigError::new(path, format!("no `{section}` section{hint}")));
     };
     let Value::Object(servers) = servers else {
         return Err(ConfigError::new(path, format!("`{section}` must be a table of servers")));
@@ -823,6 +833,11 @@ mod tests {
                 "mcp.json: server `a`: key `type`: the legacy SSE transport is not supported; use streamable HTTP",
             ),
             (json("{"), "mcp.json: invalid JSON"),
+            (
+                json("{\"servers\": {\"a\": {\"command\": \"x\"}}}"),
+                "mcp.json: no `mcpServers` section (this looks like a VS Code `mcp.json`, whose servers are under `servers`: rename that key to `mcpServers`)",
+            ),
+            (json("{\"servers\": 1}"), "mcp.json: no `mcpServers` section"),
         ];
         for (result, expected) in cases {
             let message = result.expect_err(expected);

@@ -168,21 +168,22 @@ async fn probe_stdio(
         Ok(result) => result.map_err(Some),
         Err(_) => after_half(&mut attempt, client, half).await,
     };
-    let reason = match outcome {
+    let failed = match outcome {
         Ok(service) => return Ok((service, Some((group, straight)))),
-        Err(Some(e)) => initialize_failed(&e, None),
-        Err(None) => "server/discover was read and not answered".to_string(),
+        Err(failed) => failed,
     };
     // Dropping the attempt gives the pipes back.
     drop(attempt);
+    let ended = client.closed.load(Ordering::SeqCst) || group.exit_status().is_some();
+    let why = if ended { group.why_ended(EXIT_GRACE).await } else { None };
+    let reason = match (failed, &why) {
+        (Some(e), Some(why)) => crate::errors::initialize_failed_after_exit(&e, why),
+        (Some(e), None) => initialize_failed(&e, None),
+        (None, Some(why)) => format!("server/discover was read and not answered; {why}"),
+        (None, None) => "server/discover was read and not answered".to_string(),
+    };
     let reclaimed = slot.lock().ok().and_then(|mut s| s.take());
-    let usable = reclaimed
-        .filter(|_| group.exit_status().is_none() && !client.closed.load(Ordering::SeqCst));
-    let Some(transport) = usable else {
-        let reason = match group.why_ended(EXIT_GRACE).await {
-            Some(why) => format!("{reason}; {why}"),
-            None => reason,
-        };
+    let Some(transport) = reclaimed.filter(|_| !ended) else {
         return Err(Probe::Again(reason));
     };
     tracing::info!(server = %client.server, %reason, "server/discover probe failed; initialize (2025-11-25) on the same connection");

@@ -218,6 +218,10 @@ async fn pinned_eras_fail_clearly_where_the_server_does_not_speak_them() {
     assert_eq!(failed.len(), 2, "{failed:?}");
     assert_eq!(failed[0].0, "old");
     assert!(failed[0].1.contains("no compatible protocol version"), "{}", failed[0].1);
-    assert_eq!(failed[1], ("silent".to_string(), "startup timed out after 800ms waiting for the answer to server/discover (the server read it and has not answered); the server printed nothing on stderr".to_string()));
+    // Whether the server has read the probe by then depends on how fast it started.
+    assert_eq!(failed[1].0, "silent");
+    let phase =
+        "startup timed out after 800ms waiting for the answer to server/discover (the server ";
+    assert!(failed[1].1.starts_with(phase), "{}", failed[1].1);
     h.manager.shutdown().await;
 }

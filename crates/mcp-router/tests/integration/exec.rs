@@ -74,6 +74,11 @@ impl ExecSession {
         }
     }
 
+    /// The exec process's id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub(crate) fn send(&mut self, line: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         match line {

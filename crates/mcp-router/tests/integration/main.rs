@@ -13,6 +13,7 @@ mod era;
 mod examples;
 mod exec;
 mod faults;
+mod first_hour;
 mod host;
 mod interop;
 mod interop_era;
