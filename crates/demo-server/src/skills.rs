@@ -23,6 +23,19 @@ const BUNDLED: [(&str, &str); 4] = [
     ("csv-report/references/STYLE.md", include_str!("../skills/csv-report/references/STYLE.md")),
 ];
 
+/// Where the bundled skills are written: the router's cache directory
+/// (`$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`),
+/// so a demo leaves nothing in the temporary directory; the temporary directory only when
+/// none of those is set.
+fn skills_parent() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("MCP_ROUTER_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")))
+        .filter(|dir| std::fs::create_dir_all(dir).is_ok())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
 /// The folder holding the bundled skills, written if it is not there yet.
 pub fn bundled_skills_dir() -> Result<PathBuf, DemoError> {
     use sha2::Digest as _;
@@ -32,13 +45,13 @@ pub fn bundled_skills_dir() -> Result<PathBuf, DemoError> {
         hash.update(text.as_bytes());
     }
     let digest: String = hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
-    let root = std::env::temp_dir().join(format!("mcp-demo-skills-{digest}"));
+    let parent = skills_parent();
+    let root = parent.join(format!("mcp-demo-skills-{digest}"));
     if root.join(".complete").exists() {
         return Ok(root);
     }
     // Written beside, then renamed into place: a concurrent demo server never sees half.
-    let staging =
-        std::env::temp_dir().join(format!("mcp-demo-skills-{digest}.{}", std::process::id()));
+    let staging = parent.join(format!("mcp-demo-skills-{digest}.{}", std::process::id()));
     let io = |e: std::io::Error| DemoError::Skills(format!("cannot write the demo skills: {e}"));
     for (path, text) in BUNDLED {
         let file = staging.join(path);

@@ -96,10 +96,23 @@ pub(crate) async fn tools(
         }
     }
     outln!("{}", serde_json::to_string_pretty(&specs)?);
-    let names = running.manager.server_names();
-    let failed: Vec<(String, String)> = names
+    let (failed, of) = failed_servers(&running.manager);
+    running.shutdown().await;
+    for (name, why) in &failed {
+        eprintln!("mcp-router: server `{name}` failed: {why}");
+    }
+    // Every server failed: the list holds none of their tools, which is not a success.
+    Ok(if of > 0 && failed.len() == of { 1 } else { 0 })
+}
+
+/// The servers that failed to start (or want a sign-in), with why, and how many there are.
+fn failed_servers(
+    manager: &mcp_connection_manager::McpConnectionManager,
+) -> (Vec<(String, String)>, usize) {
+    let names = manager.server_names();
+    let failed = names
         .iter()
-        .filter_map(|name| match running.manager.status(name)? {
+        .filter_map(|name| match manager.status(name)? {
             mcp_connection_manager::ServerStatus::Failed(why) => Some((name.clone(), why)),
             mcp_connection_manager::ServerStatus::SignInRequired(sign_in) => {
                 Some((name.clone(), sign_in.advice(name)))
@@ -107,12 +120,7 @@ pub(crate) async fn tools(
             _ => None,
         })
         .collect();
-    running.shutdown().await;
-    for (name, why) in &failed {
-        eprintln!("mcp-router: server `{name}` failed: {why}");
-    }
-    // Every server failed: the list holds none of their tools, which is not a success.
-    Ok(if !names.is_empty() && failed.len() == names.len() { 1 } else { 0 })
+    (failed, names.len())
 }
 
 /// `rows` as lines of aligned columns: each column as wide as its widest cell (in

@@ -302,24 +302,7 @@ fn main_with_code() -> anyhow::Result<i32> {
             }
         }
     }
-    // Without RUST_LOG: warnings, less rmcp's worker, whose "fatal" lines at shutdown (a
-    // cancelled credential-store task) are expected; its real failures reach the caller as
-    // request errors anyway.
-    // A one-shot command says a server's failed start in its own one `mcp-router: …` line,
-    // so the manager's warning would say it twice.
-    let default_filter = match cli.command {
-        Command::Call { .. }
-        | Command::Read { .. }
-        | Command::ListResources(_)
-        | Command::ListTemplates(_)
-        | Command::Tools { .. }
-        | Command::Skills { .. }
-        | Command::Prompts { .. }
-        | Command::Prompt { .. } => {
-            "warn,mcp_connection_manager::start=error,rmcp::transport::worker=off"
-        }
-        _ => "warn,rmcp::transport::worker=off",
-    };
+    let default_filter = default_log_filter(&cli.command);
     let log_filter = || {
         tracing_subscriber::EnvFilter::try_from_default_env()
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter))
@@ -365,6 +348,26 @@ fn main_with_code() -> anyhow::Result<i32> {
         exporters.shutdown();
     }
     result
+}
+
+/// The log filter without RUST_LOG: warnings, less rmcp's worker, whose "fatal" lines at
+/// shutdown (a cancelled credential-store task) are expected. A one-shot command says a
+/// server's failed start in its own one `mcp-router: …` line, so the manager's warning would say
+/// it twice.
+fn default_log_filter(command: &Command) -> &'static str {
+    match command {
+        Command::Call { .. }
+        | Command::Read { .. }
+        | Command::ListResources(_)
+        | Command::ListTemplates(_)
+        | Command::Tools { .. }
+        | Command::Skills { .. }
+        | Command::Prompts { .. }
+        | Command::Prompt { .. } => {
+            "warn,mcp_connection_manager::start=error,rmcp::transport::worker=off"
+        }
+        _ => "warn,rmcp::transport::worker=off",
+    }
 }
 
 /// The runtime: `connect` only carries bytes between two pipes (on threads of its own), one

@@ -114,6 +114,11 @@ async fn probe(
             let launch = Launch { server: &config.name, command, args, env, cwd: cwd.as_ref() };
             let span = client.telemetry.start("server/discover", None, None);
             let result = probe_stdio(launch, client, half).instrument(span.span()).await;
+            if let Ok((service, ..)) = &result
+                && let Some(info) = service.peer_info()
+            {
+                span.record_protocol_version(&info.protocol_version.to_string());
+            }
             span.finish(match &result {
                 Ok(_) => Ok(()),
                 Err(Probe::Final(HandshakeError::Launch(m) | HandshakeError::Handshake(m))) => {

@@ -2,6 +2,8 @@
 //! `initialize` sent, the first `tools/list` sent — so a start that runs out of time names the
 //! phase it stopped in and quotes what the server printed on stderr.
 
+#![allow(unsafe_code)] // ioctl has no safe wrapper in std.
+
 use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -97,7 +99,7 @@ impl StartupPhase {
     /// still starting. `None` for a server without a pipe.
     pub(crate) fn read_all_sent(&self) -> Option<bool> {
         let fd = self.stdin.load(Ordering::SeqCst);
-        (fd >= 0).then(|| crate::transport::stdio::unread_bytes(fd) == Some(0))
+        (fd >= 0).then(|| unread_bytes(fd) == Some(0))
     }
 
     /// A new attempt of the same start (the probe given up): back to the beginning.
@@ -138,9 +140,34 @@ impl StartupPhase {
     }
 }
 
+/// How many bytes written to a pipe (either end, `fd`) are not read yet; `None` when the
+/// kernel does not say (not a pipe, closed).
+fn unread_bytes(fd: i32) -> Option<usize> {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points at a live local.
+    let status = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread as *mut libc::c_int) };
+    (status == 0).then_some(unread.max(0) as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pipe's unread bytes, seen from its write end: what a server has not read yet.
+    #[test]
+    fn unread_bytes_of_a_pipe_are_seen_from_its_write_end() {
+        use std::io::{Read as _, Write as _};
+        use std::os::fd::AsRawFd as _;
+        let (mut read, mut write) = std::io::pipe().expect("pipe");
+        let fd = write.as_raw_fd();
+        assert_eq!(unread_bytes(fd), Some(0));
+        write.write_all(b"{\"method\":\"server/discover\"}\n").expect("write");
+        assert_eq!(unread_bytes(fd), Some(29));
+        let mut buf = [0u8; 29];
+        read.read_exact(&mut buf).expect("read");
+        assert_eq!(unread_bytes(fd), Some(0));
+        assert_eq!(unread_bytes(-1), None);
+    }
 
     #[test]
     fn phases_only_move_forward_and_stop_when_done() {

@@ -21,7 +21,7 @@
 //!
 //! Configured env values are secrets: a server stderr line containing one is logged with the
 //! value replaced by `[redacted]`.
-#![allow(unsafe_code)] // killpg, prctl and ioctl have no safe wrappers in std.
+#![allow(unsafe_code)] // killpg and prctl have no safe wrappers in std.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -340,15 +340,6 @@ fn resolve(
         .map(|dir| dir.join(command))
         .find(|p| executable(p))
         .ok_or_else(not_found)
-}
-
-/// How many bytes written to a pipe (either end, `fd`) are not read yet; `None` when the
-/// kernel does not say (not a pipe, closed).
-pub(crate) fn unread_bytes(fd: std::os::fd::RawFd) -> Option<usize> {
-    let mut unread: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one c_int through the pointer, which points at a live local.
-    let status = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread as *mut libc::c_int) };
-    (status == 0).then_some(unread.max(0) as usize)
 }
 
 /// Owns a server's process group: [`ChildGroup::terminate`] ends it politely, drop ends it hard.

@@ -122,7 +122,7 @@ async fn finish(h: &Harness, name: &str, target: &Target) {
 /// The harness's HTTP servers.
 impl HttpServer {
     /// server-everything with the loopback preload and `PORT=0`; the preload reports the port.
-    fn everything(version: &str) -> Self {
+    pub(crate) fn everything(version: &str) -> Self {
         let mut command = Command::new(node());
         command
             .arg("--require")
