@@ -285,7 +285,7 @@ async fn use_skills(router: &tool_router::ToolRouter, scenario: &str) -> i32 {
     let text = match load.await {
         Ok(router_protocol::ToolOutput::Function { content, success: Some(true), .. }) => content,
         Ok(other) => {
-            eprintln!("{}: not loaded: {}", first.name, crate::live::output_text(&other));
+            eprintln!("{}: not loaded: {}", first.name, crate::watch::output_text(&other));
             return 0;
         }
         Err(fatal) => {
@@ -299,7 +299,7 @@ async fn use_skills(router: &tool_router::ToolRouter, scenario: &str) -> i32 {
         let arguments = serde_json::json!({"server": first.server, "uri": uri});
         let read = call("read", tool_router::READ_MCP_RESOURCE, arguments);
         match router.dispatch_to_output(&ctx, read).await {
-            Ok(output) => eprintln!("{uri}: {}", crate::live::output_text(&output)),
+            Ok(output) => eprintln!("{uri}: {}", crate::watch::output_text(&output)),
             Err(fatal) => {
                 eprintln!("{uri}: {fatal}");
                 return 1;

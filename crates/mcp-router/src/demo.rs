@@ -296,7 +296,7 @@ async fn live_call(
     // Calls no event announces (function tools, calls refused before a server) appear by
     // their output.
     let ok = output.is_success();
-    let text = if ok { String::new() } else { crate::live::output_text(&output) };
+    let text = if ok { String::new() } else { crate::watch::output_text(&output) };
     view.send(crate::live::ViewItem::Output { call_id, name: Some(name.to_string()), ok, text });
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     Ok(next_cursor(&output))

@@ -75,7 +75,7 @@ impl Outgoing {
                     call_id: call_id.clone(),
                     name: self.name.clone(),
                     ok,
-                    text: if ok { String::new() } else { crate::live::output_text(output) },
+                    text: if ok { String::new() } else { crate::watch::output_text(output) },
                 })
             }
             ExecOutput::Error { message, call_id, line } => Some(ViewItem::Error {

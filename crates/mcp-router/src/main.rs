@@ -31,6 +31,7 @@ mod prompts;
 mod setup;
 mod shared;
 mod trust;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -386,7 +387,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Exec { config, live, format } => {
             exec::run(&config, live, format.map(Into::into)).await
         }
-        Command::Watch { file } => live::watch(file.as_deref()),
+        Command::Watch { file } => watch::watch(file.as_deref()),
         Command::Tools { config, format, refresh, all } => {
             let format = match format {
                 Format::Openai => tool_router::ToolFormat::OpenAi,

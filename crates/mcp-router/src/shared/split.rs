@@ -46,15 +46,24 @@ impl SplitBackend {
         part_for(&self.parts, server)
     }
 
-    /// The part whose server a qualified tool name (`mcp__server__tool`) names.
+    /// The part whose server a qualified tool name (`mcp__server__tool`) names: the server of
+    /// the listed tool of that name; for a name not listed (yet), the session's own server with
+    /// the longest name the qualified name could belong to (a name over 64 characters keeps only
+    /// its beginning, then a hash: `could_name_a_tool_of`); else the shared servers' part.
     fn part_of_tool(&self, qualified: &str) -> &SessionBackend {
-        let rest = qualified.strip_prefix("mcp__").unwrap_or(qualified);
-        let runs = |part: &&Arc<SessionBackend>| {
-            part.manager.server_names().iter().any(|name| {
-                rest.strip_prefix(name.as_str()).is_some_and(|tail| tail.starts_with("__"))
-            })
-        };
-        self.parts[1..].iter().find(runs).unwrap_or(&self.parts[0])
+        let listed = self.merged.lock().ok().and_then(|merged| {
+            let (_, tools) = merged.as_ref()?;
+            mcp_backend::find_listed_tool(qualified, tools)
+        });
+        if let Some((server, _)) = listed {
+            return self.part(&server);
+        }
+        let own = self.parts[1..]
+            .iter()
+            .flat_map(|part| part.manager.server_names().into_iter().map(move |name| (part, name)))
+            .filter(|(_, name)| mcp_backend::could_name_a_tool_of(qualified, name))
+            .max_by_key(|(_, name)| name.len());
+        own.map_or(&self.parts[0], |(part, _)| part)
     }
 }
 

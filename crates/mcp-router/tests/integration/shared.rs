@@ -1055,3 +1055,29 @@ async fn a_sessions_roots_change_is_told_to_its_own_servers_only() {
     assert_eq!(told(&own_log), 2, "each session's own server, once");
     assert_eq!(told(&shared_log), 0, "never a shared server");
 }
+
+/// A session's own server whose name is long enough that its qualified tool names are hashed
+/// (over 64 characters, so the name keeps only its beginning): its tools are listed and called
+/// through `connect`, routed to the session's own server, not to the shared ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_own_server_whose_tool_names_are_hashed_is_called_through_connect() {
+    let machine = Machine::new("long");
+    let marker = machine.marker.clone();
+    let long = "own_server_with_a_name_long_enough_to_hash_its_tools_x";
+    machine.rewrite(
+        "",
+        &format!(
+            "[mcp_servers.{long}]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-long\"]\nshared = false\n"
+        ),
+    );
+    let echo = mcp_backend::qualified_tool_name(long, "echo");
+    assert!(echo.len() == 64 && !echo.contains(long), "{echo} is hashed");
+    let a = machine.connect_in("ada", None).await;
+    wait_for_async("the own server's tools listed", || async {
+        let tools = a.service.list_all_tools().await.expect("tools/list");
+        tools.iter().any(|t| t.name == echo)
+    })
+    .await;
+    let (failed, text) = call(&a, &echo, json!({"text": "hi"})).await;
+    assert!(!failed && text == "Echo: hi", "{text}");
+}
