@@ -440,6 +440,12 @@ impl Servers {
             }
         }
     }
+
+    /// The startups in flight, taken: awaiting them after [`Servers::abort_startups`] returns
+    /// once each abandoned start has dropped (and so ended) its server's processes.
+    pub(crate) fn take_startups(&self) -> Vec<JoinHandle<()>> {
+        self.startups.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default()
+    }
 }
 
 /// The ready servers' connections in `all`, in server-name order (whether still usable or

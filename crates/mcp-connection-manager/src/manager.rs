@@ -164,12 +164,15 @@ impl McpConnectionManager {
     /// End every server and return once each has exited: HTTP sessions closed, stdio servers
     /// sent SIGTERM (the process group and every process the server started, even one that
     /// left the group) and, after the grace period, SIGKILL. Servers still starting are
-    /// abandoned (their processes killed). Afterwards every request fails with
+    /// abandoned (their processes killed, from the bottom up, before this returns). Afterwards every request fails with
     /// [`McpError::ShutDown`].
     pub async fn shutdown(&self) {
         let connections = self.servers.begin_shutdown();
         let grace = self.servers.options.lifecycle.shutdown_grace;
+        // The starts abandoned end their processes as they are dropped: waited for too.
+        let abandoned = join_all(self.servers.take_startups());
         join_all(connections.iter().map(|(_, c)| c.close(grace))).await;
+        abandoned.await;
         // Once per shutdown: a second call (or a clone's) finds nothing left to announce.
         if self.servers.stopped_announced.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// A process, identified by pid and start time (so a reused pid is not mistaken for it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Process {
     pub pid: libc::pid_t,
     start_time: u64,
@@ -116,6 +116,29 @@ fn family(root: libc::pid_t) -> Vec<Member> {
     found
 }
 
+/// The live members without children (a zombie child still counts: its parent has yet to
+/// reap it).
+fn leaves(members: &[Member]) -> impl Iterator<Item = Process> + '_ {
+    let parents: std::collections::HashSet<libc::pid_t> = members.iter().map(|m| m.ppid).collect();
+    members
+        .iter()
+        .filter(move |m| !m.zombie && !parents.contains(&m.process.pid))
+        .map(|m| m.process)
+}
+
+/// Waits (a few milliseconds at most) until each of `processes` is stopped or gone: a signal
+/// is delivered after `kill` returns.
+fn wait_stopped(processes: &[Process]) {
+    let deadline = std::time::Instant::now() + Duration::from_millis(50);
+    let stopped = |p: &Process| match stat(p.pid) {
+        Some(s) if s.start_time == p.start_time => matches!(s.state, 'T' | 't' | 'Z' | 'X'),
+        _ => true,
+    };
+    while !processes.iter().all(stopped) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 /// Ends `root`'s descendants from the bottom up, so none outlives its parent and is handed to
 /// whoever adopts orphans (PID 1 in a container, an agent that is a subreaper): `signal` goes
 /// to each live process without children, once; its parent reaps it; then the parent has none.
@@ -132,17 +155,28 @@ impl BottomUp {
     }
 
     /// One step: signals the leaves not signalled yet; `true` when no descendant is left.
+    /// A leaf is stopped first and looked at again: one that started a child meanwhile goes
+    /// on (its child is a leaf of the next step), so no child is left without its parent.
     pub(crate) fn step(&mut self) -> bool {
         let members = family(self.root);
         if members.is_empty() {
             return true;
         }
-        let parents: std::collections::HashSet<libc::pid_t> =
-            members.iter().map(|m| m.ppid).collect();
-        for member in members.iter().filter(|m| !m.zombie && !parents.contains(&m.process.pid)) {
-            if self.sent.insert((member.process.pid, member.process.start_time)) {
-                member.process.signal(self.signal);
+        let fresh: Vec<Process> =
+            leaves(&members).filter(|p| !self.sent.contains(&(p.pid, p.start_time))).collect();
+        if fresh.is_empty() {
+            return false;
+        }
+        fresh.iter().for_each(|p| p.signal(libc::SIGSTOP));
+        wait_stopped(&fresh);
+        let still: std::collections::HashSet<Process> = leaves(&family(self.root)).collect();
+        for leaf in &fresh {
+            if still.contains(leaf) {
+                self.sent.insert((leaf.pid, leaf.start_time));
+                leaf.signal(self.signal);
             }
+            // A pending SIGTERM is handled once it runs again; SIGKILL needs no waking.
+            leaf.signal(libc::SIGCONT);
         }
         false
     }

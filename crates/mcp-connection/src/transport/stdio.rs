@@ -43,6 +43,8 @@ const INHERITED_ENV: &[&str] =
     &["HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
 /// How long shutdown waits for processes to be gone after SIGKILL (the kernel needs moments).
 const KILL_WAIT: Duration = Duration::from_secs(2);
+/// How long a drop waits for each step of ending a group (its processes, then its guard).
+const DROP_WAIT: Duration = Duration::from_millis(500);
 /// Longest stderr line kept in the log.
 const MAX_STDERR_LINE: usize = 2_000;
 /// Most of a server's last stderr lines a failure quotes: lines, and bytes in all.
@@ -461,31 +463,22 @@ impl ChildGroup {
 
 impl Drop for ChildGroup {
     /// A group dropped without [`ChildGroup::terminate`] (a start given up, a connection
-    /// dropped) is ended hard, still from the bottom up and with its guard reaped, on a thread
-    /// of its own so no async task blocks.
+    /// dropped) is ended hard here, still from the bottom up and its guard reaped, before the
+    /// drop returns: a host that exits right after (a start abandoned at shutdown) leaves
+    /// nothing behind. SIGKILLed processes end in moments; the wait is bounded.
     fn drop(&mut self) {
         if self.done.load(Ordering::SeqCst) {
             return;
         }
-        let pgid = self.pgid;
-        let family = procs::descendants(pgid);
-        let child = self.child.get_mut().ok().and_then(Option::take);
-        let end = move || {
-            procs::BottomUp::new(pgid, libc::SIGKILL).run_blocking(KILL_WAIT);
-            // SAFETY: killpg has no memory-safety preconditions; a stale group only yields ESRCH.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
+        let family = procs::descendants(self.pgid);
+        procs::BottomUp::new(self.pgid, libc::SIGKILL).run_blocking(DROP_WAIT);
+        self.signal(libc::SIGKILL);
+        family.iter().for_each(|p| p.signal(libc::SIGKILL));
+        if let Some(mut child) = self.child.get_mut().ok().and_then(Option::take) {
+            let deadline = std::time::Instant::now() + DROP_WAIT;
+            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
             }
-            family.iter().for_each(|p| p.signal(libc::SIGKILL));
-            if let Some(mut child) = child {
-                let deadline = std::time::Instant::now() + KILL_WAIT;
-                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-            }
-        };
-        if std::thread::Builder::new().name("mcp-server-end".into()).spawn(end).is_err() {
-            self.signal(libc::SIGKILL);
         }
     }
 }
