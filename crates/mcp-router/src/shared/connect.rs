@@ -48,6 +48,9 @@ async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixS
         .await
         .context("the start lock's task failed")??;
     if let Ok(stream) = UnixStream::connect(place.socket()).await {
+        if let Some(held) = held {
+            super::place::unlock_and_remove(&place.start_lock(), held);
+        }
         return Ok(stream);
     }
     let mut child = spawn_serve(place, args)?;
@@ -71,7 +74,9 @@ async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixS
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    drop(held);
+    if let Some(held) = held {
+        super::place::unlock_and_remove(&place.start_lock(), held);
+    }
     Ok(stream)
 }
 

@@ -127,8 +127,30 @@ fn private_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// An exclusive `flock` on `path` (created 0600), held until the file is dropped. `wait`:
-/// block until it is free; otherwise `None` when another process holds it.
+/// block until it is free; otherwise `None` when another process holds it. A lock taken on a
+/// file its holder removed as it let go ([`unlock_and_remove`]) guards nothing: the path is
+/// opened and locked again.
 pub(crate) fn lock(path: &Path, wait: bool) -> anyhow::Result<Option<File>> {
+    loop {
+        let Some(file) = lock_once(path, wait)? else { return Ok(None) };
+        let same = |held: &File| -> Option<bool> {
+            let (now, ours) = (std::fs::metadata(path).ok()?, held.metadata().ok()?);
+            Some(now.ino() == ours.ino() && now.dev() == ours.dev())
+        };
+        if same(&file) == Some(true) {
+            return Ok(Some(file));
+        }
+    }
+}
+
+/// Removes the lock file `path` while `held` still holds it, then lets go: nothing is left
+/// behind, and a process waiting on the old file locks again ([`lock`]).
+pub(crate) fn unlock_and_remove(path: &Path, held: File) {
+    let _ = std::fs::remove_file(path);
+    drop(held);
+}
+
+fn lock_once(path: &Path, wait: bool) -> anyhow::Result<Option<File>> {
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -205,6 +227,28 @@ mod tests {
         assert!(lock(&b.serve_lock(), false).expect("lock").is_none(), "held elsewhere");
         drop(held);
         assert!(lock(&b.serve_lock(), false).expect("lock").is_some(), "free again");
+    }
+
+    /// A lock let go with its file removed leaves nothing, and a waiter that opened the old
+    /// file locks the new one: never two holders.
+    #[test]
+    fn a_lock_removed_as_it_is_let_go_is_taken_anew_by_its_waiter() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("serve.lock");
+        let held = lock(&path, false).expect("lock").expect("free");
+        let waiter = {
+            let path = path.clone();
+            std::thread::spawn(move || lock(&path, true).expect("lock").expect("taken"))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        unlock_and_remove(&path, held);
+        let taken = waiter.join().expect("waiter");
+        let (now, ours) =
+            (std::fs::metadata(&path).expect("the file"), taken.metadata().expect("meta"));
+        assert_eq!(now.ino(), ours.ino(), "the waiter holds the file the path names");
+        assert!(lock(&path, false).expect("lock").is_none(), "held once");
+        unlock_and_remove(&path, taken);
+        assert!(!path.exists(), "nothing left");
     }
 
     #[test]

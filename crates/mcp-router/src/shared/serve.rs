@@ -40,7 +40,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         super::http::check_loopback(addr)?;
     }
     let place = Place::for_config(args.config.config.as_deref())?;
-    let Some(_held) = lock(&place.serve_lock(), false)? else {
+    let Some(held) = lock(&place.serve_lock(), false)? else {
         bail!("a shared router already runs for this config (socket {})", place.socket().display());
     };
     let mut config = crate::setup::config(&args.config)?;
@@ -77,9 +77,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     shared.own.shutdown().await;
     running.shutdown().await;
     let files = [place.socket(), place.status_socket(), place.events_socket()];
-    for file in files.into_iter().chain([place.secret(), place.address()]) {
+    // A clean end leaves nothing: the log (kept when the router fails at its start, for the
+    // `connect` that started it to quote) goes too.
+    for file in files.into_iter().chain([place.secret(), place.address(), place.log()]) {
         let _ = std::fs::remove_file(file);
     }
+    super::place::unlock_and_remove(&place.serve_lock(), held);
     Ok(0)
 }
 

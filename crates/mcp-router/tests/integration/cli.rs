@@ -20,8 +20,13 @@ fn run_with(env: &[(&str, &std::path::Path)], args: &[&str]) -> (String, String,
 
 #[test]
 fn demo_prints_the_transcript() {
-    let (stdout, _, code) = run(&["demo"]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (stdout, _, code) = run_with(&[("TMPDIR", tmp.path())], &["demo"]);
     assert_eq!(code, 0);
+    // Nothing left in the temporary directory (the demo skills go to the cache directory).
+    let left: Vec<_> =
+        std::fs::read_dir(tmp.path()).expect("tmp").flatten().map(|e| e.path()).collect();
+    assert_eq!(left, Vec::<std::path::PathBuf>::new());
     for expected in [
         "mcp_server_ready     docs",
         "mcp_server_ready     notes",
