@@ -379,3 +379,51 @@ env_vars = ["MCP_ROUTER_TEST_GEM_HOME", "MCP_ROUTER_TEST_BOTH", "MCP_ROUTER_TEST
         assert!(stderr.contains(expected), "{entry}: {stderr}");
     }
 }
+
+/// A server that cannot start: `call` says so in one `mcp-router: …` line (no log line
+/// besides), and `tools` names it and exits 1 when it was the only server; a VS Code
+/// `mcp.json` gets the hint to rename its key.
+#[test]
+fn a_failed_start_is_one_line_and_tools_fails_when_every_server_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = write_config(
+        &dir,
+        "bad.toml",
+        "[mcp_servers.bad]\ncommand = \"sh\"\nargs = [\"-c\", \"echo oops >&2; exit 3\"]\n",
+    );
+    let config = config.to_str().expect("utf8");
+    let (stdout, stderr, code) = run(&["call", "--config", config, "mcp__bad__x", "{}"]);
+    assert_eq!((stdout.as_str(), code), ("", 1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("mcp-router: tool call error: MCP server 'bad' failed to start: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("its last stderr lines: oops"), "{stderr}");
+    let (stdout, stderr, code) = run(&["tools", "--refresh", "--config", config]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.starts_with("mcp-router: server `bad` failed: "), "{stderr}");
+    // With one server that works, the list is a success.
+    let mixed = write_config(
+        &dir,
+        "mixed.toml",
+        &format!(
+            "[mcp_servers.bad]\ncommand = \"sh\"\nargs = [\"-c\", \"exit 3\"]\n[mcp_servers.docs]\ncommand = \"{DEMO}\"\n"
+        ),
+    );
+    let (stdout, stderr, code) =
+        run(&["tools", "--refresh", "--config", mixed.to_str().expect("utf8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("mcp__docs__echo") && stderr.contains("server `bad` failed"),
+        "{stderr}"
+    );
+    let vscode = dir.path().join("mcp.json");
+    std::fs::write(&vscode, r#"{"servers": {"x": {"command": "true"}}}"#).expect("write");
+    let (_, stderr, code) = run(&["tools", "--config", vscode.to_str().expect("utf8")]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("this looks like a VS Code `mcp.json`, whose servers are under `servers`"),
+        "{stderr}"
+    );
+}
