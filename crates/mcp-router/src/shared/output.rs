@@ -21,7 +21,11 @@ pub(crate) fn to_tool(spec: ToolSpec) -> Tool {
 pub(crate) fn to_call_result(output: ToolOutput) -> CallToolResult {
     match output {
         ToolOutput::Mcp { result: Ok(result) } => {
-            Arc::try_unwrap(result).unwrap_or_else(|shared| (*shared).clone())
+            let mut result = Arc::try_unwrap(result).unwrap_or_else(|shared| (*shared).clone());
+            // A 2026-07-28 client requires `resultType` (a 2025-11-25 server, or the straight
+            // path, gives none); rmcp leaves it out again for a client of the older revision.
+            result.result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
+            result
         }
         ToolOutput::Mcp { result: Err(message) } => {
             CallToolResult::error(vec![ContentBlock::text(message)])

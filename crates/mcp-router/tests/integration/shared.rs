@@ -1080,3 +1080,27 @@ async fn an_own_server_whose_tool_names_are_hashed_is_called_through_connect() {
     let (failed, text) = call(&a, &echo, json!({"text": "hi"})).await;
     assert!(!failed && text == "Echo: hi", "{text}");
 }
+
+/// The Python SDK's default client negotiates 2026-07-28, which requires `resultType` in every
+/// result: it lists and calls through `connect`.
+#[test]
+fn the_python_sdks_2026_client_calls_through_connect() {
+    use crate::interop::{harness_dir, python};
+    let machine = Machine::new("modern-sdk");
+    let output = std::process::Command::new(python())
+        .arg(harness_dir().join("py/modern_client.py"))
+        .arg(crate::support::ROUTER)
+        .arg(&machine.config)
+        .env("XDG_RUNTIME_DIR", &machine.runtime)
+        .env("MCP_ROUTER_CACHE_DIR", machine.runtime.join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let saw: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!(saw["protocol"], "2026-07-28", "{saw}");
+    assert_eq!(saw["echo"], "Echo: modern", "{saw}");
+    let tools = saw["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|t| t == "mcp__docs__echo"), "{saw}");
+}
