@@ -150,8 +150,9 @@ async fn probe(
     }
 }
 
-/// The `auto` probe of a stdio server: one process for both eras. After half the startup
-/// timeout without an answer, a server that has not read everything sent to it is still
+/// The `auto` probe of a stdio server: one process for both eras. A legacy server's error
+/// answer to `server/discover` (method not found, …) is followed by `initialize` on the same
+/// pipes. After half the startup timeout without an answer, a server that has not read everything sent to it is still
 /// starting and is waited for until the caller's budget runs out; one that has read
 /// `server/discover` and said nothing ignores it. That one, and one that answered with no
 /// version in common, gets `initialize` on the same pipes. Only a server that exited (or
@@ -168,7 +169,10 @@ async fn probe_stdio(
     let stdio::Spawned { stdout, stdin, group } = spawned;
     let (transport, straight) = pipes(stdout, stdin, &group, client);
     let (lent, slot) = crate::transport::lent::Lent::new(client.traced(transport));
-    let mut attempt = Box::pin(client.clone().serve_with_lifecycle(lent, auto_lifecycle()));
+    // rmcp's `Discover`, not its `Auto`: the fallback is ours, on the same pipes, with our
+    // budget (`Auto` would send `initialize` after its own fixed 10 s, while a slow server may
+    // still answer the probe, and the answers would cross).
+    let mut attempt = Box::pin(client.clone().serve_with_lifecycle(lent, modern_lifecycle()));
     let outcome = match tokio::time::timeout(half, &mut attempt).await {
         Ok(result) => result.map_err(Some),
         Err(_) => after_half(&mut attempt, client, half).await,

@@ -197,7 +197,8 @@ async fn auto_falls_back_to_initialize_when_discover_goes_unanswered_or_offers_n
             ("silent".to_string(), "2025-11-25".to_string())
         ]
     );
-    // The unanswered probe gets half the startup timeout, then a fresh `initialize` the rest.
+    // The unanswered probe (read, not answered) gets half the startup timeout and a quarter
+    // more, then `initialize` on the same pipes the rest.
     assert!(waited >= Duration::from_secs(1) && waited < Duration::from_secs(2), "{waited:?}");
     for server in ["silent", "old"] {
         let page = h.payload("list_mcp_resources", &format!(r#"{{"server":"{server}"}}"#)).await;

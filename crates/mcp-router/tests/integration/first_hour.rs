@@ -33,7 +33,8 @@ fn starts(log: &Path) -> usize {
 /// Servers that take 3, 6 and 9 s to start, under the default 10 s startup timeout and
 /// `protocol = "auto"`: the 2026-07-28 demo server, one that offers no 2026 version
 /// (`initialize` follows on the same pipes) and one that ignores `server/discover`. Each is
-/// ready in the era it speaks and was started once; a 12 s one fails naming the phase.
+/// ready in the era it speaks and was started once; a 12 s one fails naming the phase, and
+/// succeeds once in either era with the timeout raised to 30 s.
 #[tokio::test]
 async fn slow_servers_start_once_in_either_era_and_a_too_slow_one_names_its_phase() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -52,12 +53,23 @@ async fn slow_servers_start_once_in_either_era_and_a_too_slow_one_names_its_phas
         .collect();
     servers.push(slow_demo("slow12", &log("slow12"), 12, None));
     assert!(servers.iter().all(|s| s.startup_timeout == Duration::from_secs(10)), "the default");
+    // With the timeout raised, a 12 s start is past rmcp's own 10 s fallback: still one
+    // process, in the era the server speaks.
+    let raised: &[(&str, u32, Option<&str>, &str)] = &[
+        ("raised12", 12, None, "2026-07-28"),
+        ("raisedignores12", 12, Some("ignore-discover"), "2025-11-25"),
+    ];
+    for (name, secs, fault, _) in raised {
+        let mut config = slow_demo(name, &log(name), *secs, *fault);
+        config.startup_timeout = Duration::from_secs(30);
+        servers.push(config);
+    }
     let mut h = Harness::start(servers);
     h.manager.wait_until_started().await;
     let events = h.drain();
-    let expected: Vec<(String, String)> =
+    let cases: Vec<_> = cases.iter().chain(raised).collect();
+    let mut expected: Vec<(String, String)> =
         cases.iter().map(|(name, _, _, era)| (name.to_string(), era.to_string())).collect();
-    let mut expected = expected;
     expected.sort();
     assert_eq!(ready_protocols(&events), expected);
     for (name, ..) in cases {
