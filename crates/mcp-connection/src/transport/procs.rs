@@ -33,25 +33,7 @@ fn stat(pid: libc::pid_t) -> Option<Stat> {
 
 /// Every live descendant of `root` (children, their children, …), oldest generation first.
 pub(crate) fn descendants(root: libc::pid_t) -> Vec<Process> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut children: HashMap<libc::pid_t, Vec<Process>> = HashMap::new();
-    for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
-        if let Some(stat) = stat(pid).filter(|s| s.state != 'Z') {
-            let process = Process { pid, start_time: stat.start_time };
-            children.entry(stat.ppid).or_default().push(process);
-        }
-    }
-    let mut found = Vec::new();
-    let mut next = vec![root];
-    while let Some(parent) = next.pop() {
-        for child in children.remove(&parent).unwrap_or_default() {
-            next.push(child.pid);
-            found.push(child);
-        }
-    }
-    found
+    family(root).into_iter().filter(|m| !m.zombie).map(|m| m.process).collect()
 }
 
 impl Process {
