@@ -224,12 +224,13 @@ mod tests {
     }
 
     /// A three-deep family (sh → sh → sleep) ended from the bottom up: each level is reaped by
-    /// its parent, so the middle `sh` exits on its own (its `wait` returns) and the top one is
-    /// left with nothing, never a process reparented away.
+    /// its parent, so the middle `sh` exits on its own (its `wait` returns 0) and the top one,
+    /// which exits with the middle's status, sees it end normally: never a process signalled
+    /// while it had a child, never one reparented away.
     #[test]
     fn bottom_up_ends_the_leaves_first_and_parents_reap_them() {
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sh -c 'sleep 30 & wait' & wait"])
+            .args(["-c", "sh -c 'sleep 30 & wait'; exit $?"])
             .spawn()
             .expect("spawn sh");
         let top = child.id() as libc::pid_t;
@@ -239,11 +240,17 @@ mod tests {
         }
         let before = descendants(top);
         assert_eq!(before.len(), 2, "{before:?}");
+        let (middle, sleep) = (before[0], before[1]);
         let mut ending = BottomUp::new(top, libc::SIGTERM);
         assert!(!ending.step(), "the first step only signals the leaf");
-        assert!(before[0].is_alive(), "the middle sh is not signalled while its child lives");
+        let sent: Vec<libc::pid_t> = ending.sent.iter().map(|(pid, _)| *pid).collect();
+        assert_eq!(
+            sent,
+            vec![sleep.pid],
+            "only the leaf is signalled; the middle sh is {middle:?}"
+        );
         assert!(ending.run_blocking(Duration::from_secs(5)), "{:?}", descendants(top));
         let status = child.wait().expect("wait");
-        assert!(status.success(), "the top sh saw its child end normally: {status:?}");
+        assert!(status.success(), "the middle sh ended normally, not by a signal: {status:?}");
     }
 }
