@@ -44,12 +44,22 @@ pub struct Asking {
     /// 2025-11-25 (a request of the server's own) when exactly one of the model's calls is in
     /// flight on that server's connection.
     pub call_id: Option<String>,
+    /// Without a `call_id`: the model's calls in flight on that server's connection when the
+    /// server asked (none, or several: the request is for one of them, or for none). A host
+    /// serving several users tells from these whose user may be asked.
+    pub calls_in_flight: Vec<String>,
 }
 
 impl Asking {
     /// `server` asks, for `call_id`.
     pub fn new(server: impl Into<String>, call_id: Option<String>) -> Self {
-        Self { server: server.into(), call_id }
+        Self { server: server.into(), call_id, calls_in_flight: Vec::new() }
+    }
+
+    /// With `calls` in flight on the server's connection (a request that names no call).
+    pub fn in_flight(mut self, calls: Vec<String>) -> Self {
+        self.calls_in_flight = calls;
+        self
     }
 }
 
@@ -64,10 +74,16 @@ pub trait HostHandler: Send + Sync {
         HostCapabilities { elicitation: true, sampling: false, roots: true, apps: false }
     }
 
-    /// A server asks the user for input. Default: decline.
-    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
+    /// A server asks the user for input. Default: decline. An error is for a host that cannot
+    /// ask anyone (it never stands for a user's answer): the server gets it as a JSON-RPC error
+    /// (2025-11-25) or no answer to that input (2026-07-28).
+    async fn elicit(
+        &self,
+        asking: &Asking,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
         let _ = (asking, request);
-        ElicitResult::new(ElicitationAction::Decline)
+        Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
     /// A server asks for an LLM completion. Default: refused.
@@ -84,11 +100,12 @@ pub trait HostHandler: Send + Sync {
         ))
     }
 
-    /// A server asks which roots the client exposes. Default: none.
+    /// A server asks which roots the client exposes. Default: none. An error, as for
+    /// [`HostHandler::elicit`], when the host cannot tell whose roots are asked for.
     #[allow(deprecated)]
-    async fn list_roots(&self, asking: &Asking) -> ListRootsResult {
+    async fn list_roots(&self, asking: &Asking) -> Result<ListRootsResult, ErrorData> {
         let _ = asking;
-        ListRootsResult::default()
+        Ok(ListRootsResult::default())
     }
 
     /// Before a server's skill is first loaded by the model (SEP-2640): its entry, frontmatter

@@ -252,9 +252,11 @@ pub async fn answer_inputs(
                 InputRequest::Elicitation(request) => {
                     client.announce_begin(&asking, "elicitation/create", &request.params);
                     let result = host.elicit(&asking, request.params.clone()).await;
-                    client.announce(&asking, "elicitation/create", &request.params, Ok(&result));
-                    // The host's time with a person is not the server's time: not counted.
-                    serde_json::to_value(&result).ok()
+                    let shown = result.as_ref().map_err(|e| e.message.to_string());
+                    client.announce(&asking, "elicitation/create", &request.params, shown);
+                    // The host's time with a person is not the server's time: not counted. A
+                    // host that cannot ask leaves it unanswered (never a user's answer).
+                    result.ok().and_then(|r| serde_json::to_value(r).ok())
                 }
                 #[allow(deprecated)]
                 InputRequest::CreateMessage(request) => {
@@ -273,9 +275,10 @@ pub async fn answer_inputs(
                 InputRequest::ListRoots(_) => {
                     client.announce_begin(&asking, "roots/list", &Value::Null);
                     let result = host.list_roots(&asking).await;
-                    client.announce(&asking, "roots/list", &Value::Null, Ok(&result));
+                    let shown = result.as_ref().map_err(|e| e.message.to_string());
+                    client.announce(&asking, "roots/list", &Value::Null, shown);
                     counted += started.elapsed();
-                    serde_json::to_value(result).ok()
+                    result.ok().and_then(|r| serde_json::to_value(r).ok())
                 }
                 // A kind of input this client does not know: left unanswered.
                 _ => None,
@@ -307,9 +310,14 @@ mod tests {
 
     #[async_trait]
     impl HostHandler for SlowPerson {
-        async fn elicit(&self, _asking: &Asking, _request: ElicitRequestParams) -> ElicitResult {
+        async fn elicit(
+            &self,
+            _asking: &Asking,
+            _request: ElicitRequestParams,
+        ) -> Result<ElicitResult, rmcp::ErrorData> {
             tokio::time::sleep(Duration::from_secs(5)).await;
-            ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::json!({"n": 1}))
+            let content = serde_json::json!({"n": 1});
+            Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
         }
     }
 

@@ -88,13 +88,14 @@ impl Progress {
         Some(Tracked { progress: self, key })
     }
 
-    /// The model's call in flight on this connection, when there is exactly one: the call a
-    /// 2025-11-25 server's own request (which names none) is taken to be for.
-    pub(crate) fn sole_call(&self) -> Option<String> {
-        let state = self.state.lock().ok()?;
-        let mut calls = state.routes.values().map(|r| &r.call_id);
-        let first = calls.next()?;
-        calls.all(|c| c == first).then(|| first.to_string())
+    /// The model's calls in flight on this connection, each once, in no order: when there is
+    /// exactly one, a 2025-11-25 server's own request (which names none) is taken to be for it.
+    pub(crate) fn calls_in_flight(&self) -> Vec<String> {
+        let Ok(state) = self.state.lock() else { return Vec::new() };
+        let mut calls: Vec<String> = state.routes.values().map(|r| r.call_id.to_string()).collect();
+        calls.sort_unstable();
+        calls.dedup();
+        calls
     }
 
     /// Whether a tagged request waits to be written (the transport looks only then).

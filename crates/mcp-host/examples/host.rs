@@ -10,6 +10,7 @@ use std::io::BufRead as _;
 use std::sync::Arc;
 
 use mcp_host::prelude::*;
+use mcp_host::rmcp::ErrorData;
 use mcp_host::rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, Skill};
 use mcp_host::{Asking, SkillApproval, events::ExecOutput, render, serde_json::json};
 
@@ -18,11 +19,15 @@ struct User;
 
 #[async_trait]
 impl HostHandler for User {
-    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(
+        &self,
+        asking: &Asking,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
         let asked = mcp_host::serde_json::to_value(&request).unwrap_or_default();
         let call = asking.call_id.as_deref().unwrap_or("no call");
         eprintln!("host: {} asks the user ({call} waits): {}", asking.server, asked["message"]);
-        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"})))
     }
 
     async fn approve_skill(&self, asking: &Asking, skill: &Skill) -> SkillApproval {

@@ -27,14 +27,15 @@ impl HostHandler for AcceptDefaults {
         &self,
         _asking: &mcp_connection_manager::Asking,
         request: ElicitRequestParams,
-    ) -> ElicitResult {
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
         let schema = match &request {
             ElicitRequestParams::FormElicitationParams { requested_schema, .. } => {
                 serde_json::to_value(requested_schema).unwrap_or_default()
             }
-            _ => return ElicitResult::new(ElicitationAction::Decline),
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
-        ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(defaults(&schema)))
+        let content = Value::Object(defaults(&schema));
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
     }
 }
 

@@ -42,10 +42,15 @@ impl RouterClient {
         true
     }
 
-    /// Who asks in a 2025-11-25 request of the server's own: this server, for the one model
-    /// call in flight on this connection if there is exactly one (the request names none).
+    /// Who asks in a 2025-11-25 request of the server's own (it names no call): this server,
+    /// for the one model call in flight on this connection if there is exactly one; else the
+    /// calls in flight, one of which (or none) it is for.
     fn asking(&self) -> crate::host::Asking {
-        crate::host::Asking::new(self.server.clone(), self.progress.sole_call())
+        let calls = self.progress.calls_in_flight();
+        match <[String; 1]>::try_from(calls) {
+            Ok([call]) => crate::host::Asking::new(self.server.clone(), Some(call)),
+            Err(calls) => crate::host::Asking::new(self.server.clone(), None).in_flight(calls),
+        }
     }
 }
 
@@ -121,8 +126,9 @@ impl ClientHandler for RouterClient {
         let asking = self.asking();
         self.announce_begin(&asking, "elicitation/create", &request);
         let result = self.host.elicit(&asking, request.clone()).await;
-        self.announce(&asking, "elicitation/create", &request, Ok(&result));
-        Ok(result)
+        let shown = result.as_ref().map_err(|e| e.message.to_string());
+        self.announce(&asking, "elicitation/create", &request, shown);
+        result
     }
 
     async fn create_message(
@@ -149,8 +155,9 @@ impl ClientHandler for RouterClient {
         let asking = self.asking();
         self.announce_begin(&asking, "roots/list", &serde_json::Value::Null);
         let result = self.host.list_roots(&asking).await;
-        self.announce(&asking, "roots/list", &serde_json::Value::Null, Ok(&result));
-        Ok(result)
+        let shown = result.as_ref().map_err(|e| e.message.to_string());
+        self.announce(&asking, "roots/list", &serde_json::Value::Null, shown);
+        result
     }
 }
 

@@ -14,6 +14,8 @@ use mcp_host::{McpBackend, McpConnectionManager, McpError};
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 use router_protocol::ResourceChange;
 
+use super::locked;
+
 /// Most resources one session is told about.
 const READ_PER_SESSION: usize = 4096;
 
@@ -46,7 +48,7 @@ impl ChangeHub {
     /// Queue each of `changes` for every session that read it (once: a newer change of the
     /// same resource replaces an older one still waiting).
     fn distribute(&self, changes: Vec<ResourceChange>) {
-        let mut sessions = self.sessions.lock().expect("change hub");
+        let mut sessions = locked(&self.sessions);
         let mut updates = Vec::new();
         for change in changes {
             let key = (change.server.clone(), change.uri.clone());
@@ -62,14 +64,14 @@ impl ChangeHub {
         }
         drop(sessions);
         if !updates.is_empty() {
-            self.updates.lock().expect("updates").extend(updates);
+            locked(&self.updates).extend(updates);
         }
     }
 
     /// `session` subscribed to (or, with `on` false, unsubscribed from) a resource. A session
     /// subscribes to at most [`READ_PER_SESSION`] resources; `false` past that.
     pub(crate) fn subscribe(&self, session: u64, to: Subscription<'_>, on: bool) -> bool {
-        let mut sessions = self.sessions.lock().expect("change hub");
+        let mut sessions = locked(&self.sessions);
         let changes = sessions.entry(session).or_default();
         let key = (to.server.to_string(), to.uri.to_string());
         if !on {
@@ -85,7 +87,7 @@ impl ChangeHub {
 
     /// The `resources/updated` notices to send now: (session, the URI it subscribed with).
     pub(crate) fn take_updates(&self) -> Vec<(u64, String)> {
-        std::mem::take(&mut *self.updates.lock().expect("updates"))
+        std::mem::take(&mut *locked(&self.updates))
     }
 
     /// `session` read `uri` of `server`: it is watched for that session, and a change of it
@@ -93,7 +95,7 @@ impl ChangeHub {
     /// A session watches at most [`READ_PER_SESSION`] resources; one read past that is not
     /// watched for it (the manager's own cap per server still applies to all of them).
     fn read(&self, session: u64, server: &str, uri: &str) {
-        let mut sessions = self.sessions.lock().expect("change hub");
+        let mut sessions = locked(&self.sessions);
         let changes = sessions.entry(session).or_default();
         changes.pending.retain(|c| !(c.server == server && c.uri == uri));
         if changes.read.len() < READ_PER_SESSION {
@@ -102,7 +104,7 @@ impl ChangeHub {
     }
 
     fn take(&self, session: u64) -> Vec<ResourceChange> {
-        let mut sessions = self.sessions.lock().expect("change hub");
+        let mut sessions = locked(&self.sessions);
         let mut taken =
             sessions.get_mut(&session).map(|s| std::mem::take(&mut s.pending)).unwrap_or_default();
         taken.sort_by(|a, b| a.server.cmp(&b.server));
@@ -111,8 +113,8 @@ impl ChangeHub {
 
     /// The session ended: forget what it read and subscribed to.
     pub(crate) fn forget(&self, session: u64) {
-        self.sessions.lock().expect("change hub").remove(&session);
-        self.updates.lock().expect("updates").retain(|(id, _)| *id != session);
+        locked(&self.sessions).remove(&session);
+        locked(&self.updates).retain(|(id, _)| *id != session);
     }
 }
 
@@ -253,7 +255,7 @@ mod tests {
         assert_eq!(hub.take(2), vec![change("docs", "b")]);
         assert_eq!(hub.take(3), vec![], "another server's `a`");
         hub.forget(2);
-        assert!(!hub.sessions.lock().expect("hub").contains_key(&2));
+        assert!(!locked(&hub.sessions).contains_key(&2));
     }
 
     #[test]

@@ -19,14 +19,23 @@ const BACKLOG: usize = 4096;
 #[derive(Clone)]
 pub(crate) struct Watchers {
     lines: broadcast::Sender<Arc<str>>,
-    /// Woken when a server's tools may have changed (its tools changed, it became ready, it
-    /// stopped, failed or restarts): `serve` then tells the sessions at once.
-    pub(crate) tools_moved: Arc<tokio::sync::Notify>,
+    pub(crate) moved: Moved,
+}
+
+/// What the router's own tasks wait for instead of looking again on a timer: a count that
+/// goes up with each event of its kind, which any number of tasks can wait on.
+#[derive(Clone, Default)]
+pub(crate) struct Moved {
+    /// A server's tools may have changed (its tools changed, it became ready, it stopped,
+    /// failed or restarts): the sessions are told at once.
+    pub(crate) tools: Arc<tokio::sync::watch::Sender<u64>>,
+    /// A resource a session may watch changed (`mcp_resource_updated`).
+    pub(crate) resources: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Default for Watchers {
     fn default() -> Self {
-        Self { lines: broadcast::channel(BACKLOG).0, tools_moved: Arc::default() }
+        Self { lines: broadcast::channel(BACKLOG).0, moved: Moved::default() }
     }
 }
 
@@ -44,7 +53,10 @@ impl Watchers {
                     | E::McpServerFailed(_)
                     | E::McpServerRestarting(_)
             ) {
-                self.tools_moved.notify_one();
+                self.moved.tools.send_modify(|n| *n += 1);
+            }
+            if matches!(event, E::McpResourceUpdated(_)) {
+                self.moved.resources.send_modify(|n| *n += 1);
             }
             if self.lines.receiver_count() == 0 {
                 continue;

@@ -1,10 +1,11 @@
 //! The shared router's host: a server's question goes to the session whose call asked it —
-//! never to another session — and is declined when no call of a session is known to ask.
+//! never to another session — and fails as an error (never a user's answer) when no one
+//! session can be told to be the one asked.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use rmcp::{Peer, RoleServer};
+use rmcp::{ErrorData, Peer, RoleServer};
 
 use async_trait::async_trait;
 use mcp_connection_manager::{Asking, HostHandler};
@@ -13,6 +14,8 @@ use rmcp::model::ListRootsResult;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use router_protocol::{ToolApproval, ToolApprovalQuestion};
 
+use super::locked;
+
 /// Sends elicitations and roots requests to the calling session's client.
 pub(crate) struct SharedHost {
     pub(crate) calls: Arc<CallOwners>,
@@ -20,34 +23,95 @@ pub(crate) struct SharedHost {
     pub(crate) client: Option<Arc<Mutex<Option<Owner>>>>,
 }
 
+/// Whose user a server's request is for.
+#[derive(Debug, PartialEq, Eq)]
+enum Asked {
+    /// This session's (by id).
+    Session(u64),
+    /// No session's: no call of one is in flight there, and the servers are no one session's.
+    Nobody,
+    /// One of these sessions', and the request does not say which.
+    Unclear(Vec<u64>),
+}
+
+/// The session a request of a server is for: the one whose call it names; else, when it names
+/// none, the one whose calls are all those in flight on that server (`in_flight`); else, with
+/// none in flight, the session whose own servers these are (`fallback`).
+fn asked(
+    call_id: Option<&str>,
+    in_flight: &[String],
+    session_of: impl Fn(&str) -> Option<u64>,
+    fallback: Option<u64>,
+) -> Asked {
+    if let Some(session) = call_id.and_then(&session_of) {
+        return Asked::Session(session);
+    }
+    let sessions: BTreeSet<u64> = in_flight.iter().filter_map(|c| session_of(c)).collect();
+    match (sessions.len(), sessions.first(), fallback) {
+        (1, Some(&only), _) => Asked::Session(only),
+        (0, _, Some(own)) => Asked::Session(own),
+        (0, _, None) => Asked::Nobody,
+        _ => Asked::Unclear(sessions.into_iter().collect()),
+    }
+}
+
 impl SharedHost {
-    /// The session a server's request goes to: the one whose call asked, else the session
-    /// whose own servers these are.
-    fn owner(&self, asking: &Asking) -> Option<Owner> {
-        let calling = asking.call_id.as_deref().and_then(|id| self.calls.owner(id));
-        calling.or_else(|| self.client.as_ref()?.lock().expect("client").clone())
+    /// The session a server's request goes to (see [`asked`]), with its client.
+    fn owner(&self, asking: &Asking) -> Result<Option<Owner>, ErrorData> {
+        let client = self.client.as_ref().and_then(|c| locked(c).clone());
+        let fallback = client.as_ref().map(|c| c.session);
+        let session_of = |call: &str| self.calls.owner(call).map(|o| o.session);
+        match asked(asking.call_id.as_deref(), &asking.calls_in_flight, session_of, fallback) {
+            Asked::Session(id) => {
+                let calling = asking.calls_in_flight.iter().chain(&asking.call_id);
+                let owner = calling.filter_map(|c| self.calls.owner(c)).find(|o| o.session == id);
+                Ok(owner.or(client))
+            }
+            Asked::Nobody => Ok(None),
+            Asked::Unclear(sessions) => Err(ErrorData::invalid_request(
+                format!(
+                    "calls of sessions {sessions:?} are in flight on MCP server '{}' and its request names none of them, so no one user can be asked for it (a 2026-07-28 server ties each request to its call)",
+                    asking.server
+                ),
+                None,
+            )),
+        }
     }
 }
 
 #[async_trait]
 impl HostHandler for SharedHost {
-    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
-        let owner = self.owner(asking);
-        let Some(owner) = owner.filter(|o| o.elicitation) else {
-            tracing::info!(server = %asking.server, "an elicitation no session can answer is declined");
-            return ElicitResult::new(ElicitationAction::Decline);
+    async fn elicit(
+        &self,
+        asking: &Asking,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(owner) = self.owner(asking)? else {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "no session's call is in flight on MCP server '{}': no user can be asked",
+                    asking.server
+                ),
+                None,
+            ));
         };
-        tracing::debug!(server = %asking.server, session = owner.session, "elicitation sent to its session");
-        match owner.peer.create_elicitation(request).await {
-            Ok(answer) => answer,
-            Err(e) => {
-                tracing::info!(
-                    session = owner.session,
-                    "the session did not answer an elicitation: {e}"
-                );
-                ElicitResult::new(ElicitationAction::Cancel)
-            }
+        if !owner.elicitation {
+            return Err(ErrorData::invalid_request(
+                format!("the client of session {} declares no elicitation", owner.session),
+                None,
+            ));
         }
+        tracing::debug!(server = %asking.server, session = owner.session, "elicitation sent to its session");
+        owner.peer.create_elicitation(request).await.map_err(|e| {
+            tracing::info!(
+                session = owner.session,
+                "the session did not answer an elicitation: {e}"
+            );
+            ErrorData::internal_error(
+                format!("the client of session {} did not answer: {e}", owner.session),
+                None,
+            )
+        })
     }
 
     /// A call whose approval is `ask`: the calling session's user is asked, as an elicitation
@@ -81,12 +145,19 @@ impl HostHandler for SharedHost {
         }
     }
 
+    /// The roots of the session asked: none when no session is (a server asking at its
+    /// start) or its client declares none; an error when the request could be any of several
+    /// sessions'.
     #[allow(deprecated)]
-    async fn list_roots(&self, asking: &Asking) -> ListRootsResult {
-        let owner = self.owner(asking);
-        match owner.filter(|o| o.roots) {
-            Some(owner) => owner.peer.list_roots().await.unwrap_or_default(),
-            None => ListRootsResult::default(),
+    async fn list_roots(&self, asking: &Asking) -> Result<ListRootsResult, ErrorData> {
+        match self.owner(asking)?.filter(|o| o.roots) {
+            Some(owner) => owner.peer.list_roots().await.map_err(|e| {
+                ErrorData::internal_error(
+                    format!("the client of session {} did not list its roots: {e}", owner.session),
+                    None,
+                )
+            }),
+            None => Ok(ListRootsResult::default()),
         }
     }
 }
@@ -138,14 +209,47 @@ pub(crate) struct Owner {
 impl CallOwners {
     /// The session of `call_id`, while the call is in flight.
     pub(crate) fn owner(&self, call_id: &str) -> Option<Owner> {
-        self.owners.lock().expect("call owners").get(call_id).cloned()
+        locked(&self.owners).get(call_id).cloned()
     }
 
     pub(crate) fn insert(&self, call_id: String, owner: Owner) {
-        self.owners.lock().expect("call owners").insert(call_id, owner);
+        locked(&self.owners).insert(call_id, owner);
     }
 
     pub(crate) fn remove(&self, call_id: &str) {
-        self.owners.lock().expect("call owners").remove(call_id);
+        locked(&self.owners).remove(call_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Calls `s<session>-<n>` of sessions 1–3 are in flight; `s9-1` has ended.
+    fn check(call: Option<&str>, in_flight: &[&str], fallback: Option<u64>, expected: Asked) {
+        let in_flight: Vec<String> = in_flight.iter().map(|c| c.to_string()).collect();
+        let session_of = |call: &str| {
+            let session = call.strip_prefix('s')?.split_once('-')?.0.parse().ok()?;
+            (session != 9).then_some(session)
+        };
+        assert_eq!(
+            asked(call, &in_flight, session_of, fallback),
+            expected,
+            "{call:?} {in_flight:?}"
+        );
+    }
+
+    #[test]
+    fn a_request_goes_to_the_one_session_it_can_be_for_and_never_guesses() {
+        check(Some("s2-1"), &["s1-1", "s2-1"], None, Asked::Session(2));
+        check(None, &["s1-1"], None, Asked::Session(1));
+        check(None, &["s1-1", "s1-2"], None, Asked::Session(1));
+        check(None, &["s1-1", "s2-1", "s3-4"], None, Asked::Unclear(vec![1, 2, 3]));
+        check(None, &["s1-1", "s2-1"], Some(1), Asked::Unclear(vec![1, 2]));
+        check(None, &[], None, Asked::Nobody);
+        check(None, &[], Some(3), Asked::Session(3));
+        // A call that has ended names no session: the calls in flight decide.
+        check(Some("s9-1"), &["s2-5"], None, Asked::Session(2));
+        check(None, &["s9-1"], None, Asked::Nobody);
     }
 }

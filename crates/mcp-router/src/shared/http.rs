@@ -16,11 +16,15 @@ use super::place::{Place, new_secret};
 use super::session::{SessionServer, Shared};
 
 /// Listen on `addr` (loopback only) and serve sessions there; returns the URL clients use.
-/// The secret goes to the place's secret file, the URL and pid to its address file.
+/// The secret goes to the place's secret file, the URL and pid to its address file. A session
+/// that sends nothing for `idle` (the router's idle timeout, when it has one) is closed, so a
+/// client that went away without a `DELETE` cannot keep the router running; its client, if it
+/// is still there, is told its session is gone (404) and starts a new one.
 pub(crate) async fn start(
     shared: Arc<Shared>,
     addr: SocketAddr,
     place: &Place,
+    idle: Option<std::time::Duration>,
 ) -> anyhow::Result<String> {
     check_loopback(addr)?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -36,9 +40,13 @@ pub(crate) async fn start(
         "http://127.0.0.1:*",
         "http://[::1]:*",
     ]);
+    let mut sessions = LocalSessionManager::default();
+    if let Some(idle) = idle {
+        sessions.session_config.keep_alive = Some(idle);
+    }
     let service = StreamableHttpService::new(
         move || shared.open_session("http", None).map_err(std::io::Error::other),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions),
         config,
     );
     tokio::spawn(accept(listener, service, secret));
@@ -100,9 +108,10 @@ fn refused() -> Response<BoxBody<Bytes, Infallible>> {
         r#"{"error":"the shared router needs its bearer secret (the file beside its socket)"}"#;
     let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
     *response.status_mut() = StatusCode::UNAUTHORIZED;
-    response
-        .headers_mut()
-        .insert(hyper::header::CONTENT_TYPE, "application/json".parse().expect("a header value"));
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
     response
 }
 

@@ -14,6 +14,7 @@ use router_config::{ConfigFile, Sharing};
 
 use super::backend::ChangeHub;
 use super::host::{CallOwners, Owner, SharedHost};
+use super::locked;
 
 /// One manager of servers not shared by every session, and the changes to what its sessions
 /// read. Its servers end when the last session holding it ends.
@@ -37,7 +38,7 @@ impl Drop for Group {
         let manager = self.manager.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let closing = runtime.spawn(async move { manager.shutdown().await });
-            let mut handles = self.closing.lock().expect("closing");
+            let mut handles = locked(&self.closing);
             handles.retain(|handle| !handle.is_finished());
             handles.push(closing);
         }
@@ -71,18 +72,18 @@ impl OwnServers {
     /// The groups session `id` (in `cwd`) uses: its own servers' and its directory's, each only
     /// when the config has such entries.
     pub(crate) fn groups_for(&self, id: u64, cwd: Option<&Path>) -> Vec<Arc<Group>> {
-        let config = self.config.lock().expect("own config").clone();
+        let config = locked(&self.config).clone();
         let mut groups = Vec::new();
         let per_session = entries(&config, Sharing::Session, cwd);
         if !per_session.is_empty()
             && let Some(group) = self.start(&config, per_session, Some(id), cwd)
         {
-            self.by_session.lock().expect("groups").insert(id, Arc::downgrade(&group));
+            locked(&self.by_session).insert(id, Arc::downgrade(&group));
             groups.push(group);
         }
         let per_cwd = entries(&config, Sharing::WorkingDirectory, cwd);
         if !per_cwd.is_empty() {
-            let mut by_cwd = self.by_cwd.lock().expect("groups");
+            let mut by_cwd = locked(&self.by_cwd);
             let key = cwd.map(Path::to_path_buf);
             let group = match by_cwd.get(&key).and_then(Weak::upgrade) {
                 Some(group) => Some(group),
@@ -133,8 +134,8 @@ impl OwnServers {
     /// restart and remove servers as the manager's `reconfigure` does.
     pub(crate) fn reconfigure(&self, own: ConfigFile) {
         let groups: Vec<Arc<Group>> = {
-            let by_session = self.by_session.lock().expect("groups");
-            let by_cwd = self.by_cwd.lock().expect("groups");
+            let by_session = locked(&self.by_session);
+            let by_cwd = locked(&self.by_cwd);
             by_session.values().chain(by_cwd.values()).filter_map(Weak::upgrade).collect()
         };
         for group in groups {
@@ -144,13 +145,13 @@ impl OwnServers {
             };
             group.manager.reconfigure(entries(&own, kind, group.cwd.as_deref()));
         }
-        *self.config.lock().expect("own config") = own;
+        *locked(&self.config) = own;
     }
 
     /// Session `id` ended.
     pub(crate) fn forget(&self, id: u64) {
-        self.by_session.lock().expect("groups").remove(&id);
-        self.by_cwd.lock().expect("groups").retain(|_, group| group.strong_count() > 0);
+        locked(&self.by_session).remove(&id);
+        locked(&self.by_cwd).retain(|_, group| group.strong_count() > 0);
     }
 
     /// The router stops: every group's servers end (those of sessions still open too), and
@@ -159,7 +160,7 @@ impl OwnServers {
         for group in self.groups() {
             group.manager.shutdown().await;
         }
-        let closing = std::mem::take(&mut *self.closing.lock().expect("closing"));
+        let closing = std::mem::take(&mut *locked(&self.closing));
         for handle in closing {
             let _ = handle.await;
         }
@@ -167,8 +168,8 @@ impl OwnServers {
 
     /// Every group running now (for `status`).
     pub(crate) fn groups(&self) -> Vec<Arc<Group>> {
-        let by_session = self.by_session.lock().expect("groups");
-        let by_cwd = self.by_cwd.lock().expect("groups");
+        let by_session = locked(&self.by_session);
+        let by_cwd = locked(&self.by_cwd);
         by_session.values().chain(by_cwd.values()).filter_map(Weak::upgrade).collect()
     }
 }

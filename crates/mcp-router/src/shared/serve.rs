@@ -43,29 +43,39 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let Some(held) = lock(&place.serve_lock(), false)? else {
         bail!("a shared router already runs for this config (socket {})", place.socket().display());
     };
+    let signals = Signals::new()?;
     let mut config = crate::setup::config(&args.config)?;
     let own = super::own::split_off(&mut config);
     let settings = config.settings.clone();
     let calls = Arc::new(CallOwners::default());
     let host = Arc::new(SharedHost { calls: calls.clone(), client: None });
     let mut running = mcp_host::Assembly::new(config).host_handler(host).start()?;
+    // The router's own tasks, each woken by what it waits for and ended with the router.
+    let mut tasks = tokio::task::JoinSet::new();
     let watchers = super::events::Watchers::default();
     if let Some(events) = running.take_events() {
-        tokio::spawn(watchers.clone().fan_out(events));
+        tasks.spawn(watchers.clone().fan_out(events));
     }
     let events = running.event_sender().clone();
     let own = OwnServers::new(own, events.clone(), calls.clone());
-    let shared = Shared::new(running.manager.clone(), settings, events, calls, own);
+    let moved = watchers.moved.clone();
+    let shared = Shared::new(running.manager.clone(), settings, events, calls, own, moved.clone());
     let sessions = bind_private(&place.socket())?;
     let status = bind_private(&place.status_socket())?;
-    tokio::spawn(watchers.clone().serve(bind_private(&place.events_socket())?));
+    tasks.spawn(watchers.clone().serve(bind_private(&place.events_socket())?));
     let http = match args.listen {
-        Some(addr) => Some(super::http::start(shared.clone(), addr, &place).await?),
+        Some(addr) => {
+            let idle = (args.idle_timeout > 0).then(|| Duration::from_secs(args.idle_timeout));
+            Some(super::http::start(shared.clone(), addr, &place, idle).await?)
+        }
         None => None,
     };
-    tokio::spawn(announce_tool_changes(shared.clone(), watchers.tools_moved.clone()));
-    tokio::spawn(deliver_updates(shared.clone()));
-    tokio::spawn(follow_config(shared.clone(), args.config.clone()));
+    tasks.spawn(announce_tool_changes(shared.clone(), moved.tools.subscribe()));
+    tasks.spawn(deliver_updates(shared.clone(), moved.resources.subscribe()));
+    if let Some(path) = args.config.config.clone() {
+        let edits = ConfigEdits::watch(&path)?;
+        tasks.spawn(follow_config(shared.clone(), args.config.clone(), edits));
+    }
     eprintln!(
         "mcp-router: shared router (pid {}) on {}{}",
         std::process::id(),
@@ -73,7 +83,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<i32> {
         http.as_ref().map(|url| format!(" and {url}")).unwrap_or_default()
     );
     let info = RouterInfo { socket: place.socket(), events: place.events_socket(), http };
-    serve_until_done(&shared, &sessions, &status, &info, args.idle_timeout).await;
+    serve_until_done(&shared, &sessions, &status, &info, args.idle_timeout, signals).await;
+    tasks.shutdown().await;
     shared.own.shutdown().await;
     running.shutdown().await;
     let files = [place.socket(), place.status_socket(), place.events_socket()];
@@ -93,18 +104,21 @@ pub(crate) struct RouterInfo {
     pub(crate) http: Option<String>,
 }
 
-/// Accept sessions and status questions until a signal or the idle timeout.
+/// Accept sessions and status questions until a signal or the idle timeout (woken when the
+/// number of open sessions reaches or leaves zero, never on a tick).
 async fn serve_until_done(
     shared: &Arc<Shared>,
     sessions: &UnixListener,
     status: &UnixListener,
     info: &RouterInfo,
     idle_timeout: u64,
+    mut signals: Signals,
 ) {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("a SIGTERM handler");
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut idle = shared.idle_since();
+    let limit = (idle_timeout > 0).then(|| Duration::from_secs(idle_timeout));
     loop {
+        let since = *idle.borrow_and_update();
+        let deadline = since.zip(limit).map(|(since, limit)| since + limit);
         tokio::select! {
             accepted = sessions.accept() => match accepted {
                 Ok((stream, _)) => { tokio::spawn(unix_session(shared.clone(), stream)); }
@@ -114,16 +128,38 @@ async fn serve_until_done(
                 let answer = super::status::answer(shared, info);
                 tokio::spawn(super::status::send(stream, answer));
             },
-            _ = tick.tick() => {
-                let idle = shared.idle_for();
-                if idle_timeout > 0 && idle.is_some_and(|d| d >= Duration::from_secs(idle_timeout)) {
-                    eprintln!("mcp-router: no session for {idle_timeout} s; the shared router stops");
-                    return;
-                }
+            _ = idle.changed() => {}
+            () = sleep_until(deadline) => {
+                eprintln!("mcp-router: no session for {idle_timeout} s; the shared router stops");
+                return;
             }
-            _ = tokio::signal::ctrl_c() => return,
-            _ = terminate.recv() => return,
+            _ = signals.interrupt.recv() => return,
+            _ = signals.terminate.recv() => return,
         }
+    }
+}
+
+/// SIGINT and SIGTERM, which stop the router as its idle timeout does.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt()).context("no SIGINT handler")?,
+            terminate: signal(SignalKind::terminate()).context("no SIGTERM handler")?,
+        })
+    }
+}
+
+/// Until `deadline`; forever without one.
+async fn sleep_until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -156,6 +192,7 @@ async fn unix_session(shared: Arc<Shared>, stream: UnixStream) {
     };
     let id = server.id();
     let (read, write) = stream.into_split();
+    let read = super::ending::Watched::new(read, server.ended());
     match tokio::time::timeout(HANDSHAKE, server.serve((read, write))).await {
         Ok(Ok(service)) => {
             let _ = service.waiting().await;
@@ -174,14 +211,57 @@ fn working_directory(pid: i32) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
+/// The edits of a config file, as the file system reports them (inotify), not looked for on
+/// a timer. The file's directory is watched, so a file saved by renaming a new one over it (as
+/// editors save) is seen too.
+pub(crate) struct ConfigEdits {
+    _watcher: notify::RecommendedWatcher,
+    events: tokio::sync::mpsc::UnboundedReceiver<()>,
+}
+
+impl ConfigEdits {
+    pub(crate) fn watch(path: &Path) -> anyhow::Result<Self> {
+        use notify::Watcher as _;
+        let name = path.file_name().map(ToOwned::to_owned);
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let ours =
+                    event.is_ok_and(|e| e.paths.iter().any(|p| p.file_name() == name.as_deref()));
+                if ours {
+                    let _ = tx.send(());
+                }
+            })
+            .context("cannot watch the config file")?;
+        watcher
+            .watch(&dir, notify::RecursiveMode::NonRecursive)
+            .with_context(|| format!("cannot watch {}", dir.display()))?;
+        Ok(Self { _watcher: watcher, events })
+    }
+
+    /// The next edit: a burst of events (a write, then a rename) is one edit, taken once the
+    /// file has been quiet for [`EDIT_SETTLES`].
+    async fn next(&mut self) -> Option<()> {
+        self.events.recv().await?;
+        while let Ok(Some(())) = tokio::time::timeout(EDIT_SETTLES, self.events.recv()).await {}
+        Some(())
+    }
+}
+
+/// How long a config file is quiet before an edit is read.
+const EDIT_SETTLES: Duration = Duration::from_millis(50);
+
 /// Applies edits of the config file to the running servers (see
 /// `McpConnectionManager::reconfigure`): only the servers whose entry changed are touched.
 /// A file that no longer reads is named on stderr and the servers stay as they are.
-async fn follow_config(shared: Arc<Shared>, config: ConfigArg) {
+async fn follow_config(shared: Arc<Shared>, config: ConfigArg, mut edits: ConfigEdits) {
     let Some(path) = config.config.clone() else { return };
     let mut last = std::fs::read(&path).ok();
-    loop {
-        tokio::time::sleep(CONFIG_POLL).await;
+    while edits.next().await.is_some() {
         let now = std::fs::read(&path).ok();
         // A file being replaced may be missing for a moment: wait for its new text.
         if now.is_none() || now == last {
@@ -205,20 +285,15 @@ async fn follow_config(shared: Arc<Shared>, config: ConfigArg) {
     }
 }
 
-/// How often the config file is looked at.
-const CONFIG_POLL: Duration = Duration::from_millis(300);
-
 /// Tells every session when the servers' tools change (a server's `tools/list_changed`, a
 /// server started, restarted or stopped): looked at when an event says a server's tools may
-/// have moved, and every 2 s besides.
-async fn announce_tool_changes(shared: Arc<Shared>, moved: Arc<tokio::sync::Notify>) {
+/// have moved, and only then.
+async fn announce_tool_changes(shared: Arc<Shared>, mut moved: tokio::sync::watch::Receiver<u64>) {
     let mut last = shared.manager.known_tools().await;
-    loop {
-        tokio::select! {
-            // A burst of events (every server ready at start) is looked at once.
-            () = moved.notified() => tokio::time::sleep(Duration::from_millis(50)).await,
-            () = tokio::time::sleep(Duration::from_secs(2)) => {}
-        }
+    while moved.changed().await.is_ok() {
+        // A burst of events (every server ready at start) is looked at once.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        moved.borrow_and_update();
         let now = shared.manager.known_tools().await;
         let changed = !Arc::ptr_eq(&now.tools, &last.tools) || now.unknown != last.unknown;
         if changed {
@@ -241,10 +316,10 @@ async fn announce_tool_changes(shared: Arc<Shared>, moved: Arc<tokio::sync::Noti
 }
 
 /// Sends each session `notifications/resources/updated` for the resources it subscribed to
-/// that changed (the servers' changes, looked at every 250 ms).
-async fn deliver_updates(shared: Arc<Shared>) {
-    loop {
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+/// that changed (the servers' changes, looked at when one is reported).
+async fn deliver_updates(shared: Arc<Shared>, mut moved: tokio::sync::watch::Receiver<u64>) {
+    while moved.changed().await.is_ok() {
+        moved.borrow_and_update();
         for (manager, hub) in shared.hubs() {
             hub.pump(&manager);
             for (session, uri) in hub.take_updates() {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use mcp_host::backend::KnownTools;
@@ -18,6 +18,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::backend::{ChangeHub, SessionBackend};
 use super::host::{CallOwners, Owner};
+use super::locked;
 use super::output::{to_call_result, to_tool};
 use super::own::{Group, OwnServers};
 use super::split::SplitBackend;
@@ -30,9 +31,10 @@ pub(crate) struct Shared {
     events: EventSender,
     sessions: Mutex<BTreeMap<u64, SessionInfo>>,
     next_session: AtomicU64,
-    /// Open sessions; [`Shared::idle_since`] is when it last fell to zero.
+    /// Open sessions; `idle_since` is when it last fell to zero (`None` while one is open),
+    /// watched by `serve` for its idle timeout.
     open: AtomicUsize,
-    idle_since: Mutex<Option<Instant>>,
+    idle_since: tokio::sync::watch::Sender<Option<Instant>>,
     pub(crate) calls: Arc<CallOwners>,
     /// The resource changes, per session.
     changes: Arc<ChangeHub>,
@@ -43,6 +45,8 @@ pub(crate) struct Shared {
     pub(crate) own: OwnServers,
     /// Each session's `subscriptions/listen` streams (2026-07-28).
     listeners: Mutex<BTreeMap<u64, Vec<SubscriptionSink>>>,
+    /// What the servers' events moved (a session waits on it to hear of its own servers').
+    moved: super::events::Moved,
 }
 
 /// What `mcp-router status` says of a session.
@@ -65,9 +69,11 @@ impl Shared {
         events: EventSender,
         calls: Arc<CallOwners>,
         own: OwnServers,
+        moved: super::events::Moved,
     ) -> Arc<Self> {
         Arc::new(Self {
             own,
+            moved,
             listeners: Mutex::default(),
             manager,
             settings,
@@ -75,7 +81,7 @@ impl Shared {
             sessions: Mutex::default(),
             next_session: AtomicU64::new(1),
             open: AtomicUsize::new(0),
-            idle_since: Mutex::new(Some(Instant::now())),
+            idle_since: tokio::sync::watch::Sender::new(Some(Instant::now())),
             calls,
             peers: Mutex::default(),
             changes: Arc::default(),
@@ -116,11 +122,12 @@ impl Shared {
             calls_in_flight: 0,
             calls: 0,
         };
-        self.sessions.lock().expect("sessions").insert(id, info);
+        locked(&self.sessions).insert(id, info);
         self.open.fetch_add(1, Ordering::SeqCst);
-        *self.idle_since.lock().expect("idle") = None;
+        self.idle_since.send_replace(None);
         tracing::info!(session = id, transport, "session opened");
-        let guard = Arc::new(SessionGuard { shared: self.clone(), id, groups });
+        let guard =
+            Arc::new(SessionGuard { shared: self.clone(), id, groups, tasks: Mutex::default() });
         Ok(SessionServer {
             shared: self.clone(),
             id,
@@ -128,43 +135,44 @@ impl Shared {
             parts: parts.into(),
             router: Arc::new(router),
             next_call: Arc::new(AtomicU64::new(1)),
+            ended: Arc::new(tokio::sync::watch::Sender::new(false)),
             _guard: guard,
         })
     }
 
-    /// How long no session has been open (`None` while one is).
-    pub(crate) fn idle_for(&self) -> Option<std::time::Duration> {
-        self.idle_since.lock().expect("idle").map(|since| since.elapsed())
+    /// Since when no session has been open (`None` while one is), as it changes.
+    pub(crate) fn idle_since(&self) -> tokio::sync::watch::Receiver<Option<Instant>> {
+        self.idle_since.subscribe()
     }
 
     /// The sessions now, by id.
     pub(crate) fn sessions(&self) -> Vec<SessionInfo> {
-        self.sessions.lock().expect("sessions").values().cloned().collect()
+        locked(&self.sessions).values().cloned().collect()
     }
 
     /// The sessions' clients.
     pub(crate) fn peers(&self) -> Vec<Peer<RoleServer>> {
-        self.peers.lock().expect("peers").values().cloned().collect()
+        locked(&self.peers).values().cloned().collect()
     }
 
     /// Session `id`'s client, once initialized.
     pub(crate) fn peer(&self, id: u64) -> Option<Peer<RoleServer>> {
-        self.peers.lock().expect("peers").get(&id).cloned()
+        locked(&self.peers).get(&id).cloned()
     }
 
     /// Session `id`'s listen streams.
     pub(crate) fn listeners(&self, id: u64) -> Vec<SubscriptionSink> {
-        self.listeners.lock().expect("listeners").get(&id).cloned().unwrap_or_default()
+        locked(&self.listeners).get(&id).cloned().unwrap_or_default()
     }
 
     /// Every session's listen streams.
     pub(crate) fn all_listeners(&self) -> Vec<SubscriptionSink> {
-        self.listeners.lock().expect("listeners").values().flatten().cloned().collect()
+        locked(&self.listeners).values().flatten().cloned().collect()
     }
 
     /// Session `id` listens on `sink` (`on`), or no longer does.
     pub(crate) fn listen(&self, id: u64, sink: &SubscriptionSink, on: bool) {
-        let mut listeners = self.listeners.lock().expect("listeners");
+        let mut listeners = locked(&self.listeners);
         let sinks = listeners.entry(id).or_default();
         sinks.retain(|s| s.id() != sink.id());
         if on {
@@ -186,7 +194,7 @@ impl Shared {
     }
 
     fn update(&self, id: u64, change: impl FnOnce(&mut SessionInfo)) {
-        if let Some(info) = self.sessions.lock().expect("sessions").get_mut(&id) {
+        if let Some(info) = locked(&self.sessions).get_mut(&id) {
             change(info);
         }
     }
@@ -202,12 +210,15 @@ struct SessionGuard {
     shared: Arc<Shared>,
     id: u64,
     groups: Vec<Arc<Group>>,
+    /// The session's own tasks, ended with it.
+    tasks: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        self.shared.sessions.lock().expect("sessions").remove(&self.id);
-        self.shared.peers.lock().expect("peers").remove(&self.id);
+        locked(&self.tasks).drain(..).for_each(|task| task.abort());
+        locked(&self.shared.sessions).remove(&self.id);
+        locked(&self.shared.peers).remove(&self.id);
         self.shared.changes.forget(self.id);
         for group in &self.groups {
             group.hub.forget(self.id);
@@ -215,7 +226,7 @@ impl Drop for SessionGuard {
         self.groups.clear();
         self.shared.own.forget(self.id);
         if self.shared.open.fetch_sub(1, Ordering::SeqCst) == 1 {
-            *self.shared.idle_since.lock().expect("idle") = Some(Instant::now());
+            self.shared.idle_since.send_replace(Some(Instant::now()));
         }
         tracing::info!(session = self.id, "session closed");
     }
@@ -233,6 +244,9 @@ pub(crate) struct SessionServer {
     parts: Arc<[Arc<SessionBackend>]>,
     router: Arc<ToolRouter>,
     next_call: Arc<AtomicU64>,
+    /// Set once the client's side of the session has ended (its input closed): the calls in
+    /// flight are given up at once.
+    ended: Arc<tokio::sync::watch::Sender<bool>>,
     _guard: Arc<SessionGuard>,
 }
 
@@ -242,6 +256,29 @@ impl SessionServer {
         self.id
     }
 
+    /// What tells this session that its client has gone (set by the transport that sees its
+    /// input end).
+    pub(crate) fn ended(&self) -> Arc<tokio::sync::watch::Sender<bool>> {
+        self.ended.clone()
+    }
+
+    /// Counts a call in, unless the session has [`MAX_CALLS_IN_FLIGHT`] already.
+    fn enter(&self, call_id: &str, owner: Owner) -> Option<InFlight<'_>> {
+        let mut admitted = false;
+        self.shared.update(self.id, |info| {
+            if info.calls_in_flight < MAX_CALLS_IN_FLIGHT {
+                info.calls_in_flight += 1;
+                info.calls += 1;
+                admitted = true;
+            }
+        });
+        if !admitted {
+            return None;
+        }
+        self.shared.calls.insert(call_id.to_string(), owner);
+        Some(InFlight { shared: &self.shared, session: self.id, call_id: call_id.to_string() })
+    }
+
     async fn dispatch(
         &self,
         request: CallToolRequestParams,
@@ -249,18 +286,12 @@ impl SessionServer {
     ) -> Result<CallToolResult, ErrorData> {
         let n = self.next_call.fetch_add(1, Ordering::Relaxed);
         let call_id = format!("s{}-{n}", self.id);
-        let declared = context.client_capabilities();
-        let owner = Owner {
-            session: self.id,
-            peer: context.peer.clone(),
-            elicitation: declared.as_ref().is_some_and(|c| c.elicitation.is_some()),
-            roots: declared.as_ref().is_some_and(|c| c.roots.is_some()),
+        let owner = owner(self.id, &context.peer, context.client_capabilities().as_ref());
+        let Some(in_flight) = self.enter(&call_id, owner) else {
+            return Ok(to_call_result(mcp_host::ToolOutput::failure(format!(
+                "this session already has {MAX_CALLS_IN_FLIGHT} calls in flight: wait for one to end"
+            ))));
         };
-        self.shared.calls.insert(call_id.clone(), owner);
-        self.shared.update(self.id, |info| {
-            info.calls_in_flight += 1;
-            info.calls += 1;
-        });
         let revealed = self.router.revealed_count();
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall {
@@ -269,21 +300,55 @@ impl SessionServer {
             arguments: arguments.into(),
         };
         let ctx = CallContext::new(self.shared.events.clone());
+        let mut ended = self.ended.subscribe();
         let outcome = tokio::select! {
-            outcome = self.router.dispatch_to_output(&ctx, call) => Some(outcome),
-            () = context.ct.cancelled() => None,
+            outcome = self.router.dispatch_to_output(&ctx, call) => Ok(outcome),
+            () = context.ct.cancelled() => Err("the call was cancelled by the client"),
+            _ = ended.wait_for(|ended| *ended) => Err("the session's client went away"),
         };
-        self.shared.calls.remove(&call_id);
-        self.shared.update(self.id, |info| info.calls_in_flight -= 1);
+        drop(in_flight);
         if self.router.revealed_count() != revealed {
             // A search revealed tools: this session's list changed (and only this one's).
             let _ = context.peer.notify_tool_list_changed().await;
         }
         match outcome {
-            Some(Ok(output)) => Ok(to_call_result(output)),
-            Some(Err(e)) => Err(ErrorData::internal_error(e.to_string(), None)),
-            None => Err(ErrorData::internal_error("the call was cancelled by the client", None)),
+            Ok(Ok(output)) => Ok(to_call_result(output)),
+            Ok(Err(e)) => Err(ErrorData::internal_error(e.to_string(), None)),
+            Err(why) => Err(ErrorData::internal_error(why, None)),
         }
+    }
+}
+
+/// Most calls one session may have in flight: past it a call is answered at once with an error
+/// the model reads (one agent cannot take every server's capacity).
+pub(crate) const MAX_CALLS_IN_FLIGHT: usize = 32;
+
+/// The session of a call, with what its client declared.
+fn owner(
+    session: u64,
+    peer: &Peer<RoleServer>,
+    declared: Option<&rmcp::model::ClientCapabilities>,
+) -> Owner {
+    Owner {
+        session,
+        peer: peer.clone(),
+        elicitation: declared.is_some_and(|c| c.elicitation.is_some()),
+        roots: declared.is_some_and(|c| c.roots.is_some()),
+    }
+}
+
+/// One call in flight: its owner entry and its count in the session's record, released
+/// however the call ends (answered, cancelled, or its future dropped with the session).
+struct InFlight<'a> {
+    shared: &'a Shared,
+    session: u64,
+    call_id: String,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.shared.calls.remove(&self.call_id);
+        self.shared.update(self.session, |info| info.calls_in_flight -= 1);
     }
 }
 
@@ -306,23 +371,22 @@ impl ServerHandler for SessionServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let declared = context.peer.peer_info().map(|info| info.capabilities.clone());
-        let owner = Owner {
-            session: self.id,
-            peer: context.peer.clone(),
-            elicitation: declared.as_ref().is_some_and(|c| c.elicitation.is_some()),
-            roots: declared.as_ref().is_some_and(|c| c.roots.is_some()),
-        };
+        let info = context.peer.peer_info();
+        if let Some(info) = &info {
+            let client = format!("{} {}", info.client_info.name, info.client_info.version);
+            self.shared.update(self.id, |session| session.client = Some(client));
+        }
+        let owner = owner(self.id, &context.peer, info.as_ref().map(|i| &i.capabilities));
         for group in self._guard.groups.iter().filter(|g| g.session == Some(self.id)) {
-            *group.client.lock().expect("client") = Some(owner.clone());
+            *locked(&group.client) = Some(owner.clone());
         }
         if !self._guard.groups.is_empty() {
-            tokio::spawn(announce_own_tool_changes(
-                Arc::downgrade(&self._guard),
-                context.peer.clone(),
-            ));
+            let moved = self.shared.moved.tools.subscribe();
+            let groups = self._guard.groups.iter().map(|g| g.manager.clone()).collect();
+            let task = tokio::spawn(announce_own_tool_changes(groups, moved, context.peer.clone()));
+            locked(&self._guard.tasks).push(task.abort_handle());
         }
-        self.shared.peers.lock().expect("peers").insert(self.id, context.peer);
+        locked(&self.shared.peers).insert(self.id, context.peer);
     }
 
     /// The session's roots changed: its own servers (`shared = false`) are told; the shared
@@ -341,11 +405,7 @@ impl ServerHandler for SessionServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        if let Some(info) = context.peer.peer_info() {
-            let client = format!("{} {}", info.client_info.name, info.client_info.version);
-            self.shared.update(self.id, |session| session.client = Some(client));
-        }
-        self.shared.peers.lock().expect("peers").insert(self.id, context.peer.clone());
+        locked(&self.shared.peers).insert(self.id, context.peer.clone());
         let tools = self.router.specs().await.into_iter().map(to_tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -439,22 +499,29 @@ impl ServerHandler for SessionServer {
 }
 
 /// Tells the session when its own servers' tools change (the shared servers' changes are
-/// told to every session by `serve`), until the session ends.
-async fn announce_own_tool_changes(guard: Weak<SessionGuard>, peer: Peer<RoleServer>) {
-    let mut last = Vec::new();
-    loop {
-        let Some(session) = guard.upgrade() else { return };
+/// told to every session by `serve`): looked at when an event says some server's tools may
+/// have moved. The session's guard ends it.
+async fn announce_own_tool_changes(
+    managers: Vec<Arc<McpConnectionManager>>,
+    mut moved: tokio::sync::watch::Receiver<u64>,
+    peer: Peer<RoleServer>,
+) {
+    let known = async |managers: &[Arc<McpConnectionManager>]| {
         let mut now = Vec::new();
-        for group in &session.groups {
-            now.push(group.manager.known_tools().await);
+        for manager in managers {
+            now.push(manager.known_tools().await);
         }
-        drop(session);
+        now
+    };
+    let mut last = known(&managers).await;
+    while moved.changed().await.is_ok() {
+        moved.borrow_and_update();
+        let now = known(&managers).await;
         let same = now.len() == last.len() && now.iter().zip(&last).all(|(a, b)| same_tools(a, b));
-        if !same && !last.is_empty() && peer.notify_tool_list_changed().await.is_err() {
+        if !same && peer.notify_tool_list_changed().await.is_err() {
             return;
         }
         last = now;
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
 }
 

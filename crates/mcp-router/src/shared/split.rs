@@ -19,6 +19,7 @@ use rmcp::model::{
 use router_protocol::ResourceChange;
 
 use super::backend::SessionBackend;
+use super::locked;
 
 /// The parts: the shared servers first, then the session's own.
 pub(crate) struct SplitBackend {
@@ -154,7 +155,7 @@ impl McpBackend for SplitBackend {
         let lists: Vec<_> = known.iter().map(|k| k.tools.clone()).collect();
         let mut unknown: Vec<String> = known.into_iter().flat_map(|k| k.unknown).collect();
         unknown.sort();
-        let mut merged = self.merged.lock().expect("merged tools");
+        let mut merged = locked(&self.merged);
         if let Some((from, tools)) = merged.as_ref()
             && from.len() == lists.len()
             && from.iter().zip(&lists).all(|(a, b)| Arc::ptr_eq(a, b))

@@ -45,14 +45,18 @@ struct Answering;
 
 #[async_trait]
 impl HostHandler for Answering {
-    async fn elicit(&self, asking: &Asking, request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(
+        &self,
+        asking: &Asking,
+        request: ElicitRequestParams,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
         assert_eq!(asking.server, "d");
         assert!(matches!(request, ElicitRequestParams::FormElicitationParams { .. }));
-        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"})))
     }
 
-    async fn list_roots(&self, _asking: &Asking) -> ListRootsResult {
-        ListRootsResult::new(vec![Root::new("file:///work")])
+    async fn list_roots(&self, _asking: &Asking) -> Result<ListRootsResult, rmcp::ErrorData> {
+        Ok(ListRootsResult::new(vec![Root::new("file:///work")]))
     }
 }
 
@@ -75,9 +79,13 @@ struct Named;
 
 #[async_trait]
 impl HostHandler for Named {
-    async fn elicit(&self, asking: &Asking, _request: ElicitRequestParams) -> ElicitResult {
+    async fn elicit(
+        &self,
+        asking: &Asking,
+        _request: ElicitRequestParams,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
         let content = json!({"name": asking.call_id.clone().unwrap_or_else(|| "?".into())});
-        ElicitResult::new(ElicitationAction::Accept).with_content(content)
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
     }
 }
 

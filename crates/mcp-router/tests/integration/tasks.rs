@@ -108,8 +108,8 @@ impl HostHandler for Ada {
         &self,
         _asking: &mcp_connection_manager::Asking,
         _request: ElicitRequestParams,
-    ) -> ElicitResult {
-        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"})))
     }
 }
 
