@@ -230,8 +230,11 @@ impl ConfigEdits {
         let (tx, events) = tokio::sync::mpsc::unbounded_channel();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                let ours =
-                    event.is_ok_and(|e| e.paths.iter().any(|p| p.file_name() == name.as_deref()));
+                // Reading the file is an event too (inotify's open, access, close): no edit.
+                let ours = event.is_ok_and(|e| {
+                    !matches!(e.kind, notify::EventKind::Access(_))
+                        && e.paths.iter().any(|p| p.file_name() == name.as_deref())
+                });
                 if ours {
                     let _ = tx.send(());
                 }

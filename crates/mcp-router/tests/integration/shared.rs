@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 
 use crate::support::{DEMO, marker, router_command, wait_gone, write_config};
 
+mod sessions;
+
 /// A client that answers every elicitation with its own name and counts what it was sent.
 #[derive(Clone)]
 struct Agent {
@@ -174,6 +176,14 @@ args = ["--name", "{marker}-notes"]
         crate::support::live_processes(|_, cmdline, _| {
             cmdline.contains("serve\0") && cmdline.contains(config)
         })
+    }
+
+    /// What the shared router wrote to its log (its stderr) so far.
+    fn router_log(&self) -> String {
+        let dir = self.runtime.join("mcp-router");
+        let logs = std::fs::read_dir(&dir).into_iter().flatten().filter_map(Result::ok);
+        let log = logs.map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "log"));
+        log.and_then(|path| std::fs::read_to_string(path).ok()).unwrap_or_default()
     }
 
     fn place_files(&self) -> Vec<String> {
@@ -379,14 +389,30 @@ async fn a_subscribed_session_is_told_of_updates_and_only_it() {
     assert!(heard.iter().all(|u| *u == qualified), "{heard:?}");
     assert!(b.agent.updated.lock().expect("updated").is_empty(), "b did not subscribe");
     // Unsubscribed: no more updates (the model's own notice still comes with its next list).
+    // The touch of another resource it then subscribes to is the barrier: an update of the
+    // first, had one been sent, would have come before it.
     let unsubscribe = rmcp::model::UnsubscribeRequestParams::new(qualified.clone());
     a.service.unsubscribe(unsubscribe).await.expect("resources/unsubscribe");
-    tokio::time::sleep(Duration::from_millis(400)).await;
     let before = a.agent.updated.lock().expect("updated").len();
     let (_, told) = call(&b, "mcp__notes__touch", json!({"uri": uri})).await;
     assert!(told.starts_with("told 1 "), "{told}");
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(a.agent.updated.lock().expect("updated").len(), before, "unsubscribed");
+    let other = resources
+        .iter()
+        .find(|r| r.uri.starts_with("mcp-router://notes/") && r.uri != qualified)
+        .expect("a second notes resource");
+    let other_uri = other.uri.strip_prefix("mcp-router://notes/").expect("qualified").to_string();
+    let subscribe = rmcp::model::SubscribeRequestParams::new(other.uri.clone());
+    a.service.subscribe(subscribe).await.expect("resources/subscribe");
+    wait_for_async("the server watching the other", || async {
+        let (_, told) = call(&b, "mcp__notes__touch", json!({"uri": other_uri})).await;
+        told.starts_with("told 1 ")
+    })
+    .await;
+    wait_for("the other's update", Duration::from_secs(5), || {
+        a.agent.updated.lock().expect("updated").len() > before
+    });
+    let after = a.agent.updated.lock().expect("updated")[before..].to_vec();
+    assert!(after.iter().all(|u| *u == other.uri), "unsubscribed from {qualified}: {after:?}");
 }
 
 async fn wait_for_async<F: std::future::Future<Output = bool>>(
@@ -464,9 +490,12 @@ async fn config_edits_apply_live_to_the_servers_that_changed_only() {
     let (failed, text) = call(&a, "mcp__extra__echo", json!({"text": "gone"})).await;
     assert!(failed, "{text}");
     assert_eq!(machine.server("notes"), notes, "notes untouched");
-    // A config that no longer reads leaves the servers as they are.
+    // A config that no longer reads leaves the servers as they are: once the router has said
+    // so (after it decided), nothing was restarted.
     std::fs::write(&machine.config, "[mcp_servers.docs\n").expect("write");
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    wait_for("the router read the broken config", Duration::from_secs(10), || {
+        machine.router_log().contains("changed but cannot be used")
+    });
     assert!(!call(&a, "mcp__notes__echo", json!({"text": "x"})).await.0);
     assert_eq!(machine.server("notes"), notes);
 }
@@ -497,8 +526,15 @@ async fn a_router_killed_leaves_no_server_and_ends_its_bridges() {
 
 /// `mcp-router serve --listen 127.0.0.1:0`: the URL and the secret beside the socket.
 fn serve_http(machine: &Machine) -> (std::process::Child, String, String) {
+    serve_http_with(machine, &[])
+}
+
+/// [`serve_http`] with `extra` arguments.
+fn serve_http_with(machine: &Machine, extra: &[&str]) -> (std::process::Child, String, String) {
+    let mut args = vec!["serve", "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
     let mut child = machine
-        .command(&["serve", "--listen", "127.0.0.1:0"])
+        .command(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -1050,7 +1086,19 @@ async fn a_sessions_roots_change_is_told_to_its_own_servers_only() {
     wait_for("ada's own server told", Duration::from_secs(10), || told(&own_log) == 1);
     b.service.peer().notify_roots_list_changed().await.expect("notify");
     wait_for("bob's own server told", Duration::from_secs(10), || told(&own_log) == 2);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Calls on each server are the barrier: a notice sent on, had there been one, is in its
+    // log before them.
+    let calls = |path: &std::path::Path| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        text.lines().filter(|l| *l == "tools/call").count()
+    };
+    for session in [&a, &b] {
+        assert!(!call(session, "mcp__mine__echo", json!({"text": "x"})).await.0);
+        assert!(!call(session, "mcp__together__echo", json!({"text": "x"})).await.0);
+    }
+    wait_for("the calls logged", Duration::from_secs(10), || {
+        calls(&own_log) == 2 && calls(&shared_log) == 2
+    });
     assert_eq!(told(&own_log), 2, "each session's own server, once");
     assert_eq!(told(&shared_log), 0, "never a shared server");
 }
