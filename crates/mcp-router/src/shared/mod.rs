@@ -9,6 +9,7 @@ mod backend;
 pub(crate) mod connect;
 mod ending;
 pub(crate) mod events;
+pub(crate) mod handler;
 mod host;
 mod http;
 mod output;

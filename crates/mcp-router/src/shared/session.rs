@@ -9,17 +9,14 @@ use std::time::{Instant, SystemTime};
 use mcp_host::backend::KnownTools;
 use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
 use mcp_host::{McpBackend, ToolRouter};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RequestContext, SubscriptionSink};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, Peer, RoleServer};
 
 use super::backend::{ChangeHub, SessionBackend};
 use super::host::{CallOwners, Owner};
 use super::locked;
-use super::output::{to_call_result, to_tool};
+use super::output::to_call_result;
 use super::own::{Group, OwnServers};
 use super::split::SplitBackend;
 
@@ -39,14 +36,14 @@ pub(crate) struct Shared {
     /// The resource changes, per session.
     changes: Arc<ChangeHub>,
     /// Each session's client, once initialized: told when the tools change.
-    peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
+    pub(super) peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     started: SystemTime,
     /// The servers run per session or per working directory.
     pub(crate) own: OwnServers,
     /// Each session's `subscriptions/listen` streams (2026-07-28).
     listeners: Mutex<BTreeMap<u64, Vec<SubscriptionSink>>>,
     /// What the servers' events moved (a session waits on it to hear of its own servers').
-    moved: super::events::Moved,
+    pub(super) moved: super::events::Moved,
 }
 
 /// What `mcp-router status` says of a session.
@@ -136,7 +133,7 @@ impl Shared {
             router: Arc::new(router),
             next_call: Arc::new(AtomicU64::new(1)),
             ended: Arc::new(tokio::sync::watch::Sender::new(false)),
-            _guard: guard,
+            guard,
         })
     }
 
@@ -193,7 +190,7 @@ impl Shared {
         unix_seconds(self.started)
     }
 
-    fn update(&self, id: u64, change: impl FnOnce(&mut SessionInfo)) {
+    pub(super) fn update(&self, id: u64, change: impl FnOnce(&mut SessionInfo)) {
         if let Some(info) = locked(&self.sessions).get_mut(&id) {
             change(info);
         }
@@ -206,12 +203,12 @@ fn unix_seconds(time: SystemTime) -> u64 {
 
 /// Ends the session's record when the last clone of its server is dropped, and with it the
 /// session's own servers (a working directory's, once no session there holds them).
-struct SessionGuard {
+pub(super) struct SessionGuard {
     shared: Arc<Shared>,
     id: u64,
-    groups: Vec<Arc<Group>>,
+    pub(super) groups: Vec<Arc<Group>>,
     /// The session's own tasks, ended with it.
-    tasks: Mutex<Vec<tokio::task::AbortHandle>>,
+    pub(super) tasks: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Drop for SessionGuard {
@@ -236,18 +233,18 @@ impl Drop for SessionGuard {
 /// dispatch.
 #[derive(Clone)]
 pub(crate) struct SessionServer {
-    shared: Arc<Shared>,
-    id: u64,
+    pub(super) shared: Arc<Shared>,
+    pub(super) id: u64,
     /// The servers as this session sees them (what its router is built over).
-    backend: Arc<dyn McpBackend>,
+    pub(super) backend: Arc<dyn McpBackend>,
     /// Its parts: the shared servers, then its own (where a subscription is kept).
-    parts: Arc<[Arc<SessionBackend>]>,
-    router: Arc<ToolRouter>,
-    next_call: Arc<AtomicU64>,
+    pub(super) parts: Arc<[Arc<SessionBackend>]>,
+    pub(super) router: Arc<ToolRouter>,
+    pub(super) next_call: Arc<AtomicU64>,
     /// Set once the client's side of the session has ended (its input closed): the calls in
     /// flight are given up at once.
-    ended: Arc<tokio::sync::watch::Sender<bool>>,
-    _guard: Arc<SessionGuard>,
+    pub(super) ended: Arc<tokio::sync::watch::Sender<bool>>,
+    pub(super) guard: Arc<SessionGuard>,
 }
 
 impl SessionServer {
@@ -279,7 +276,7 @@ impl SessionServer {
         Some(InFlight { shared: &self.shared, session: self.id, call_id: call_id.to_string() })
     }
 
-    async fn dispatch(
+    pub(super) async fn dispatch(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -324,7 +321,7 @@ impl SessionServer {
 pub(crate) const MAX_CALLS_IN_FLIGHT: usize = 32;
 
 /// The session of a call, with what its client declared.
-fn owner(
+pub(super) fn owner(
     session: u64,
     peer: &Peer<RoleServer>,
     declared: Option<&rmcp::model::ClientCapabilities>,
@@ -349,179 +346,6 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.shared.calls.remove(&self.call_id);
         self.shared.update(self.session, |info| info.calls_in_flight -= 1);
-    }
-}
-
-impl ServerHandler for SessionServer {
-    fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .enable_prompts()
-            .enable_resources()
-            .enable_resources_subscribe()
-            .enable_completions()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("mcp-router", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "The shared mcp-router: the tools of every configured MCP server (mcp__server__tool), \
-                 the resource tools and, with tool search on, search_mcp_tools.",
-            )
-    }
-
-    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let info = context.peer.peer_info();
-        if let Some(info) = &info {
-            let client = format!("{} {}", info.client_info.name, info.client_info.version);
-            self.shared.update(self.id, |session| session.client = Some(client));
-        }
-        let owner = owner(self.id, &context.peer, info.as_ref().map(|i| &i.capabilities));
-        for group in self._guard.groups.iter().filter(|g| g.session == Some(self.id)) {
-            *locked(&group.client) = Some(owner.clone());
-        }
-        if !self._guard.groups.is_empty() {
-            let moved = self.shared.moved.tools.subscribe();
-            let groups = self._guard.groups.iter().map(|g| g.manager.clone()).collect();
-            let task = tokio::spawn(announce_own_tool_changes(groups, moved, context.peer.clone()));
-            locked(&self._guard.tasks).push(task.abort_handle());
-        }
-        locked(&self.shared.peers).insert(self.id, context.peer);
-    }
-
-    /// The session's roots changed: its own servers (`shared = false`) are told; the shared
-    /// ones are not, whose roots are whichever session's call asks.
-    async fn on_roots_list_changed(
-        &self,
-        _context: rmcp::service::NotificationContext<RoleServer>,
-    ) {
-        for group in self._guard.groups.iter().filter(|g| g.session == Some(self.id)) {
-            group.manager.roots_changed().await;
-        }
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        locked(&self.shared.peers).insert(self.id, context.peer.clone());
-        let tools = self.router.specs().await.into_iter().map(to_tool).collect();
-        Ok(ListToolsResult::with_all_items(tools))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.dispatch(request, context).await?.into())
-    }
-
-    async fn list_resources(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
-        super::resources::list(&*self.backend).await
-    }
-
-    async fn list_resource_templates(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
-        super::resources::templates(&*self.backend).await
-    }
-
-    async fn read_resource(
-        &self,
-        request: rmcp::model::ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        Ok(super::resources::read(&*self.backend, &request.uri).await?.into())
-    }
-
-    async fn subscribe(
-        &self,
-        request: rmcp::model::SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        super::resources::subscribe(&*self.backend, &self.parts, &request.uri, true).await
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: rmcp::model::UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        super::resources::subscribe(&*self.backend, &self.parts, &request.uri, false).await
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        requested: &rmcp::model::SubscriptionFilter,
-    ) -> Option<rmcp::model::SubscriptionFilter> {
-        let mut accepted = rmcp::model::SubscriptionFilter::default();
-        accepted.tools_list_changed = requested.tools_list_changed;
-        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
-        Some(accepted)
-    }
-
-    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        let register = |sink: &SubscriptionSink, on| self.shared.listen(self.id, sink, on);
-        super::resources::listen(&*self.backend, &self.parts, context, register).await
-    }
-
-    async fn complete(
-        &self,
-        request: rmcp::model::CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
-        super::resources::complete(&*self.backend, request).await
-    }
-
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
-        Ok(super::prompts::list(&self.router).await)
-    }
-
-    async fn get_prompt(
-        &self,
-        request: rmcp::model::GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
-        Ok(super::prompts::get(&self.router, request).await?.into())
-    }
-}
-
-/// Tells the session when its own servers' tools change (the shared servers' changes are
-/// told to every session by `serve`): looked at when an event says some server's tools may
-/// have moved. The session's guard ends it.
-async fn announce_own_tool_changes(
-    managers: Vec<Arc<McpConnectionManager>>,
-    mut moved: tokio::sync::watch::Receiver<u64>,
-    peer: Peer<RoleServer>,
-) {
-    let known = async |managers: &[Arc<McpConnectionManager>]| {
-        let mut now = Vec::new();
-        for manager in managers {
-            now.push(manager.known_tools().await);
-        }
-        now
-    };
-    let mut last = known(&managers).await;
-    while moved.changed().await.is_ok() {
-        moved.borrow_and_update();
-        let now = known(&managers).await;
-        let same = now.len() == last.len() && now.iter().zip(&last).all(|(a, b)| same_tools(a, b));
-        if !same && peer.notify_tool_list_changed().await.is_err() {
-            return;
-        }
-        last = now;
     }
 }
 
