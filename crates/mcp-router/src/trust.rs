@@ -10,6 +10,7 @@ use mcp_connection_manager::{PinStore, Review, ServerConfig, ToolCache};
 use router_protocol::{DefinitionKind, McpToolDefinitionChangedEvent};
 
 use crate::setup::{ConfigArg, config};
+use crate::shared::as_run_in;
 
 /// What `trust` does.
 #[derive(clap::Subcommand)]
@@ -46,14 +47,30 @@ fn stores() -> anyhow::Result<(PinStore, ToolCache)> {
 /// Each configured server's pins against its last tool list.
 fn reviews(arg: &ConfigArg) -> anyhow::Result<Vec<(ServerConfig, Option<Review>)>> {
     let (pins, catalogs) = stores()?;
-    let servers = config(arg)?.servers;
-    Ok(servers
-        .into_iter()
+    let config = config(arg)?;
+    let here = std::env::current_dir().context("no current directory")?;
+    Ok(config
+        .servers
+        .iter()
         .map(|server| {
-            let review = catalogs.load(&server).map(|c| pins.review(&server.name, &c.tools));
-            (server, review)
+            let (run, pins) = as_run_in(&config, server.clone(), &here, &pins);
+            let review = catalogs.load(&run).map(|c| pins.review(&server.name, &c.tools));
+            (server.clone(), review)
         })
         .collect())
+}
+
+/// `server` of the config as the shared router runs it for an agent in this directory (see
+/// `as_run_in`), with the pins it keeps.
+fn scoped(
+    arg: &ConfigArg,
+    server: &str,
+    pins: &PinStore,
+) -> anyhow::Result<(ServerConfig, PinStore)> {
+    let config = config(arg)?;
+    let configured = find(&config, server)?;
+    let here = std::env::current_dir().context("no current directory")?;
+    Ok(as_run_in(&config, configured, &here, pins))
 }
 
 /// `mcp-router trust [approve | forget]`: exit code 0 when done.
@@ -164,7 +181,7 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
     let (pins, catalogs) = stores()?;
     match command {
         TrustCommand::Approve { config: arg, server, tools } => {
-            let configured = find(&arg, &server)?;
+            let (configured, pins) = scoped(&arg, &server, &pins)?;
             let held = pins.held(&server);
             let catalog = catalogs.load(&configured);
             anyhow::ensure!(
@@ -188,7 +205,7 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
             }
         }
         TrustCommand::Forget { config: arg, server, tools } => {
-            find(&arg, &server)?;
+            let (_, pins) = scoped(&arg, &server, &pins)?;
             let forgotten = pins.forget(&server, &tools)?;
             println!("{server}: forgot {forgotten} pins");
         }
@@ -196,8 +213,8 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn find(arg: &ConfigArg, server: &str) -> anyhow::Result<ServerConfig> {
-    let servers = config(arg)?.servers;
+fn find(config: &router_config::ConfigFile, server: &str) -> anyhow::Result<ServerConfig> {
+    let servers = &config.servers;
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     let found = servers.iter().find(|s| s.name == server).cloned();
     found.with_context(|| {

@@ -245,6 +245,16 @@ impl PinStore {
         &self.dir
     }
 
+    /// The pins of the servers run for one working directory (the shared router's
+    /// `shared = "cwd"` entries): a store of their own, `cwd/<hash of the directory>/` below
+    /// this one, so one directory's server neither takes nor moves another's pins.
+    pub fn for_directory(&self, dir: &Path) -> Self {
+        use std::os::unix::ffi::OsStrExt as _;
+        let text = String::from_utf8_lossy(dir.as_os_str().as_bytes());
+        let hash = crate::trust::canonical::sha256_hex(&text);
+        Self::at(self.dir.join("cwd").join(&hash[..16]))
+    }
+
     fn file(&self, server: &str) -> PathBuf {
         self.dir.join(format!("{server}.json"))
     }

@@ -14,6 +14,7 @@ mod host;
 mod http;
 mod output;
 mod own;
+pub(crate) use own::as_run_in;
 mod place;
 mod prompts;
 mod resources;

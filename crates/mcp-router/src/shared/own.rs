@@ -109,6 +109,10 @@ impl OwnServers {
     ) -> Option<Arc<Group>> {
         let mut config = config.clone();
         config.servers = servers;
+        if config.pin_tools {
+            // Its servers keep the pins of their agents' directory.
+            config.manager.trust.pins = pins_for(cwd);
+        }
         let client = Arc::new(Mutex::new(None));
         let host = Arc::new(SharedHost { calls: self.calls.clone(), client: Some(client.clone()) });
         let assembly = mcp_host::Assembly::new(config).host_handler(host);
@@ -182,6 +186,35 @@ pub(crate) fn split_off(config: &mut ConfigFile) -> ConfigFile {
     let sharing = &config.sharing;
     config.servers.retain(|server| !sharing.contains_key(&server.name));
     own
+}
+
+/// The pins of the servers run for the agents working in `cwd` (the router's own directory
+/// for a session that has none).
+fn pins_for(cwd: Option<&Path>) -> Option<mcp_connection_manager::PinStore> {
+    let base = mcp_connection_manager::PinStore::default_location()?;
+    let dir = cwd.map(Path::to_path_buf).or_else(|| std::env::current_dir().ok())?;
+    Some(base.for_directory(&dir))
+}
+
+/// `server` of `config` as the shared router runs it for an agent working in `cwd`, with the
+/// pins it keeps: an entry not shared by every session runs there (unless it names its own
+/// `cwd`) and keeps the pins of the agent's directory; every other entry keeps `pins`.
+pub(crate) fn as_run_in(
+    config: &ConfigFile,
+    server: ServerConfig,
+    cwd: &Path,
+    pins: &mcp_connection_manager::PinStore,
+) -> (ServerConfig, mcp_connection_manager::PinStore) {
+    if !config.sharing.contains_key(&server.name) {
+        return (server, pins.clone());
+    }
+    let mut server = server;
+    if let TransportConfig::Stdio { cwd: entry_cwd, .. } = &mut server.transport
+        && entry_cwd.is_none()
+    {
+        *entry_cwd = Some(cwd.to_path_buf());
+    }
+    (server, pins.for_directory(cwd))
 }
 
 /// The entries of `kind`, to run in `cwd` (an entry that names its own `cwd` keeps it).

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::support::{DEMO, marker, router_command, wait_gone, write_config};
 
+mod scopes;
 mod sessions;
 
 /// A client that answers every elicitation with its own name and counts what it was sent.
@@ -106,6 +107,8 @@ args = ["--name", "{marker}-notes"]
     fn command(&self, args: &[&str]) -> std::process::Command {
         let mut command = router_command();
         command.env("XDG_RUNTIME_DIR", &self.runtime).args(args).arg("--config").arg(&self.config);
+        // Catalogs and pins of this machine alone.
+        command.env("MCP_ROUTER_CACHE_DIR", self.runtime.join("cache"));
         command
     }
 
