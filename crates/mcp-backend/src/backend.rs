@@ -65,7 +65,7 @@ pub trait McpBackend: Send + Sync {
     async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError>;
     /// `tools/call` by original tool name. A call the server runs as a task (SEP-2663) is
     /// followed to its end; a backend that hands long tasks to the background answers with a
-    /// handle instead (see [`McpBackend::await_task`]).
+    /// handle instead (see [`TasksBackend::await_task`]).
     async fn call_tool(
         &self,
         server: &str,

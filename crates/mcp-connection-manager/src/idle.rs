@@ -1,5 +1,5 @@
 //! Which servers stay idle at start: `startup = "lazy"`, and with tool search the servers whose
-//! tools a catalog already knows (`ManagerOptions::lazy_when_cataloged`), under `auto` only when
+//! tools a catalog already knows (`StartupOptions::lazy_when_cataloged`), under `auto` only when
 //! those tools' specs pass the search threshold ([`LazyOver`]). One decision, used by the
 //! manager when it starts and by the command line when it reports (`auth status`).
 

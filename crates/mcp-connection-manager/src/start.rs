@@ -31,7 +31,7 @@ pub(crate) struct StartServer {
     pub(crate) host: Arc<dyn HostHandler>,
     pub(crate) connector: Arc<dyn Connector>,
     pub(crate) failure_backoff: Duration,
-    /// `ManagerOptions::response_cache`.
+    /// `RequestOptions::response_cache`.
     pub(crate) response_cache: bool,
     pub(crate) watched: Arc<mcp_connection::Watched>,
     /// Where sign-in credentials are kept (`ManagerOptions::token_store`).
@@ -39,7 +39,7 @@ pub(crate) struct StartServer {
     pub(crate) challenge: Arc<Mutex<Option<String>>>,
     pub(crate) list_generation: Arc<std::sync::atomic::AtomicU64>,
     pub(crate) catalog: Arc<CatalogSlot>,
-    /// `ManagerOptions::progress_interval`.
+    /// `RequestOptions::progress_interval`.
     pub(crate) progress_interval: Duration,
     /// The pinned tool definitions (`tool_changes = "refuse"` is decided at start).
     pub(crate) trust: Arc<crate::trust::Trust>,

@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 ///
 /// The policy: while there is room, every URI the model reads is watched. A full set stays
 /// stable: a URI read for the first time takes the place of the least recently read one only if
-/// that one was not read for [`IDLE`]; otherwise it is not watched. A working set larger than
+/// that one was not read for `IDLE`; otherwise it is not watched. A working set larger than
 /// the cap, all of it in use, therefore costs nothing per read (the old LRU rule subscribed and
 /// unsubscribed on every read, and the reads queued behind those requests); when the model
 /// moves on, the URIs it left take turns with the new ones, one swap per read at most.

@@ -59,9 +59,17 @@ pub mod render;
 
 pub use assembly::{Assembly, Running, ShutdownHandle, StartError};
 pub use mcp_backend::{McpBackend, McpError, SkillApproval};
+/// Sign-in to servers behind OAuth (`oauth::Login`, `oauth::TokenStore`).
+pub use mcp_connection_manager::oauth;
+/// The manager's settings groups (`ManagerOptions::default().with(|o| …)`), and where its
+/// state lives: the tool catalog and the pins.
+pub use mcp_connection_manager::{
+    ApprovalPolicy, LifecycleOptions, ListOptions, PinStore, ProtocolChoice, RequestOptions,
+    StartupOptions, TaskOptions, ToolCache, ToolChanges, TrustOptions, WatchOptions,
+};
 pub use mcp_connection_manager::{
     AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, ManagerOptions,
-    McpConnectionManager, ServerConfig, Startup, TransportConfig,
+    McpConnectionManager, ServerConfig, ServerStatus, Startup, TransportConfig, TrustAnswer,
 };
 pub use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
 pub use router_protocol::{
@@ -70,6 +78,11 @@ pub use router_protocol::{
 pub use tool_router::{
     CallContext, FunctionCallError, RouterSettings, ToolCall, ToolFormat, ToolHandler, ToolOutput,
     ToolRouter, ToolSpec,
+};
+/// The router's settings groups (`RouterSettings::default().with(|s| …)`).
+pub use tool_router::{
+    DataSettings, EventSettings, ListSettings, OptionalTools, ReadSettings, ResultSettings,
+    SearchSettings, SearchVia, ToolSearchMode,
 };
 
 /// `#[async_trait]`, for implementing [`HostHandler`], [`McpBackend`] or [`ToolHandler`].

@@ -10,7 +10,7 @@ use mcp_connection_manager::{PinStore, Review, ServerConfig, ToolCache};
 use router_protocol::{DefinitionKind, McpToolDefinitionChangedEvent};
 
 use crate::setup::{ConfigArg, config};
-use crate::shared::as_run_in;
+use crate::shared::own::as_run_in;
 
 /// What `trust` does.
 #[derive(clap::Subcommand)]

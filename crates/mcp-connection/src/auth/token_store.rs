@@ -102,7 +102,7 @@ impl TokenStore {
         Self { path: file.into(), memo: Default::default() }
     }
 
-    /// `credentials.json` in [`config_dir`]; `None` when no directory can be named.
+    /// `credentials.json` in `config_dir`; `None` when no directory can be named.
     pub fn default_location() -> Option<Self> {
         config_dir().map(|dir| Self::at(dir.join("credentials.json")))
     }

@@ -12,7 +12,7 @@
 //!   model's answer (never an old entry).
 //! - Only complete answers are cached (a read that needed input rounds is not), only from
 //!   servers that negotiated 2026-07-28 (a legacy server's stray `ttlMs` is not a hint), and
-//!   not at all when `ManagerOptions::response_cache` is off.
+//!   not at all when `RequestOptions::response_cache` is off.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

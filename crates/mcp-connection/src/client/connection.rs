@@ -78,7 +78,7 @@ impl Connection {
     }
 
     /// A failed request as the model reads it: the cause in words, the HTTP server's address,
-    /// a stdio server's exit status when it exited — waited for up to [`EXIT_GRACE`] (its
+    /// a stdio server's exit status when it exited — waited for up to `EXIT_GRACE` (its
     /// output can end before its guard is seen exiting on a loaded machine).
     pub async fn failure(&self, error: rmcp::ServiceError) -> McpError {
         let client = self.client();
@@ -143,7 +143,7 @@ impl Connection {
         }
     }
 
-    /// A connection over a transport a custom [`Connector`] opened (in memory, a socket…):
+    /// A connection over a transport a custom [`Connector`](crate::Connector) opened (in memory, a socket…):
     /// rmcp's handshake with `client`, then what every connection reads first.
     pub async fn over<T, E, A>(
         config: &ServerConfig,

@@ -35,7 +35,7 @@ pub struct RouterClient {
     pub list_generation: Arc<std::sync::atomic::AtomicU64>,
     /// This connection's request spans (see `telemetry`).
     pub telemetry: Arc<crate::telemetry::Telemetry>,
-    /// `host:port` of an HTTP server (see [`crate::errors::address_of`]), named by failures.
+    /// `host:port` of an HTTP server (see `errors::address_of`), named by failures.
     pub address: Option<String>,
     /// This connection's progress tokens and the calls they stand for (see `progress`).
     pub progress: Arc<crate::progress::Progress>,

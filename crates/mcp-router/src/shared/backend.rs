@@ -14,7 +14,7 @@ use mcp_host::{McpBackend, McpConnectionManager, McpError};
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 use router_protocol::ResourceChange;
 
-use super::locked;
+use super::lock::locked;
 
 /// Most resources one session is told about.
 const READ_PER_SESSION: usize = 4096;

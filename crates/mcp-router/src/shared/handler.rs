@@ -12,7 +12,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
-use super::locked;
+use super::lock::locked;
 use super::output::to_tool;
 use super::session::{SessionServer, owner, same_tools};
 

@@ -14,7 +14,7 @@ use rmcp::model::ListRootsResult;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use router_protocol::{ToolApproval, ToolApprovalQuestion};
 
-use super::locked;
+use super::lock::locked;
 
 /// Sends elicitations and roots requests to the calling session's client.
 pub(crate) struct SharedHost {

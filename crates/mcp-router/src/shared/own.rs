@@ -14,7 +14,7 @@ use router_config::{ConfigFile, Sharing};
 
 use super::backend::ChangeHub;
 use super::host::{CallOwners, Owner, SharedHost};
-use super::locked;
+use super::lock::locked;
 
 /// One manager of servers not shared by every session, and the changes to what its sessions
 /// read. Its servers end when the last session holding it ends.

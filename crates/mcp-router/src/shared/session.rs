@@ -15,7 +15,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 
 use super::backend::{ChangeHub, SessionBackend};
 use super::host::{CallOwners, Owner};
-use super::locked;
+use super::lock::locked;
 use super::output::to_call_result;
 use super::own::{Group, OwnServers};
 use super::split::SplitBackend;

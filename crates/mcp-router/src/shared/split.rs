@@ -19,7 +19,7 @@ use rmcp::model::{
 use router_protocol::ResourceChange;
 
 use super::backend::SessionBackend;
-use super::locked;
+use super::lock::locked;
 
 /// The parts: the shared servers first, then the session's own.
 pub(crate) struct SplitBackend {

@@ -320,3 +320,99 @@ fn every_name_the_code_map_quotes_is_defined() {
         ]
     );
 }
+
+/// Every `Type::member` a doc comment (`///`, `//!`) under `crates/*/src` quotes, whose type the
+/// workspace defines: `(file, the unresolved name and why)`.
+fn unresolved_in_doc_comments(defined: &Defined) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root().join("crates")).expect("crates").flatten() {
+        let src = entry.path().join("src");
+        let mut files = Vec::new();
+        walk(&src, Path::new(""), &mut files);
+        for file in files.iter().filter(|f| f.extension() == Some("rs".as_ref())) {
+            let text = std::fs::read_to_string(src.join(file)).expect("source");
+            let docs = text
+                .lines()
+                .map(str::trim_start)
+                .filter_map(|line| line.strip_prefix("///").or_else(|| line.strip_prefix("//!")));
+            for span in docs.flat_map(spans) {
+                let span = span.trim_start_matches('[').trim_end_matches(']');
+                let Some(name) = rust_name(span) else { continue };
+                let segments: Vec<&str> = name.split("::").collect();
+                let [.., owner, _] = segments.as_slice() else { continue };
+                // A type of the workspace only: `Vec::new` or `rmcp::model::Tool` are not ours.
+                let ours = owner.starts_with(|c: char| c.is_ascii_uppercase())
+                    && defined.members.contains_key(*owner);
+                if let Some(why) = ours.then(|| unresolved(span, defined)).flatten() {
+                    let krate = entry.file_name().to_string_lossy().into_owned();
+                    found.push(format!("crates/{krate}/src/{}: {why}", file.display()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The `Type::member` names the libraries' doc comments quote resolve, as the map's do: a
+/// removed or renamed field or method leaves no stale name in a comment.
+#[test]
+fn every_member_the_doc_comments_quote_is_defined() {
+    let defined = defined();
+    assert_eq!(unresolved_in_doc_comments(&defined), Vec::<String>::new());
+}
+
+/// The public types each library crate defines (`pub struct|enum|trait|type Name`), by crate.
+fn public_types() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut by_crate: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(root().join("crates")).expect("crates").flatten() {
+        let krate = entry.file_name().to_string_lossy().into_owned();
+        let mut files = Vec::new();
+        walk(&entry.path().join("src"), Path::new(""), &mut files);
+        for file in files.iter().filter(|f| f.extension() == Some("rs".as_ref())) {
+            let text = std::fs::read_to_string(entry.path().join("src").join(file)).expect("src");
+            for kind in ["pub struct ", "pub enum ", "pub trait ", "pub type "] {
+                for (at, _) in text.match_indices(kind) {
+                    let name: String = text[at + kind.len()..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    by_crate.entry(krate.clone()).or_default().insert(name);
+                }
+            }
+        }
+    }
+    by_crate
+}
+
+/// The README's types a host uses are the front door's: every type the README quotes that a
+/// library crate under `mcp-host` defines is exported by `mcp_host` by name (those of
+/// `router-protocol` and `mcp-backend` are reachable as `mcp_host::events::…` and
+/// `mcp_host::backend::…`; the binaries' own are not a host's).
+#[test]
+fn every_type_the_readme_quotes_is_exported_by_the_front_door() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let lib = std::fs::read_to_string(root().join("crates/mcp-host/src/lib.rs")).expect("lib");
+    let face = &lib[lib.find("mod assembly;").expect("the exports")..];
+    let exported = |name: &str| {
+        face.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|word| word == name)
+    };
+    let reachable = ["router-protocol", "mcp-backend", "mcp-router", "demo-server", "bench"];
+    let types = public_types();
+    let library = |name: &str| {
+        types
+            .iter()
+            .any(|(krate, names)| !reachable.contains(&krate.as_str()) && names.contains(name))
+    };
+    let mut missing = std::collections::BTreeSet::new();
+    for span in readme.lines().flat_map(spans) {
+        let first = span.split("::").next().unwrap_or_default().trim_end_matches("()");
+        let qualified = span.starts_with("mcp_host::");
+        let typed = first.starts_with(|c: char| c.is_ascii_uppercase())
+            && first.chars().all(|c| c.is_ascii_alphanumeric());
+        if typed && !qualified && library(first) && !exported(first) {
+            missing.insert(first.to_string());
+        }
+    }
+    assert_eq!(missing, std::collections::BTreeSet::<String>::new(), "not exported by mcp_host");
+}
