@@ -12,6 +12,7 @@ mod provider;
 mod shared;
 mod sink;
 mod skills;
+mod status;
 mod trust;
 
 pub use events::{
@@ -32,6 +33,7 @@ pub use provider::OutputFormat;
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};
+pub use status::{Cwd, RouterStatus, Scope, ServerEntry, SessionStatus, Shared};
 pub use trust::{
     ApprovalPolicy, DefinitionChange, DefinitionDecision, DefinitionKind, FieldDiff,
     McpToolDefinitionChangedEvent, ToolApproval, ToolApprovalQuestion,

@@ -47,17 +47,7 @@ pub(crate) struct Shared {
 }
 
 /// What `mcp-router status` says of a session.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct SessionInfo {
-    pub(crate) id: u64,
-    /// `unix` or `http`.
-    pub(crate) transport: &'static str,
-    /// Seconds since the Unix epoch.
-    pub(crate) since: u64,
-    pub(crate) client: Option<String>,
-    pub(crate) calls_in_flight: usize,
-    pub(crate) calls: u64,
-}
+pub(crate) type SessionInfo = router_protocol::SessionStatus;
 
 impl Shared {
     pub(crate) fn new(
@@ -113,7 +103,7 @@ impl Shared {
         let router = ToolRouter::with_mcp_settings(backend.clone(), &self.settings)?;
         let info = SessionInfo {
             id,
-            transport,
+            transport: transport.to_string(),
             since: unix_seconds(SystemTime::now()),
             client: None,
             calls_in_flight: 0,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use mcp_connection_manager::{McpConnectionManager, ServerStatus};
-use serde_json::{Value, json};
+use router_protocol::{RouterStatus, Scope, ServerEntry};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::UnixStream;
 
@@ -16,29 +16,29 @@ use crate::setup::ConfigArg;
 
 /// The status answer: the router, its sessions and its servers (the shared ones, then the
 /// ones run per session or per working directory).
-pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> Value {
-    let mut servers = servers_of(&shared.manager, &json!({ "shared": true }));
+pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> RouterStatus {
+    let mut servers = servers_of(&shared.manager, &Scope::everyone());
     for group in shared.own.groups() {
-        let whose = match group.session {
-            Some(session) => json!({ "shared": false, "session": session }),
-            None => json!({ "shared": "cwd", "cwd": group.cwd }),
+        let scope = match group.session {
+            Some(session) => Scope::session(session),
+            None => Scope::working_directory(group.cwd.clone()),
         };
-        servers.extend(servers_of(&group.manager, &whose));
+        servers.extend(servers_of(&group.manager, &scope));
     }
-    json!({
-        "pid": std::process::id(),
-        "rss_kib": resident_kib(std::process::id()),
-        "started": shared.started(),
-        "socket": info.socket,
-        "events": info.events,
-        "http": info.http,
-        "sessions": shared.sessions(),
-        "servers": servers,
-    })
+    RouterStatus {
+        pid: std::process::id(),
+        rss_kib: resident_kib(std::process::id()),
+        started: shared.started(),
+        socket: info.socket.clone(),
+        events: info.events.clone(),
+        http: info.http.clone(),
+        sessions: shared.sessions(),
+        servers,
+    }
 }
 
-/// `manager`'s servers: name, state, process and memory, with `whose` (how it is shared).
-fn servers_of(manager: &McpConnectionManager, whose: &Value) -> Vec<Value> {
+/// `manager`'s servers: name, state, process and memory, run for `scope`.
+fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry> {
     let pids: std::collections::BTreeMap<String, u32> = manager.child_pids().into_iter().collect();
     let names = manager.server_names().into_iter();
     names
@@ -52,16 +52,13 @@ fn servers_of(manager: &McpConnectionManager, whose: &Value) -> Vec<Value> {
                 Some(ServerStatus::Failed(why)) => format!("failed: {why}"),
                 Some(_) | None => "unknown".to_string(),
             };
-            let mut server = json!({
-                "name": name,
-                "state": state,
-                "pid": pid,
-                "rss_kib": pid.and_then(resident_kib),
-            });
-            if let (Some(server), Some(whose)) = (server.as_object_mut(), whose.as_object()) {
-                server.extend(whose.clone());
+            ServerEntry {
+                name,
+                state,
+                pid,
+                rss_kib: pid.and_then(resident_kib),
+                scope: scope.clone(),
             }
-            server
         })
         .collect()
 }
@@ -74,11 +71,12 @@ fn resident_kib(pid: u32) -> Option<u64> {
 }
 
 /// Write `answer` to a status client of this user, one JSON line.
-pub(crate) async fn send(mut stream: UnixStream, answer: Value) {
+pub(crate) async fn send(mut stream: UnixStream, answer: RouterStatus) {
     if stream.peer_cred().map(|c| c.uid()).ok() != Some(current_uid()) {
         return;
     }
-    let line = format!("{answer}\n");
+    let Ok(line) = serde_json::to_string(&answer) else { return };
+    let line = line + "\n";
     let _ = stream.write_all(line.as_bytes()).await;
     let _ = stream.shutdown().await;
 }
@@ -92,12 +90,12 @@ pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32
     };
     let mut text = String::new();
     stream.read_to_string(&mut text).await.context("cannot read the router's status")?;
-    let status: Value =
-        serde_json::from_str(text.trim()).context("the router's status is not JSON")?;
     if as_json {
-        outln!("{status}");
+        outln!("{}", text.trim());
         return Ok(0);
     }
+    let status: RouterStatus =
+        serde_json::from_str(text.trim()).context("the router's status is not its JSON")?;
     for line in describe(&status) {
         outln!("{line}");
     }
@@ -105,42 +103,38 @@ pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32
 }
 
 /// The status as lines for a person.
-fn describe(status: &Value) -> Vec<String> {
+fn describe(status: &RouterStatus) -> Vec<String> {
     let mut lines = vec![format!(
         "shared router pid {} ({} KiB) on {}{}",
-        status["pid"],
-        status["rss_kib"],
-        status["socket"].as_str().unwrap_or_default(),
-        status["http"].as_str().map(|url| format!(" and {url}")).unwrap_or_default()
+        status.pid,
+        status.rss_kib.map_or_else(|| "?".to_string(), |kib| kib.to_string()),
+        status.socket.display(),
+        status.http.as_ref().map(|url| format!(" and {url}")).unwrap_or_default()
     )];
-    let sessions = status["sessions"].as_array().cloned().unwrap_or_default();
-    lines.push(format!("sessions: {}", sessions.len()));
-    for s in &sessions {
+    lines.push(format!("sessions: {}", status.sessions.len()));
+    for s in &status.sessions {
         lines.push(format!(
             "  #{} {} {} calls, {} in flight",
-            s["id"],
-            s["client"].as_str().unwrap_or(s["transport"].as_str().unwrap_or_default()),
-            s["calls"],
-            s["calls_in_flight"]
+            s.id,
+            s.client.as_deref().unwrap_or(&s.transport),
+            s.calls,
+            s.calls_in_flight
         ));
     }
     lines.push("servers:".to_string());
-    for s in status["servers"].as_array().into_iter().flatten() {
-        let process = match (s["pid"].as_u64(), s["rss_kib"].as_u64()) {
+    for s in &status.servers {
+        let process = match (s.pid, s.rss_kib) {
             (Some(pid), Some(kib)) => format!(" pid {pid}, {kib} KiB"),
             (Some(pid), None) => format!(" pid {pid}"),
             _ => String::new(),
         };
-        let whose = match (&s["session"], s["cwd"].as_str()) {
-            (Value::Number(session), _) => format!("session #{session}"),
-            (_, Some(cwd)) => format!("for {cwd}"),
-            _ => "shared".to_string(),
+        let whose = match &s.scope {
+            Scope::Session { session, .. } => format!("session #{session}"),
+            Scope::WorkingDirectory { cwd: Some(cwd), .. } => format!("for {}", cwd.display()),
+            Scope::WorkingDirectory { cwd: None, .. } => "for the router's directory".to_string(),
+            Scope::Everyone { .. } => "shared".to_string(),
         };
-        lines.push(format!(
-            "  {} ({whose}) {}{process}",
-            s["name"].as_str().unwrap_or_default(),
-            s["state"].as_str().unwrap_or_default()
-        ));
+        lines.push(format!("  {} ({whose}) {}{process}", s.name, s.state));
     }
     lines
 }
