@@ -133,8 +133,19 @@ args = ["--name", "{marker}-notes"]
             tools_changed: Arc::default(),
             updated: Arc::default(),
         };
-        let service =
-            agent.clone().serve((stdout, stdin)).await.expect("the handshake through connect");
+        let service = match agent.clone().serve((stdout, stdin)).await {
+            Ok(service) => service,
+            Err(e) => {
+                // The router's last words, once it has had a moment to write them.
+                std::thread::sleep(Duration::from_secs(1));
+                panic!(
+                    "{name}'s handshake through connect: {e}; routers {:?}, files {:?}; the router's log: {}",
+                    self.routers(),
+                    self.place_files(),
+                    self.router_log()
+                )
+            }
+        };
         Session { agent, service, bridge }
     }
 
@@ -518,6 +529,14 @@ async fn a_router_killed_leaves_no_server_and_ends_its_bridges() {
     assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
     let exited = tokio::time::timeout(Duration::from_secs(5), session.bridge.wait()).await;
     assert!(exited.is_ok(), "connect ends when its router is gone");
+    // Its socket stays open until the kernel has closed its files (after its memory: its
+    // command line is gone before its sockets are), a zombie or gone: a `connect` before then
+    // would be queued on a listener nobody accepts on.
+    wait_for("the router's end", Duration::from_secs(10), || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+        matches!(state, None | Some("Z" | "X"))
+    });
     // The next agent starts a new router over the stale socket file.
     let again = machine.connect("bob").await;
     let (failed, text) = call(&again, "mcp__notes__echo", json!({"text": "back"})).await;

@@ -13,13 +13,7 @@ use crate::support::{DEMO, wait_gone};
 
 /// `sleep` on `notes` for `ms`, in the background.
 fn sleeping(session: &Session, ms: u64) -> tokio::task::JoinHandle<Option<String>> {
-    let peer = session.service.peer().clone();
-    tokio::spawn(async move {
-        let mut params = CallToolRequestParams::new("mcp__notes__sleep");
-        params.arguments = json!({"ms": ms}).as_object().cloned();
-        let result = peer.call_tool(params).await.ok()?;
-        result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone())
-    })
+    sleeping_on(session, "notes", ms)
 }
 
 /// The status's sessions, by client name: (calls in flight, calls).
