@@ -60,11 +60,14 @@ impl SharedHost {
     fn owner(&self, asking: &Asking) -> Result<Option<Owner>, ErrorData> {
         let client = self.client.as_ref().and_then(|c| locked(c).clone());
         let fallback = client.as_ref().map(|c| c.session);
-        let session_of = |call: &str| self.calls.owner(call).map(|o| o.session);
+        // Each call's owner, looked up once.
+        let calls = asking.call_id.iter().chain(&asking.calls_in_flight);
+        let known: HashMap<&str, Owner> =
+            calls.filter_map(|c| Some((c.as_str(), self.calls.owner(c)?))).collect();
+        let session_of = |call: &str| known.get(call).map(|o| o.session);
         match asked(asking.call_id.as_deref(), &asking.calls_in_flight, session_of, fallback) {
             Asked::Session(id) => {
-                let calling = asking.calls_in_flight.iter().chain(&asking.call_id);
-                let owner = calling.filter_map(|c| self.calls.owner(c)).find(|o| o.session == id);
+                let owner = known.values().find(|o| o.session == id).cloned();
                 Ok(owner.or(client))
             }
             Asked::Nobody => Ok(None),
