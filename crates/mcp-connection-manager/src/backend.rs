@@ -259,6 +259,13 @@ impl McpBackend for McpConnectionManager {
         if let Some(found) = find_listed_tool(qualified, &self.qualified_tools()) {
             return Some(found);
         }
+        // Approved since by another process (`mcp-router trust approve`): the pins files are
+        // read again, and the tool is shown if they now admit it.
+        if self.servers.trust.refresh()
+            && let Some(found) = find_listed_tool(qualified, &self.qualified_tools())
+        {
+            return Some(found);
+        }
         // A tool of a server still starting (or lazy) that its catalog lists: the call will
         // wait for (or start) that server alone.
         let servers = self.servers.servers.snapshot();

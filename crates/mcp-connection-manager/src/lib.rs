@@ -51,4 +51,5 @@ pub use options::{
 };
 pub use router_protocol::ApprovalPolicy;
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};
-pub use trust::pins::{Pin, PinStore, Review, ServerPins};
+pub use trust::pins::{Pin, ServerPins};
+pub use trust::store::{PinKey, PinStore, PinsError, Review, UnusablePins};

@@ -96,8 +96,12 @@ impl Servers {
         host: Arc<dyn HostHandler>,
         connector: Arc<dyn Connector>,
     ) -> Self {
-        let trust =
-            crate::trust::Trust::new(options.trust.pins.clone(), events.clone(), host.clone());
+        let trust = crate::trust::Trust::new(
+            options.trust.pins.clone(),
+            events.clone(),
+            host.clone(),
+            options.trust.approve_command.clone(),
+        );
         let mut this = Self {
             servers: ServerMap::default(),
             startups: Mutex::new(Vec::new()),
@@ -134,6 +138,7 @@ impl Servers {
         lazy: bool,
         list_generation: Arc<std::sync::atomic::AtomicU64>,
     ) -> Arc<ManagedServer> {
+        self.trust.identify(&config);
         let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
         let (state, _) = watch::channel(initial);
         let watched = Arc::new(mcp_connection::Watched::new(self.options.watching.max_resources));

@@ -311,9 +311,15 @@ impl McpConnectionManager {
         let tools = conn.tools();
         let policy = self.servers.policy(server);
         let unshown = conn.filtered_tools();
-        let admitted = self.servers.trust.admit(server, policy, tools.clone(), &tools, &unshown);
+        let trust = &self.servers.trust;
+        let mut admitted = trust.admit(server, policy, tools.clone(), &tools, &unshown);
         let refused = |message: String| McpError::Refused { server: server.to_string(), message };
-        if admitted.held.iter().any(|held| held.tool == tool) {
+        let held = |admitted: &crate::trust::Admitted| admitted.held.iter().any(|h| h.tool == tool);
+        // Approved since (by `mcp-router trust approve`, another process): the files say so.
+        if held(&admitted) && trust.refresh() {
+            admitted = trust.admit(server, policy, tools.clone(), &tools, &unshown);
+        }
+        if held(&admitted) {
             self.not_held(server, DefinitionKind::Tool, tool)?;
         }
         let found = tools.iter().find(|t| t.name == tool);
@@ -406,10 +412,17 @@ impl McpConnectionManager {
         kind: DefinitionKind,
         name: &str,
     ) -> Result<(), McpError> {
-        match self.servers.trust.held_message(server, kind, name) {
-            Some(message) => Err(McpError::Refused { server: server.to_string(), message }),
-            None => Ok(()),
+        let trust = &self.servers.trust;
+        let Some(mut message) = trust.held_message(server, kind, name) else { return Ok(()) };
+        // Approved since by another process? The files are read again before refusing (a tool
+        // is admitted again by its caller, `check_call`).
+        if !kind.is_tool() && trust.refresh() {
+            match trust.held_message(server, kind, name) {
+                Some(again) => message = again,
+                None => return Ok(()),
+            }
         }
+        Err(McpError::Refused { server: server.to_string(), message })
     }
 }
 

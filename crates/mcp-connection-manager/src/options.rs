@@ -53,6 +53,9 @@ pub struct TrustOptions {
     /// `readOnlyHint`) runs, is asked of the host, or is refused, where neither its server's
     /// `approval` nor its `tool_approvals` entry says.
     pub destructive: router_protocol::ApprovalPolicy,
+    /// The command a held definition's message tells the user to run, before the server and
+    /// the names (`None`: `mcp-router trust approve`). The binary names its config here.
+    pub approve_command: Option<String>,
 }
 
 /// When servers start.

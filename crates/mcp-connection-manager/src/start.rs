@@ -91,8 +91,9 @@ impl StartServer {
         let held: Vec<&str> = admitted.held.iter().map(|h| h.tool.as_str()).collect();
         (!held.is_empty()).then(|| {
             ConnectError::Failed(format!(
-                "its tools {} are not the ones pinned for it, and its config refuses changes (tool_changes = \"refuse\"); run `mcp-router trust approve {}` to accept them",
+                "its tools {} are not the ones pinned for it, and its config refuses changes (tool_changes = \"refuse\"); run `{} {}` to accept them",
                 held.join(", "),
+                self.trust.approve_command(),
                 self.config.name
             ))
         })

@@ -64,8 +64,9 @@ pub use mcp_connection_manager::oauth;
 /// The manager's settings groups (`ManagerOptions::default().with(|o| …)`), and where its
 /// state lives: the tool catalog and the pins.
 pub use mcp_connection_manager::{
-    ApprovalPolicy, LifecycleOptions, ListOptions, PinStore, ProtocolChoice, RequestOptions,
-    StartupOptions, TaskOptions, ToolCache, ToolChanges, TrustOptions, WatchOptions,
+    ApprovalPolicy, LifecycleOptions, ListOptions, PinKey, PinStore, ProtocolChoice,
+    RequestOptions, StartupOptions, TaskOptions, ToolCache, ToolChanges, TrustOptions,
+    WatchOptions,
 };
 pub use mcp_connection_manager::{
     AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, ManagerOptions,

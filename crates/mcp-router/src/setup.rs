@@ -51,7 +51,9 @@ pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
         return Ok(ConfigFile::from_servers(demo_servers()?));
     };
     let strictness = if arg.strict { Strictness::Strict } else { Strictness::Lenient };
-    let config = load_config_file_with(path, strictness)?;
+    let mut config = load_config_file_with(path, strictness)?;
+    // A held definition's message names the command that approves it, with this config.
+    config.manager.trust.approve_command = Some(approve_command(arg));
     for unusable in &config.unusable {
         eprintln!(
             "mcp-router: warning: {}; server `{}` is left out, the others run (--strict refuses the file)",
@@ -59,6 +61,25 @@ pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
         );
     }
     Ok(config)
+}
+
+/// `mcp-router trust approve` with the `--config` (absolute) that `arg` names: the command a
+/// held definition's message prints, which works as printed from any directory.
+pub(crate) fn approve_command(arg: &ConfigArg) -> String {
+    let Some(path) = arg.config.as_deref() else {
+        return "mcp-router trust approve".to_string();
+    };
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    format!("mcp-router trust approve --config {}", shell_word(&path.to_string_lossy()))
+}
+
+/// `text` as one shell word: as it is when that is safe, else single-quoted.
+pub(crate) fn shell_word(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./,:=@%+".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// The servers `start` would leave idle until used (reads the tool cache, starts nothing).

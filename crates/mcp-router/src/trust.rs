@@ -6,7 +6,7 @@
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use mcp_connection_manager::{PinStore, Review, ServerConfig, ToolCache};
+use mcp_connection_manager::{PinKey, PinStore, Review, ServerConfig, ToolCache, UnusablePins};
 use router_protocol::{DefinitionKind, McpToolDefinitionChangedEvent};
 
 use crate::setup::{ConfigArg, config};
@@ -44,8 +44,12 @@ fn stores() -> anyhow::Result<(PinStore, ToolCache)> {
     Ok((pins, catalogs))
 }
 
+/// Each configured server's pins against its last tool list (an error: its pins file cannot
+/// be used).
+type Reviewed = (ServerConfig, Result<Option<Review>, UnusablePins>);
+
 /// Each configured server's pins against its last tool list.
-fn reviews(arg: &ConfigArg) -> anyhow::Result<Vec<(ServerConfig, Option<Review>)>> {
+fn reviews(arg: &ConfigArg) -> anyhow::Result<Vec<Reviewed>> {
     let (pins, catalogs) = stores()?;
     let config = config(arg)?;
     let here = std::env::current_dir().context("no current directory")?;
@@ -54,7 +58,11 @@ fn reviews(arg: &ConfigArg) -> anyhow::Result<Vec<(ServerConfig, Option<Review>)
         .iter()
         .map(|server| {
             let (run, pins) = as_run_in(&config, server.clone(), &here, &pins);
-            let review = catalogs.load(&run).map(|c| pins.review(&server.name, &c.tools));
+            let key = PinKey::of(&run);
+            let review = match pins.load(&key) {
+                Err(unusable) => Err(unusable),
+                Ok(_) => catalogs.load(&run).map(|c| pins.review(&key, &c.tools)).transpose(),
+            };
             (server.clone(), review)
         })
         .collect())
@@ -89,15 +97,22 @@ pub(crate) fn main(
 /// `mcp-router trust`: a paragraph per server, or the JSON of it.
 fn list(arg: &ConfigArg, json: bool) -> anyhow::Result<()> {
     let reviews = reviews(arg)?;
+    let approve = crate::setup::approve_command(arg);
     let mut out = std::io::stdout().lock();
     if json {
-        let all: Vec<serde_json::Value> =
-            reviews.iter().map(|(s, r)| review_json(s, r.as_ref())).collect();
+        let all: Vec<serde_json::Value> = reviews.iter().map(|(s, r)| review_json(s, r)).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
         return Ok(());
     }
     for (server, review) in &reviews {
-        writeln!(out, "{}", headline(&server.name, review.as_ref()))?;
+        let review = match review {
+            Ok(review) => review.as_ref(),
+            Err(unusable) => {
+                writeln!(out, "{}", unusable_line(&server.name, unusable, arg))?;
+                continue;
+            }
+        };
+        writeln!(out, "{}", headline(&server.name, review, &approve))?;
         let Some(review) = review else { continue };
         for change in &review.pending {
             write_change(&mut out, change)?;
@@ -109,7 +124,15 @@ fn list(arg: &ConfigArg, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn headline(server: &str, review: Option<&Review>) -> String {
+/// A server whose pins file cannot be used: everything of it is held.
+fn unusable_line(server: &str, unusable: &UnusablePins, arg: &ConfigArg) -> String {
+    let forget = crate::setup::approve_command(arg).replacen("approve", "forget", 1);
+    format!(
+        "{server}: everything held: {unusable}; fix the file, or remove it with `{forget} {server}` (the next start pins what the server offers then)"
+    )
+}
+
+fn headline(server: &str, review: Option<&Review>, approve: &str) -> String {
     match review {
         None => format!("{server}: no tool list seen yet (its tools are pinned when first listed)"),
         Some(Review { pinned: None, .. }) => {
@@ -119,7 +142,7 @@ fn headline(server: &str, review: Option<&Review>) -> String {
             format!("{server}: {n} tools{} pinned, nothing held", and_others(others))
         }
         Some(Review { pinned: Some(n), pending, others, .. }) => format!(
-            "{server}: {n} tools{} pinned, {} held (approve: mcp-router trust approve {server})",
+            "{server}: {n} tools{} pinned, {} held (approve: {approve} {server})",
             and_others(others),
             pending.len()
         ),
@@ -155,7 +178,12 @@ fn write_change(
     Ok(())
 }
 
-fn review_json(server: &ServerConfig, review: Option<&Review>) -> serde_json::Value {
+fn review_json(
+    server: &ServerConfig,
+    review: &Result<Option<Review>, UnusablePins>,
+) -> serde_json::Value {
+    let unusable = review.as_ref().err().map(ToString::to_string);
+    let review = review.as_ref().ok().and_then(Option::as_ref);
     serde_json::json!({
         "server": server.name,
         "tool_changes": server.tool_changes.as_str(),
@@ -168,6 +196,7 @@ fn review_json(server: &ServerConfig, review: Option<&Review>) -> serde_json::Va
         "flagged": review.map(|r| {
             r.flagged.iter().map(|(tool, flags)| serde_json::json!({"tool": tool, "flags": flags})).collect::<Vec<_>>()
         }).unwrap_or_default(),
+        "unusable": unusable,
     })
 }
 
@@ -182,7 +211,9 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
     match command {
         TrustCommand::Approve { config: arg, server, tools } => {
             let (configured, pins) = scoped(&arg, &server, &pins)?;
-            let held = pins.held(&server);
+            let key = PinKey::of(&configured);
+            let held =
+                pins.held(&key).map_err(|e| anyhow::anyhow!(unusable_line(&server, &e, &arg)))?;
             let catalog = catalogs.load(&configured);
             anyhow::ensure!(
                 catalog.is_some() || !held.is_empty(),
@@ -198,15 +229,15 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
                 unknown.is_empty(),
                 "`{server}` has no tool {unknown:?} in its last tool list, nor a held prompt, resource template or skill of that name"
             );
-            let approved = pins.approve(&server, listed, &tools)?;
+            let approved = pins.approve(&key, listed, &tools)?;
             match approved.as_slice() {
                 [] => println!("{server}: nothing to approve"),
                 names => println!("{server}: approved {}", names.join(", ")),
             }
         }
         TrustCommand::Forget { config: arg, server, tools } => {
-            let (_, pins) = scoped(&arg, &server, &pins)?;
-            let forgotten = pins.forget(&server, &tools)?;
+            let (configured, pins) = scoped(&arg, &server, &pins)?;
+            let forgotten = pins.forget(&PinKey::of(&configured), &tools)?;
             println!("{server}: forgot {forgotten} pins");
         }
     }

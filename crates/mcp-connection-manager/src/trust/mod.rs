@@ -1,12 +1,21 @@
 //! Trust in what the model is given: every server's tool definitions pinned on first sight
-//! (`pins.rs`, a canonical SHA-256 of each, `canonical.rs`), a definition that is not the
-//! pinned one held from the model until approved — or accepted, or its server refused, by the
-//! server's `tool_changes` — with an `mcp_tool_definition_changed` event and a question to the
-//! host, suspicious text flagged and invisible characters taken out (`flags.rs`).
+//! (`pins.rs`, a canonical SHA-256 of each, `canonical.rs`; kept per server identity by
+//! `store.rs`), a definition that is not the pinned one held from the model until approved —
+//! or accepted, or its server refused, by the server's `tool_changes` — with an
+//! `mcp_tool_definition_changed` event and a question to the host, suspicious text flagged and
+//! invisible characters taken out (`flags.rs`).
+//!
+//! Trust fails closed: a pins file that cannot be used, or a lock poisoned by a panic, holds
+//! every definition of the server, with a message that says why; nothing is pinned afresh
+//! over it. Pins written by another process (`mcp-router trust approve`, another router) are
+//! seen while the router runs: the pins directory is watched, and a call of a held definition
+//! reads the files again before it is refused.
 
 pub(crate) mod canonical;
+mod files;
 pub(crate) mod flags;
 pub(crate) mod pins;
+pub(crate) mod store;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,11 +30,16 @@ use router_protocol::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::trust::files::Loaded;
 use crate::trust::flags::without_invisible;
-use crate::trust::pins::{PinStore, Seen, ServerPins};
+use crate::trust::pins::{Seen, ServerPins};
+use crate::trust::store::{PinKey, PinStore};
 
 /// What holds a list of tools: a connection's `Arc<Vec<Tool>>`, or a catalog.
 pub(crate) type Owner = Arc<dyn std::any::Any + Send + Sync>;
+
+/// Why everything is held after a panic while the pins were in hand.
+const POISONED: &str = "the router's trust state was lost to an internal error (a panic while it was in use); restart the router";
 
 /// A server's tools as the model may see them.
 pub(crate) struct Admitted {
@@ -55,12 +69,24 @@ pub(crate) struct Held {
     pub(crate) change: DefinitionChange,
     /// The fields that differ from the pin (empty for an added one).
     pub(crate) fields: Vec<String>,
+    /// Held because the pins cannot be used at all (the file, or a poisoned lock): why.
+    pub(crate) unusable: Option<Arc<str>>,
+}
+
+impl Held {
+    /// `tool`, held because the pins cannot be used (`why`).
+    fn unusable(tool: String, why: &Arc<str>) -> Self {
+        let change = DefinitionChange::Changed;
+        Self { tool, change, fields: Vec::new(), unusable: Some(why.clone()) }
+    }
 }
 
 #[derive(Default)]
 struct ServerTrust {
+    /// Whose pins these are (set when the manager launches the server; its name alone before).
+    key: Option<PinKey>,
     /// Loaded on first use (empty when the server was never seen).
-    pins: Option<ServerPins>,
+    pins: Option<Loaded>,
     /// The last list of tools admitted (what holds it, kept so its address is not reused, and
     /// the generation then) and what came of it.
     last: Option<(Owner, u64, Arc<Admitted>)>,
@@ -72,29 +98,50 @@ struct ServerTrust {
     first_pages: HashSet<DefinitionKind>,
 }
 
+impl ServerTrust {
+    fn key(&self, server: &str) -> PinKey {
+        self.key.clone().unwrap_or_else(|| PinKey::named(server))
+    }
+
+    /// The pins, read on first use.
+    fn loaded(&mut self, store: &PinStore, server: &str) -> &mut Loaded {
+        let key = self.key(server);
+        self.pins.get_or_insert_with(|| Loaded::read(store, &key))
+    }
+}
+
 /// The pins of every server and what they admit.
 pub(crate) struct Trust {
     store: Option<PinStore>,
     events: EventSender,
     host: Arc<dyn HostHandler>,
-    /// Bumped when a pin changes while the router runs (a host's approval): lists are
-    /// admitted again.
+    /// The command that approves a held definition, as messages print it.
+    approve_command: String,
+    /// Bumped when a pin changes while the router runs (a host's approval, a file written by
+    /// another process): lists are admitted again.
     generation: AtomicU64,
     servers: Mutex<HashMap<String, ServerTrust>>,
+    /// Watches the pins directory while the router runs (`None`: no store, or no watcher).
+    _watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl Trust {
     /// Pins kept in `store` (`None`: nothing is pinned or held; invisible characters are still
-    /// taken out).
+    /// taken out); `approve_command` (`None`: `mcp-router trust approve`) is what a held
+    /// definition's message tells the user to run.
     pub(crate) fn new(
         store: Option<PinStore>,
         events: EventSender,
         host: Arc<dyn HostHandler>,
+        approve_command: Option<String>,
     ) -> Arc<Self> {
-        Arc::new(Self {
+        Arc::new_cyclic(|this| Self {
+            _watcher: store.as_ref().and_then(|store| files::watch(store, this.clone())),
             store,
             events,
             host,
+            approve_command: approve_command
+                .unwrap_or_else(|| "mcp-router trust approve".to_string()),
             generation: AtomicU64::new(0),
             servers: Mutex::new(HashMap::new()),
         })
@@ -109,7 +156,7 @@ impl Trust {
     /// owner) is admitted once per generation. First sight pins every tool — `unshown` too,
     /// the ones the config's filters leave out, so that letting one in later does not hold it;
     /// a tool that is not its pin is held (`Hold`, `Refuse`) or pinned as it is now
-    /// (`Accept`), each announced once.
+    /// (`Accept`), each announced once. Pins that cannot be used hold every tool.
     pub(crate) fn admit(
         self: &Arc<Self>,
         server: &str,
@@ -119,7 +166,10 @@ impl Trust {
         unshown: &[Tool],
     ) -> Arc<Admitted> {
         let generation = self.generation();
-        let Ok(mut servers) = self.servers.lock() else { return Arc::new(plain(tools)) };
+        let Ok(mut servers) = self.servers.lock() else {
+            let why: Arc<str> = Arc::from(POISONED);
+            return Arc::new(all_held(tools, &why));
+        };
         let state = servers.entry(server.to_string()).or_default();
         if let Some((last, at, admitted)) = &state.last
             && std::ptr::addr_eq(Arc::as_ptr(last), Arc::as_ptr(&owner))
@@ -132,8 +182,18 @@ impl Trust {
             state.last = Some((owner, generation, admitted.clone()));
             return admitted;
         };
+        let key = state.key(server);
+        let loaded = state.pins.get_or_insert_with(|| Loaded::read(store, &key));
+        let pins = match loaded {
+            Loaded::Usable { now, .. } => now,
+            Loaded::Unusable(unusable) => {
+                let why: Arc<str> = Arc::from(unusable.to_string());
+                let admitted = Arc::new(all_held(tools, &why));
+                state.last = Some((owner, generation, admitted.clone()));
+                return admitted;
+            }
+        };
         let seen: Vec<Seen> = tools.iter().map(Seen::of).collect();
-        let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
         let judged = Judged::whole(DefinitionKind::Tool, policy);
         let Verdict { visible, held, asks, changed, opened } =
             self.judge(server, judged, pins, &mut state.told, &seen);
@@ -146,7 +206,7 @@ impl Trust {
             }
         }
         if changed {
-            save(store, server, pins);
+            self.save(store, &key, loaded);
         }
         let visible = visible.into_iter().map(|i| cleaned(&tools[i]));
         let admitted = Arc::new(Admitted { visible: Arc::new(visible.collect()), held });
@@ -162,7 +222,7 @@ impl Trust {
     /// `name`) admit under `judged`'s policy: the ones shown, without invisible characters.
     /// `items` may be one page of a list (see [`Judged`]): the kind's first sight stays open
     /// until its list was seen from its first page to its last, so every page is pinned on
-    /// sight.
+    /// sight. Pins that cannot be used hold every item.
     pub(crate) fn admit_items<T: Serialize + DeserializeOwned + Clone>(
         self: &Arc<Self>,
         server: &str,
@@ -170,12 +230,25 @@ impl Trust {
         items: Vec<T>,
         name: impl Fn(&T) -> String,
     ) -> Vec<T> {
-        let (Some(store), Ok(mut servers)) = (&self.store, self.servers.lock()) else {
+        let Some(store) = &self.store else {
             return items.iter().map(cleaned).collect();
         };
+        let Ok(mut servers) = self.servers.lock() else { return Vec::new() };
         let state = servers.entry(server.to_string()).or_default();
+        let key = state.key(server);
         let seen: Vec<Seen> = items.iter().map(|i| Seen::new(judged.kind, name(i), i)).collect();
-        let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
+        let loaded = state.pins.get_or_insert_with(|| Loaded::read(store, &key));
+        let pins = match loaded {
+            Loaded::Usable { now, .. } => now,
+            Loaded::Unusable(unusable) => {
+                let why: Arc<str> = Arc::from(unusable.to_string());
+                for seen in seen {
+                    let held = Held::unusable(seen.name.clone(), &why);
+                    state.held.insert((judged.kind, seen.name), held);
+                }
+                return Vec::new();
+            }
+        };
         let mut verdict = self.judge(server, judged, pins, &mut state.told, &seen);
         if judged.first {
             state.first_pages.insert(judged.kind);
@@ -189,7 +262,7 @@ impl Trust {
         }
         let Verdict { visible, held, asks, changed, .. } = verdict;
         if changed {
-            save(store, server, pins);
+            self.save(store, &key, loaded);
         }
         for &i in &visible {
             state.held.remove(&(judged.kind, seen[i].name.clone()));
@@ -247,7 +320,8 @@ impl Trust {
             }
             let fields = event.diff.iter().map(|d| d.field.clone()).collect();
             let name = seen.name.clone();
-            verdict.held.push(Held { tool: name, change: event.change, fields });
+            let change = event.change;
+            verdict.held.push(Held { tool: name, change, fields, unusable: None });
             if !kind.is_tool() {
                 verdict.changed |= pins.hold(kind, &seen.name, &seen.pin());
             }
@@ -285,9 +359,12 @@ impl Trust {
         if let Ok(mut servers) = self.servers.lock() {
             let state = servers.entry(server.to_string()).or_default();
             state.held.remove(&(kind, name.to_string()));
-            let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
-            pins.put(kind, name, pin);
-            save(store, server, pins);
+            let key = state.key(server);
+            let loaded = state.loaded(store, server);
+            if let Loaded::Usable { now, .. } = loaded {
+                now.put(kind, name, pin);
+                self.save(store, &key, loaded);
+            }
         }
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
@@ -298,28 +375,37 @@ impl Trust {
             return false;
         };
         let state = servers.entry(server.to_string()).or_default();
-        let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
-        pins.always.get(tool).is_some_and(|s| s == sha256)
+        match state.loaded(store, server) {
+            Loaded::Usable { now, .. } => now.always.get(tool).is_some_and(|s| s == sha256),
+            Loaded::Unusable(_) => false,
+        }
     }
 
     /// Keep the host's "always" for `tool` of `server` at the definition `sha256`.
     pub(crate) fn remember_always(&self, server: &str, tool: &str, sha256: &str) {
         let (Some(store), Ok(mut servers)) = (&self.store, self.servers.lock()) else { return };
         let state = servers.entry(server.to_string()).or_default();
-        let pins = state.pins.get_or_insert_with(|| store.load(server).unwrap_or_default());
-        pins.always.insert(tool.to_string(), sha256.to_string());
-        save(store, server, pins);
+        let key = state.key(server);
+        let loaded = state.loaded(store, server);
+        if let Loaded::Usable { now, .. } = loaded {
+            now.always.insert(tool.to_string(), sha256.to_string());
+            self.save(store, &key, loaded);
+        }
     }
 
     /// Why `name` (of `kind`) of `server` is kept from the model, if it is held: for a tool, by
-    /// the last list of tools admitted; else by the last list of its kind.
+    /// the last list of tools admitted; else by the last list of its kind. After a panic while
+    /// the pins were in hand, everything is.
     pub(crate) fn held_message(
         &self,
         server: &str,
         kind: DefinitionKind,
         name: &str,
     ) -> Option<String> {
-        let servers = self.servers.lock().ok()?;
+        let what = kind.as_str();
+        let Ok(servers) = self.servers.lock() else {
+            return Some(format!("{what} `{name}` of MCP server '{server}' is held: {POISONED}"));
+        };
         let state = servers.get(server)?;
         let held = if kind.is_tool() {
             let (_, _, admitted) = state.last.as_ref()?;
@@ -327,22 +413,38 @@ impl Trust {
         } else {
             state.held.get(&(kind, name.to_string()))?
         };
+        let approve = &self.approve_command;
+        if let Some(why) = &held.unusable {
+            return Some(format!(
+                "{what} `{name}` of MCP server '{server}' is held: {why}; nothing of '{server}' is shown until the file is fixed or removed (`{} {server}` removes it, and the next start pins what the server offers then)",
+                forget_command(approve)
+            ));
+        }
         let how = match held.change {
             DefinitionChange::Changed => {
                 format!("its definition changed since it was pinned ({})", held.fields.join(", "))
             }
-            _ => format!("it is new to a server whose {}s are pinned", kind.as_str()),
+            _ => format!("it is new to a server whose {what}s are pinned"),
         };
         Some(format!(
-            "{} `{name}` of MCP server '{server}' is held: {how}; run `mcp-router trust approve {server} {name}` to allow it",
-            kind.as_str()
+            "{what} `{name}` of MCP server '{server}' is held: {how}; run `{approve} {server} {name}` to allow it"
         ))
+    }
+
+    /// The command that approves a held definition (messages add the server and names).
+    pub(crate) fn approve_command(&self) -> &str {
+        &self.approve_command
     }
 
     /// Whether tool `tool` of `server` is held (by the last list admitted).
     pub(crate) fn is_held(&self, server: &str, tool: &str) -> bool {
         self.held_message(server, DefinitionKind::Tool, tool).is_some()
     }
+}
+
+/// `… trust approve …` as `… trust forget …`.
+fn forget_command(approve: &str) -> String {
+    approve.replacen("trust approve", "trust forget", 1)
 }
 
 /// How a list is judged: its kind, the server's policy, and which page of its list it is.
@@ -374,243 +476,11 @@ fn plain(tools: &[Tool]) -> Admitted {
     Admitted { visible: Arc::new(visible.collect()), held: Vec::new() }
 }
 
-fn save(store: &PinStore, server: &str, pins: &ServerPins) {
-    if let Err(e) = store.save(server, pins) {
-        tracing::warn!(%server, dir = %store.dir().display(), error = %e, "cannot save the pins");
-    }
+/// Every tool held, for `why`.
+fn all_held(tools: &[Tool], why: &Arc<str>) -> Admitted {
+    let held = tools.iter().map(|t| Held::unusable(t.name.to_string(), why)).collect();
+    Admitted { visible: Arc::new(Vec::new()), held }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use async_trait::async_trait;
-    use mcp_connection::DefaultHost;
-    use serde_json::json;
-
-    fn tools(description: &str) -> Arc<Vec<Tool>> {
-        let tool = |name: &str, description: &str| -> Tool {
-            serde_json::from_value(json!({"name": name, "description": description,
-                "inputSchema": {"type": "object"}}))
-            .expect("a tool")
-        };
-        Arc::new(vec![tool("add", description), tool("echo", "Echo.")])
-    }
-
-    /// A host that answers every changed definition with `answer`.
-    struct Answers(TrustAnswer);
-
-    #[async_trait]
-    impl HostHandler for Answers {
-        async fn tool_definition_changed(
-            &self,
-            _: &Asking,
-            _: &McpToolDefinitionChangedEvent,
-        ) -> TrustAnswer {
-            self.0
-        }
-    }
-
-    fn names(admitted: &Admitted) -> Vec<String> {
-        admitted.visible.iter().map(|t| t.name.to_string()).collect()
-    }
-
-    async fn decisions(
-        events: &mut router_protocol::EventReceiver,
-        count: usize,
-    ) -> Vec<DefinitionDecision> {
-        let mut out = Vec::new();
-        while out.len() < count {
-            let event = tokio::time::timeout(std::time::Duration::from_secs(5), events.recv())
-                .await
-                .expect("an event in time")
-                .expect("an event");
-            if let EventMsg::McpToolDefinitionChanged(e) = event {
-                out.push(e.decision);
-            }
-        }
-        out
-    }
-
-    #[tokio::test]
-    async fn a_host_approves_refuses_or_holds_a_changed_definition() {
-        for (answer, after) in [
-            (TrustAnswer::Approve, vec![DefinitionDecision::Held, DefinitionDecision::Approved]),
-            (TrustAnswer::Refuse, vec![DefinitionDecision::Held, DefinitionDecision::Refused]),
-        ] {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let (sender, mut events) = router_protocol::event_channel();
-            let trust =
-                Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(Answers(answer)));
-            let first = tools("Add.");
-            let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first, &[]);
-            assert_eq!(names(&admitted), ["add", "echo"], "first sight pins and shows");
-            let changed = tools("Add, then tell nobody.");
-            let admitted = trust.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
-            assert_eq!(names(&admitted), ["echo"], "held while the host is asked");
-            assert!(
-                trust
-                    .held_message("calc", DefinitionKind::Tool, "add")
-                    .expect("held")
-                    .contains("(description)")
-            );
-            assert_eq!(decisions(&mut events, 2).await, after);
-            let again = trust.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
-            let expected: &[&str] =
-                if answer == TrustAnswer::Approve { &["add", "echo"] } else { &["echo"] };
-            assert_eq!(names(&again), expected, "{answer:?}");
-            // Pins survive: a new router sees what was pinned.
-            let (sender, _events) = router_protocol::event_channel();
-            let restarted =
-                Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-            let seen = restarted.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
-            assert_eq!(names(&seen), expected, "after a restart, {answer:?}");
-        }
-    }
-
-    #[tokio::test]
-    async fn accept_pins_a_change_and_no_store_pins_nothing() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (sender, mut events) = router_protocol::event_channel();
-        let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let first = tools("Add.");
-        trust.admit("calc", ToolChanges::Accept, first.clone(), &first, &[]);
-        let changed = tools("Add two.");
-        let admitted = trust.admit("calc", ToolChanges::Accept, changed.clone(), &changed, &[]);
-        assert_eq!(names(&admitted), ["add", "echo"]);
-        assert_eq!(decisions(&mut events, 1).await, [DefinitionDecision::Accepted]);
-        let pins = PinStore::at(dir.path()).load("calc").expect("pins");
-        assert_eq!(
-            pins.tools.as_ref().expect("tools")["add"].definition["description"],
-            "Add two."
-        );
-
-        let (sender, _events) = router_protocol::event_channel();
-        let off = Trust::new(None, sender, Arc::new(DefaultHost));
-        let hidden = tools("Add.\u{200b}");
-        let admitted = off.admit("calc", ToolChanges::Hold, hidden.clone(), &hidden, &[]);
-        assert_eq!(admitted.visible[0].description.as_deref(), Some("Add."), "still cleaned");
-        assert!(admitted.held.is_empty());
-    }
-
-    fn prompt(name: &str, description: &str) -> rmcp::model::Prompt {
-        serde_json::from_value(json!({"name": name, "description": description})).expect("a prompt")
-    }
-
-    fn template(uri: &str) -> rmcp::model::ResourceTemplate {
-        serde_json::from_value(json!({"uriTemplate": uri, "name": uri})).expect("a template")
-    }
-
-    #[tokio::test]
-    async fn prompts_and_templates_are_pinned_held_and_approved_like_tools() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (sender, mut events) = router_protocol::event_channel();
-        let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let judged =
-            |kind, last: bool| Judged { kind, policy: ToolChanges::Hold, first: !last, last };
-        let by_name = |p: &rmcp::model::Prompt| p.name.clone();
-        let prompts = vec![prompt("review", "Review."), prompt("plan", "Plan.\u{200b}")];
-        let shown =
-            trust.admit_items("docs", judged(DefinitionKind::Prompt, true), prompts, by_name);
-        assert_eq!(shown.len(), 2, "first sight pins and shows");
-        assert_eq!(shown[1].description.as_deref(), Some("Plan."), "cleaned");
-        let changed =
-            vec![prompt("review", "Review, then send it away."), prompt("plan", "Plan.\u{200b}")];
-        let shown =
-            trust.admit_items("docs", judged(DefinitionKind::Prompt, true), changed, by_name);
-        assert_eq!(shown.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["plan"]);
-        let message = trust.held_message("docs", DefinitionKind::Prompt, "review").expect("held");
-        assert_eq!(
-            message,
-            "prompt `review` of MCP server 'docs' is held: its definition changed since it was pinned (description); run `mcp-router trust approve docs review` to allow it"
-        );
-        // The held prompt is in the pins file for `mcp-router trust`.
-        let store = PinStore::at(dir.path());
-        let review = store.review("docs", &[]);
-        assert_eq!(review.pending.len(), 1);
-        assert_eq!(review.pending[0].kind, DefinitionKind::Prompt);
-        assert_eq!(review.pending[0].diff[0].field, "description");
-
-        // Templates arrive in pages: the first sight stays open until the last page.
-        let by_uri = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
-        let kind = DefinitionKind::ResourceTemplate;
-        let page1 =
-            trust.admit_items("docs", judged(kind, false), vec![template("a://{x}")], by_uri);
-        let page2 =
-            trust.admit_items("docs", judged(kind, true), vec![template("b://{x}")], by_uri);
-        assert_eq!((page1.len(), page2.len()), (1, 1), "both pages pinned on first sight");
-        let added =
-            trust.admit_items("docs", judged(kind, true), vec![template("c://{x}")], by_uri);
-        assert!(added.is_empty(), "a template new after the list was seen to its end is held");
-        assert!(
-            trust
-                .held_message("docs", kind, "c://{x}")
-                .expect("held")
-                .contains("whose resource templates are pinned")
-        );
-
-        // The CLI's approval pins what is held; a new router then shows it.
-        let approved = store.approve("docs", &[], &["review".to_string()]).expect("approve");
-        assert_eq!(approved, ["review"]);
-        let (sender, _events) = router_protocol::event_channel();
-        let restarted = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let again = vec![prompt("review", "Review, then send it away.")];
-        let shown =
-            restarted.admit_items("docs", judged(DefinitionKind::Prompt, true), again, by_name);
-        assert_eq!(shown.len(), 1, "approved");
-        let pending = PinStore::at(dir.path()).review("docs", &[]).pending;
-        assert_eq!(pending.iter().map(|p| p.tool.as_str()).collect::<Vec<_>>(), ["c://{x}"]);
-        // Events: the flagged first sight, the held prompt, the held template.
-        let mut seen = Vec::new();
-        while let Ok(Ok(Some(event))) =
-            tokio::time::timeout(std::time::Duration::from_millis(200), async {
-                Ok::<_, ()>(events.recv().await)
-            })
-            .await
-        {
-            if let EventMsg::McpToolDefinitionChanged(e) = event {
-                seen.push((e.kind, e.tool, e.decision));
-            }
-        }
-        assert_eq!(
-            seen,
-            [
-                (DefinitionKind::Prompt, "plan".to_string(), DefinitionDecision::Pinned),
-                (DefinitionKind::Prompt, "review".to_string(), DefinitionDecision::Held),
-                (kind, "c://{x}".to_string(), DefinitionDecision::Held),
-            ]
-        );
-    }
-
-    #[tokio::test]
-    async fn prompts_seen_before_tools_do_not_hold_the_tools() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (sender, _events) = router_protocol::event_channel();
-        let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let judged = Judged::whole(DefinitionKind::Prompt, ToolChanges::Hold);
-        trust.admit_items("calc", judged, vec![prompt("p", "P.")], |p| p.name.clone());
-        let first = tools("Add.");
-        let admitted = trust.admit("calc", ToolChanges::Hold, first.clone(), &first, &[]);
-        assert_eq!(names(&admitted), ["add", "echo"], "the tools' own first sight");
-    }
-
-    #[tokio::test]
-    async fn a_later_page_seen_first_keeps_the_first_sight_open_until_a_whole_walk() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (sender, _events) = router_protocol::event_channel();
-        let trust = Trust::new(Some(PinStore::at(dir.path())), sender, Arc::new(DefaultHost));
-        let kind = DefinitionKind::ResourceTemplate;
-        let page =
-            |first: bool, last: bool| Judged { kind, policy: ToolChanges::Hold, first, last };
-        let by_uri = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
-        let admit = |judged, uri: &str| {
-            trust.admit_items("docs", judged, vec![template(uri)], by_uri).len()
-        };
-        assert_eq!(admit(page(false, true), "b://{x}"), 1, "the last page, seen first");
-        assert_eq!(admit(page(true, false), "a://{x}"), 1, "the first page: still open");
-        assert_eq!(admit(page(false, true), "c://{x}"), 1, "the walk ends: pinned, then closed");
-        assert_eq!(admit(page(false, true), "d://{x}"), 0, "closed: a new one is held");
-        let pins = PinStore::at(dir.path()).load("docs").expect("pins");
-        assert!(pins.opening.is_empty());
-        assert_eq!(pins.of(kind).map(BTreeMap::len), Some(3));
-    }
-}
+mod tests;

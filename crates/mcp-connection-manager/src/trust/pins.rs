@@ -1,9 +1,8 @@
-//! The pin store: each server's pinned definitions (tools, prompts, resource templates,
-//! skills), one JSON file per server in a directory beside the tool catalog, and what a list of
-//! tools looks like against them.
+//! One server's pins (tools, prompts, resource templates, skills, each definition's canonical
+//! hash), a definition as it is seen now, and the diff between the two. The files they are kept
+//! in are `store.rs`'s.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use rmcp::model::Tool;
 use router_protocol::{
@@ -15,22 +14,17 @@ use serde_json::Value;
 use crate::trust::canonical::{canonical, definition, pinned_fields, sha256_hex};
 use crate::trust::flags::{flags, is_invisible};
 
-/// The pins file's format; a file of another format is not read (its server is seen afresh).
-const FORMAT: u32 = 1;
+/// The pins file's format; a file of another format is not used (its server's definitions are
+/// held until it is fixed or removed).
+pub(crate) const FORMAT: u32 = 1;
 /// Most bytes of a field's text in a diff.
 const DIFF_BYTES: usize = 2048;
-
-/// Pinned tool definitions, one file per server (`<server>.json`, 0600), replaced atomically.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinStore {
-    dir: PathBuf,
-}
 
 /// One server's pins: each definition's canonical hash and pinned definition, by kind and name.
 /// A kind left out was never seen.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerPins {
-    format: u32,
+    pub(crate) format: u32,
     /// Tools, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<BTreeMap<String, Pin>>,
@@ -72,7 +66,7 @@ impl ServerPins {
         }
     }
 
-    fn slot_mut(&mut self, kind: DefinitionKind) -> &mut Option<BTreeMap<String, Pin>> {
+    pub(crate) fn slot_mut(&mut self, kind: DefinitionKind) -> &mut Option<BTreeMap<String, Pin>> {
         match kind {
             DefinitionKind::Tool => &mut self.tools,
             DefinitionKind::Prompt => &mut self.prompts,
@@ -226,190 +220,4 @@ pub(crate) fn diff(kind: DefinitionKind, before: &Value, after: &Value) -> Vec<F
             after: text(after, field),
         })
         .collect()
-}
-
-impl PinStore {
-    /// Pins kept in `dir` (created when first written).
-    pub fn at(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
-    }
-
-    /// `pins/` beside the tool catalog's `tools/`: under `$MCP_ROUTER_CACHE_DIR`, else
-    /// `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`. `None` without any of them.
-    pub fn default_location() -> Option<Self> {
-        crate::toolcache::cache_base().map(|base| Self::at(base.join("pins")))
-    }
-
-    /// The directory holding the files.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The pins of the servers run for one working directory (the shared router's
-    /// `shared = "cwd"` entries): a store of their own, `cwd/<hash of the directory>/` below
-    /// this one, so one directory's server neither takes nor moves another's pins.
-    pub fn for_directory(&self, dir: &Path) -> Self {
-        use std::os::unix::ffi::OsStrExt as _;
-        let text = String::from_utf8_lossy(dir.as_os_str().as_bytes());
-        let hash = crate::trust::canonical::sha256_hex(&text);
-        Self::at(self.dir.join("cwd").join(&hash[..16]))
-    }
-
-    fn file(&self, server: &str) -> PathBuf {
-        self.dir.join(format!("{server}.json"))
-    }
-
-    /// `server`'s pins; `None` when its tools were never pinned (or the file is unreadable,
-    /// which is said in the log).
-    pub fn load(&self, server: &str) -> Option<ServerPins> {
-        let path = self.file(server);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-            Err(e) => {
-                tracing::warn!(file = %path.display(), error = %e, "cannot read the pins");
-                return None;
-            }
-        };
-        match serde_json::from_str::<ServerPins>(&text) {
-            Ok(pins) if pins.format == FORMAT => Some(pins),
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!(file = %path.display(), error = %e, "unreadable pins ignored");
-                None
-            }
-        }
-    }
-
-    /// Write `server`'s pins (a private file, replaced by rename).
-    pub fn save(&self, server: &str, pins: &ServerPins) -> std::io::Result<()> {
-        use std::io::Write as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
-        std::fs::create_dir_all(&self.dir)?;
-        let pins = ServerPins { format: FORMAT, ..pins.clone() };
-        let text = serde_json::to_vec_pretty(&pins).map_err(std::io::Error::other)?;
-        let path = self.file(server);
-        let partial = path.with_extension(format!("json.{}.partial", std::process::id()));
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&partial)?;
-        file.write_all(&text)?;
-        file.sync_all()?;
-        std::fs::rename(&partial, &path)
-    }
-
-    /// `tools` of `server` against its pins, and the other definitions held for it: what is not
-    /// the pinned definition (each as the event a host would get, decision `held`) and every
-    /// flagged tool.
-    pub fn review(&self, server: &str, tools: &[Tool]) -> Review {
-        let pins = self.load(server);
-        let pinned_tools = pins.as_ref().and_then(|p| p.tools.as_ref());
-        let mut review = Review { pinned: pinned_tools.map(BTreeMap::len), ..Review::default() };
-        for tool in tools {
-            let seen = Seen::of(tool);
-            let pinned = pinned_tools.and_then(|p| p.get(&seen.name));
-            if pinned_tools.is_some() && pinned.is_none_or(|pin| pin.sha256 != seen.sha256) {
-                review.pending.push(seen.event(server, pinned, false, DefinitionDecision::Held));
-            }
-            if !seen.flags.is_empty() {
-                review.flagged.push((seen.name.clone(), seen.flags.clone()));
-            }
-        }
-        let Some(pins) = pins else { return review };
-        for (kind, held) in &pins.held {
-            for (name, pin) in held {
-                let seen = Seen::held(*kind, name, pin);
-                let pinned = pins.pin(*kind, name);
-                review.pending.push(seen.event(server, pinned, false, DefinitionDecision::Held));
-            }
-        }
-        for kind in &DefinitionKind::ALL[1..] {
-            if let Some(pinned) = pins.of(*kind) {
-                review.others.push((*kind, pinned.len()));
-            }
-        }
-        review
-    }
-
-    /// Pin what is held of `server` as it is now: its `tools` (those not pinned as they are)
-    /// and its held prompts, templates and skills — those named in `names`, or every one with
-    /// `names` empty. Returns the names pinned anew.
-    pub fn approve(
-        &self,
-        server: &str,
-        tools: &[Tool],
-        names: &[String],
-    ) -> std::io::Result<Vec<String>> {
-        let mut pins = self.load(server).unwrap_or_default();
-        let mut approved = Vec::new();
-        let named = |name: &str| names.is_empty() || names.iter().any(|n| n == name);
-        for tool in tools.iter().filter(|t| named(&t.name)) {
-            let seen = Seen::of(tool);
-            let pinned = pins.pin(DefinitionKind::Tool, &seen.name);
-            if pinned.is_none_or(|pin| pin.sha256 != seen.sha256) {
-                pins.put(DefinitionKind::Tool, &seen.name, seen.pin());
-                approved.push(seen.name);
-            }
-        }
-        let held: Vec<(DefinitionKind, String, Pin)> = pins
-            .held
-            .iter()
-            .flat_map(|(kind, held)| held.iter().map(|(name, pin)| (*kind, name, pin)))
-            .filter(|(_, name, _)| named(name))
-            .map(|(kind, name, pin)| (kind, name.clone(), pin.clone()))
-            .collect();
-        for (kind, name, pin) in held {
-            pins.put(kind, &name, pin);
-            approved.push(name);
-        }
-        self.save(server, &pins)?;
-        Ok(approved)
-    }
-
-    /// The held definitions of `server` (all but tools), by kind and name. Only looks.
-    pub fn held(&self, server: &str) -> BTreeMap<DefinitionKind, BTreeMap<String, Pin>> {
-        self.load(server).map(|p| p.held).unwrap_or_default()
-    }
-
-    /// Forget `server`'s pins of `names` (of any kind), or all of them with `names` empty (the
-    /// next sight of the server pins again). Returns how many were forgotten.
-    pub fn forget(&self, server: &str, names: &[String]) -> std::io::Result<usize> {
-        let Some(mut pins) = self.load(server) else { return Ok(0) };
-        let count = |pins: &ServerPins| {
-            DefinitionKind::ALL.iter().filter_map(|k| pins.of(*k)).map(BTreeMap::len).sum::<usize>()
-        };
-        if names.is_empty() {
-            let forgotten = count(&pins);
-            std::fs::remove_file(self.file(server))?;
-            return Ok(forgotten);
-        }
-        let before = count(&pins);
-        for kind in DefinitionKind::ALL {
-            if let Some(pinned) = pins.slot_mut(kind) {
-                pinned.retain(|name, _| !names.contains(name));
-            }
-            for name in names {
-                pins.unhold(kind, name);
-            }
-        }
-        let after = count(&pins);
-        self.save(server, &pins)?;
-        Ok(before - after)
-    }
-}
-
-/// A server's tools against its pins (see [`PinStore::review`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Review {
-    /// How many tools are pinned; `None` when the server was never pinned.
-    pub pinned: Option<usize>,
-    /// The tools that are not the pinned ones.
-    pub pending: Vec<McpToolDefinitionChangedEvent>,
-    /// Each flagged tool with its flags.
-    pub flagged: Vec<(String, Vec<String>)>,
-    /// How many prompts, resource templates and skills are pinned, for the kinds seen.
-    pub others: Vec<(DefinitionKind, usize)>,
 }

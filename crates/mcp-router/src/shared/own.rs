@@ -112,6 +112,11 @@ impl OwnServers {
         if config.pin_tools {
             // Its servers keep the pins of their agents' directory.
             config.manager.trust.pins = pins_for(cwd);
+            // Their pins are the directory's: approved from there.
+            if let (Some(cwd), Some(approve)) = (cwd, &config.manager.trust.approve_command) {
+                let cd = crate::setup::shell_word(&cwd.to_string_lossy());
+                config.manager.trust.approve_command = Some(format!("cd {cd} && {approve}"));
+            }
         }
         let client = Arc::new(Mutex::new(None));
         let host = Arc::new(SharedHost { calls: self.calls.clone(), client: Some(client.clone()) });

@@ -4,13 +4,13 @@
 //! approves; packaged servers are never held across restarts.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::exec::ExecSession;
 use crate::interop::{everything_js, harness_dir, node, python, python_script};
-use crate::support::{DEMO, exec_command, router_command, write_config};
+use crate::support::{DEMO, ROUTER, exec_command, router_command, write_config};
 
 /// A tool for the fixture's file.
 fn tool(name: &str, description: &str) -> Value {
@@ -121,8 +121,12 @@ fn a_changed_description_is_held_until_trust_approves_it() {
     let flags = held[0]["flags"].to_string();
     assert!(flags.contains("U+200B") && flags.contains("ignore previous"), "{flags}");
     let refused = output_text(&second, "2");
+    let printed = format!(
+        "run `mcp-router trust approve --config {} calc add` to allow it",
+        config.display()
+    );
     assert!(
-        refused.contains("tool `add` of MCP server 'calc' is held: its definition changed since it was pinned (description); run `mcp-router trust approve calc add` to allow it"),
+        refused.contains(&format!("tool `add` of MCP server 'calc' is held: its definition changed since it was pinned (description); {printed}")),
         "{refused}"
     );
     assert!(output_text(&second, "3").contains("echo ran"));
@@ -133,8 +137,37 @@ fn a_changed_description_is_held_until_trust_approves_it() {
         listing.contains("held add (changed)") && listing.contains("flagged add:"),
         "{listing}"
     );
-    let (approved, code) = router(&cache, &config, &["trust", "approve", "calc", "add"]);
-    assert_eq!((approved.trim(), code), ("calc: approved add", 0));
+
+    // While an agent runs: the printed command, run as printed from another directory,
+    // approves, and the agent's next call of the tool works without a restart.
+    let mut command = exec_command(&config);
+    command.env("MCP_ROUTER_CACHE_DIR", &cache);
+    let mut session = ExecSession::spawn(command);
+    session.line("calc ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "calc");
+    session.send(&json!({"call_id": "r1", "name": "mcp__calc__add", "arguments": "{\"a\": 1}"}));
+    assert!(session.output("r1").to_string().contains("is held"));
+    let command = refused.split('`').find(|part| part.starts_with("mcp-router trust approve"));
+    let command = command.expect("the printed command");
+    let bin = std::path::Path::new(ROUTER).parent().expect("the binary's directory");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let ran = Command::new("sh")
+        .args(["-c", command])
+        .current_dir("/")
+        .env("PATH", path)
+        .env("MCP_ROUTER_CACHE_DIR", &cache)
+        .output()
+        .expect("sh runs");
+    assert_eq!(
+        (String::from_utf8_lossy(&ran.stdout).trim(), ran.status.code()),
+        ("calc: approved add", Some(0)),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    session.send(&json!({"call_id": "r2", "name": "mcp__calc__add", "arguments": "{\"a\": 1}"}));
+    let after = session.output("r2").to_string();
+    assert!(after.contains("add ran"), "approved while running: {after}");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
 
     // Approved: the model sees it again, without the invisible character.
     let third = exec_run(&cache, &config, &["calc"], &[("4", "mcp__calc__add")]);
@@ -485,7 +518,7 @@ fn prompts_and_resource_templates_are_pinned_and_held_like_tools() {
     assert_eq!(got["type"], "error", "{got}");
     let message = got["message"].as_str().expect("a message");
     assert!(
-        message.contains("prompt `review` of MCP server 'docs' is held: its definition changed since it was pinned (description); run `mcp-router trust approve docs review` to allow it"),
+        message.contains("prompt `review` of MCP server 'docs' is held: its definition changed since it was pinned (description); run `mcp-router trust approve --config "),
         "{message}"
     );
     assert!(
@@ -615,4 +648,71 @@ fn a_tool_the_config_let_in_later_is_not_held() {
     let held: Vec<&Value> = changes(&second);
     assert_eq!(held.len(), 1, "{held:?}");
     assert_eq!((&held[0]["tool"], &held[0]["change"]), (&json!("new"), &json!("added")));
+}
+
+#[test]
+fn a_damaged_pins_file_holds_its_server_and_says_how_to_recover() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let tools = dir.path().join("calc.json");
+    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
+    let config = file_servers(&dir, &[("calc", &tools)], "");
+    let first = exec_run(&cache, &config, &["calc"], &[("1", "mcp__calc__add")]);
+    assert_eq!(spec_names(&first), ["mcp__calc__add", "mcp__calc__echo"]);
+    let pins: Vec<PathBuf> = std::fs::read_dir(cache.join("pins"))
+        .expect("the pins directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    let [file] = pins.as_slice() else { panic!("one pins file: {pins:?}") };
+    let name = file.file_name().expect("a name").to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("calc-") && name.len() == "calc-".len() + 12 + ".json".len(),
+        "{name}"
+    );
+
+    // Truncated mid-write (a crash, a full disk): nothing of calc reaches the model.
+    let text = std::fs::read_to_string(file).expect("pins");
+    std::fs::write(file, &text[..text.len() / 2]).expect("truncated");
+    let damaged = exec_run(&cache, &config, &["calc"], &[("2", "mcp__calc__add")]);
+    assert_eq!(spec_names(&damaged), Vec::<String>::new(), "everything held");
+    let refused = output_text(&damaged, "2");
+    assert!(
+        refused.contains(&format!("its pins file {} cannot be used (not JSON", file.display())),
+        "{refused}"
+    );
+    assert!(refused.contains("trust forget --config"), "{refused}");
+    assert_eq!(
+        std::fs::read_to_string(file).expect("kept"),
+        text[..text.len() / 2],
+        "not rewritten"
+    );
+    let (listing, _) = router(&cache, &config, &["trust"]);
+    assert!(listing.starts_with("calc: everything held: its pins file"), "{listing}");
+
+    // The way out, as the message says: forget, and the next start pins afresh.
+    let (forgot, code) = router(&cache, &config, &["trust", "forget", "calc"]);
+    assert_eq!((forgot.trim(), code), ("calc: forgot 0 pins", 0));
+    let again = exec_run(&cache, &config, &["calc"], &[("3", "mcp__calc__add")]);
+    assert_eq!(spec_names(&again), ["mcp__calc__add", "mcp__calc__echo"]);
+}
+
+#[test]
+fn same_named_servers_of_two_projects_are_pinned_apart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let (one, two) = (dir.path().join("one.json"), dir.path().join("two.json"));
+    write_tools(&one, &[tool("add", "Add a number.")]);
+    write_tools(&two, &[tool("add", "Add two numbers, another way.")]);
+    let first = tempfile::tempdir().expect("project one");
+    let second = tempfile::tempdir().expect("project two");
+    let config_one = file_servers(&first, &[("calc", &one)], "");
+    let config_two = file_servers(&second, &[("calc", &two)], "");
+    for _ in 0..2 {
+        for config in [&config_one, &config_two] {
+            let lines = exec_run(&cache, config, &["calc"], &[("1", "mcp__calc__add")]);
+            assert_eq!(spec_names(&lines), ["mcp__calc__add"], "never held by the other's pins");
+            assert_eq!(changes(&lines), Vec::<&Value>::new());
+        }
+    }
 }
