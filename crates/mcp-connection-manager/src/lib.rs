@@ -49,7 +49,7 @@ pub use options::{
     LifecycleOptions, ListOptions, ManagerOptions, RequestOptions, StartupOptions, TaskOptions,
     TrustOptions, WatchOptions,
 };
-pub use router_protocol::ApprovalPolicy;
+pub use router_protocol::{ApprovalPolicy, Sandbox};
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};
 pub use trust::pins::{Pin, ServerPins};
 pub use trust::store::{PinKey, PinStore, PinsError, Review, UnusablePins};

@@ -128,6 +128,12 @@ impl Servers {
         this
     }
 
+    /// `config` with what its entry leaves to the manager filled in (the sandbox), as it runs.
+    pub(crate) fn with_defaults(&self, mut config: ServerConfig) -> ServerConfig {
+        config.sandbox.get_or_insert_with(|| self.options.sandbox.clone());
+        config
+    }
+
     /// A server of `config` started (or left idle, `lazy`), its lists of generation
     /// `list_generation` (a server replaced by a config change carries its predecessor's, one
     /// further on, so nothing kept of the old one is taken for the new one's).
@@ -138,6 +144,7 @@ impl Servers {
         lazy: bool,
         list_generation: Arc<std::sync::atomic::AtomicU64>,
     ) -> Arc<ManagedServer> {
+        let config = self.with_defaults(config);
         self.trust.identify(&config);
         let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
         let (state, _) = watch::channel(initial);

@@ -25,6 +25,9 @@ pub struct ManagerOptions {
     pub watching: WatchOptions,
     /// Tool definitions pinned and held.
     pub trust: TrustOptions,
+    /// The sandbox of a stdio server whose entry names none (`[mcp_router] sandbox`; the
+    /// default profile unless set).
+    pub sandbox: router_protocol::Sandbox,
     /// Where OAuth credentials are kept ([`mcp_connection::oauth::TokenStore::default_location`]
     /// when `None`; without any, HTTP servers are reached without sign-in).
     pub token_store: Option<mcp_connection::oauth::TokenStore>,

@@ -51,6 +51,7 @@ impl McpConnectionManager {
         let idle = crate::idle::idle_servers(&servers.options, wanted.iter().map(|(c, s)| (c, s)));
         let mut launched = Vec::new();
         for (config, catalog) in wanted {
+            let config = servers.with_defaults(config);
             let name = config.name.clone();
             let lazy = idle.contains(&name);
             match current.get(&name) {

@@ -193,5 +193,6 @@ fn ready_event(server: &str, elapsed: Duration, conn: &Connection) -> McpServerR
             prompts: caps.prompts.is_some(),
         },
         tools: conn.tools().len(),
+        sandbox: conn.child.as_ref().map(|child| child.sandbox().to_string()),
     }
 }

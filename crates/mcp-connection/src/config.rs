@@ -44,6 +44,10 @@ pub struct ServerConfig {
     pub approval: Option<router_protocol::ApprovalPolicy>,
     /// `tool_approvals`: the same per tool (by its name on the server), over `approval`.
     pub tool_approvals: BTreeMap<String, router_protocol::ApprovalPolicy>,
+    /// `sandbox`: what a stdio server may reach; `None` takes the manager's default
+    /// (`ManagerOptions::sandbox`, `[mcp_router] sandbox`, else the default profile). Not used
+    /// for HTTP servers.
+    pub sandbox: Option<router_protocol::Sandbox>,
 }
 
 /// The `tool_changes` config key: what becomes of a tool whose definition is not the one
@@ -213,6 +217,7 @@ impl ServerConfig {
             tool_changes: ToolChanges::Hold,
             approval: None,
             tool_approvals: BTreeMap::new(),
+            sandbox: None,
         }
     }
 

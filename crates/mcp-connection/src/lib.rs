@@ -14,6 +14,7 @@ mod host;
 mod input;
 mod meta;
 mod progress;
+mod sandbox;
 #[cfg(test)]
 mod scripted;
 mod server_log;

@@ -88,6 +88,7 @@ fn scripted() -> (LiveState, Instant) {
                 ..Default::default()
             },
             tools: 12,
+            sandbox: None,
         }),
         t0,
     );

@@ -382,6 +382,7 @@ fn search_or_manager(
         "response_cache" => manager.requests.response_cache = flag()?,
         "reset_timeout_on_progress" => manager.requests.reset_timeout_on_progress = flag()?,
         "max_watched_resources" => manager.watching.max_resources = bytes(0)?,
+        "sandbox" => manager.sandbox = crate::servers::sandbox(value).map_err(err)?,
         "destructive_tools" => {
             let text = value.as_str().unwrap_or_default();
             manager.trust.destructive = mcp_connection_manager::ApprovalPolicy::parse(text)
@@ -571,6 +572,44 @@ mod tests {
                 .expect("the other server runs");
         assert_eq!(lenient.servers.len(), 1);
         assert_eq!(lenient.unusable[0].error, why);
+    }
+
+    #[test]
+    fn sandbox_profiles_per_server_and_for_all() {
+        use mcp_connection_manager::Sandbox;
+        let servers = toml(
+            "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\ncommand = \"x\"\nsandbox = \"strict\"\n[mcp_servers.c]\ncommand = \"x\"\nsandbox = { network = [443, 8080], allow_write = [\"/srv/out\"] }\n[mcp_servers.d]\ncommand = \"x\"\nsandbox = \"off\"\n",
+        )
+        .expect("valid");
+        let sandbox = |i: usize| servers[i].sandbox.clone();
+        assert_eq!(sandbox(0), None, "the router's default");
+        assert_eq!(sandbox(1), Sandbox::named("strict"));
+        assert_eq!(sandbox(1).map(|s| (s.write, s.network)), Some((false, false)));
+        let c = sandbox(2).expect("a table");
+        assert_eq!((c.network, c.ports, c.write), (true, vec![443, 8080], true));
+        assert_eq!(c.allow_write, [std::path::PathBuf::from("/srv/out")]);
+        assert_eq!(sandbox(3), Some(Sandbox::off()));
+        let file = parse_config_file(
+            "[mcp_router]\nsandbox = \"read-only\"\n[mcp_servers]\n",
+            ConfigFormat::CodexToml,
+            Path::new("c.toml"),
+        )
+        .expect("valid");
+        assert_eq!(file.manager.sandbox, Sandbox::named("read-only").expect("a profile"));
+        for (text, error) in [
+            (
+                "sandbox = \"tight\"",
+                "expected one of \"default\", \"off\", \"read-only\", \"offline\", \"strict\" or a table, found \"tight\"",
+            ),
+            ("sandbox = { network = [0] }", "`network`: expected TCP ports from 1 to 65535"),
+            ("sandbox = { write = \"all\" }", "`write`: expected \"workspace\" or \"none\""),
+            ("sandbox = { read = false }", "unknown key `read`"),
+            ("sandbox = 3", "or a table, found a number"),
+        ] {
+            let err = toml(&format!("[mcp_servers.a]\ncommand = \"x\"\n{text}\n")).expect_err(text);
+            assert!(err.starts_with("config.toml: server `a`: key `sandbox`: "), "{err}");
+            assert!(err.contains(error), "{text}: {err}");
+        }
     }
 
     #[test]

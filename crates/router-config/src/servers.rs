@@ -49,6 +49,7 @@ const CODEX_KEYS: &[&str] = &[
     "oauth",
     "always_load_tools",
     "shared",
+    "sandbox",
 ];
 const MCP_JSON_KEYS: &[&str] = &[
     "command",
@@ -73,6 +74,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "oauth",
     "always_load_tools",
     "shared",
+    "sandbox",
 ];
 
 impl ServerWalker<'_> {
@@ -360,7 +362,8 @@ impl ServerWalker<'_> {
             .map(Some)
     }
 
-    /// `approval` and `tool_approvals`: `run`, `ask` or `refuse`, for the server and per tool.
+    /// `approval` and `tool_approvals`: `run`, `ask` or `refuse`, for the server and per tool;
+    /// and its `sandbox`.
     fn approvals(
         &self,
         table: &Map<String, Value>,
@@ -377,6 +380,9 @@ impl ServerWalker<'_> {
         }
         for (tool, value) in self.string_map(table, "tool_approvals")? {
             config.tool_approvals.insert(tool, policy("tool_approvals", &value)?);
+        }
+        if let Some(value) = table.get("sandbox") {
+            config.sandbox = Some(sandbox(value).map_err(|e| self.err("sandbox", e))?);
         }
         Ok(())
     }
@@ -405,6 +411,72 @@ impl ServerWalker<'_> {
             })
             .collect()
     }
+}
+
+/// A `sandbox` value: a profile's name (`default`, `off`, `read-only`, `offline`, `strict`) or
+/// a table of `write` (`"workspace"` or `"none"`), `network` (`true`, `false` or an array of
+/// TCP ports), `allow_write` (more paths it may write, `~/` for the home directory) and
+/// `enabled`.
+pub(crate) fn sandbox(value: &Value) -> Result<mcp_connection_manager::Sandbox, String> {
+    use mcp_connection_manager::Sandbox;
+    let names = Sandbox::NAMES.map(|n| format!("\"{n}\"")).join(", ");
+    let table = match value {
+        Value::String(name) => {
+            return Sandbox::named(name)
+                .ok_or_else(|| format!("expected one of {names} or a table, found \"{name}\""));
+        }
+        Value::Object(table) => table,
+        other => return Err(format!("expected one of {names} or a table, found {}", kind(other))),
+    };
+    let mut sandbox = Sandbox::default();
+    for (key, value) in table {
+        match (key.as_str(), value) {
+            ("enabled", Value::Bool(on)) => sandbox.enabled = *on,
+            ("write", Value::String(w)) if w == "workspace" => sandbox.write = true,
+            ("write", Value::String(w)) if w == "none" => sandbox.write = false,
+            ("network", Value::Bool(on)) => sandbox.network = *on,
+            ("network", Value::Array(items)) => {
+                let port = |item: &Value| {
+                    item.as_u64().and_then(|n| u16::try_from(n).ok()).filter(|n| *n > 0)
+                };
+                let ports: Option<Vec<u16>> = items.iter().map(port).collect();
+                let ports = ports
+                    .ok_or_else(|| "`network`: expected TCP ports from 1 to 65535".to_string())?;
+                (sandbox.network, sandbox.ports) = (true, ports);
+            }
+            ("allow_write", Value::Array(items)) => sandbox.allow_write = paths(items)?,
+            ("enabled", other) => {
+                return Err(format!("`enabled`: expected true or false, found {}", kind(other)));
+            }
+            ("write", other) => {
+                return Err(format!("`write`: expected \"workspace\" or \"none\", found {other}"));
+            }
+            ("network", other) => {
+                return Err(format!(
+                    "`network`: expected true, false or an array of ports, found {}",
+                    kind(other)
+                ));
+            }
+            (other, _) => {
+                return Err(format!(
+                    "unknown key `{other}` (enabled, write, network, allow_write)"
+                ));
+            }
+        }
+    }
+    Ok(sandbox)
+}
+
+/// `allow_write`'s paths, `~/` for the home directory.
+fn paths(items: &[Value]) -> Result<Vec<PathBuf>, String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let path = |item: &Value| match (item.as_str(), &home) {
+        (Some(path), Some(home)) if path.starts_with("~/") => Some(home.join(&path[2..])),
+        (Some(path), _) => Some(PathBuf::from(path)),
+        (None, _) => None,
+    };
+    let paths: Option<Vec<PathBuf>> = items.iter().map(path).collect();
+    paths.ok_or_else(|| "`allow_write`: expected an array of paths".to_string())
 }
 
 pub(crate) fn kind(value: &Value) -> &'static str {

@@ -384,6 +384,11 @@ pub struct McpServerReadyEvent {
     pub capabilities: ServerCapabilitySummary,
     /// Tools the model can call on this server after enabled/disabled filters.
     pub tools: usize,
+    /// A stdio server's sandbox in words: `landlock ABI 7: …` (what is enforced), `off (sandbox
+    /// = "off")`, or `none: …` (the system cannot, the server runs unsandboxed). Absent for
+    /// an HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// A summary of a server's declared capabilities.
@@ -524,6 +529,9 @@ mod tests {
                 ..Default::default()
             },
             tools: 3,
+            sandbox: Some(
+                "landlock ABI 7: credentials and router state unreadable, writes to its workspace, temp and package caches; network on".to_string(),
+            ),
         });
         let failed = EventMsg::McpServerFailed(McpServerFailedEvent {
             server: "ghost".to_string(),

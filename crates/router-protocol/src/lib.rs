@@ -9,6 +9,7 @@ mod exec;
 mod output;
 mod prompts;
 mod provider;
+mod sandbox;
 mod shared;
 mod sink;
 mod skills;
@@ -30,6 +31,7 @@ pub use exec::{
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use prompts::{PromptSummary, Prompts};
 pub use provider::OutputFormat;
+pub use sandbox::Sandbox;
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};

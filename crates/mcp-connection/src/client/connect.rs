@@ -111,7 +111,9 @@ async fn probe(
     let half = config.startup_timeout / 2;
     let result = match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
-            let launch = Launch { server: &config.name, command, args, env, cwd: cwd.as_ref() };
+            let sandbox = &config.sandbox.clone().unwrap_or_default();
+            let launch =
+                Launch { server: &config.name, command, args, env, cwd: cwd.as_ref(), sandbox };
             let span = client.telemetry.start("server/discover", None, None);
             let result = probe_stdio(launch, client, half).instrument(span.span()).await;
             if let Ok((service, ..)) = &result
@@ -331,7 +333,9 @@ async fn open(
 ) -> Result<Opened, HandshakeError> {
     match &config.transport {
         TransportConfig::Stdio { command, args, env, cwd } => {
-            let launch = Launch { server: &config.name, command, args, env, cwd: cwd.as_ref() };
+            let sandbox = &config.sandbox.clone().unwrap_or_default();
+            let launch =
+                Launch { server: &config.name, command, args, env, cwd: cwd.as_ref(), sandbox };
             open_stdio(launch, client, lifecycle).await
         }
         TransportConfig::StreamableHttp { .. } => {

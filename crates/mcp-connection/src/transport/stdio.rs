@@ -65,6 +65,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) args: &'a [String],
     pub(crate) env: &'a BTreeMap<String, String>,
     pub(crate) cwd: Option<&'a PathBuf>,
+    /// What the server may reach.
+    pub(crate) sandbox: &'a crate::sandbox::Sandbox,
 }
 
 /// The guard: run the server in the background with our stdin, wait for it, and on SIGTERM (the
@@ -107,14 +109,7 @@ fn spawn_with(
         launch.env.get("PATH").map(|p| p.as_ref()).or(path.as_deref()),
         launch.cwd,
     )?;
-    let mut command = match setpriv {
-        Some(setpriv) => {
-            let mut command = Command::new(setpriv);
-            command.args(["--pdeathsig", "TERM", "--", "/bin/sh"]);
-            command
-        }
-        None => Command::new("/bin/sh"),
-    };
+    let mut command = shell(setpriv);
     command
         .arg("-c")
         .arg(GUARD)
@@ -136,7 +131,9 @@ fn spawn_with(
     if setpriv.is_none() {
         set_parent_death_signal_by_fork(&mut command, parent);
     }
-    let mut child = command.spawn()?;
+    // The sandbox's ruleset stays open until the child has it (it closes at exec).
+    let prepared = crate::sandbox::apply(&mut command, launch.sandbox, launch.cwd);
+    let (mut child, sandbox) = (command.spawn()?, prepared.tier);
     let pid = child.id().map(|id| id as libc::pid_t);
     let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take(), pid)
@@ -154,8 +151,17 @@ fn spawn_with(
             child: Mutex::new(Some(child)),
             done: AtomicBool::new(false),
             stderr: tail,
+            sandbox,
         },
     })
+}
+
+/// `/bin/sh`, behind `setpriv --pdeathsig TERM` when there is one.
+fn shell(setpriv: Option<&std::path::Path>) -> Command {
+    let Some(setpriv) = setpriv else { return Command::new("/bin/sh") };
+    let mut command = Command::new(setpriv);
+    command.args(["--pdeathsig", "TERM", "--", "/bin/sh"]);
+    command
 }
 
 /// The `setpriv` that can set a parent-death signal (util-linux 2.33 or later), found once:
@@ -350,9 +356,16 @@ pub struct ChildGroup {
     child: Mutex<Option<Child>>,
     done: AtomicBool,
     stderr: std::sync::Arc<StderrTail>,
+    sandbox: String,
 }
 
 impl ChildGroup {
+    /// The sandbox the server runs in, in words: `landlock ABI N: …` (what is enforced),
+    /// `off (sandbox = "off")`, or `none: …` (the system cannot; it runs unsandboxed).
+    pub fn sandbox(&self) -> &str {
+        &self.sandbox
+    }
+
     /// Ends the server and every process it started (found by descent, so one that left the
     /// group is reached too) from the bottom up — each process's children before it, each
     /// reaped by its own parent — so none is handed to whoever adopts orphans: SIGTERM for up
@@ -500,6 +513,7 @@ mod tests {
                 args: &args,
                 env: &env,
                 cwd: None,
+                sandbox: &crate::sandbox::Sandbox::default(),
             })
             .expect("spawn");
             let guard = spawned.group.pgid;
@@ -545,6 +559,7 @@ mod tests {
                     args: &args,
                     env: &env,
                     cwd: None,
+                    sandbox: &crate::sandbox::Sandbox::default(),
                 };
                 let spawned =
                     spawn_with(launch, way, std::process::id() as libc::pid_t).expect("spawn");
@@ -575,8 +590,14 @@ mod tests {
     async fn a_guard_without_its_router_starts_nothing() {
         for way in ways() {
             let (env, args) = (BTreeMap::new(), ["-c".to_string(), "exit 7".to_string()]);
-            let launch =
-                Launch { server: "late", command: "sh", args: &args, env: &env, cwd: None };
+            let launch = Launch {
+                server: "late",
+                command: "sh",
+                args: &args,
+                env: &env,
+                cwd: None,
+                sandbox: &crate::sandbox::Sandbox::default(),
+            };
             let spawned = match spawn_with(launch, way, 1) {
                 Err(e) if way.is_none() => {
                     assert_eq!(e.raw_os_error(), Some(libc::ESRCH), "{e}");
@@ -599,14 +620,28 @@ mod tests {
     async fn the_exit_status_is_waited_for_a_moment_and_no_longer() {
         let env = BTreeMap::new();
         let args = ["-c".to_string(), "sleep 0.2; exit 3".to_string()];
-        let launch = Launch { server: "slow", command: "sh", args: &args, env: &env, cwd: None };
+        let launch = Launch {
+            server: "slow",
+            command: "sh",
+            args: &args,
+            env: &env,
+            cwd: None,
+            sandbox: &crate::sandbox::Sandbox::default(),
+        };
         let spawned = spawn(launch).expect("spawn");
         assert_eq!(spawned.group.exit_status(), None, "still running");
         let status = spawned.group.exited_within(EXIT_GRACE).await;
         assert_eq!(status.as_deref(), Some("status 3"));
 
         let args = ["-c".to_string(), "sleep 5".to_string()];
-        let launch = Launch { server: "runs", command: "sh", args: &args, env: &env, cwd: None };
+        let launch = Launch {
+            server: "runs",
+            command: "sh",
+            args: &args,
+            env: &env,
+            cwd: None,
+            sandbox: &crate::sandbox::Sandbox::default(),
+        };
         let spawned = spawn(launch).expect("spawn");
         let started = std::time::Instant::now();
         assert_eq!(spawned.group.exited_within(Duration::from_millis(50)).await, None);
@@ -621,7 +656,14 @@ mod tests {
         let script =
             r#"for i in 1 2 3 4 5 6 7; do printf '\033[31mline %s\033[0m\n' $i >&2; done; exit 3"#;
         let args = ["-c".to_string(), script.to_string()];
-        let launch = Launch { server: "boom", command: "sh", args: &args, env: &env, cwd: None };
+        let launch = Launch {
+            server: "boom",
+            command: "sh",
+            args: &args,
+            env: &env,
+            cwd: None,
+            sandbox: &crate::sandbox::Sandbox::default(),
+        };
         let spawned = spawn(launch).expect("spawn");
         let why = spawned.group.why_ended(Duration::from_secs(5)).await.expect("ended");
         assert_eq!(
@@ -631,7 +673,14 @@ mod tests {
 
         let script = "head -c 5000 /dev/zero | tr '\\0' y >&2; echo >&2; exit 1";
         let args = ["-c".to_string(), script.to_string()];
-        let launch = Launch { server: "long", command: "sh", args: &args, env: &env, cwd: None };
+        let launch = Launch {
+            server: "long",
+            command: "sh",
+            args: &args,
+            env: &env,
+            cwd: None,
+            sandbox: &crate::sandbox::Sandbox::default(),
+        };
         let spawned = spawn(launch).expect("spawn");
         let why = spawned.group.why_ended(Duration::from_secs(5)).await.expect("ended");
         assert!(why.len() <= TAIL_BYTES + 80, "{} bytes", why.len());
@@ -651,8 +700,14 @@ mod tests {
         for (script, said) in [("exit 3", "status 3"), ("kill -9 $$", "killed by signal 9")] {
             let env = BTreeMap::new();
             let args = ["-c".to_string(), script.to_string()];
-            let launch =
-                Launch { server: "ends", command: "sh", args: &args, env: &env, cwd: None };
+            let launch = Launch {
+                server: "ends",
+                command: "sh",
+                args: &args,
+                env: &env,
+                cwd: None,
+                sandbox: &crate::sandbox::Sandbox::default(),
+            };
             let spawned = spawn(launch).expect("spawn");
             assert_eq!(ended(&spawned.group).await, said, "{script}");
         }

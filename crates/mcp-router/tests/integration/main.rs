@@ -26,6 +26,7 @@ mod oauth;
 mod otel;
 mod prompts;
 mod results;
+mod sandbox;
 mod search;
 mod shared;
 mod skills;

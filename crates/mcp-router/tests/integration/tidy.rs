@@ -22,7 +22,7 @@ const MAX_FN_LINES: usize = 70;
 /// The aim for functions: at most [`OVER_AIM_MAX`] functions of library crates (those with a
 /// `lib.rs`) are longer. A ratchet: when fewer are, the test asks for the lower number.
 const AIM_FN_LINES: usize = 60;
-const OVER_AIM_MAX: usize = 5;
+const OVER_AIM_MAX: usize = 4;
 
 /// Files allowed over [`MAX_FILE_LINES`], each frozen at its size: (path from the
 /// repository's top, most lines, why).

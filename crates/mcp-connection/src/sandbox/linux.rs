@@ -1,0 +1,216 @@
+//! Landlock rules and a seccomp filter, built in the router (where allocating and reading
+//! directories is safe) and applied in the child between `fork` and `exec` with three system
+//! calls: `no_new_privs`, `landlock_restrict_self`, `seccomp`.
+#![allow(unsafe_code)] // the raw system calls between fork and exec have no safe wrappers.
+
+use std::os::fd::{AsRawFd as _, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access as _, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible as _, NetPort,
+    PathBeneath, PathFd, Ruleset, RulesetAttr as _, RulesetCreatedAttr as _,
+};
+use seccompiler::BpfProgram;
+
+use super::Sandbox;
+
+/// What the child applies before it runs the server, and the tier that makes.
+pub(crate) struct Prepared {
+    landlock: Option<OwnedFd>,
+    seccomp: Option<BpfProgram>,
+    /// The sandbox in force, in words.
+    pub(crate) tier: String,
+}
+
+/// The kernel's Landlock ABI version (0: none), asked once.
+fn landlock_abi() -> i32 {
+    static ABI: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *ABI.get_or_init(|| {
+        const VERSION: libc::c_uint = 1; // LANDLOCK_CREATE_RULESET_VERSION
+        // SAFETY: a query: no ruleset pointer, size 0, the version flag.
+        let abi = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                VERSION,
+            )
+        };
+        i32::try_from(abi).unwrap_or(0).max(0)
+    })
+}
+
+/// The rules of `sandbox` for a server run in `cwd`.
+pub(crate) fn prepare(sandbox: &Sandbox, cwd: Option<&Path>) -> Prepared {
+    if !sandbox.enabled {
+        let tier = "off (sandbox = \"off\")".to_string();
+        return Prepared { landlock: None, seccomp: None, tier };
+    }
+    let seccomp = (!sandbox.network)
+        .then(|| {
+            no_ip_sockets()
+                .inspect_err(|e| tracing::warn!(error = %e, "no seccomp filter for network off"))
+                .ok()
+        })
+        .flatten();
+    let abi = landlock_abi();
+    let landlock = if abi > 0 {
+        landlock_rules(sandbox, cwd, abi)
+            .inspect_err(|e| tracing::warn!(error = %e, "the Landlock rules could not be made"))
+            .ok()
+    } else {
+        None
+    };
+    let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some());
+    Prepared { landlock, seccomp, tier }
+}
+
+/// The tier in words: what is enforced, and what the kernel could not.
+fn describe(sandbox: &Sandbox, abi: i32, landlock: bool, seccomp: bool) -> String {
+    let network = match (sandbox.network, sandbox.ports.as_slice()) {
+        (true, []) => "network on".to_string(),
+        (false, _) if seccomp => "network off (seccomp)".to_string(),
+        (false, _) => "network NOT restricted (no seccomp filter)".to_string(),
+        (true, ports) if landlock && abi >= 4 => {
+            let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+            format!("TCP to ports {} only", ports.join(", "))
+        }
+        (true, _) => "network NOT restricted (ports need Landlock ABI 4)".to_string(),
+    };
+    if !landlock {
+        let why = if abi > 0 {
+            "the Landlock rules could not be made"
+        } else {
+            "this kernel has no Landlock"
+        };
+        return format!("none: {why}, the server runs unsandboxed; {network}");
+    }
+    let writes = if sandbox.write {
+        "writes to its workspace, temp and package caches"
+    } else {
+        "read-only"
+    };
+    format!("landlock ABI {abi}: credentials and router state unreadable, {writes}; {network}")
+}
+
+/// The Landlock ruleset: every file readable but the protected ones, writable where the
+/// profile says, TCP ports if it names them.
+fn landlock_rules(sandbox: &Sandbox, cwd: Option<&Path>, abi: i32) -> Result<OwnedFd, String> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let denied = super::protected(home.as_ref(), &super::router_state());
+    let mut writable = if sandbox.write {
+        super::writable(cwd, home.as_deref())
+    } else {
+        vec![PathBuf::from("/dev")]
+    };
+    writable.extend(sandbox.allow_write.iter().filter_map(|p| p.canonicalize().ok()));
+    let version = ABI::from(abi);
+    let (read, all) = (AccessFs::from_read(version), AccessFs::from_all(version));
+    let ports =
+        (sandbox.network && !sandbox.ports.is_empty() && abi >= 4).then_some(&sandbox.ports);
+    let error = |e: landlock::RulesetError| e.to_string();
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(all)
+        .map_err(error)?;
+    if ports.is_some() {
+        ruleset = ruleset.handle_access(AccessNet::ConnectTcp).map_err(error)?;
+    }
+    let mut created = ruleset.create().map_err(error)?;
+    let mut rules = Vec::new();
+    expand(Path::new("/"), &Scope { denied: &denied, writable: &writable, read, all }, &mut rules);
+    for (path, access) in rules {
+        let Ok(fd) = PathFd::new(&path) else { continue };
+        let access = if path.is_dir() { access } else { access & AccessFs::from_file(version) };
+        created = created.add_rule(PathBeneath::new(fd, access)).map_err(error)?;
+    }
+    for port in ports.into_iter().flatten() {
+        created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp)).map_err(error)?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| "Landlock is not enabled".to_string())
+}
+
+/// What [`expand`] grants.
+struct Scope<'a> {
+    denied: &'a [PathBuf],
+    writable: &'a [PathBuf],
+    read: BitFlags<AccessFs>,
+    all: BitFlags<AccessFs>,
+}
+
+/// The rules under `dir`: one for `dir` when nothing below it is protected (or writable while it
+/// is not), else one per entry, recursively — a Landlock rule covers everything beneath it, so
+/// a protected place is left out by granting its siblings. Symbolic links get no rule: what
+/// they point to has its own.
+fn expand(dir: &Path, scope: &Scope<'_>, out: &mut Vec<(PathBuf, BitFlags<AccessFs>)>) {
+    if scope.denied.iter().any(|d| d == dir) {
+        return;
+    }
+    let in_writable = scope.writable.iter().any(|w| dir.starts_with(w));
+    let below = |set: &[PathBuf]| set.iter().any(|p| p != dir && p.starts_with(dir));
+    if !below(scope.denied) && (in_writable || !below(scope.writable)) {
+        out.push((dir.to_path_buf(), if in_writable { scope.all } else { scope.read }));
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| !t.is_symlink()) {
+            expand(&entry.path(), scope, out);
+        }
+    }
+}
+
+/// A filter that refuses IPv4, IPv6 and packet sockets (`EACCES`), and io_uring (which could
+/// make them without `socket`).
+fn no_ip_sockets() -> Result<BpfProgram, seccompiler::BackendError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let family = |family: libc::c_int| {
+        let family = u64::try_from(family).unwrap_or_default();
+        let condition =
+            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family)?;
+        SeccompRule::new(vec![condition])
+    };
+    let socket = vec![family(libc::AF_INET)?, family(libc::AF_INET6)?, family(libc::AF_PACKET)?];
+    let rules = [(libc::SYS_socket, socket), (libc::SYS_io_uring_setup, Vec::new())];
+    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
+    let refuse = SeccompAction::Errno(libc::EACCES.unsigned_abs());
+    let filter =
+        SeccompFilter::new(rules.into_iter().collect(), SeccompAction::Allow, refuse, arch)?;
+    filter.try_into()
+}
+
+impl Prepared {
+    /// Whether anything is applied in the child (else no pre-exec step is needed).
+    pub(crate) fn applies(&self) -> bool {
+        self.landlock.is_some() || self.seccomp.is_some()
+    }
+
+    /// The raw parts the child applies: the ruleset's descriptor (-1: none) and the filter.
+    pub(crate) fn parts(&self) -> (libc::c_int, Option<std::sync::Arc<BpfProgram>>) {
+        let fd = self.landlock.as_ref().map_or(-1, |fd| fd.as_raw_fd());
+        (fd, self.seccomp.clone().map(std::sync::Arc::new))
+    }
+}
+
+/// In the child, between `fork` and `exec`: `no_new_privs`, the Landlock ruleset `fd` (if not
+/// -1), the seccomp `filter`. Only async-signal-safe system calls.
+pub(crate) fn apply_in_child(fd: libc::c_int, filter: Option<&BpfProgram>) -> std::io::Result<()> {
+    // SAFETY: plain system calls on values prepared before the fork.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if fd >= 0 && libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    if let Some(filter) = filter {
+        seccompiler::apply_filter(filter)
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! The places a sandbox profile names: what is protected, where a server may write.
+
+use std::path::{Path, PathBuf};
+
+/// Credentials and browser profiles under the home directory, never readable by a sandboxed
+/// server.
+pub(crate) const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".password-store",
+    ".config/gh",
+    ".config/hub",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".vault-token",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+];
+
+/// Package managers' caches under the home directory: `npx` and `uvx` write there. The first
+/// two are made when missing, so a first `npx -y` or `uvx` can fill them.
+const CACHES: &[&str] = &[
+    ".npm",
+    ".cache/uv",
+    ".cache/pip",
+    ".cache/pypoetry",
+    ".cache/node",
+    ".cache/pnpm",
+    ".cache/ms-playwright",
+    ".cache/deno",
+    ".local/share/uv",
+    ".local/share/pnpm",
+    ".bun",
+    ".yarn",
+];
+
+/// Temp directories: writable by every server that may write.
+pub(crate) fn temp_dirs() -> Vec<PathBuf> {
+    let temp = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into(), "/dev/shm".into()];
+    temp.iter().filter_map(|d| d.canonicalize().ok()).collect()
+}
+
+fn var(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// The router's own state: its cache (tool catalogs, pins, spilled results) and its config
+/// directory (sign-in tokens), as the router finds them.
+pub(crate) fn router_state() -> Vec<PathBuf> {
+    let cache = var("MCP_ROUTER_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")));
+    let config = var("MCP_ROUTER_HOME")
+        .or_else(|| var("XDG_CONFIG_HOME").map(|d| d.join("mcp-router")))
+        .or_else(|| var("HOME").map(|d| d.join(".config").join("mcp-router")));
+    cache.into_iter().chain(config).collect()
+}
+
+/// Where the default profile lets a server write, of those that exist: its working directory
+/// (`cwd`) and the router's, temp, `/dev`, the package caches under `home` (`.npm` and
+/// `.cache/uv` made when missing). A working directory
+/// that is `/` or holds the home directory is not a workspace (a server started from `/` would
+/// otherwise write anywhere) and is left out.
+pub(crate) fn writable(cwd: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> {
+    let home_real = home.and_then(|h| h.canonicalize().ok());
+    let workspace = |dir: &Path| {
+        let dir = dir.canonicalize().ok()?;
+        let too_wide =
+            dir == Path::new("/") || home_real.as_ref().is_some_and(|h| h.starts_with(&dir));
+        (!too_wide).then_some(dir)
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    out.extend(cwd.and_then(workspace));
+    out.extend(std::env::current_dir().ok().as_deref().and_then(workspace));
+    out.extend(temp_dirs());
+    out.push(PathBuf::from("/dev"));
+    if let Some(home) = home.filter(|h| h.is_dir()) {
+        for cache in &CACHES[..2] {
+            let _ = std::fs::create_dir_all(home.join(cache));
+        }
+        out.extend(CACHES.iter().filter_map(|c| home.join(c).canonicalize().ok()));
+    }
+    out.sort();
+    out.dedup();
+    out
+}

@@ -1,0 +1,188 @@
+//! Sandboxed stdio servers as a user meets them: a probe server (`sandbox_probe.py`) tries to
+//! read credentials and the router's state, write outside its work, reach the network and do
+//! the same through a child, under the default profile, `offline` and `off`, with no
+//! `[mcp_router]` section. Its home directory is a made-up one outside temp (where everything
+//! may be written), so what is protected there is really protected.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::exec::ExecSession;
+use crate::interop::{python, python_script};
+use crate::support::{exec_command, write_config};
+
+/// A made-up home with a key, a token store and pins, and a workspace beside it.
+struct Machine {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    work: PathBuf,
+}
+
+impl Machine {
+    fn new() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("sandbox-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .expect("a directory outside temp");
+        let home = root.path().join("home");
+        let work = root.path().join("work");
+        for (path, text) in [
+            (".ssh/id_ed25519", "PRIVATE KEY CANARY"),
+            (".config/mcp-router/credentials.json", "{\"token\": \"TOKEN CANARY\"}"),
+            (".cache/mcp-router/pins/calc.json", "{\"format\": 1}"),
+            ("notes.txt", "readable notes"),
+        ] {
+            let path = home.join(path);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("dirs");
+            std::fs::write(path, text).expect("a file");
+        }
+        std::fs::create_dir_all(&work).expect("work");
+        Self { _root: root, home, work }
+    }
+
+    /// An exec session over `config` with this home, run in the workspace.
+    fn exec(&self, config: &Path) -> ExecSession {
+        let mut command = exec_command(config);
+        command
+            .current_dir(&self.work)
+            .env("HOME", &self.home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("MCP_ROUTER_HOME")
+            .env("MCP_ROUTER_CACHE_DIR", self.home.join(".cache/mcp-router"));
+        ExecSession::spawn(command)
+    }
+}
+
+fn probe_config(dir: &tempfile::TempDir, servers: &[(&str, &str)]) -> PathBuf {
+    let mut text = String::new();
+    for (name, extra) in servers {
+        text.push_str(&format!(
+            "[mcp_servers.{name}]\ncommand = {:?}\nargs = [{:?}]\n{extra}\n",
+            python(),
+            python_script("sandbox_probe.py")
+        ));
+    }
+    write_config(dir, "config.toml", &text)
+}
+
+fn call(session: &mut ExecSession, id: &str, tool: &str, arguments: Value) -> String {
+    let arguments = arguments.to_string();
+    session.send(&json!({"call_id": id, "name": tool, "arguments": arguments}));
+    let output = session.output(id);
+    let text = output["result"]["Ok"]["content"][0]["text"].as_str();
+    text.map(str::to_string).unwrap_or_else(|| output.to_string())
+}
+
+/// A loopback listener that greets whoever connects.
+fn listener() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let _ = (&stream).write_all(b"hello");
+        }
+    });
+    port
+}
+
+#[test]
+fn the_default_profile_keeps_secrets_and_writes_in_and_the_server_working() {
+    let machine = Machine::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = probe_config(&dir, &[("probe", ""), ("open", "sandbox = \"off\"")]);
+    let mut session = machine.exec(&config);
+    let ready =
+        session.line("probe ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "probe");
+    let tier = ready["sandbox"].as_str().expect("the sandbox in the ready event").to_string();
+    assert!(tier.starts_with("landlock ABI "), "{tier}");
+    assert!(tier.contains("credentials and router state unreadable"), "{tier}");
+    let open =
+        session.line("open ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "open");
+    assert_eq!(open["sandbox"], "off (sandbox = \"off\")");
+
+    let home = |p: &str| machine.home.join(p).display().to_string();
+    let key = home(".ssh/id_ed25519");
+    let denied = [
+        ("read", json!({"path": key})),
+        ("child_read", json!({"path": key})),
+        ("read", json!({"path": home(".config/mcp-router/credentials.json")})),
+        ("read", json!({"path": home(".cache/mcp-router/pins/calc.json")})),
+        ("write", json!({"path": home("planted.txt")})),
+        (
+            "write",
+            json!({"path": machine.work.parent().expect("root").join("beside.txt").display().to_string()}),
+        ),
+    ];
+    for (n, (tool, arguments)) in denied.iter().enumerate() {
+        let answer =
+            call(&mut session, &format!("d{n}"), &format!("mcp__probe__{tool}"), arguments.clone());
+        assert!(answer.starts_with("denied: "), "{tool} {arguments}: {answer}");
+        assert!(!answer.contains("CANARY"), "{answer}");
+    }
+    assert!(!machine.home.join("planted.txt").exists());
+    let temp = tempfile::tempdir().expect("temp");
+    let allowed = [
+        ("read", json!({"path": home("notes.txt")}), "ok: readable notes"),
+        (
+            "write",
+            json!({"path": machine.work.join("out.txt").display().to_string()}),
+            "ok: written",
+        ),
+        ("write", json!({"path": temp.path().join("t.txt").display().to_string()}), "ok: written"),
+        ("read", json!({"path": "/etc/hostname"}), "ok: "),
+        ("connect", json!({"port": listener()}), "ok: hello"),
+        ("udp", json!({}), "ok: a UDP socket"),
+    ];
+    for (n, (tool, arguments, expected)) in allowed.iter().enumerate() {
+        let answer =
+            call(&mut session, &format!("a{n}"), &format!("mcp__probe__{tool}"), arguments.clone());
+        assert!(answer.starts_with(expected), "{tool} {arguments}: {answer}");
+    }
+    assert_eq!(std::fs::read_to_string(machine.work.join("out.txt")).expect("written"), "written");
+    // The environment is the allow-list's: no secret of the router's.
+    let env = call(&mut session, "e", "mcp__probe__env", json!({}));
+    assert!(!env.contains("MCP_ROUTER_CACHE_DIR"), "{env}");
+    // `sandbox = "off"` reads what the default keeps away.
+    let off = call(&mut session, "o", "mcp__open__read", json!({"path": key}));
+    assert_eq!(off, "ok: PRIVATE KEY CANARY");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn offline_and_strict_profiles_take_the_network_and_writing_away() {
+    let machine = Machine::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = probe_config(
+        &dir,
+        &[("offline", "sandbox = \"offline\""), ("strict", "sandbox = \"strict\"")],
+    );
+    let mut session = machine.exec(&config);
+    for server in ["offline", "strict"] {
+        let ready =
+            session.line("ready", |v| v["type"] == "mcp_server_ready" && v["server"] == server);
+        let tier = ready["sandbox"].as_str().expect("a tier").to_string();
+        assert!(tier.ends_with("network off (seccomp)"), "{tier}");
+    }
+    let port = listener();
+    for (n, server) in ["offline", "strict"].iter().enumerate() {
+        let connect = call(
+            &mut session,
+            &format!("c{n}"),
+            &format!("mcp__{server}__connect"),
+            json!({"port": port}),
+        );
+        assert!(connect.starts_with("denied: "), "{server}: {connect}");
+        let udp = call(&mut session, &format!("u{n}"), &format!("mcp__{server}__udp"), json!({}));
+        assert!(udp.starts_with("denied: "), "{server}: {udp}");
+    }
+    let out = |name: &str| json!({"path": machine.work.join(name).display().to_string()});
+    assert_eq!(call(&mut session, "w1", "mcp__offline__write", out("a.txt")), "ok: written");
+    let strict = call(&mut session, "w2", "mcp__strict__write", out("b.txt"));
+    assert!(strict.starts_with("denied: "), "read-only: {strict}");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}

@@ -1,0 +1,56 @@
+//! A stdio server's sandbox profile (`sandbox` in its entry, `[mcp_router] sandbox` for all).
+
+use std::path::PathBuf;
+
+/// What a sandboxed stdio server may reach. The default profile: everything readable but the
+/// user's credentials and the router's own state; writes to its working directory and the
+/// router's, temp and the package managers' caches; the network on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// `false`: `sandbox = "off"`, the server runs with all of the user's rights.
+    pub enabled: bool,
+    /// `false`: read-only (it may write only to `/dev` and `allow_write`).
+    pub write: bool,
+    /// `false`: no IPv4 or IPv6 socket can be made (Unix sockets still work).
+    pub network: bool,
+    /// With the network on: TCP connections to these ports only (none: any).
+    pub ports: Vec<u16>,
+    /// More places it may write (`allow_write`), whatever `write` says.
+    pub allow_write: Vec<PathBuf>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            write: true,
+            network: true,
+            ports: Vec::new(),
+            allow_write: Vec::new(),
+        }
+    }
+}
+
+impl Sandbox {
+    /// The profiles' names, as the config takes them.
+    pub const NAMES: [&str; 5] = ["default", "off", "read-only", "offline", "strict"];
+
+    /// `sandbox = "off"`.
+    pub fn off() -> Self {
+        Self { enabled: false, ..Self::default() }
+    }
+
+    /// A named profile: `default`, `off`, `read-only`, `offline` (network off), `strict`
+    /// (read-only and offline).
+    pub fn named(name: &str) -> Option<Self> {
+        let base = Self::default();
+        Some(match name {
+            "default" => base,
+            "off" => Self::off(),
+            "read-only" => Self { write: false, ..base },
+            "offline" => Self { network: false, ..base },
+            "strict" => Self { write: false, network: false, ..base },
+            _ => return None,
+        })
+    }
+}
