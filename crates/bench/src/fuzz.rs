@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::options::manager_options;
 use mcp_backend::McpBackend as _;
-use mcp_connection_manager::{ManagerOptions, ServerConfig};
+use mcp_connection_manager::ServerConfig;
 use router_protocol::EventSender;
 use tool_router::ToolRouter;
 use tool_router::fuzz::{
@@ -165,7 +166,7 @@ pub(crate) async fn campaign(args: &[String]) -> anyhow::Result<bool> {
         demo.tool_timeout = Duration::from_secs(5);
         let running = crate::workloads::assembled(
             vec![demo],
-            ManagerOptions::default(),
+            manager_options(),
             tool_router::RouterSettings::default(),
             EventSender::discard(),
         )?;

@@ -10,10 +10,12 @@ mod events;
 mod everything;
 mod fuzz;
 mod lists;
+mod options;
 mod pin;
 mod results;
 mod rmcp_cost;
 mod row;
+mod sandbox;
 mod search;
 mod server;
 mod shared;
@@ -29,6 +31,12 @@ static ALLOCATOR: alloc::Counting = alloc::Counting;
 use row::Row;
 
 fn main() -> anyhow::Result<()> {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if raw.first().is_some_and(|a| a == "__sandbox-exec") {
+        // A sandboxed bench server's start: this binary is the sandbox's helper.
+        let error = mcp_connection_manager::sandbox_exec(&raw[1..]);
+        anyhow::bail!("__sandbox-exec: {error}");
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("serve") {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -123,6 +131,9 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
     }
     if wanted("p5") {
         keep(&mut rows, "p5", workloads::p5_startup(quick).await);
+    }
+    if wanted("sandbox") {
+        keep(&mut rows, "sandbox", sandbox::rows(quick).await);
     }
     if wanted("p6") {
         keep(&mut rows, "p6", workloads::p6_events(quick).await.map(|row| vec![row]));

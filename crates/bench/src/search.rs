@@ -10,6 +10,7 @@ use mcp_backend::{QualifiedTool, json_len, qualified_tool_name};
 use router_protocol::EventSender;
 use tool_router::{CallContext, RouterSettings, ToolCall, ToolFormat, ToolRouter, ToolSearchMode};
 
+use crate::options::manager_options;
 use crate::row::Row;
 use crate::workloads::{Prepared, median, show};
 
@@ -169,14 +170,14 @@ pub(crate) async fn rows(quick: bool) -> anyhow::Result<Vec<Row>> {
 /// tool search on. The time from starting the manager to the first specs (no server started),
 /// and the child processes alive after one search and one call (the called tool's server).
 pub(crate) async fn unstarted(quick: bool) -> anyhow::Result<Vec<Row>> {
-    use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ToolCache};
+    use mcp_connection_manager::{McpConnectionManager, ToolCache};
     let dir = std::env::temp_dir().join(format!("mcp-router-bench-e6-{}", std::process::id()));
     let cache = ToolCache::at(dir.join("tools"));
     let options = crate::server::Options { tools: 20, ..crate::workloads::read_options(16) };
     let servers = (0..50)
         .map(|i| crate::workloads::bench_server(&format!("s{i:02}"), &options))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let learn = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache.clone()));
+    let learn = manager_options().with(|o| o.startup.tool_cache = Some(cache.clone()));
     let manager = McpConnectionManager::start(servers.clone(), EventSender::discard(), learn);
     manager.wait_until_started().await;
     manager.shutdown().await;
@@ -189,7 +190,7 @@ pub(crate) async fn unstarted(quick: bool) -> anyhow::Result<Vec<Row>> {
     let (mut samples, mut alive) = (Vec::new(), usize::MAX);
     for rep in 0..(if quick { 3 } else { 7 }) {
         let started = Instant::now();
-        let options = ManagerOptions::default().with(|o| {
+        let options = manager_options().with(|o| {
             o.startup.tool_cache = Some(cache.clone());
             o.startup.lazy_when_cataloged = names.clone();
         });

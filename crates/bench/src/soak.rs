@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::options::manager_options;
 use futures::StreamExt as _;
-use mcp_connection_manager::{ManagerOptions, McpConnectionManager, ServerConfig};
+use mcp_connection_manager::{McpConnectionManager, ServerConfig};
 use router_protocol::{EventMsg, event_channel};
 use tool_router::{
     CallContext, RouterSettings, ToolArguments, ToolCall, ToolRouter, ToolSearchMode,
@@ -67,7 +68,7 @@ pub(crate) async fn run(calls: usize) -> anyhow::Result<bool> {
     };
     // Killed servers are restarted by the next call however often it happens.
     let mut config = router_config::ConfigFile::from_servers(servers(&marker)?);
-    config.manager = ManagerOptions::default().with(|o| o.lifecycle.max_restarts = u32::MAX);
+    config.manager = manager_options().with(|o| o.lifecycle.max_restarts = u32::MAX);
     config.settings = RouterSettings::default().with(|s| s.search.mode = ToolSearchMode::On);
     config.tool_cache = false;
     // The host's assembly, as the binary starts it.

@@ -18,6 +18,7 @@ use rmcp::{ClientCacheConfig, RoleClient, ServiceExt};
 use router_protocol::{EventSender, event_channel};
 use tool_router::{CallContext, McpBackend, ToolCall, ToolRouter};
 
+use crate::options::manager_options;
 use crate::row::Row;
 use crate::server::Options;
 
@@ -54,7 +55,7 @@ pub(crate) struct Routed {
 /// The router over `servers` as a host starts it (the front door's assembly), with the
 /// defaults except the tool catalog: a bench run must not read or write the user's cache.
 pub(crate) async fn routed(servers: Vec<ServerConfig>, events: EventSender) -> Routed {
-    let running = assembled(servers, ManagerOptions::default(), Default::default(), events)
+    let running = assembled(servers, manager_options(), Default::default(), events)
         .expect("no handler of ours");
     running.manager.wait_until_started().await;
     Routed { manager: running.manager.clone(), router: running.router.clone() }
@@ -496,7 +497,7 @@ pub(crate) async fn p9_first_specs(quick: bool) -> anyhow::Result<Vec<Row>> {
         let cache = cache.clone();
         async move {
             let started = Instant::now();
-            let options = ManagerOptions::default().with(|o| o.startup.tool_cache = Some(cache));
+            let options = manager_options().with(|o| o.startup.tool_cache = Some(cache));
             // Every tool's spec, as before tool search: 500 tools pass the search threshold,
             // and this row times the specs themselves, not the search tool that stands in.
             let settings = tool_router::RouterSettings::default()
@@ -566,11 +567,8 @@ pub(crate) async fn scale(quick: bool) -> anyhow::Result<Vec<Row>> {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let (before, heap_before) = (rss_bytes(), crate::alloc::live());
         let started = Instant::now();
-        let manager = McpConnectionManager::start(
-            configs(200)?,
-            EventSender::discard(),
-            ManagerOptions::default(),
-        );
+        let manager =
+            McpConnectionManager::start(configs(200)?, EventSender::discard(), manager_options());
         manager.wait_until_started().await;
         router_t.push(started.elapsed());
         let ready = manager.server_names().iter().filter(|s| manager.peer(s).is_some()).count();
@@ -805,8 +803,7 @@ async fn measure_once(n: usize, options: &Options) -> anyhow::Result<Duration> {
         .map(|i| bench_server(&format!("s{i:02}"), options))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let started = Instant::now();
-    let manager =
-        McpConnectionManager::start(servers, EventSender::discard(), ManagerOptions::default());
+    let manager = McpConnectionManager::start(servers, EventSender::discard(), manager_options());
     manager.wait_until_started().await;
     let elapsed = started.elapsed();
     manager.shutdown().await;

@@ -28,6 +28,7 @@ mod trust;
 pub use idle::{LazyOver, idle_at_start};
 pub use manager::{McpConnectionManager, ServerStatus};
 pub use mcp_connection::oauth;
+pub use mcp_connection::sandbox_exec;
 pub use mcp_connection::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,
 };

@@ -130,7 +130,10 @@ impl Servers {
 
     /// `config` with what its entry leaves to the manager filled in (the sandbox), as it runs.
     pub(crate) fn with_defaults(&self, mut config: ServerConfig) -> ServerConfig {
-        config.sandbox.get_or_insert_with(|| self.options.sandbox.clone());
+        let sandbox = config.sandbox.get_or_insert_with(|| self.options.sandbox.clone());
+        if sandbox.helper.is_none() {
+            sandbox.helper.clone_from(&self.options.sandbox.helper);
+        }
         config
     }
 

@@ -235,6 +235,15 @@ impl McpConnectionManager {
             .collect()
     }
 
+    /// For each ready stdio server, its sandbox in words (`mcp_server_ready`'s `sandbox`).
+    pub fn sandboxes(&self) -> Vec<(String, String)> {
+        let all = self.servers.servers.snapshot();
+        crate::lifecycle::ready_connections(&all)
+            .into_iter()
+            .filter_map(|(name, conn)| Some((name.clone(), conn.child.as_ref()?.sandbox().into())))
+            .collect()
+    }
+
     /// For each ready stdio server, the process id of its guard, which heads the server's
     /// process group (the server is the guard's child; shutdown ends the whole group).
     pub fn process_groups(&self) -> Vec<(String, u32)> {

@@ -32,6 +32,7 @@ pub use host::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,
 };
 pub use input::{Exchange, ExchangeError, Final, Retry, Round, ToolAnswer, answer_inputs};
+pub use sandbox::sandbox_exec;
 pub use transport::lines::LineTransport;
 pub use watch::{Watched, announce_tools_change, follow, spawn as watch};
 

@@ -61,6 +61,9 @@ pub use assembly::{Assembly, Running, ShutdownHandle, StartError};
 pub use mcp_backend::{McpBackend, McpError, SkillApproval};
 /// Sign-in to servers behind OAuth (`oauth::Login`, `oauth::TokenStore`).
 pub use mcp_connection_manager::oauth;
+/// A binary that serves as the sandbox's helper (`Sandbox::helper`) calls this for
+/// `__sandbox-exec` (the `mcp-router` binary does, first thing in `main`).
+pub use mcp_connection_manager::sandbox_exec;
 /// The manager's settings groups (`ManagerOptions::default().with(|o| …)`), and where its
 /// state lives: the tool catalog and the pins.
 pub use mcp_connection_manager::{

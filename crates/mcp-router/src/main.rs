@@ -264,6 +264,13 @@ impl From<ProviderFormat> for router_protocol::OutputFormat {
 /// A user error prints one clear line (`mcp-router: …`, with its causes) and exits 1, whatever
 /// `RUST_BACKTRACE` says; `RUST_LOG` keeps the detail in the log.
 fn main() {
+    // A sandboxed server's start: this binary is the sandbox's helper (`Sandbox::helper`).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == "__sandbox-exec") {
+        let error = mcp_host::sandbox_exec(&args[1..]);
+        eprintln!("mcp-router: __sandbox-exec: {error}");
+        std::process::exit(126);
+    }
     let code = main_with_code().unwrap_or_else(|e| {
         eprintln!("mcp-router: {e:#}");
         1

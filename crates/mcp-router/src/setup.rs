@@ -48,12 +48,13 @@ pub(crate) struct ConfigArg {
 /// entries that cannot be used are named on stderr (and left out) unless `--strict`.
 pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
     let Some(path) = arg.config.as_deref() else {
-        return Ok(ConfigFile::from_servers(demo_servers()?));
+        return Ok(with_helper(ConfigFile::from_servers(demo_servers()?)));
     };
     let strictness = if arg.strict { Strictness::Strict } else { Strictness::Lenient };
     let mut config = load_config_file_with(path, strictness)?;
     // A held definition's message names the command that approves it, with this config.
     config.manager.trust.approve_command = Some(approve_command(arg));
+    let config = with_helper(config);
     for unusable in &config.unusable {
         eprintln!(
             "mcp-router: warning: {}; server `{}` is left out, the others run (--strict refuses the file)",
@@ -61,6 +62,15 @@ pub(crate) fn config(arg: &ConfigArg) -> anyhow::Result<ConfigFile> {
         );
     }
     Ok(config)
+}
+
+/// `config` with this binary as the sandbox's helper (`__sandbox-exec`): a sandboxed server is
+/// then started by `posix_spawn`, whatever the router's memory, instead of by `fork`.
+fn with_helper(mut config: ConfigFile) -> ConfigFile {
+    if let Ok(exe) = std::env::current_exe() {
+        config.manager.sandbox.helper = Some(exe);
+    }
+    config
 }
 
 /// `mcp-router trust approve` with the `--config` (absolute) that `arg` names: the command a

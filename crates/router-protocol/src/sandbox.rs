@@ -2,10 +2,13 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 /// What a sandboxed stdio server may reach. The default profile: everything readable but the
 /// user's credentials and the router's own state; writes to its working directory and the
 /// router's, temp and the package managers' caches; the network on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Sandbox {
     /// `false`: `sandbox = "off"`, the server runs with all of the user's rights.
     pub enabled: bool,
@@ -17,6 +20,11 @@ pub struct Sandbox {
     pub ports: Vec<u16>,
     /// More places it may write (`allow_write`), whatever `write` says.
     pub allow_write: Vec<PathBuf>,
+    /// A program that applies the sandbox and runs the server (`PROGRAM __sandbox-exec PLAN --
+    /// COMMAND…`, see `mcp_connection::sandbox_exec`), started by `posix_spawn`; `None`: the
+    /// sandbox is applied in the child between `fork` and `exec`. The `mcp-router` binary
+    /// names itself; a host may name its own binary if it answers `__sandbox-exec`.
+    pub helper: Option<PathBuf>,
 }
 
 impl Default for Sandbox {
@@ -27,6 +35,7 @@ impl Default for Sandbox {
             network: true,
             ports: Vec::new(),
             allow_write: Vec::new(),
+            helper: None,
         }
     }
 }

@@ -55,6 +55,9 @@ pub struct ServerEntry {
     pub pid: Option<u32>,
     /// That process's resident memory in KiB.
     pub rss_kib: Option<u64>,
+    /// Its sandbox in words (`mcp_server_ready`'s `sandbox`), for a stdio server that runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// Whom it runs for.
     #[serde(flatten)]
     pub scope: Scope,
@@ -147,12 +150,15 @@ mod tests {
     use super::*;
 
     fn sample() -> RouterStatus {
-        let server = |name: &str, scope| ServerEntry {
+        let server = |name: &str, scope| {
+            ServerEntry {
             name: name.to_string(),
             state: "ready".to_string(),
             pid: Some(4242),
             rss_kib: Some(5120),
+            sandbox: Some("landlock ABI 7: credentials and router state unreadable, writes to its workspace, temp and package caches; network on".to_string()),
             scope,
+        }
         };
         RouterStatus {
             pid: 4000,

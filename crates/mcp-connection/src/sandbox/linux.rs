@@ -40,29 +40,71 @@ fn landlock_abi() -> i32 {
     })
 }
 
-/// The rules of `sandbox` for a server run in `cwd`.
-pub(crate) fn prepare(sandbox: &Sandbox, cwd: Option<&Path>) -> Prepared {
-    if !sandbox.enabled {
-        let tier = "off (sandbox = \"off\")".to_string();
-        return Prepared { landlock: None, seccomp: None, tier };
-    }
-    let seccomp = (!sandbox.network)
-        .then(|| {
-            no_ip_sockets()
-                .inspect_err(|e| tracing::warn!(error = %e, "no seccomp filter for network off"))
-                .ok()
-        })
-        .flatten();
-    let abi = landlock_abi();
-    let landlock = if abi > 0 {
-        landlock_rules(sandbox, cwd, abi)
-            .inspect_err(|e| tracing::warn!(error = %e, "the Landlock rules could not be made"))
-            .ok()
+/// What a sandbox comes to for one server, computed in the router (whose environment names
+/// its state): the profile, the places kept unreadable, the places it may write. A helper
+/// process gets it as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Plan {
+    sandbox: Sandbox,
+    denied: Vec<PathBuf>,
+    writable: Vec<PathBuf>,
+}
+
+/// The plan of `sandbox` for a server run in `cwd` (`None`: the router's directory).
+pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>) -> Plan {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let denied = super::protected(home.as_ref(), &super::router_state());
+    let mut writable = if sandbox.write {
+        super::writable(cwd, home.as_deref())
     } else {
-        None
+        vec![PathBuf::from("/dev")]
     };
-    let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some());
-    Prepared { landlock, seccomp, tier }
+    writable.extend(sandbox.allow_write.iter().filter_map(|p| p.canonicalize().ok()));
+    Plan { sandbox: sandbox.clone(), denied, writable }
+}
+
+impl Plan {
+    /// Whether anything would be applied (a sandbox that is on, and a kernel that can).
+    pub(crate) fn applies(&self) -> bool {
+        self.sandbox.enabled && (landlock_abi() > 0 || !self.sandbox.network)
+    }
+
+    /// The tier this plan comes to where every part the kernel offers is made.
+    pub(crate) fn expected_tier(&self) -> String {
+        if !self.sandbox.enabled {
+            return "off (sandbox = \"off\")".to_string();
+        }
+        let abi = landlock_abi();
+        describe(&self.sandbox, abi, abi > 0, !self.sandbox.network)
+    }
+
+    /// The ruleset and filter, made here.
+    pub(crate) fn prepare(&self) -> Prepared {
+        let sandbox = &self.sandbox;
+        if !sandbox.enabled {
+            let tier = "off (sandbox = \"off\")".to_string();
+            return Prepared { landlock: None, seccomp: None, tier };
+        }
+        let seccomp = (!sandbox.network)
+            .then(|| {
+                no_ip_sockets()
+                    .inspect_err(
+                        |e| tracing::warn!(error = %e, "no seccomp filter for network off"),
+                    )
+                    .ok()
+            })
+            .flatten();
+        let abi = landlock_abi();
+        let landlock = if abi > 0 {
+            self.landlock_rules(abi)
+                .inspect_err(|e| tracing::warn!(error = %e, "the Landlock rules could not be made"))
+                .ok()
+        } else {
+            None
+        };
+        let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some());
+        Prepared { landlock, seccomp, tier }
+    }
 }
 
 /// The tier in words: what is enforced, and what the kernel could not.
@@ -93,42 +135,37 @@ fn describe(sandbox: &Sandbox, abi: i32, landlock: bool, seccomp: bool) -> Strin
     format!("landlock ABI {abi}: credentials and router state unreadable, {writes}; {network}")
 }
 
-/// The Landlock ruleset: every file readable but the protected ones, writable where the
-/// profile says, TCP ports if it names them.
-fn landlock_rules(sandbox: &Sandbox, cwd: Option<&Path>, abi: i32) -> Result<OwnedFd, String> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let denied = super::protected(home.as_ref(), &super::router_state());
-    let mut writable = if sandbox.write {
-        super::writable(cwd, home.as_deref())
-    } else {
-        vec![PathBuf::from("/dev")]
-    };
-    writable.extend(sandbox.allow_write.iter().filter_map(|p| p.canonicalize().ok()));
-    let version = ABI::from(abi);
-    let (read, all) = (AccessFs::from_read(version), AccessFs::from_all(version));
-    let ports =
-        (sandbox.network && !sandbox.ports.is_empty() && abi >= 4).then_some(&sandbox.ports);
-    let error = |e: landlock::RulesetError| e.to_string();
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(all)
-        .map_err(error)?;
-    if ports.is_some() {
-        ruleset = ruleset.handle_access(AccessNet::ConnectTcp).map_err(error)?;
+impl Plan {
+    /// The Landlock ruleset: every file readable but the protected ones, writable where the
+    /// plan says, TCP ports if it names them.
+    fn landlock_rules(&self, abi: i32) -> Result<OwnedFd, String> {
+        let sandbox = &self.sandbox;
+        let version = ABI::from(abi);
+        let (read, all) = (AccessFs::from_read(version), AccessFs::from_all(version));
+        let ports =
+            (sandbox.network && !sandbox.ports.is_empty() && abi >= 4).then_some(&sandbox.ports);
+        let error = |e: landlock::RulesetError| e.to_string();
+        let ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
+        let mut ruleset = ruleset.handle_access(all).map_err(error)?;
+        if ports.is_some() {
+            ruleset = ruleset.handle_access(AccessNet::ConnectTcp).map_err(error)?;
+        }
+        let mut created = ruleset.create().map_err(error)?;
+        let mut rules = Vec::new();
+        let scope = Scope { denied: &self.denied, writable: &self.writable, read, all };
+        expand(Path::new("/"), &scope, &mut rules);
+        for (path, access) in rules {
+            let Ok(fd) = PathFd::new(&path) else { continue };
+            let access = if path.is_dir() { access } else { access & AccessFs::from_file(version) };
+            created = created.add_rule(PathBeneath::new(fd, access)).map_err(error)?;
+        }
+        for port in ports.into_iter().flatten() {
+            let rule = NetPort::new(*port, AccessNet::ConnectTcp);
+            created = created.add_rule(rule).map_err(error)?;
+        }
+        let fd: Option<OwnedFd> = created.into();
+        fd.ok_or_else(|| "Landlock is not enabled".to_string())
     }
-    let mut created = ruleset.create().map_err(error)?;
-    let mut rules = Vec::new();
-    expand(Path::new("/"), &Scope { denied: &denied, writable: &writable, read, all }, &mut rules);
-    for (path, access) in rules {
-        let Ok(fd) = PathFd::new(&path) else { continue };
-        let access = if path.is_dir() { access } else { access & AccessFs::from_file(version) };
-        created = created.add_rule(PathBeneath::new(fd, access)).map_err(error)?;
-    }
-    for port in ports.into_iter().flatten() {
-        created = created.add_rule(NetPort::new(*port, AccessNet::ConnectTcp)).map_err(error)?;
-    }
-    let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| "Landlock is not enabled".to_string())
 }
 
 /// What [`expand`] grants.
@@ -213,4 +250,33 @@ pub(crate) fn apply_in_child(fd: libc::c_int, filter: Option<&BpfProgram>) -> st
             .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
     }
     Ok(())
+}
+
+/// `__sandbox-exec PLAN -- PROGRAM ARGS…` in a helper process the router started: make the
+/// plan's rules here, apply them to this process, and become PROGRAM. Returns only on failure
+/// (nothing is run unsandboxed).
+pub(crate) fn exec(args: &[std::ffi::OsString]) -> std::io::Error {
+    use std::os::unix::process::CommandExt as _;
+    let invalid =
+        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+    let [plan, dashes, program, rest @ ..] = args else {
+        return invalid("usage: __sandbox-exec PLAN -- PROGRAM [ARGS…]");
+    };
+    if dashes != "--" {
+        return invalid("usage: __sandbox-exec PLAN -- PROGRAM [ARGS…]");
+    }
+    let Some(plan) = plan.to_str().and_then(|p| serde_json::from_str::<Plan>(p).ok()) else {
+        return invalid("the sandbox plan is not valid JSON");
+    };
+    let prepared = plan.prepare();
+    let abi = landlock_abi();
+    if plan.sandbox.enabled && abi > 0 && prepared.landlock.is_none() {
+        return std::io::Error::other(format!("the sandbox could not be made: {}", prepared.tier));
+    }
+    let (fd, filter) = prepared.parts();
+    if let Err(e) = apply_in_child(fd, filter.as_deref()) {
+        return std::io::Error::other(format!("the sandbox could not be applied: {e}"));
+    }
+    drop(prepared);
+    std::process::Command::new(program).args(rest).exec()
 }

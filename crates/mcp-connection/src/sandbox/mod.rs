@@ -32,52 +32,96 @@ pub(crate) fn protected(home: Option<&PathBuf>, state: &[PathBuf]) -> Vec<PathBu
 
 pub(crate) use paths::{router_state, writable};
 
-/// Where no sandbox can be applied (not Linux): the tier says so.
-#[cfg(not(target_os = "linux"))]
-pub(crate) struct Unapplied {
+/// How a server's process gets its sandbox: a helper program in front of it (`prefix`,
+/// started by `posix_spawn`), or a pre-exec step (the child is forked); and the tier in words.
+pub(crate) struct Start {
+    /// Put before the program (the helper and its arguments); empty without a helper.
+    pub(crate) prefix: Vec<std::ffi::OsString>,
+    #[cfg(target_os = "linux")]
+    prepared: Option<linux::Prepared>,
+    /// The sandbox in force, in words.
     pub(crate) tier: String,
 }
 
-#[cfg(not(target_os = "linux"))]
-impl Unapplied {
-    pub(crate) fn new(sandbox: &Sandbox) -> Self {
-        let words = if sandbox.enabled {
-            "none: no sandbox on this system, the server runs unsandboxed"
-        } else {
-            "off (sandbox = \"off\")"
-        };
-        Self { tier: words.to_string() }
-    }
+/// Below this resident size the router forks to apply a sandbox, past it the helper is
+/// started (when there is one).
+#[cfg(target_os = "linux")]
+const FORK_BELOW_BYTES: u64 = 256 << 20;
+
+/// This process's resident memory (`/proc/self/statm`); 0 when it cannot be read.
+#[cfg(target_os = "linux")]
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages = statm.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok());
+    // SAFETY: sysconf has no preconditions.
+    #[allow(unsafe_code)]
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages.unwrap_or(0) * u64::try_from(page).unwrap_or(4096)
 }
 
-/// Apply `sandbox` to `command`: in the child before it runs anything (a pre-exec step, so the
-/// child is forked rather than spawned). What is returned must live until the spawn; its
-/// `tier` says what is in force.
+/// How `sandbox` is put on a server run in `cwd`: by its helper when there is one and this
+/// process is large, else between fork and exec.
 #[cfg(target_os = "linux")]
-pub(crate) fn apply(
-    command: &mut tokio::process::Command,
-    sandbox: &Sandbox,
-    cwd: Option<&PathBuf>,
-) -> linux::Prepared {
-    let prepared = linux::prepare(sandbox, cwd.map(PathBuf::as_path));
-    if prepared.applies() {
-        let (fd, filter) = prepared.parts();
-        // SAFETY: only async-signal-safe system calls run between fork and exec.
-        #[allow(unsafe_code)]
-        unsafe {
-            command.pre_exec(move || linux::apply_in_child(fd, filter.as_deref()));
+pub(crate) fn start(sandbox: &Sandbox, cwd: Option<&PathBuf>) -> Start {
+    let plan = linux::plan(sandbox, cwd.map(PathBuf::as_path));
+    // Forking a small process costs less than starting the helper (about 2 ms); forking a large
+    // one costs more (its page tables are copied): the helper is used past the threshold.
+    let helper = sandbox.helper.as_ref().filter(|_| resident_bytes() >= FORK_BELOW_BYTES);
+    match (helper, plan.applies()) {
+        (_, false) => Start { prefix: Vec::new(), prepared: None, tier: plan.expected_tier() },
+        (Some(helper), true) => {
+            let json = serde_json::to_string(&plan).unwrap_or_default();
+            let prefix = vec![helper.into(), "__sandbox-exec".into(), json.into(), "--".into()];
+            Start { prefix, prepared: None, tier: plan.expected_tier() }
+        }
+        (None, true) => {
+            let prepared = plan.prepare();
+            let tier = prepared.tier.clone();
+            Start { prefix: Vec::new(), prepared: Some(prepared), tier }
         }
     }
-    prepared
 }
 
 /// Elsewhere nothing is applied (macOS would put `sandbox-exec -p PROFILE` in front of the
 /// guard): the server runs unsandboxed, and says so.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn apply(
-    _: &mut tokio::process::Command,
-    sandbox: &Sandbox,
-    _: Option<&PathBuf>,
-) -> Unapplied {
-    Unapplied::new(sandbox)
+pub(crate) fn start(sandbox: &Sandbox, _: Option<&PathBuf>) -> Start {
+    let tier = if sandbox.enabled {
+        "none: no sandbox on this system, the server runs unsandboxed"
+    } else {
+        "off (sandbox = \"off\")"
+    };
+    Start { prefix: Vec::new(), tier: tier.to_string() }
+}
+
+impl Start {
+    /// Without a helper: the step that applies the sandbox in the child before it runs
+    /// anything. What `self` holds must live until the spawn.
+    pub(crate) fn pre_exec(&self, command: &mut tokio::process::Command) {
+        #[cfg(target_os = "linux")]
+        if let Some(prepared) = self.prepared.as_ref().filter(|p| p.applies()) {
+            let (fd, filter) = prepared.parts();
+            // SAFETY: only async-signal-safe system calls run between fork and exec.
+            #[allow(unsafe_code)]
+            unsafe {
+                command.pre_exec(move || linux::apply_in_child(fd, filter.as_deref()));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = command;
+    }
+}
+
+/// `PROGRAM __sandbox-exec PLAN -- COMMAND…`, the helper's side (see `Sandbox::helper`): a
+/// binary that serves as the helper calls this when its first argument is `__sandbox-exec`,
+/// with the arguments after it. It makes the plan's rules, applies them to its own process and
+/// becomes COMMAND; it returns only on failure, having run nothing.
+pub fn sandbox_exec(args: &[std::ffi::OsString]) -> std::io::Error {
+    #[cfg(target_os = "linux")]
+    return linux::exec(args);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = args;
+        std::io::Error::other("__sandbox-exec: no sandbox on this system")
+    }
 }

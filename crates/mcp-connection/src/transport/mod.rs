@@ -4,6 +4,7 @@
 pub(crate) mod lent;
 pub(crate) mod lines;
 pub(crate) mod procs;
+pub(crate) mod stderr;
 pub(crate) mod stdio;
 pub(crate) mod straight;
 pub(crate) mod wire;

@@ -30,10 +30,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::transport::procs;
+pub(crate) use crate::transport::stderr::StderrTail;
+use crate::transport::stderr::log_stderr;
 
 /// Longest a failed request on a broken stdio connection waits to see its server's exit status.
 pub(crate) const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
@@ -45,11 +46,6 @@ const INHERITED_ENV: &[&str] =
 const KILL_WAIT: Duration = Duration::from_secs(2);
 /// How long a drop waits for each step of ending a group (its processes, then its guard).
 const DROP_WAIT: Duration = Duration::from_millis(500);
-/// Longest stderr line kept in the log.
-const MAX_STDERR_LINE: usize = 2_000;
-/// Most of a server's last stderr lines a failure quotes: lines, and bytes in all.
-const TAIL_LINES: usize = 5;
-const TAIL_BYTES: usize = 2048;
 
 /// A spawned server: its pipes and the guard that owns its process group.
 pub(crate) struct Spawned {
@@ -109,7 +105,8 @@ fn spawn_with(
         launch.env.get("PATH").map(|p| p.as_ref()).or(path.as_deref()),
         launch.cwd,
     )?;
-    let mut command = shell(setpriv);
+    let sandbox = crate::sandbox::start(launch.sandbox, launch.cwd);
+    let mut command = shell(setpriv, &sandbox.prefix);
     command
         .arg("-c")
         .arg(GUARD)
@@ -131,9 +128,9 @@ fn spawn_with(
     if setpriv.is_none() {
         set_parent_death_signal_by_fork(&mut command, parent);
     }
-    // The sandbox's ruleset stays open until the child has it (it closes at exec).
-    let prepared = crate::sandbox::apply(&mut command, launch.sandbox, launch.cwd);
-    let (mut child, sandbox) = (command.spawn()?, prepared.tier);
+    // Without a helper the sandbox's ruleset stays open until the child has it.
+    sandbox.pre_exec(&mut command);
+    let (mut child, sandbox) = (command.spawn()?, sandbox.tier);
     let pid = child.id().map(|id| id as libc::pid_t);
     let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take(), pid)
@@ -156,11 +153,17 @@ fn spawn_with(
     })
 }
 
-/// `/bin/sh`, behind `setpriv --pdeathsig TERM` when there is one.
-fn shell(setpriv: Option<&std::path::Path>) -> Command {
-    let Some(setpriv) = setpriv else { return Command::new("/bin/sh") };
-    let mut command = Command::new(setpriv);
-    command.args(["--pdeathsig", "TERM", "--", "/bin/sh"]);
+/// `/bin/sh`, behind the sandbox's helper (`prefix`) and `setpriv --pdeathsig TERM`, when
+/// there are.
+fn shell(setpriv: Option<&std::path::Path>, prefix: &[std::ffi::OsString]) -> Command {
+    let mut words: Vec<std::ffi::OsString> = Vec::new();
+    if let Some(setpriv) = setpriv {
+        words.extend([setpriv.into(), "--pdeathsig".into(), "TERM".into(), "--".into()]);
+    }
+    words.extend(prefix.iter().cloned());
+    words.push("/bin/sh".into());
+    let mut command = Command::new(&words[0]);
+    command.args(&words[1..]);
     command
 }
 
@@ -199,121 +202,6 @@ fn set_parent_death_signal_by_fork(command: &mut Command, parent: libc::pid_t) {
             }
             Ok(())
         });
-    }
-}
-
-/// Log the server's stderr lines (target `mcp_server_stderr`), with configured env values
-/// redacted and long lines cut, and keep the last few in `tail` for a failure to quote.
-async fn log_stderr(
-    server: String,
-    stderr: tokio::process::ChildStderr,
-    secrets: Vec<String>,
-    tail: std::sync::Arc<StderrTail>,
-) {
-    let mut lines = BufReader::new(stderr).split(b'\n');
-    while let Ok(Some(line)) = lines.next_segment().await {
-        let mut line = String::from_utf8_lossy(&line).into_owned();
-        for secret in &secrets {
-            if line.contains(secret.as_str()) {
-                line = line.replace(secret.as_str(), "[redacted]");
-            }
-        }
-        cut_at(&mut line, MAX_STDERR_LINE);
-        tail.push(&line);
-        tracing::info!(target: "mcp_server_stderr", server = %server, "{line}");
-    }
-    tail.end();
-}
-
-/// A server's last stderr lines (secrets already redacted): at most [`TAIL_LINES`] lines and
-/// [`TAIL_BYTES`] bytes, without terminal escapes or other control characters, and whether
-/// its stderr has ended (every process holding it exited).
-#[derive(Default)]
-pub(crate) struct StderrTail {
-    lines: Mutex<std::collections::VecDeque<String>>,
-    ended: tokio::sync::Notify,
-    done: AtomicBool,
-}
-
-impl StderrTail {
-    /// Keeps `line`, cleaned, among the last lines.
-    pub(crate) fn push(&self, line: &str) {
-        let mut clean = plain(line);
-        if clean.trim().is_empty() {
-            return;
-        }
-        cut_at(&mut clean, TAIL_BYTES);
-        let Ok(mut lines) = self.lines.lock() else { return };
-        lines.push_back(clean);
-        while lines.len() > TAIL_LINES || lines.iter().map(String::len).sum::<usize>() > TAIL_BYTES
-        {
-            lines.pop_front();
-        }
-    }
-
-    /// The lines kept so far.
-    pub(crate) fn lines(&self) -> Vec<String> {
-        self.lines.lock().map(|l| l.iter().cloned().collect()).unwrap_or_default()
-    }
-
-    fn end(&self) {
-        self.done.store(true, Ordering::SeqCst);
-        self.ended.notify_waiters();
-    }
-
-    /// The lines kept once stderr has ended, waited for up to `grace`; what is kept by then
-    /// otherwise.
-    async fn wait(&self, grace: Duration) -> Vec<String> {
-        let ended = self.ended.notified();
-        if !self.done.load(Ordering::SeqCst) {
-            let _ = tokio::time::timeout(grace, ended).await;
-        }
-        self.lines()
-    }
-}
-
-/// `line` without terminal escape sequences (CSI and OSC) and control characters (tabs become
-/// spaces).
-fn plain(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in @..~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Cuts `line` to at most `max` bytes, on a character boundary.
-fn cut_at(line: &mut String, max: usize) {
-    if line.len() > max {
-        let mut cut = max;
-        while !line.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        line.truncate(cut);
     }
 }
 
@@ -499,6 +387,7 @@ impl Drop for ChildGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::stderr::{TAIL_BYTES, plain};
 
     /// A burst of SIGTERMs at the guard (what a dying multi-threaded router sends: one per thread
     /// the guard is reparented through) still ends with the whole group killed.

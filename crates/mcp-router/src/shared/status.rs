@@ -40,10 +40,12 @@ pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> RouterStatus {
 /// `manager`'s servers: name, state, process and memory, run for `scope`.
 fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry> {
     let pids: std::collections::BTreeMap<String, u32> = manager.child_pids().into_iter().collect();
+    let mut sandboxes: std::collections::BTreeMap<String, String> =
+        manager.sandboxes().into_iter().collect();
     let names = manager.server_names().into_iter();
     names
         .map(|name| {
-            let pid = pids.get(&name).copied();
+            let (pid, sandbox) = (pids.get(&name).copied(), sandboxes.remove(&name));
             let state = match manager.status(&name) {
                 Some(ServerStatus::Ready) => "ready".to_string(),
                 Some(ServerStatus::Starting) => "starting".to_string(),
@@ -57,6 +59,7 @@ fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry>
                 state,
                 pid,
                 rss_kib: pid.and_then(resident_kib),
+                sandbox,
                 scope: scope.clone(),
             }
         })
@@ -135,6 +138,9 @@ fn describe(status: &RouterStatus) -> Vec<String> {
             Scope::Everyone { .. } => "shared".to_string(),
         };
         lines.push(format!("  {} ({whose}) {}{process}", s.name, s.state));
+        if let Some(sandbox) = &s.sandbox {
+            lines.push(format!("    sandbox: {sandbox}"));
+        }
     }
     lines
 }

@@ -186,3 +186,60 @@ fn offline_and_strict_profiles_take_the_network_and_writing_away() {
     let (_, code) = session.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn a_port_list_lets_tcp_reach_those_ports_only() {
+    let machine = Machine::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (allowed, other) = (listener(), listener());
+    let profile = format!("sandbox = {{ network = [{allowed}] }}");
+    let config = probe_config(&dir, &[("ports", &profile)]);
+    let mut session = machine.exec(&config);
+    let ready =
+        session.line("ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "ports");
+    let tier = ready["sandbox"].as_str().expect("a tier").to_string();
+    assert!(tier.ends_with(&format!("TCP to ports {allowed} only")), "{tier}");
+    let to = |port: u16| json!({"port": port});
+    assert_eq!(call(&mut session, "p1", "mcp__ports__connect", to(allowed)), "ok: hello");
+    let refused = call(&mut session, "p2", "mcp__ports__connect", to(other));
+    assert!(refused.starts_with("denied: "), "{refused}");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
+
+/// A host that names no helper: the sandbox is applied in the forked child before `exec`.
+#[tokio::test]
+async fn a_host_without_a_helper_sandboxes_the_child_before_exec() {
+    use mcp_backend::McpBackend as _;
+    use mcp_connection_manager::{ManagerOptions, McpConnectionManager, Sandbox, ServerConfig};
+    let mut config =
+        ServerConfig::stdio("probe", python(), vec![python_script("sandbox_probe.py")]);
+    config.sandbox = Sandbox::named("strict");
+    let options = ManagerOptions::default();
+    assert_eq!(options.sandbox.helper, None, "a host's default: no helper");
+    let events = router_protocol::EventSender::discard();
+    let manager = McpConnectionManager::start(vec![config], events, options);
+    manager.wait_until_started().await;
+    let tiers = manager.sandboxes();
+    assert_eq!(tiers.len(), 1);
+    assert!(
+        tiers[0].1.starts_with("landlock ABI ") && tiers[0].1.ends_with("network off (seccomp)")
+    );
+    let temp = tempfile::tempdir().expect("temp");
+    let call = |tool: &'static str, arguments: Value| {
+        let manager = &manager;
+        async move {
+            let arguments = arguments.as_object().cloned();
+            let result = manager.call_tool("probe", tool, arguments).await.expect("answered");
+            let content = serde_json::to_value(&result.content).expect("content");
+            content[0]["text"].as_str().unwrap_or_default().to_string()
+        }
+    };
+    let path = temp.path().join("x.txt").display().to_string();
+    let written = call("write", json!({"path": path})).await;
+    assert!(written.starts_with("denied: "), "read-only, temp too: {written}");
+    let udp = call("udp", json!({})).await;
+    assert!(udp.starts_with("denied: "), "{udp}");
+    assert!(call("read", json!({"path": "/etc/hostname"})).await.starts_with("ok: "));
+    manager.shutdown().await;
+}

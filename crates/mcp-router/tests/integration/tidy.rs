@@ -29,7 +29,7 @@ const OVER_AIM_MAX: usize = 4;
 const LONG_FILES: &[(&str, usize, &str)] = &[
     // One function per benchmark row, each with its baseline beside it: the table of what is
     // measured reads best in one place. Not library code a user links.
-    ("crates/bench/src/workloads.rs", 1153, "the benchmark table, one row per function"),
+    ("crates/bench/src/workloads.rs", 1150, "the benchmark table, one row per function"),
     // The live view's state, reducer and renderer; the renderer is split by panel already.
     (
         "crates/mcp-router/src/live.rs",
@@ -45,7 +45,7 @@ const LONG_FUNCTIONS: &[(&str, &str, usize, &str)] = &[
     ("crates/demo-server/src/tools.rs", "tools", 113, "a table of tool definitions"),
     // Benchmark rows: setup, the baseline and the measurement read top to bottom, so what a
     // ratio compares is visible in one place. The binary is not library code.
-    ("crates/bench/src/workloads.rs", "scale", 93, "one benchmark row, baseline beside it"),
+    ("crates/bench/src/workloads.rs", "scale", 90, "one benchmark row, baseline beside it"),
     ("crates/bench/src/lists.rs", "p3_scale", 73, "one benchmark row, baseline beside it"),
     ("crates/bench/src/workloads.rs", "p7_updates", 104, "one benchmark row, baseline beside it"),
     ("crates/bench/src/workloads.rs", "p5_startup", 71, "one benchmark row, baseline beside it"),
@@ -907,16 +907,17 @@ fn exported_names(file: &syn::File) -> Vec<String> {
 }
 
 /// `mcp-connection` keeps a narrow face: private modules and one list of what the manager, the
-/// bench and the binaries use, at most 40 names.
+/// bench and the binaries use, at most 41 names (40 until the sandbox's helper entry,
+/// `sandbox_exec`, which a host's own binary must be able to call).
 #[test]
-fn mcp_connection_exports_at_most_40_names() {
+fn mcp_connection_exports_at_most_41_names() {
     let lib = root().join("crates/mcp-connection/src/lib.rs");
     let file = syn::parse_file(&std::fs::read_to_string(lib).expect("lib.rs")).expect("parses");
     let names = exported_names(&file);
     let whole: Vec<&String> = names.iter().filter(|n| n.contains('(')).collect();
     assert!(whole.is_empty(), "exported wholesale: {whole:?}");
     assert!(names.len() >= 20, "the walk found the exports: {names:?}");
-    assert!(names.len() <= 40, "{} public names: {names:?}", names.len());
+    assert!(names.len() <= 41, "{} public names: {names:?}", names.len());
     // The count sees names in use groups, in inline modules, and a module exported whole.
     let sample = syn::parse_file(
         "pub use a::{B, c::D};\npub mod m { pub use x::Y; }\npub mod whole;\nmod private;\npub fn f() {}",
