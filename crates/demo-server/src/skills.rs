@@ -23,17 +23,11 @@ const BUNDLED: [(&str, &str); 4] = [
     ("csv-report/references/STYLE.md", include_str!("../skills/csv-report/references/STYLE.md")),
 ];
 
-/// Where the bundled skills are written: the router's cache directory
-/// (`$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`),
-/// so a demo leaves nothing in the temporary directory; the temporary directory only when
-/// none of those is set.
+/// Where the bundled skills are written: the temporary directory, not the router's cache — a
+/// sandboxed server may not read the router's state, and may always write temp. The folder is
+/// named by its content (`mcp-demo-skills-<hash>`), so every run shares the one copy.
 fn skills_parent() -> PathBuf {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("MCP_ROUTER_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")))
-        .filter(|dir| std::fs::create_dir_all(dir).is_ok())
-        .unwrap_or_else(std::env::temp_dir)
+    std::env::temp_dir()
 }
 
 /// The folder holding the bundled skills, written if it is not there yet.

@@ -18,6 +18,16 @@ pub fn describe(event: &EventMsg) -> String {
     }
 }
 
+/// A stdio server's sandbox, in brief: `, sandboxed (landlock ABI 7)`, `, sandbox off`, or
+/// `, NOT sandboxed` when the system cannot.
+fn sandbox_in_brief(tier: &str) -> String {
+    match tier.split(':').next().unwrap_or_default() {
+        "none" => ", NOT sandboxed".to_string(),
+        kind if kind.starts_with("off") => ", sandbox off".to_string(),
+        kind => format!(", sandboxed ({kind})"),
+    }
+}
+
 /// A server's lifecycle event.
 fn describe_server(event: &EventMsg) -> String {
     match event {
@@ -25,13 +35,14 @@ fn describe_server(event: &EventMsg) -> String {
             format!("mcp_server_starting  {} ({})", e.server, e.transport)
         }
         EventMsg::McpServerReady(e) => format!(
-            "mcp_server_ready     {} in {:.1} ms: {}, protocol {}, {} tools{}",
+            "mcp_server_ready     {} in {:.1} ms: {}, protocol {}, {} tools{}{}",
             e.server,
             e.elapsed.as_secs_f64() * 1000.0,
             e.server_info,
             e.protocol_version,
             e.tools,
-            if e.capabilities.resources { ", resources" } else { "" }
+            if e.capabilities.resources { ", resources" } else { "" },
+            e.sandbox.as_deref().map(sandbox_in_brief).unwrap_or_default()
         ),
         EventMsg::McpServerFailed(e) => format!("mcp_server_failed    {}: {}", e.server, e.error),
         EventMsg::McpServerStopped(e) => format!(

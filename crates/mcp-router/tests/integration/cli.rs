@@ -23,10 +23,17 @@ fn demo_prints_the_transcript() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (stdout, _, code) = run_with(&[("TMPDIR", tmp.path())], &["demo"]);
     assert_eq!(code, 0);
-    // Nothing left in the temporary directory (the demo skills go to the cache directory).
-    let left: Vec<_> =
-        std::fs::read_dir(tmp.path()).expect("tmp").flatten().map(|e| e.path()).collect();
-    assert_eq!(left, Vec::<std::path::PathBuf>::new());
+    // Nothing left in the temporary directory but the demo skills' one folder, named by its
+    // content (a sandboxed server may write temp, not the router's cache): a second run
+    // leaves the same, nothing grows.
+    let left = || -> Vec<String> {
+        let entries = std::fs::read_dir(tmp.path()).expect("tmp").flatten();
+        entries.map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+    };
+    let first = left();
+    assert!(matches!(first.as_slice(), [one] if one.starts_with("mcp-demo-skills-")), "{first:?}");
+    let (_, _, again) = run_with(&[("TMPDIR", tmp.path())], &["demo"]);
+    assert_eq!((again, left()), (0, first));
     for expected in [
         "mcp_server_ready     docs",
         "mcp_server_ready     notes",

@@ -243,3 +243,27 @@ async fn a_host_without_a_helper_sandboxes_the_child_before_exec() {
     assert!(call("read", json!({"path": "/etc/hostname"})).await.starts_with("ok: "));
     manager.shutdown().await;
 }
+
+/// The bundled demo servers (skills written where a sandboxed server may write) start under the
+/// default profile with the router's cache protected, as `mcp-router demo` runs for a user.
+#[test]
+fn the_demo_servers_run_sandboxed_with_the_routers_cache_protected() {
+    let machine = Machine::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "[mcp_servers.docs]\ncommand = {:?}\nargs = [\"--name\", \"docs\", \"--demo-skills\"]\n",
+        crate::support::DEMO
+    );
+    let config = write_config(&dir, "config.toml", &text);
+    let mut session = machine.exec(&config);
+    let ready = session.line("docs started", |v| {
+        (v["type"] == "mcp_server_ready" || v["type"] == "mcp_server_failed")
+            && v["server"] == "docs"
+    });
+    assert_eq!(ready["type"], "mcp_server_ready", "{ready}");
+    session.send(&json!({"type": "list_skills"}));
+    let skills = session.line("the skills", |v| v["type"] == "skills");
+    assert!(!skills["skills"].as_array().expect("skills").is_empty(), "{skills}");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
