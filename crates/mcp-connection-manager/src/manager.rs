@@ -414,6 +414,27 @@ impl McpConnectionManager {
         self.servers.trust.admit_items(server, judged, items, name)
     }
 
+    /// Pin `server`'s held definitions as they are now — `names`, or every one with `names`
+    /// empty — as `mcp-router trust approve` does: its tools as listed now (the live list, else
+    /// the catalog), its prompts, templates and skills as its pins file keeps them. Returns the
+    /// names pinned anew; every list is admitted again. Nothing is pinned without a pin store.
+    pub fn approve_held(&self, server: &str, names: &[String]) -> Result<Vec<String>, McpError> {
+        let managed = self.servers.servers.get(server);
+        let managed = managed.ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        let Some(store) = &self.servers.options.trust.pins else { return Ok(Vec::new()) };
+        let tools = match &*managed.state.borrow() {
+            ServerState::Ready { conn, .. } => conn.tools().as_ref().clone(),
+            _ => managed.catalog.get().map(|c| c.tools.clone()).unwrap_or_default(),
+        };
+        let key = crate::PinKey::of(&managed.config);
+        let approved = store.approve(&key, &tools, names).map_err(|e| McpError::Refused {
+            server: server.to_string(),
+            message: e.to_string(),
+        })?;
+        self.servers.trust.refresh();
+        Ok(approved)
+    }
+
     /// Refused with the reason when `name` of `kind` of `server` is held.
     pub(crate) fn not_held(
         &self,

@@ -269,6 +269,14 @@ impl Session {
             ExecInput::ToolApproval { .. } | ExecInput::Cancel { .. } => {
                 Box::pin(std::future::ready(self.at_once(input).err().and_then(error)))
             }
+            ExecInput::ApproveDefinition { server, name } => {
+                let names: Vec<String> = name.into_iter().collect();
+                let answer = match running.manager.approve_held(&server, &names) {
+                    Ok(approved) => Some(ExecOutput::DefinitionsApproved { server, approved }),
+                    Err(e) => error(format!("approve_definition failed: {e}")),
+                };
+                Box::pin(std::future::ready(answer))
+            }
             ExecInput::ReadUiResource { server, uri } => Box::pin(async move {
                 match running.router.read_ui_resource(&server, &uri).await {
                     Ok(result) => Some(ExecOutput::UiResource { server, uri, result }),

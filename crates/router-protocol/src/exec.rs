@@ -14,7 +14,9 @@
 //! - `{"type": "read_ui_resource", "server", "uri"}` and `{"type": "call_app_tool", "server",
 //!   "name", "arguments"?}` (MCP Apps: what an app the host renders asks of its server);
 //! - `{"type": "tool_approval", "request": "…", "decision": "once" | "always" | "refuse",
-//!   "reason"?}` (the answer to a `tool_approval_request` line).
+//!   "reason"?}` (the answer to a `tool_approval_request` line);
+//! - `{"type": "approve_definition", "server", "name"?}` (pin a held definition as it is now:
+//!   the one named, or every one of the server's).
 
 use std::fmt;
 
@@ -72,6 +74,14 @@ pub enum ExecInput {
         decision: String,
         /// Why, for a refusal (given to the model).
         reason: Option<String>,
+    },
+    /// Pin `server`'s held definition `name` as it is now (every held one without a name), as
+    /// `mcp-router trust approve` does: the model sees it again.
+    ApproveDefinition {
+        /// The server.
+        server: String,
+        /// The tool, prompt, resource template or skill (every held one when absent).
+        name: Option<String>,
     },
     /// A tool call an app makes through the host (MCP Apps): its server's tools whose
     /// visibility names `"app"`.
@@ -308,6 +318,10 @@ impl Fields {
                 reason: self.reason,
             },
             Some("cancel") => ExecInput::Cancel { call_id: need(self.call_id, "call_id")? },
+            Some("approve_definition") => ExecInput::ApproveDefinition {
+                server: need(self.server, "server")?,
+                name: self.name,
+            },
             Some("get_prompt") => ExecInput::GetPrompt {
                 server: need(self.server, "server")?,
                 name: need(self.name, "name")?,
@@ -400,6 +414,14 @@ pub enum ExecOutput {
         #[serde(flatten)]
         question: crate::trust::ToolApprovalQuestion,
     },
+    /// The answer to `approve_definition`: the definitions pinned anew (none when nothing of
+    /// that name was held).
+    DefinitionsApproved {
+        /// The server.
+        server: String,
+        /// The names pinned.
+        approved: Vec<String>,
+    },
     /// The answer to `reset_tools`: how many revealed tools were forgotten.
     ToolsReset {
         /// The number forgotten.
@@ -474,6 +496,14 @@ mod tests {
             ),
             (r#"{"type":"list_prompts"}"#, ExecInput::ListPrompts),
             (
+                r#"{"type":"approve_definition","server":"calc","name":"add"}"#,
+                ExecInput::ApproveDefinition { server: "calc".into(), name: Some("add".into()) },
+            ),
+            (
+                r#"{"type":"approve_definition","server":"calc"}"#,
+                ExecInput::ApproveDefinition { server: "calc".into(), name: None },
+            ),
+            (
                 r#"{"type":"get_prompt","server":"s","name":"p","arguments":{"city":"Paris"}}"#,
                 ExecInput::GetPrompt {
                     server: "s".into(),
@@ -520,6 +550,13 @@ mod tests {
         assert_eq!(
             line(&ExecOutput::Notices { changed: Vec::new(), text: None }),
             r#"{"type":"notices","changed":[],"text":null}"#
+        );
+        assert_eq!(
+            line(&ExecOutput::DefinitionsApproved {
+                server: "calc".into(),
+                approved: vec!["add".into()]
+            }),
+            r#"{"type":"definitions_approved","server":"calc","approved":["add"]}"#
         );
         assert_eq!(
             line(&ExecOutput::FunctionCallOutput {

@@ -97,7 +97,8 @@ impl Trust {
         let Loaded::Usable { now, base } = loaded else { return };
         match store.save_merged(key, base, now) {
             Ok(written) => {
-                if written != *now {
+                // Another writer's change came in (the format field aside): admit again.
+                if written != (ServerPins { format: written.format, ..now.clone() }) {
                     self.generation.fetch_add(1, Ordering::SeqCst);
                 }
                 *now = written.clone();

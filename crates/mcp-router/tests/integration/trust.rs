@@ -716,3 +716,39 @@ fn same_named_servers_of_two_projects_are_pinned_apart() {
         }
     }
 }
+
+#[test]
+fn exec_approves_a_held_tool_by_a_request_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let tools = dir.path().join("calc.json");
+    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
+    let config = file_servers(&dir, &[("calc", &tools)], "");
+    exec_run(&cache, &config, &["calc"], &[]);
+    write_tools(&tools, &[tool("add", "Add a number, and more."), tool("echo", "Echo a number.")]);
+    let mut command = exec_command(&config);
+    command.env("MCP_ROUTER_CACHE_DIR", &cache);
+    let mut session = ExecSession::spawn(command);
+    session.line("calc ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "calc");
+    let call = |n: &str| json!({"call_id": n, "name": "mcp__calc__add", "arguments": "{}"});
+    session.send(&call("1"));
+    assert!(session.output("1").to_string().contains("is held"));
+    session.send(&json!({"type": "approve_definition", "server": "calc", "name": "add", "id": 7}));
+    let approved = session.line("the approval", |v| v["type"] == "definitions_approved");
+    assert_eq!(
+        approved,
+        json!({"type": "definitions_approved", "server": "calc", "approved": ["add"], "id": 7})
+    );
+    session.send(&call("2"));
+    assert!(session.output("2").to_string().contains("add ran"));
+    session.send(&json!({"type": "approve_definition", "server": "nope"}));
+    let error = session.line("the error", |v| v["type"] == "error");
+    assert!(
+        error["message"].as_str().expect("a message").contains("approve_definition failed: "),
+        "{error}"
+    );
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+    let (listing, _) = router(&cache, &config, &["trust"]);
+    assert_eq!(listing.trim(), "calc: 2 tools pinned, nothing held");
+}
