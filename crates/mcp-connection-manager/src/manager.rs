@@ -435,6 +435,13 @@ impl McpConnectionManager {
         Ok(approved)
     }
 
+    /// The definitions held from the model now, as (server, kind, name), sorted: tools by
+    /// each server's last tool list admitted, prompts, templates and skills by their last list.
+    /// Only looks. `approve_held` (or `mcp-router trust approve`) lets them in.
+    pub fn held_definitions(&self) -> Vec<(String, DefinitionKind, String)> {
+        self.servers.trust.held_now()
+    }
+
     /// Refused with the reason when `name` of `kind` of `server` is held.
     pub(crate) fn not_held(
         &self,

@@ -16,14 +16,16 @@ use crate::setup;
 pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyhow::Result<i32> {
     let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let skills = running.router.skills().await;
+    let held = held_of(&running.manager, router_protocol::DefinitionKind::Skill);
     running.shutdown().await;
     if json {
         outln!("{}", serde_json::to_string_pretty(&skills)?);
         return Ok(0);
     }
-    if skills.skills.is_empty() {
+    if skills.skills.is_empty() && held.is_empty() {
         outln!("no skills offered");
     }
+    held_notes(&held, "skills", config);
     for skill in &skills.skills {
         outln!("{}\t{}\t{}", skill.server, skill.name, skill.description);
     }
@@ -39,12 +41,12 @@ pub(crate) async fn skills(config: &crate::setup::ConfigArg, json: bool) -> anyh
 /// it for next time). With tool search on, a note on stderr says how many MCP tools of how many
 /// servers are behind `search_mcp_tools`, and `all` lists them after the specs.
 pub(crate) async fn tools(
-    config: &crate::setup::ConfigArg,
+    config_arg: &crate::setup::ConfigArg,
     format: ToolFormat,
     refresh: bool,
     all: bool,
 ) -> anyhow::Result<i32> {
-    let mut config = setup::config(config)?;
+    let mut config = setup::config(config_arg)?;
     if refresh {
         config.manager.startup.lazy_when_cataloged.clear();
         config.manager.startup.lazy_over = None;
@@ -97,12 +99,45 @@ pub(crate) async fn tools(
     }
     outln!("{}", serde_json::to_string_pretty(&specs)?);
     let (failed, of) = failed_servers(&running.manager);
+    let held = held_of(&running.manager, router_protocol::DefinitionKind::Tool);
     running.shutdown().await;
+    held_notes(&held, "tools", config_arg);
     for (name, why) in &failed {
         eprintln!("mcp-router: server `{name}` failed: {why}");
     }
     // Every server failed: the list holds none of their tools, which is not a success.
     Ok(if of > 0 && failed.len() == of { 1 } else { 0 })
+}
+
+/// The held definitions of `kind`, by server.
+fn held_of(
+    manager: &mcp_connection_manager::McpConnectionManager,
+    kind: router_protocol::DefinitionKind,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut by_server: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (server, held_kind, name) in manager.held_definitions() {
+        if held_kind == kind {
+            by_server.entry(server).or_default().push(name);
+        }
+    }
+    by_server
+}
+
+/// One note on stderr per server with `what` held from the model, and the command that lets
+/// them in: nothing is left out of a listing without a word.
+fn held_notes(
+    held: &std::collections::BTreeMap<String, Vec<String>>,
+    what: &str,
+    config: &crate::setup::ConfigArg,
+) {
+    let approve = setup::approve_command(config);
+    for (server, names) in held {
+        eprintln!(
+            "mcp-router: note: server `{server}` has {} {what} held from the model ({}): their definitions are not the pinned ones; `{approve} {server}` approves them",
+            names.len(),
+            names.join(", ")
+        );
+    }
 }
 
 /// The servers that failed to start (or want a sign-in), with why, and how many there are.

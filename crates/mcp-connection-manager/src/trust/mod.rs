@@ -436,6 +436,21 @@ impl Trust {
         &self.approve_command
     }
 
+    /// Every definition held now, by server: tools by the last list of each server admitted,
+    /// the other kinds by their last list.
+    pub(crate) fn held_now(&self) -> Vec<(String, DefinitionKind, String)> {
+        let Ok(servers) = self.servers.lock() else { return Vec::new() };
+        let mut out = Vec::new();
+        for (server, state) in servers.iter() {
+            let tools = state.last.iter().flat_map(|(_, _, admitted)| admitted.held.iter());
+            out.extend(tools.map(|h| (server.clone(), DefinitionKind::Tool, h.tool.clone())));
+            let others = state.held.keys();
+            out.extend(others.map(|(kind, name)| (server.clone(), *kind, name.clone())));
+        }
+        out.sort();
+        out
+    }
+
     /// Whether tool `tool` of `server` is held (by the last list admitted).
     pub(crate) fn is_held(&self, server: &str, tool: &str) -> bool {
         self.held_message(server, DefinitionKind::Tool, tool).is_some()

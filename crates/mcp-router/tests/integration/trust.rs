@@ -49,6 +49,19 @@ fn router(cache: &Path, config: &Path, args: &[&str]) -> (String, i32) {
     (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code().unwrap_or(-1))
 }
 
+/// `mcp-router ARGS… --config CONFIG`'s stdout and stderr, with the cache in `cache`.
+fn stdout_and_stderr(cache: &Path, config: &Path, args: &[&str]) -> (String, String) {
+    let output = router_command()
+        .env("MCP_ROUTER_CACHE_DIR", cache)
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .expect("mcp-router runs");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (text(&output.stdout), text(&output.stderr))
+}
+
 /// One exec run: once `servers` started (or failed), the specs, then `calls`;
 /// every line written.
 fn exec_run(cache: &Path, config: &Path, servers: &[&str], calls: &[(&str, &str)]) -> Vec<Value> {
@@ -617,6 +630,14 @@ fn a_skill_whose_frontmatter_changed_is_held_until_approved() {
     assert_eq!(changed[0]["tool"], "release-notes");
     assert_eq!(changed[0]["diff"][0]["field"], "frontmatter");
     assert!(changed[0]["flags"].to_string().contains("ignore previous"), "{changed:?}");
+    // `mcp-router skills` does not say "no skills offered" of a server whose skills are held.
+    let (out, err) = stdout_and_stderr(&cache, &config, &["skills"]);
+    assert!(!out.contains("no skills offered"), "{out}");
+    assert!(
+        err.contains("server `docs` has 1 skills held from the model (release-notes)")
+            && err.contains("`mcp-router trust approve --config "),
+        "{err}"
+    );
 
     let (approved, code) = router(&cache, &config, &["trust", "approve", "docs", "release-notes"]);
     assert_eq!((approved.trim(), code), ("docs: approved release-notes", 0));
@@ -751,4 +772,21 @@ fn exec_approves_a_held_tool_by_a_request_line() {
     assert_eq!(code, 0);
     let (listing, _) = router(&cache, &config, &["trust"]);
     assert_eq!(listing.trim(), "calc: 2 tools pinned, nothing held");
+}
+
+#[test]
+fn tools_names_what_it_leaves_out_as_held() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let tools = dir.path().join("calc.json");
+    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
+    let config = file_servers(&dir, &[("calc", &tools)], "");
+    exec_run(&cache, &config, &["calc"], &[]);
+    write_tools(&tools, &[tool("add", "Add a number, and more."), tool("echo", "Echo a number.")]);
+    let (out, err) = stdout_and_stderr(&cache, &config, &["tools", "--refresh"]);
+    assert!(out.contains("mcp__calc__echo") && !out.contains("mcp__calc__add"), "{out}");
+    let approve =
+        format!("`mcp-router trust approve --config {} calc` approves them", config.display());
+    assert!(err.contains("server `calc` has 1 tools held from the model (add)"), "{err}");
+    assert!(err.contains(&approve), "{err}");
 }
