@@ -197,6 +197,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Stop the shared router for this config (as SIGTERM does: its sessions end, its servers
+    /// stop); waits until it is gone.
+    Stop {
+        #[command(flatten)]
+        config: ConfigArg,
+    },
     /// Sign-in state of the HTTP servers.
     Auth {
         #[command(subcommand)]
@@ -448,6 +454,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => shared::serve::run(args).await,
         Command::Connect(args) => shared::connect::run(args).await,
         Command::Status { config, json } => shared::status::run(&config, json).await,
+        Command::Stop { config } => shared::status::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,
     }
 }

@@ -84,6 +84,47 @@ pub(crate) async fn send(mut stream: UnixStream, answer: RouterStatus) {
     let _ = stream.shutdown().await;
 }
 
+/// `mcp-router stop [--config FILE]`: the shared router named by its status answer (which it
+/// gives only to its own user) is sent SIGTERM, and its exit awaited (at most 30 s). Exit 1 when
+/// none runs.
+pub(crate) async fn stop(config: &ConfigArg) -> anyhow::Result<i32> {
+    let place = Place::for_config(config.config.as_deref())?;
+    let Ok(mut stream) = UnixStream::connect(place.status_socket()).await else {
+        eprintln!("mcp-router: no shared router runs for this config");
+        return Ok(1);
+    };
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.context("cannot read the router's status")?;
+    let status: RouterStatus = serde_json::from_str(text.trim())
+        .context("the router's status is not what this version reads")?;
+    let pid = libc::pid_t::try_from(status.pid).context("a process id out of range")?;
+    // Its exit, awaited (a pidfd turns readable when the process ends), not polled.
+    // SAFETY: pidfd_open and kill take no pointers; the pid is the router's own answer.
+    #[allow(unsafe_code)]
+    let (pidfd, sent) = unsafe {
+        let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0);
+        let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0);
+        let fd = fd.map(|fd| <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd));
+        (fd, libc::kill(pid, libc::SIGTERM) == 0)
+    };
+    let why = std::io::Error::last_os_error();
+    anyhow::ensure!(sent, "cannot signal the shared router (pid {pid}): {why}");
+    if let Some(pidfd) = pidfd {
+        use tokio::io::{Interest, unix::AsyncFd};
+        // SAFETY: the AsyncFd owns the pidfd, open until it is dropped.
+        #[allow(unsafe_code)]
+        let ended = unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) };
+        let ended = ended.map_err(|e| anyhow::anyhow!("cannot watch the router: {e}"))?;
+        let gone = tokio::time::timeout(std::time::Duration::from_secs(30), ended.readable());
+        anyhow::ensure!(
+            gone.await.is_ok(),
+            "the shared router (pid {pid}) did not stop within 30 s"
+        );
+    }
+    outln!("stopped the shared router (pid {pid})");
+    Ok(0)
+}
+
 /// `mcp-router status [--config FILE] [--json]`.
 pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32> {
     let place = Place::for_config(config.config.as_deref())?;

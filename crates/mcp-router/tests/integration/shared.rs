@@ -546,6 +546,29 @@ async fn a_router_killed_leaves_no_server_and_ends_its_bridges() {
     assert_eq!(wait_gone(&machine.marker, Duration::from_secs(15)), Vec::<u32>::new());
 }
 
+#[tokio::test]
+async fn stop_ends_the_shared_router_and_its_servers_by_command() {
+    let machine = Machine::new("shared-stop");
+    let session = machine.connect("ada").await;
+    let (failed, text) = call(&session, "mcp__docs__echo", json!({"text": "x"})).await;
+    assert!(!failed, "{text}");
+    let pid = machine.status()["pid"].as_u64().expect("the router's pid");
+    let out = machine.command(&["stop"]).output().expect("stop");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("stopped the shared router (pid {pid})\n")
+    );
+    // Its servers went with it, and nothing answers for the config any more.
+    assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
+    let again = machine.command(&["stop"]).output().expect("stop again");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("no shared router runs for this config")
+    );
+    drop(session);
+}
+
 /// `mcp-router serve --listen 127.0.0.1:0`: the URL and the secret beside the socket.
 fn serve_http(machine: &Machine) -> (std::process::Child, String, String) {
     serve_http_with(machine, &[])
