@@ -179,6 +179,10 @@ enum Command {
         /// Print the JSON of the listing.
         #[arg(long)]
         json: bool,
+        /// Start the servers first and list what they offer now (tools, prompts, resource
+        /// templates, skills), so what changed since they last ran is shown held.
+        #[arg(long)]
+        refresh: bool,
         #[command(subcommand)]
         command: Option<trust::TrustCommand>,
     },
@@ -449,7 +453,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             auth::login(&config, &name, no_browser).await
         }
         Command::Logout { config, name } => auth::logout(&config, &name),
-        Command::Trust { config, json, command } => trust::main(&config, json, command),
+        Command::Trust { config, json, refresh, command } => {
+            if refresh {
+                trust::refresh(&config).await?;
+            }
+            trust::main(&config, json, command)
+        }
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
         Command::Serve(args) => shared::serve::run(args).await,
         Command::Connect(args) => shared::connect::run(args).await,

@@ -81,6 +81,28 @@ fn scoped(
     Ok(as_run_in(&config, configured, &here, pins))
 }
 
+/// `mcp-router trust --refresh`: every server started and asked for its tools, prompts,
+/// resource templates and skills, as the model would see them — so their pins judge what each
+/// offers now (and the tool catalogs hold it) — then stopped.
+pub(crate) async fn refresh(arg: &ConfigArg) -> anyhow::Result<()> {
+    use mcp_host::McpBackend as _;
+    use mcp_host::backend::{ListKind, Reuse};
+    let mut config = config(arg)?;
+    config.manager.startup.lazy_when_cataloged.clear();
+    config.manager.startup.lazy_over = None;
+    for server in &mut config.servers {
+        server.startup = mcp_connection_manager::Startup::Eager;
+    }
+    let running = crate::setup::start(config, router_protocol::EventSender::discard())?;
+    running.manager.wait_until_started().await;
+    let _ = running.manager.list_tools().await;
+    let _ = running.manager.list_all(ListKind::Templates, Reuse::Never).await;
+    let _ = running.router.prompts().await;
+    let _ = running.router.skills().await;
+    running.shutdown().await;
+    Ok(())
+}
+
 /// `mcp-router trust [approve | forget]`: exit code 0 when done.
 pub(crate) fn main(
     arg: &ConfigArg,

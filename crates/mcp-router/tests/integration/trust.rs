@@ -790,3 +790,21 @@ fn tools_names_what_it_leaves_out_as_held() {
     assert!(err.contains("server `calc` has 1 tools held from the model (add)"), "{err}");
     assert!(err.contains(&approve), "{err}");
 }
+
+#[test]
+fn trust_refresh_asks_the_servers_what_they_offer_now() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let tools = dir.path().join("calc.json");
+    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
+    let config = file_servers(&dir, &[("calc", &tools)], "");
+    exec_run(&cache, &config, &["calc"], &[]);
+    write_tools(&tools, &[tool("add", "Add a number, and more."), tool("echo", "Echo a number.")]);
+    // Without asking, the last list seen is all there is to judge.
+    let (listing, _) = router(&cache, &config, &["trust"]);
+    assert_eq!(listing.trim(), "calc: 2 tools pinned, nothing held");
+    let (listing, code) = router(&cache, &config, &["trust", "--refresh"]);
+    assert_eq!(code, 0);
+    assert!(listing.starts_with("calc: 2 tools pinned, 1 held"), "{listing}");
+    assert!(listing.contains("held add (changed)"), "{listing}");
+}
