@@ -297,7 +297,19 @@ impl McpBackend for McpConnectionManager {
                 && !held
         };
         let names = servers.keys().map(String::as_str);
-        resolve_tool_name(qualified, &self.qualified_tools(), names, allowed)
+        let found = resolve_tool_name(qualified, &self.qualified_tools(), names, allowed);
+        if found.is_some() {
+            return found;
+        }
+        // A held tool called by name: its host may approve it for this call.
+        let (server, tool) =
+            mcp_backend::unlisted_tool(qualified, servers.keys().map(String::as_str), |_, _| true)?;
+        let definition = self
+            .listed_tool(&server, &tool)
+            .filter(|_| self.servers.trust.is_held(&server, &tool))?;
+        let call_id = mcp_backend::current_call_id().map(|c| c.to_string());
+        let trust = &self.servers.trust;
+        trust.ask_for_call(&server, &definition, call_id).await.then_some((server, tool))
     }
 }
 

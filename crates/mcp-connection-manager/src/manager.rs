@@ -332,6 +332,14 @@ impl McpConnectionManager {
             self.not_held(server, DefinitionKind::Tool, tool)?;
         }
         let found = tools.iter().find(|t| t.name == tool);
+        // Not in the list the server sent (a tool it added a moment ago, a guessed name): its
+        // definition cannot be checked, so with pins on the call is not sent.
+        let app_only = conn.app_only_tools();
+        if trust.pins_on() && found.is_none() && !app_only.iter().any(|t| t.name == tool) {
+            return Err(refused(format!(
+                "tool `{tool}` of MCP server '{server}' is not in the tool list it sent, so its definition cannot be checked against its pin (a tool it added a moment ago is listed, and can be approved, once the router has read its new list)"
+            )));
+        }
         let destructive = found
             .and_then(|t| t.annotations.as_ref())
             .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true));

@@ -34,6 +34,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
 
+use crate::exec_host::approve;
 use crate::exec_output::{Outgoing, write_lines};
 use crate::setup;
 
@@ -269,14 +270,7 @@ impl Session {
             ExecInput::ToolApproval { .. } | ExecInput::Cancel { .. } => {
                 Box::pin(std::future::ready(self.at_once(input).err().and_then(error)))
             }
-            ExecInput::ApproveDefinition { server, name } => {
-                let names: Vec<String> = name.into_iter().collect();
-                let answer = match running.manager.approve_held(&server, &names) {
-                    Ok(approved) => Some(ExecOutput::DefinitionsApproved { server, approved }),
-                    Err(e) => error(format!("approve_definition failed: {e}")),
-                };
-                Box::pin(std::future::ready(answer))
-            }
+            ExecInput::ApproveDefinition { server, name } => approve(&running, server, name, error),
             ExecInput::ReadUiResource { server, uri } => Box::pin(async move {
                 match running.router.read_ui_resource(&server, &uri).await {
                     Ok(result) => Some(ExecOutput::UiResource { server, uri, result }),

@@ -103,3 +103,19 @@ impl HostHandler for ExecHost {
         })
     }
 }
+
+/// `approve_definition`: the server's held definition `name` (every one without a name) pinned
+/// as it is now, answered with what was pinned, or `error` with why not.
+pub(crate) fn approve(
+    running: &crate::setup::Running,
+    server: String,
+    name: Option<String>,
+    error: impl FnOnce(String) -> Option<ExecOutput>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<ExecOutput>> + Send>> {
+    let names: Vec<String> = name.into_iter().collect();
+    let answer = match running.manager.approve_held(&server, &names) {
+        Ok(approved) => Some(ExecOutput::DefinitionsApproved { server, approved }),
+        Err(e) => error(format!("approve_definition failed: {e}")),
+    };
+    Box::pin(std::future::ready(answer))
+}

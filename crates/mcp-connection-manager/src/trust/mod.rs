@@ -14,6 +14,7 @@
 pub(crate) mod canonical;
 mod files;
 pub(crate) mod flags;
+mod held;
 pub(crate) mod pins;
 pub(crate) mod store;
 
@@ -21,7 +22,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_connection::{Asking, HostHandler, ToolChanges, TrustAnswer};
+use mcp_connection::{HostHandler, ToolChanges};
 use rmcp::model::Tool;
 use router_protocol::{
     DefinitionChange, DefinitionDecision, DefinitionKind, EventMsg, EventSender,
@@ -39,7 +40,7 @@ use crate::trust::store::{PinKey, PinStore};
 pub(crate) type Owner = Arc<dyn std::any::Any + Send + Sync>;
 
 /// Why everything is held after a panic while the pins were in hand.
-const POISONED: &str = "the router's trust state was lost to an internal error (a panic while it was in use); restart the router";
+pub(crate) const POISONED: &str = "the router's trust state was lost to an internal error (a panic while it was in use); restart the router";
 
 /// A server's tools as the model may see them.
 pub(crate) struct Admitted {
@@ -145,6 +146,11 @@ impl Trust {
             generation: AtomicU64::new(0),
             servers: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Whether definitions are pinned (a pin store is set).
+    pub(crate) fn pins_on(&self) -> bool {
+        self.store.is_some()
     }
 
     /// Changes whenever a pin changed while the router runs.
@@ -334,41 +340,6 @@ impl Trust {
         verdict
     }
 
-    /// Ask the host about a held tool, on a task of its own; an approval pins it.
-    fn ask(self: &Arc<Self>, event: McpToolDefinitionChangedEvent, pin: pins::Pin) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let trust = self.clone();
-        runtime.spawn(async move {
-            let asking = Asking::new(event.server.clone(), None);
-            let decision = match trust.host.tool_definition_changed(&asking, &event).await {
-                TrustAnswer::Approve => {
-                    trust.pin(&event.server, event.kind, &event.tool, pin);
-                    DefinitionDecision::Approved
-                }
-                TrustAnswer::Refuse => DefinitionDecision::Refused,
-                _ => return,
-            };
-            let answered = McpToolDefinitionChangedEvent { decision, ..event };
-            trust.events.send(EventMsg::McpToolDefinitionChanged(answered));
-        });
-    }
-
-    /// Pin `name` of `kind` of `server` as `pin` says, and admit every list again.
-    fn pin(&self, server: &str, kind: DefinitionKind, name: &str, pin: pins::Pin) {
-        let Some(store) = &self.store else { return };
-        if let Ok(mut servers) = self.servers.lock() {
-            let state = servers.entry(server.to_string()).or_default();
-            state.held.remove(&(kind, name.to_string()));
-            let key = state.key(server);
-            let loaded = state.loaded(store, server);
-            if let Loaded::Usable { now, .. } = loaded {
-                now.put(kind, name, pin);
-                self.save(store, &key, loaded);
-            }
-        }
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
     /// Whether the host approved `tool` of `server` "always" for the definition `sha256`.
     pub(crate) fn always(&self, server: &str, tool: &str, sha256: &str) -> bool {
         let (Some(store), Ok(mut servers)) = (&self.store, self.servers.lock()) else {
@@ -392,74 +363,6 @@ impl Trust {
             self.save(store, &key, loaded);
         }
     }
-
-    /// Why `name` (of `kind`) of `server` is kept from the model, if it is held: for a tool, by
-    /// the last list of tools admitted; else by the last list of its kind. After a panic while
-    /// the pins were in hand, everything is.
-    pub(crate) fn held_message(
-        &self,
-        server: &str,
-        kind: DefinitionKind,
-        name: &str,
-    ) -> Option<String> {
-        let what = kind.as_str();
-        let Ok(servers) = self.servers.lock() else {
-            return Some(format!("{what} `{name}` of MCP server '{server}' is held: {POISONED}"));
-        };
-        let state = servers.get(server)?;
-        let held = if kind.is_tool() {
-            let (_, _, admitted) = state.last.as_ref()?;
-            admitted.held.iter().find(|h| h.tool == name)?
-        } else {
-            state.held.get(&(kind, name.to_string()))?
-        };
-        let approve = &self.approve_command;
-        if let Some(why) = &held.unusable {
-            return Some(format!(
-                "{what} `{name}` of MCP server '{server}' is held: {why}; nothing of '{server}' is shown until the file is fixed or removed (`{} {server}` removes it, and the next start pins what the server offers then)",
-                forget_command(approve)
-            ));
-        }
-        let how = match held.change {
-            DefinitionChange::Changed => {
-                format!("its definition changed since it was pinned ({})", held.fields.join(", "))
-            }
-            _ => format!("it is new to a server whose {what}s are pinned"),
-        };
-        Some(format!(
-            "{what} `{name}` of MCP server '{server}' is held: {how}; run `{approve} {server} {name}` to allow it"
-        ))
-    }
-
-    /// The command that approves a held definition (messages add the server and names).
-    pub(crate) fn approve_command(&self) -> &str {
-        &self.approve_command
-    }
-
-    /// Every definition held now, by server: tools by the last list of each server admitted,
-    /// the other kinds by their last list.
-    pub(crate) fn held_now(&self) -> Vec<(String, DefinitionKind, String)> {
-        let Ok(servers) = self.servers.lock() else { return Vec::new() };
-        let mut out = Vec::new();
-        for (server, state) in servers.iter() {
-            let tools = state.last.iter().flat_map(|(_, _, admitted)| admitted.held.iter());
-            out.extend(tools.map(|h| (server.clone(), DefinitionKind::Tool, h.tool.clone())));
-            let others = state.held.keys();
-            out.extend(others.map(|(kind, name)| (server.clone(), *kind, name.clone())));
-        }
-        out.sort();
-        out
-    }
-
-    /// Whether tool `tool` of `server` is held (by the last list admitted).
-    pub(crate) fn is_held(&self, server: &str, tool: &str) -> bool {
-        self.held_message(server, DefinitionKind::Tool, tool).is_some()
-    }
-}
-
-/// `… trust approve …` as `… trust forget …`.
-fn forget_command(approve: &str) -> String {
-    approve.replacen("trust approve", "trust forget", 1)
 }
 
 /// How a list is judged: its kind, the server's policy, and which page of its list it is.

@@ -2,7 +2,7 @@
 
 use super::*;
 use async_trait::async_trait;
-use mcp_connection::{DefaultHost, ServerConfig};
+use mcp_connection::{Asking, DefaultHost, ServerConfig, TrustAnswer};
 use serde_json::json;
 
 fn tools(description: &str) -> Arc<Vec<Tool>> {

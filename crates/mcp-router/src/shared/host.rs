@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::{ErrorData, Peer, RoleServer};
 
 use async_trait::async_trait;
-use mcp_connection_manager::{Asking, HostHandler};
+use mcp_connection_manager::{Asking, HostHandler, TrustAnswer};
 #[allow(deprecated)]
 use rmcp::model::ListRootsResult;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
@@ -120,6 +120,25 @@ impl HostHandler for SharedHost {
     /// A call whose approval is `ask`: the calling session's user is asked, as an elicitation
     /// (accept runs it, once or — `always` checked — while its definition stays the same;
     /// decline or cancel refuses it). A session whose client cannot be asked refuses it.
+    /// A held definition met by a call: the user of the session whose call it is is asked
+    /// (an elicitation), as for a call set to `ask`; an acceptance approves it. Without the call,
+    /// or a client that cannot be asked, it stays held (never approved in a user's name).
+    async fn tool_definition_changed(
+        &self,
+        asking: &Asking,
+        change: &router_protocol::McpToolDefinitionChangedEvent,
+    ) -> TrustAnswer {
+        let call = asking.call_id.as_deref();
+        let owner = call.and_then(|id| self.calls.owner(id)).filter(|o| o.elicitation);
+        let (Some(owner), Ok(request)) = (owner, definition_request(change)) else {
+            return TrustAnswer::Hold;
+        };
+        match owner.peer.create_elicitation(request).await {
+            Ok(answer) if answer.action == ElicitationAction::Accept => TrustAnswer::Approve,
+            _ => TrustAnswer::Hold,
+        }
+    }
+
     async fn approve_tool_call(
         &self,
         asking: &Asking,
@@ -189,6 +208,29 @@ fn approval_request(question: &ToolApprovalQuestion) -> Result<ElicitRequestPara
         if destructive { " (it says it is destructive)" } else { "" },
     );
     let schema = rmcp::model::ElicitationSchema::builder().required_bool("always").build()?;
+    Ok(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })
+}
+
+/// The question for a held definition: what changed, and whether to let it in.
+fn definition_request(
+    change: &router_protocol::McpToolDefinitionChangedEvent,
+) -> Result<ElicitRequestParams, String> {
+    let fields: Vec<&str> = change.diff.iter().map(|d| d.field.as_str()).collect();
+    let how = if fields.is_empty() {
+        "it is new to a server whose tools are pinned".to_string()
+    } else {
+        format!("its definition changed since it was pinned ({})", fields.join(", "))
+    };
+    let flags = if change.flags.is_empty() {
+        String::new()
+    } else {
+        format!(" Flagged: {}.", change.flags.join("; "))
+    };
+    let message = format!(
+        "Tool `{}` of MCP server '{}' is held: {how}.{flags} Let the model use it as it is now (sha256 {})?",
+        change.tool, change.server, change.sha256
+    );
+    let schema = rmcp::model::ElicitationSchema::builder().build()?;
     Ok(ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema })
 }
 

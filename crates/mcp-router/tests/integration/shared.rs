@@ -569,6 +569,34 @@ async fn stop_ends_the_shared_router_and_its_servers_by_command() {
     drop(session);
 }
 
+/// A tool new to a pinned server is held; called by name, the calling session's user is asked
+/// (an elicitation) and an acceptance lets it in, for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_tool_is_approved_by_the_user_of_the_calling_session() {
+    let machine = Machine::new("shared-held");
+    let session = machine.connect("ada").await;
+    let (failed, text) = call(&session, "mcp__docs__add_tool", json!({"name": "greet"})).await;
+    assert!(!failed, "{text}");
+    let asked = || session.agent.asked.load(Ordering::SeqCst);
+    assert_eq!(asked(), 0);
+    let answer = std::sync::Mutex::new(String::new());
+    // The router reads the new list when the server says it changed: until then the name is
+    // unknown to it.
+    wait_for_async("a call of greet that reaches it", || async {
+        let (_, text) = call(&session, "mcp__docs__greet", json!({"to": "you"})).await;
+        let known = !text.contains("unsupported") && !text.contains("not in the tool list");
+        *answer.lock().expect("answer") = text;
+        known
+    })
+    .await;
+    let text = answer.lock().expect("answer").clone();
+    assert!(text.starts_with("greet: "), "approved by ada, then run: {text}");
+    assert_eq!(asked(), 1, "ada was asked once");
+    let (failed, text) = call(&session, "mcp__docs__greet", json!({"to": "me"})).await;
+    assert!(!failed && text.starts_with("greet: "), "{text}");
+    assert_eq!(asked(), 1, "pinned: not asked again");
+}
+
 /// `mcp-router serve --listen 127.0.0.1:0`: the URL and the secret beside the socket.
 fn serve_http(machine: &Machine) -> (std::process::Child, String, String) {
     serve_http_with(machine, &[])
