@@ -46,9 +46,10 @@ const CACHES: &[&str] = &[
     ".yarn",
 ];
 
-/// Temp directories: writable by every server that may write.
+/// Temp directories: writable by every server that may write — `$TMPDIR` (else `/tmp`),
+/// `/var/tmp`, `/dev/shm`. `/tmp` is one of them only when `$TMPDIR` does not point elsewhere.
 pub(crate) fn temp_dirs() -> Vec<PathBuf> {
-    let temp = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into(), "/dev/shm".into()];
+    let temp = [std::env::temp_dir(), "/var/tmp".into(), "/dev/shm".into()];
     temp.iter().filter_map(|d| d.canonicalize().ok()).collect()
 }
 

@@ -1,8 +1,8 @@
 //! Sandboxed stdio servers as a user meets them: a probe server (`sandbox_probe.py`) tries to
 //! read credentials and the router's state, write outside its work, reach the network and do
 //! the same through a child, under the default profile, `offline` and `off`, with no
-//! `[mcp_router]` section. Its home directory is a made-up one outside temp (where everything
-//! may be written), so what is protected there is really protected.
+//! `[mcp_router]` section. Its home directory is a made-up one outside the router's temp
+//! (where everything may be written), so what is protected there is really protected.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,19 +13,21 @@ use crate::exec::ExecSession;
 use crate::interop::{python, python_script};
 use crate::support::{exec_command, write_config};
 
-/// A made-up home with a key, a token store and pins, and a workspace beside it.
+/// A made-up home with a key, a token store and pins, a workspace and a temp directory
+/// (`$TMPDIR`) beside it. (Whatever lies in temp may be written by every server, so the home
+/// must not: the router and its servers get this `$TMPDIR`, wherever the checkout is.)
 struct Machine {
     _root: tempfile::TempDir,
     home: PathBuf,
     work: PathBuf,
+    temp: PathBuf,
 }
 
 impl Machine {
     fn new() -> Self {
-        let root = tempfile::Builder::new()
-            .prefix("sandbox-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .expect("a directory outside temp");
+        // Under the system's temp on purpose: the router's `$TMPDIR` is made another, so
+        // `/tmp` is not temp to it, as in a checkout anywhere.
+        let root = tempfile::Builder::new().prefix("sandbox-").tempdir().expect("a directory");
         let home = root.path().join("home");
         let work = root.path().join("work");
         for (path, text) in [
@@ -38,8 +40,10 @@ impl Machine {
             std::fs::create_dir_all(path.parent().expect("a parent")).expect("dirs");
             std::fs::write(path, text).expect("a file");
         }
+        let temp = root.path().join("tmp");
         std::fs::create_dir_all(&work).expect("work");
-        Self { _root: root, home, work }
+        std::fs::create_dir_all(&temp).expect("temp");
+        Self { _root: root, home, work, temp }
     }
 
     /// An exec session over `config` with this home, run in the workspace.
@@ -48,6 +52,7 @@ impl Machine {
         command
             .current_dir(&self.work)
             .env("HOME", &self.home)
+            .env("TMPDIR", &self.temp)
             .env_remove("XDG_CACHE_HOME")
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("MCP_ROUTER_HOME")
@@ -123,7 +128,7 @@ fn the_default_profile_keeps_secrets_and_writes_in_and_the_server_working() {
         assert!(!answer.contains("CANARY"), "{answer}");
     }
     assert!(!machine.home.join("planted.txt").exists());
-    let temp = tempfile::tempdir().expect("temp");
+    let temp = tempfile::tempdir_in(&machine.temp).expect("temp");
     let allowed = [
         ("read", json!({"path": home("notes.txt")}), "ok: readable notes"),
         (
