@@ -552,7 +552,13 @@ async fn stop_ends_the_shared_router_and_its_servers_by_command() {
     let session = machine.connect("ada").await;
     let (failed, text) = call(&session, "mcp__docs__echo", json!({"text": "x"})).await;
     assert!(!failed, "{text}");
-    let pid = machine.status()["pid"].as_u64().expect("the router's pid");
+    let status = machine.status();
+    let pid = status["pid"].as_u64().expect("the router's pid");
+    // Each running stdio server's sandbox, in the words of its ready event.
+    let servers = status["servers"].as_array().expect("servers");
+    let docs = servers.iter().find(|s| s["name"] == "docs").expect("docs");
+    let tier = docs["sandbox"].as_str().expect("a sandbox");
+    assert!(tier.starts_with("landlock ABI ") || tier.starts_with("none: "), "{tier}");
     let out = machine.command(&["stop"]).output().expect("stop");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
