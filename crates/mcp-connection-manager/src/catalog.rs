@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use mcp_backend::{QualifiedTool, qualified_tool_name};
 use rmcp::model::Tool;
 
+use crate::trust::Shown;
 use mcp_connection::{Connection, SharedConnection};
 
 /// The ready connections the cached tools were computed from (weak, so an address cannot be
@@ -30,7 +31,7 @@ impl ToolCatalog {
         &self,
         ready: &[(&String, SharedConnection)],
         generation: u64,
-        admit: impl Fn(&str, &SharedConnection) -> Arc<Vec<Tool>>,
+        admit: impl Fn(&str, &SharedConnection) -> Shown<Arc<Vec<Tool>>>,
     ) -> Arc<Vec<QualifiedTool>> {
         let same = |cached: &[(Weak<Connection>, u64)]| {
             cached.len() == ready.len()
@@ -58,7 +59,7 @@ impl ToolCatalog {
 
 /// The tools of each server's list (server name order) under their qualified names; a name
 /// already taken is skipped with a warning.
-pub(crate) fn qualify_lists(lists: &[(&String, Arc<Vec<Tool>>)]) -> Vec<QualifiedTool> {
+pub(crate) fn qualify_lists(lists: &[(&String, Shown<Arc<Vec<Tool>>>)]) -> Vec<QualifiedTool> {
     let mut used = HashSet::new();
     let mut out = Vec::new();
     for (server, tools) in lists {

@@ -46,7 +46,8 @@ impl McpConnectionManager {
         let policy = self.servers.policy(server);
         let judged = Judged { kind, policy, first, last: next_cursor.is_none() };
         let name = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
-        let templates = self.servers.trust.admit_items(server, judged, templates, name);
+        let templates =
+            self.servers.trust.admit_items(server, judged, templates, name).into_inner();
         Page { items: Items::Templates(templates), next_cursor, ttl_ms }
     }
 

@@ -414,7 +414,7 @@ impl McpConnectionManager {
         kind: DefinitionKind,
         items: Vec<T>,
         name: impl Fn(&T) -> String,
-    ) -> Vec<T>
+    ) -> crate::trust::Shown<Vec<T>>
     where
         T: serde::Serialize + serde::de::DeserializeOwned + Clone,
     {

@@ -35,7 +35,7 @@ impl McpConnectionManager {
             })
             .await;
         let prompts = crate::declared::gathered(server, followed)?.0;
-        Ok(self.admitted(server, DefinitionKind::Prompt, prompts, |p| p.name.clone()))
+        Ok(self.admitted(server, DefinitionKind::Prompt, prompts, |p| p.name.clone()).into_inner())
     }
 }
 

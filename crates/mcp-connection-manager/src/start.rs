@@ -127,7 +127,7 @@ impl StartServer {
                 &events,
                 &config.name,
                 &served.tools,
-                &admitted.visible,
+                admitted.visible.get(),
             );
         }
     }

@@ -50,7 +50,8 @@ impl McpConnectionManager {
             })
             .await;
         let (listed, ttl) = crate::declared::gathered(server, followed)?;
-        let listed = self.admitted(server, DefinitionKind::Skill, listed, |s| s.name().to_string());
+        let by_name = |s: &Skill| s.name().to_string();
+        let listed = self.admitted(server, DefinitionKind::Skill, listed, by_name).into_inner();
         let skills = Arc::new(ServerSkills::checked(listed));
         for rejected in &skills.rejected {
             tracing::warn!(server, %rejected, "skill entry left out");

@@ -42,10 +42,40 @@ pub(crate) type Owner = Arc<dyn std::any::Any + Send + Sync>;
 /// Why everything is held after a panic while the pins were in hand.
 pub(crate) const POISONED: &str = "the router's trust state was lost to an internal error (a panic while it was in use); restart the router";
 
+/// Definitions the model may see: made only here, by admitting a list against its server's
+/// pins, so a list path that skips the trust layer does not compile.
+#[derive(Clone, Debug)]
+pub(crate) struct Shown<L>(L);
+
+impl<L> Shown<L> {
+    /// Only the trust layer (this module and its children) makes one.
+    fn new(list: L) -> Self {
+        Self(list)
+    }
+
+    /// The definitions.
+    pub(crate) fn get(&self) -> &L {
+        &self.0
+    }
+
+    /// The definitions, to hand on.
+    pub(crate) fn into_inner(self) -> L {
+        self.0
+    }
+}
+
+impl<L> std::ops::Deref for Shown<L> {
+    type Target = L;
+
+    fn deref(&self) -> &L {
+        &self.0
+    }
+}
+
 /// A server's tools as the model may see them.
 pub(crate) struct Admitted {
     /// The tools that match their pins (or were just pinned), without invisible characters.
-    pub(crate) visible: Arc<Vec<Tool>>,
+    pub(crate) visible: Shown<Arc<Vec<Tool>>>,
     /// The tools held: not the pinned ones.
     pub(crate) held: Vec<Held>,
 }
@@ -203,19 +233,16 @@ impl Trust {
         let judged = Judged::whole(DefinitionKind::Tool, policy);
         let Verdict { visible, held, asks, changed, opened } =
             self.judge(server, judged, pins, &mut state.told, &seen);
-        if opened {
-            for tool in unshown {
-                if pins.pin(DefinitionKind::Tool, &tool.name).is_none() {
-                    let seen = Seen::of(tool);
-                    pins.put(DefinitionKind::Tool, &seen.name, seen.pin());
-                }
-            }
+        let unpinned = |t: &&Tool| pins.pin(DefinitionKind::Tool, &t.name).is_none();
+        let first_seen = unshown.iter().filter(|_| opened).filter(unpinned).map(Seen::of);
+        for seen in first_seen.collect::<Vec<_>>() {
+            pins.put(DefinitionKind::Tool, &seen.name, seen.pin());
         }
         if changed {
             self.save(store, &key, loaded);
         }
-        let visible = visible.into_iter().map(|i| cleaned(&tools[i]));
-        let admitted = Arc::new(Admitted { visible: Arc::new(visible.collect()), held });
+        let visible = visible.into_iter().map(|i| cleaned(&tools[i])).collect();
+        let admitted = Arc::new(Admitted { visible: Shown::new(Arc::new(visible)), held });
         state.last = Some((owner, generation, admitted.clone()));
         drop(servers);
         for (event, pin) in asks {
@@ -235,11 +262,11 @@ impl Trust {
         judged: Judged,
         items: Vec<T>,
         name: impl Fn(&T) -> String,
-    ) -> Vec<T> {
+    ) -> Shown<Vec<T>> {
         let Some(store) = &self.store else {
-            return items.iter().map(cleaned).collect();
+            return Shown::new(items.iter().map(cleaned).collect());
         };
-        let Ok(mut servers) = self.servers.lock() else { return Vec::new() };
+        let Ok(mut servers) = self.servers.lock() else { return Shown::new(Vec::new()) };
         let state = servers.entry(server.to_string()).or_default();
         let key = state.key(server);
         let seen: Vec<Seen> = items.iter().map(|i| Seen::new(judged.kind, name(i), i)).collect();
@@ -252,7 +279,7 @@ impl Trust {
                     let held = Held::unusable(seen.name.clone(), &why);
                     state.held.insert((judged.kind, seen.name), held);
                 }
-                return Vec::new();
+                return Shown::new(Vec::new());
             }
         };
         let mut verdict = self.judge(server, judged, pins, &mut state.told, &seen);
@@ -280,7 +307,7 @@ impl Trust {
         for (event, pin) in asks {
             self.ask(event, pin);
         }
-        visible.into_iter().map(|i| cleaned(&items[i])).collect()
+        Shown::new(visible.into_iter().map(|i| cleaned(&items[i])).collect())
     }
 
     /// `seen` (of one kind) against `pins`: the ones shown (by index), the ones held, the
@@ -391,13 +418,13 @@ fn cleaned<T: Serialize + DeserializeOwned + Clone>(item: &T) -> T {
 /// Every tool admitted, without invisible characters (pinning off).
 fn plain(tools: &[Tool]) -> Admitted {
     let visible = tools.iter().map(cleaned);
-    Admitted { visible: Arc::new(visible.collect()), held: Vec::new() }
+    Admitted { visible: Shown::new(Arc::new(visible.collect())), held: Vec::new() }
 }
 
 /// Every tool held, for `why`.
 fn all_held(tools: &[Tool], why: &Arc<str>) -> Admitted {
     let held = tools.iter().map(|t| Held::unusable(t.name.to_string(), why)).collect();
-    Admitted { visible: Arc::new(Vec::new()), held }
+    Admitted { visible: Shown::new(Arc::new(Vec::new())), held }
 }
 
 #[cfg(test)]
