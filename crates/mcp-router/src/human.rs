@@ -110,7 +110,7 @@ pub(crate) async fn tools(
 }
 
 /// The held definitions of `kind`, by server.
-fn held_of(
+pub(crate) fn held_of(
     manager: &mcp_connection_manager::McpConnectionManager,
     kind: router_protocol::DefinitionKind,
 ) -> std::collections::BTreeMap<String, Vec<String>> {
@@ -125,7 +125,7 @@ fn held_of(
 
 /// One note on stderr per server with `what` held from the model, and the command that lets
 /// them in: nothing is left out of a listing without a word.
-fn held_notes(
+pub(crate) fn held_notes(
     held: &std::collections::BTreeMap<String, Vec<String>>,
     what: &str,
     config: &crate::setup::ConfigArg,

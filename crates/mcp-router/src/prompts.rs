@@ -11,14 +11,16 @@ use crate::setup;
 pub(crate) async fn list(config: &setup::ConfigArg, json: bool) -> anyhow::Result<i32> {
     let running = setup::start(setup::config(config)?, EventSender::discard())?;
     let prompts = running.router.prompts().await;
+    let held = crate::human::held_of(&running.manager, router_protocol::DefinitionKind::Prompt);
     running.shutdown().await;
     if json {
         outln!("{}", serde_json::to_string_pretty(&prompts)?);
         return Ok(i32::from(!prompts.errors.is_empty()));
     }
-    if prompts.prompts.is_empty() {
+    if prompts.prompts.is_empty() && held.is_empty() {
         outln!("no prompts offered");
     }
+    crate::human::held_notes(&held, "prompts", config);
     for p in &prompts.prompts {
         let arguments: Vec<String> = p
             .prompt

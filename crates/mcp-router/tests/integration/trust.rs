@@ -534,6 +534,10 @@ fn prompts_and_resource_templates_are_pinned_and_held_like_tools() {
         message.contains("prompt `review` of MCP server 'docs' is held: its definition changed since it was pinned (description); run `mcp-router trust approve --config "),
         "{message}"
     );
+    // `mcp-router prompts` names what it leaves out.
+    let (out, err) = stdout_and_stderr(&cache, &config, &["prompts"]);
+    assert!(out.contains("plan") && !out.contains("review"), "{out}");
+    assert!(err.contains("server `docs` has 1 prompts held from the model (review)"), "{err}");
     assert!(
         !templates.contains("docs://a/{id}") && !templates.contains("docs://d/{id}"),
         "{templates}"
