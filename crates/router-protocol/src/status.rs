@@ -58,6 +58,10 @@ pub struct ServerEntry {
     /// Its sandbox in words (`mcp_server_ready`'s `sandbox`), for a stdio server that runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// How many of its definitions (tools, prompts, templates, skills) are held from the model
+    /// (`mcp-router trust approve` lets them in).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held: usize,
     /// Whom it runs for.
     #[serde(flatten)]
     pub scope: Scope,
@@ -145,6 +149,10 @@ impl<'de> Deserialize<'de> for Cwd {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +164,7 @@ mod tests {
             state: "ready".to_string(),
             pid: Some(4242),
             rss_kib: Some(5120),
+            held: 1,
             sandbox: Some("landlock ABI 7: credentials and router state unreadable, writes to its workspace, temp and package caches; network on".to_string()),
             scope,
         }

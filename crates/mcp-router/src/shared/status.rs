@@ -42,10 +42,15 @@ fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry>
     let pids: std::collections::BTreeMap<String, u32> = manager.child_pids().into_iter().collect();
     let mut sandboxes: std::collections::BTreeMap<String, String> =
         manager.sandboxes().into_iter().collect();
+    let mut held: std::collections::BTreeMap<String, usize> = Default::default();
+    for (server, _, _) in manager.held_definitions() {
+        *held.entry(server).or_default() += 1;
+    }
     let names = manager.server_names().into_iter();
     names
         .map(|name| {
             let (pid, sandbox) = (pids.get(&name).copied(), sandboxes.remove(&name));
+            let held = held.remove(&name).unwrap_or_default();
             let state = match manager.status(&name) {
                 Some(ServerStatus::Ready) => "ready".to_string(),
                 Some(ServerStatus::Starting) => "starting".to_string(),
@@ -60,6 +65,7 @@ fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry>
                 pid,
                 rss_kib: pid.and_then(resident_kib),
                 sandbox,
+                held,
                 scope: scope.clone(),
             }
         })
@@ -140,14 +146,14 @@ pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32
     }
     let status: RouterStatus =
         serde_json::from_str(text.trim()).context("the router's status is not its JSON")?;
-    for line in describe(&status) {
+    for line in describe(&status, &crate::setup::approve_command(config)) {
         outln!("{line}");
     }
     Ok(0)
 }
 
-/// The status as lines for a person.
-fn describe(status: &RouterStatus) -> Vec<String> {
+/// The status as lines for a person; `approve` is the command that approves held definitions.
+fn describe(status: &RouterStatus, approve: &str) -> Vec<String> {
     let mut lines = vec![format!(
         "shared router pid {} ({} KiB) on {}{}",
         status.pid,
@@ -182,6 +188,44 @@ fn describe(status: &RouterStatus) -> Vec<String> {
         if let Some(sandbox) = &s.sandbox {
             lines.push(format!("    sandbox: {sandbox}"));
         }
+        if s.held > 0 {
+            // A directory's server is approved where its agents work.
+            let cd = match &s.scope {
+                Scope::WorkingDirectory { cwd: Some(cwd), .. } => {
+                    format!("cd {} && ", crate::setup::shell_word(&cwd.to_string_lossy()))
+                }
+                _ => String::new(),
+            };
+            lines.push(format!(
+                "    held from the model: {} (`{cd}{approve} {}` lets them in)",
+                s.held, s.name
+            ));
+        }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_person_reads_each_servers_sandbox_and_what_is_held_with_the_command_that_works() {
+        let status: RouterStatus = serde_json::from_value(serde_json::json!({
+            "pid": 7, "rss_kib": 100, "started": 0, "socket": "/run/r.sock", "events": "/run/r.events",
+            "sessions": [],
+            "servers": [
+                {"name": "calc", "state": "ready", "pid": 8, "rss_kib": 50,
+                 "sandbox": "landlock ABI 7: …", "held": 2, "shared": true},
+                {"name": "git", "state": "ready", "held": 1, "shared": "cwd", "cwd": "/home/ada/my proj"},
+                {"name": "time", "state": "idle", "shared": true}
+            ]
+        }))
+        .expect("a status");
+        let lines = describe(&status, "mcp-router trust approve --config /c.toml");
+        let text = lines.join("\n");
+        assert!(text.contains("  calc (shared) ready pid 8, 50 KiB\n    sandbox: landlock ABI 7: …\n    held from the model: 2 (`mcp-router trust approve --config /c.toml calc` lets them in)"), "{text}");
+        assert!(text.contains("    held from the model: 1 (`cd '/home/ada/my proj' && mcp-router trust approve --config /c.toml git` lets them in)"), "{text}");
+        assert!(text.ends_with("  time (shared) idle"), "{text}");
+    }
 }
