@@ -50,12 +50,15 @@ pub(crate) struct Plan {
     writable: Vec<PathBuf>,
 }
 
-/// The plan of `sandbox` for a server run in `cwd` (`None`: the router's directory).
-pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>) -> Plan {
+/// The plan of `sandbox` for a server run in `cwd` (`None`: the router's directory) with
+/// `args` (the folders they name are its to write, with its workspace).
+pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>, args: &[String]) -> Plan {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let denied = super::protected(home.as_ref(), &super::router_state());
     let mut writable = if sandbox.write {
-        super::writable(cwd, home.as_deref())
+        let mut writable = super::writable(cwd, home.as_deref());
+        writable.extend(super::named_dirs(args, home.as_deref()));
+        writable
     } else {
         vec![PathBuf::from("/dev")]
     };

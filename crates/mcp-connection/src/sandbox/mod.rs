@@ -30,7 +30,7 @@ pub(crate) fn protected(home: Option<&PathBuf>, state: &[PathBuf]) -> Vec<PathBu
     real.filter(|p| !temp.iter().any(|t| p.starts_with(t))).collect()
 }
 
-pub(crate) use paths::{router_state, writable};
+pub(crate) use paths::{named_dirs, router_state, writable};
 
 /// How a server's process gets its sandbox: a helper program in front of it (`prefix`,
 /// started by `posix_spawn`), or a pre-exec step (the child is forked); and the tier in words.
@@ -62,8 +62,8 @@ fn resident_bytes() -> u64 {
 /// How `sandbox` is put on a server run in `cwd`: by its helper when there is one and this
 /// process is large, else between fork and exec.
 #[cfg(target_os = "linux")]
-pub(crate) fn start(sandbox: &Sandbox, cwd: Option<&PathBuf>) -> Start {
-    let plan = linux::plan(sandbox, cwd.map(PathBuf::as_path));
+pub(crate) fn start(sandbox: &Sandbox, cwd: Option<&PathBuf>, args: &[String]) -> Start {
+    let plan = linux::plan(sandbox, cwd.map(PathBuf::as_path), args);
     // Forking a small process costs less than starting the helper (about 2 ms); forking a large
     // one costs more (its page tables are copied): the helper is used past the threshold.
     let helper = sandbox.helper.as_ref().filter(|_| resident_bytes() >= FORK_BELOW_BYTES);
@@ -85,7 +85,7 @@ pub(crate) fn start(sandbox: &Sandbox, cwd: Option<&PathBuf>) -> Start {
 /// Elsewhere nothing is applied (macOS would put `sandbox-exec -p PROFILE` in front of the
 /// guard): the server runs unsandboxed, and says so.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn start(sandbox: &Sandbox, _: Option<&PathBuf>) -> Start {
+pub(crate) fn start(sandbox: &Sandbox, _: Option<&PathBuf>, _: &[String]) -> Start {
     let tier = if sandbox.enabled {
         "none: no sandbox on this system, the server runs unsandboxed"
     } else {

@@ -97,3 +97,53 @@ pub(crate) fn writable(cwd: Option<&Path>, home: Option<&Path>) -> Vec<PathBuf> 
     out.dedup();
     out
 }
+
+/// The directories a server's arguments name — an absolute path (or `~/…`), alone or after
+/// `=` (`--root=/srv/data`) — that exist: what the user gave it to work in (a filesystem
+/// server's folders), writable as its workspace is. `/` is not one.
+pub(crate) fn named_dirs(args: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    let path = |arg: &str| -> Option<PathBuf> {
+        let value = arg.rsplit_once('=').map_or(arg, |(_, value)| value);
+        let path = match (value.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ if value.starts_with('/') => PathBuf::from(value),
+            _ => return None,
+        };
+        let dir = path.canonicalize().ok().filter(|p| p.is_dir())?;
+        (dir != Path::new("/")).then_some(dir)
+    };
+    args.iter().filter_map(|a| path(a)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folders_a_servers_arguments_name_are_its_to_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).expect("a");
+        std::fs::create_dir_all(&b).expect("b");
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, "x").expect("a file");
+        let args: Vec<String> = [
+            "-y".to_string(),
+            "@modelcontextprotocol/server-filesystem".to_string(),
+            a.display().to_string(),
+            format!("--root={}", b.display()),
+            file.display().to_string(),
+            "/".to_string(),
+            "/no/such/dir".to_string(),
+            "~/x".to_string(),
+        ]
+        .into();
+        let real = |p: &Path| p.canonicalize().expect("real");
+        assert_eq!(named_dirs(&args, None), [real(&a), real(&b)]);
+        std::fs::create_dir_all(dir.path().join("x")).expect("x");
+        assert_eq!(
+            named_dirs(&args, Some(dir.path())),
+            [real(&a), real(&b), real(&dir.path().join("x"))]
+        );
+    }
+}

@@ -105,7 +105,7 @@ fn spawn_with(
         launch.env.get("PATH").map(|p| p.as_ref()).or(path.as_deref()),
         launch.cwd,
     )?;
-    let sandbox = crate::sandbox::start(launch.sandbox, launch.cwd);
+    let sandbox = crate::sandbox::start(launch.sandbox, launch.cwd, launch.args);
     let mut command = shell(setpriv, &sandbox.prefix);
     command
         .arg("-c")

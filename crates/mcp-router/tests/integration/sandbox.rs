@@ -297,3 +297,32 @@ fn the_demo_servers_run_sandboxed_with_the_routers_cache_protected() {
     let (_, code) = session.finish();
     assert_eq!(code, 0);
 }
+
+/// A folder a server's arguments name (a filesystem server's) is its to write; its neighbour is
+/// not.
+#[test]
+fn the_folder_a_server_is_given_is_writable_and_nothing_beside_it() {
+    if landlock_abi() == 0 {
+        return;
+    }
+    let machine = Machine::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = machine.home.parent().expect("the root").to_path_buf();
+    let data = root.join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    let text = format!(
+        "[mcp_servers.files]\ncommand = {:?}\nargs = [{:?}, {:?}]\n",
+        python(),
+        python_script("sandbox_probe.py"),
+        data.display().to_string()
+    );
+    let config = write_config(&dir, "config.toml", &text);
+    let mut session = machine.exec(&config);
+    let path = |p: &Path| json!({"path": p.display().to_string()});
+    let inside = call(&mut session, "1", "mcp__files__write", path(&data.join("note.txt")));
+    assert_eq!(inside, "ok: written");
+    let beside = call(&mut session, "2", "mcp__files__write", path(&root.join("beside.txt")));
+    assert!(beside.starts_with("denied: "), "{beside}");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
