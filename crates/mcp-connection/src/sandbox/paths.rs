@@ -63,9 +63,8 @@ pub(crate) fn router_state() -> Vec<PathBuf> {
     let cache = var("MCP_ROUTER_CACHE_DIR")
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")));
-    let config = var("MCP_ROUTER_HOME")
-        .or_else(|| var("XDG_CONFIG_HOME").map(|d| d.join("mcp-router")))
-        .or_else(|| var("HOME").map(|d| d.join(".config").join("mcp-router")));
+    // The token store's directory, found as the token store finds it.
+    let config = crate::auth::token_store::config_dir();
     cache.into_iter().chain(config).collect()
 }
 

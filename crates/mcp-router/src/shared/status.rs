@@ -90,17 +90,24 @@ pub(crate) async fn send(mut stream: UnixStream, answer: RouterStatus) {
     let _ = stream.shutdown().await;
 }
 
+/// The status answer of the shared router for `config`, as it wrote it; `None` (said on
+/// stderr) when none runs.
+async fn status_text(config: &ConfigArg) -> anyhow::Result<Option<String>> {
+    let place = Place::for_config(config.config.as_deref())?;
+    let Ok(mut stream) = UnixStream::connect(place.status_socket()).await else {
+        eprintln!("mcp-router: no shared router runs for this config");
+        return Ok(None);
+    };
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.context("cannot read the router's status")?;
+    Ok(Some(text))
+}
+
 /// `mcp-router stop [--config FILE]`: the shared router named by its status answer (which it
 /// gives only to its own user) is sent SIGTERM, and its exit awaited (at most 30 s). Exit 1 when
 /// none runs.
 pub(crate) async fn stop(config: &ConfigArg) -> anyhow::Result<i32> {
-    let place = Place::for_config(config.config.as_deref())?;
-    let Ok(mut stream) = UnixStream::connect(place.status_socket()).await else {
-        eprintln!("mcp-router: no shared router runs for this config");
-        return Ok(1);
-    };
-    let mut text = String::new();
-    stream.read_to_string(&mut text).await.context("cannot read the router's status")?;
+    let Some(text) = status_text(config).await? else { return Ok(1) };
     let status: RouterStatus = serde_json::from_str(text.trim())
         .context("the router's status is not what this version reads")?;
     let pid = libc::pid_t::try_from(status.pid).context("a process id out of range")?;
@@ -133,13 +140,7 @@ pub(crate) async fn stop(config: &ConfigArg) -> anyhow::Result<i32> {
 
 /// `mcp-router status [--config FILE] [--json]`.
 pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32> {
-    let place = Place::for_config(config.config.as_deref())?;
-    let Ok(mut stream) = UnixStream::connect(place.status_socket()).await else {
-        eprintln!("mcp-router: no shared router runs for this config");
-        return Ok(1);
-    };
-    let mut text = String::new();
-    stream.read_to_string(&mut text).await.context("cannot read the router's status")?;
+    let Some(text) = status_text(config).await? else { return Ok(1) };
     if as_json {
         outln!("{}", text.trim());
         return Ok(0);

@@ -4,7 +4,7 @@
 //! approves; packaged servers are never held across restarts.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -38,28 +38,49 @@ fn file_servers(dir: &tempfile::TempDir, servers: &[(&str, &Path)], extra: &str)
 
 /// `mcp-router ARGS… --config CONFIG` with the cache (catalogs and pins) in `cache`.
 fn router(cache: &Path, config: &Path, args: &[&str]) -> (String, i32) {
-    let output = router_command()
-        .env("MCP_ROUTER_CACHE_DIR", cache)
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .stderr(Stdio::null())
-        .output()
-        .expect("mcp-router runs");
+    let output = router_output(cache, config, args);
     (String::from_utf8_lossy(&output.stdout).into_owned(), output.status.code().unwrap_or(-1))
+}
+
+/// `mcp-router ARGS… --config CONFIG` run to its end, with the cache in `cache`.
+fn router_output(cache: &Path, config: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = router_command();
+    command.env("MCP_ROUTER_CACHE_DIR", cache).args(args).arg("--config").arg(config);
+    command.output().expect("mcp-router runs")
 }
 
 /// `mcp-router ARGS… --config CONFIG`'s stdout and stderr, with the cache in `cache`.
 fn stdout_and_stderr(cache: &Path, config: &Path, args: &[&str]) -> (String, String) {
-    let output = router_command()
-        .env("MCP_ROUTER_CACHE_DIR", cache)
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .output()
-        .expect("mcp-router runs");
+    let output = router_output(cache, config, args);
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     (text(&output.stdout), text(&output.stderr))
+}
+
+/// A `calc` server of tools `add` and `echo`, with a cache of its own.
+struct Calc {
+    _dir: tempfile::TempDir,
+    cache: PathBuf,
+    tools: PathBuf,
+    config: PathBuf,
+}
+
+impl Calc {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (cache, tools) = (dir.path().join("cache"), dir.path().join("calc.json"));
+        write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
+        let config = file_servers(&dir, &[("calc", &tools)], "");
+        Self { _dir: dir, cache, tools, config }
+    }
+
+    /// Pinned by one run, then `add`'s description changed: `add` is held from now on.
+    fn with_add_changed() -> Self {
+        let calc = Self::new();
+        exec_run(&calc.cache, &calc.config, &["calc"], &[]);
+        let changed = [tool("add", "Add a number, and more."), tool("echo", "Echo a number.")];
+        write_tools(&calc.tools, &changed);
+        calc
+    }
 }
 
 /// One exec run: once `servers` started (or failed), the specs, then `calls`;
@@ -677,12 +698,8 @@ fn a_tool_the_config_let_in_later_is_not_held() {
 
 #[test]
 fn a_damaged_pins_file_holds_its_server_and_says_how_to_recover() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cache = dir.path().join("cache");
-    let tools = dir.path().join("calc.json");
-    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
-    let config = file_servers(&dir, &[("calc", &tools)], "");
-    let first = exec_run(&cache, &config, &["calc"], &[("1", "mcp__calc__add")]);
+    let Calc { cache, config, .. } = &Calc::new();
+    let first = exec_run(cache, config, &["calc"], &[("1", "mcp__calc__add")]);
     assert_eq!(spec_names(&first), ["mcp__calc__add", "mcp__calc__echo"]);
     let pins: Vec<PathBuf> = std::fs::read_dir(cache.join("pins"))
         .expect("the pins directory")
@@ -699,7 +716,7 @@ fn a_damaged_pins_file_holds_its_server_and_says_how_to_recover() {
     // Truncated mid-write (a crash, a full disk): nothing of calc reaches the model.
     let text = std::fs::read_to_string(file).expect("pins");
     std::fs::write(file, &text[..text.len() / 2]).expect("truncated");
-    let damaged = exec_run(&cache, &config, &["calc"], &[("2", "mcp__calc__add")]);
+    let damaged = exec_run(cache, config, &["calc"], &[("2", "mcp__calc__add")]);
     assert_eq!(spec_names(&damaged), Vec::<String>::new(), "everything held");
     let refused = output_text(&damaged, "2");
     assert!(
@@ -712,13 +729,13 @@ fn a_damaged_pins_file_holds_its_server_and_says_how_to_recover() {
         text[..text.len() / 2],
         "not rewritten"
     );
-    let (listing, _) = router(&cache, &config, &["trust"]);
+    let (listing, _) = router(cache, config, &["trust"]);
     assert!(listing.starts_with("calc: everything held: its pins file"), "{listing}");
 
     // The way out, as the message says: forget, and the next start pins afresh.
-    let (forgot, code) = router(&cache, &config, &["trust", "forget", "calc"]);
+    let (forgot, code) = router(cache, config, &["trust", "forget", "calc"]);
     assert_eq!((forgot.trim(), code), ("calc: forgot 0 pins", 0));
-    let again = exec_run(&cache, &config, &["calc"], &[("3", "mcp__calc__add")]);
+    let again = exec_run(cache, config, &["calc"], &[("3", "mcp__calc__add")]);
     assert_eq!(spec_names(&again), ["mcp__calc__add", "mcp__calc__echo"]);
 }
 
@@ -744,15 +761,9 @@ fn same_named_servers_of_two_projects_are_pinned_apart() {
 
 #[test]
 fn exec_approves_a_held_tool_by_a_request_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cache = dir.path().join("cache");
-    let tools = dir.path().join("calc.json");
-    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
-    let config = file_servers(&dir, &[("calc", &tools)], "");
-    exec_run(&cache, &config, &["calc"], &[]);
-    write_tools(&tools, &[tool("add", "Add a number, and more."), tool("echo", "Echo a number.")]);
-    let mut command = exec_command(&config);
-    command.env("MCP_ROUTER_CACHE_DIR", &cache);
+    let Calc { cache, config, .. } = &Calc::with_add_changed();
+    let mut command = exec_command(config);
+    command.env("MCP_ROUTER_CACHE_DIR", cache);
     let mut session = ExecSession::spawn(command);
     session.line("calc ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "calc");
     let call = |n: &str| json!({"call_id": n, "name": "mcp__calc__add", "arguments": "{}"});
@@ -774,20 +785,14 @@ fn exec_approves_a_held_tool_by_a_request_line() {
     );
     let (_, code) = session.finish();
     assert_eq!(code, 0);
-    let (listing, _) = router(&cache, &config, &["trust"]);
+    let (listing, _) = router(cache, config, &["trust"]);
     assert_eq!(listing.trim(), "calc: 2 tools pinned, nothing held");
 }
 
 #[test]
 fn tools_names_what_it_leaves_out_as_held() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cache = dir.path().join("cache");
-    let tools = dir.path().join("calc.json");
-    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
-    let config = file_servers(&dir, &[("calc", &tools)], "");
-    exec_run(&cache, &config, &["calc"], &[]);
-    write_tools(&tools, &[tool("add", "Add a number, and more."), tool("echo", "Echo a number.")]);
-    let (out, err) = stdout_and_stderr(&cache, &config, &["tools", "--refresh"]);
+    let Calc { cache, config, .. } = &Calc::with_add_changed();
+    let (out, err) = stdout_and_stderr(cache, config, &["tools", "--refresh"]);
     assert!(out.contains("mcp__calc__echo") && !out.contains("mcp__calc__add"), "{out}");
     let approve =
         format!("`mcp-router trust approve --config {} calc` approves them", config.display());
@@ -797,17 +802,11 @@ fn tools_names_what_it_leaves_out_as_held() {
 
 #[test]
 fn trust_refresh_asks_the_servers_what_they_offer_now() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cache = dir.path().join("cache");
-    let tools = dir.path().join("calc.json");
-    write_tools(&tools, &[tool("add", "Add a number."), tool("echo", "Echo a number.")]);
-    let config = file_servers(&dir, &[("calc", &tools)], "");
-    exec_run(&cache, &config, &["calc"], &[]);
-    write_tools(&tools, &[tool("add", "Add a number, and more."), tool("echo", "Echo a number.")]);
+    let Calc { cache, config, .. } = &Calc::with_add_changed();
     // Without asking, the last list seen is all there is to judge.
-    let (listing, _) = router(&cache, &config, &["trust"]);
+    let (listing, _) = router(cache, config, &["trust"]);
     assert_eq!(listing.trim(), "calc: 2 tools pinned, nothing held");
-    let (listing, code) = router(&cache, &config, &["trust", "--refresh"]);
+    let (listing, code) = router(cache, config, &["trust", "--refresh"]);
     assert_eq!(code, 0);
     assert!(listing.starts_with("calc: 2 tools pinned, 1 held"), "{listing}");
     assert!(listing.contains("held add (changed)"), "{listing}");
