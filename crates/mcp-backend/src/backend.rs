@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
 
-use router_protocol::ResourceChange;
+use router_protocol::{DefinitionKind, HeldNote, ResourceChange};
 
 use crate::error::McpError;
 
@@ -133,6 +133,13 @@ pub trait McpBackend: Send + Sync {
     /// reported once: taking them clears them. A backend that does not watch resources has
     /// none.
     fn take_resource_changes(&self) -> Vec<ResourceChange> {
+        Vec::new()
+    }
+
+    /// The definitions of `kind` held from the model now (not their pinned ones, or new to
+    /// pinned servers), one note per server, sorted by server: what the list payloads say of
+    /// them. Only looks. A backend that pins nothing holds nothing.
+    fn held(&self, _kind: DefinitionKind) -> Vec<HeldNote> {
         Vec::new()
     }
 }

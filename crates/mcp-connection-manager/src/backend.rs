@@ -116,6 +116,10 @@ impl McpBackend for McpConnectionManager {
         changes
     }
 
+    fn held(&self, kind: router_protocol::DefinitionKind) -> Vec<router_protocol::HeldNote> {
+        self.servers.trust.notes(kind)
+    }
+
     /// `tools/call` on one server, by the tool's original name. An `input_required` answer
     /// (2026-07-28) is answered through the host and retried (see `input`).
     async fn call_tool(

@@ -46,6 +46,9 @@ struct ServerRow {
     resources: bool,
     restarts: u32,
     last_error: Option<String>,
+    /// Definitions held from the model (kind, name), by the trust events: held or refused in,
+    /// approved, accepted or pinned out.
+    held: std::collections::BTreeSet<(router_protocol::DefinitionKind, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -232,6 +235,7 @@ impl LiveState {
             resources: false,
             restarts: 0,
             last_error: None,
+            held: Default::default(),
         })
     }
 
@@ -267,6 +271,16 @@ impl LiveState {
                 row.phase = ServerPhase::Restarting;
                 row.restarts = e.attempt;
                 row.last_error = Some(e.reason.clone());
+            }
+            EventMsg::McpToolDefinitionChanged(e) => {
+                use router_protocol::DefinitionDecision;
+                let key = (e.kind, e.tool.clone());
+                let held = &mut self.server(&e.server).held;
+                match e.decision {
+                    DefinitionDecision::Held | DefinitionDecision::Refused => held.insert(key),
+                    _ => held.remove(&key),
+                };
+                self.notice(describe(event));
             }
             EventMsg::McpToolCallBegin(e) => self.begin_call(e, now),
             EventMsg::McpToolCallEnd(e) => self.end_call(e, now),
@@ -491,7 +505,7 @@ impl LiveState {
                 Cell::from(s.transport.as_str()),
                 Cell::from(phase).style(Style::new().fg(color)),
                 Cell::from(s.protocol.as_str()),
-                Cell::from(s.tools.map(|t| t.to_string()).unwrap_or_default()),
+                Cell::from(tools_cell(s.tools, s.held.len())),
                 Cell::from(if s.resources { "yes" } else { "" }),
                 Cell::from(s.restarts.to_string()),
                 Cell::from(s.last_error.as_deref().unwrap_or("")),
@@ -506,7 +520,7 @@ impl LiveState {
             Constraint::Length(15),
             Constraint::Length(10),
             Constraint::Length(10),
-            Constraint::Length(5),
+            Constraint::Length(12),
             Constraint::Length(9),
             Constraint::Length(8),
             Constraint::Min(10),
@@ -717,6 +731,17 @@ fn progress_text(e: &router_protocol::McpToolCallProgressEvent) -> String {
 }
 
 /// `text`, at most `max` characters.
+/// The tools column: how many the server offers, and how many definitions are held from the
+/// model (`mcp-router trust` lists and approves them).
+fn tools_cell(tools: Option<usize>, held: usize) -> String {
+    let tools = tools.map(|t| t.to_string()).unwrap_or_default();
+    match held {
+        0 => tools,
+        _ if tools.is_empty() => format!("{held} held"),
+        _ => format!("{tools}, {held} held"),
+    }
+}
+
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &text[..end]),

@@ -381,3 +381,42 @@ fn a_selected_call_keeps_its_neighbours_in_order() {
     let shown: Vec<usize> = state.visible_calls(5);
     assert_eq!(shown, [8, 9, 10, 11, 12]);
 }
+
+/// A held definition is counted in its server's tools cell until it is approved; a refused
+/// one stays held; each decision is also a notice.
+#[test]
+fn held_definitions_are_counted_until_approved() {
+    use router_protocol::{
+        DefinitionChange, DefinitionDecision, DefinitionKind, McpToolDefinitionChangedEvent,
+    };
+    let (mut state, now) = scripted();
+    let changed = |kind: DefinitionKind, name: &str, decision: DefinitionDecision| {
+        EventMsg::McpToolDefinitionChanged(McpToolDefinitionChangedEvent {
+            server: "docs".into(),
+            kind,
+            tool: name.into(),
+            change: DefinitionChange::Changed,
+            decision,
+            diff: vec![],
+            flags: vec![],
+            sha256: "0".repeat(64),
+        })
+    };
+    let docs_row = |state: &LiveState| {
+        let screen = render(state, now, 110, 30);
+        let row = screen.lines().find(|l| l.starts_with("│docs "));
+        row.map(str::to_string).expect("docs' row")
+    };
+    let before = docs_row(&state);
+    state.push(changed(DefinitionKind::Tool, "add", DefinitionDecision::Held), now);
+    state.push(changed(DefinitionKind::Prompt, "add", DefinitionDecision::Refused), now);
+    state.push(changed(DefinitionKind::Skill, "notes", DefinitionDecision::Held), now);
+    let row = docs_row(&state);
+    assert!(row.contains("3 held"), "{row}");
+    state.push(changed(DefinitionKind::Skill, "notes", DefinitionDecision::Approved), now);
+    state.push(changed(DefinitionKind::Tool, "add", DefinitionDecision::Accepted), now);
+    let row = docs_row(&state);
+    assert!(row.contains(", 1 held"), "{row}");
+    state.push(changed(DefinitionKind::Prompt, "add", DefinitionDecision::Approved), now);
+    assert_eq!(docs_row(&state), before);
+}

@@ -37,6 +37,6 @@ pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};
 pub use status::{Cwd, RouterStatus, Scope, ServerEntry, SessionStatus, Shared};
 pub use trust::{
-    ApprovalPolicy, DefinitionChange, DefinitionDecision, DefinitionKind, FieldDiff,
+    ApprovalPolicy, DefinitionChange, DefinitionDecision, DefinitionKind, FieldDiff, HeldNote,
     McpToolDefinitionChangedEvent, ToolApproval, ToolApprovalQuestion,
 };

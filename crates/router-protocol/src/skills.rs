@@ -27,4 +27,8 @@ pub struct Skills {
     /// Servers whose skills could not be listed, and entries left out (`uri: why`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ServerFailure>,
+    /// Skills held from the model (their definitions changed since pinned, or new), per server,
+    /// with the command that allows them: a list with none usable says why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<crate::HeldNote>,
 }

@@ -81,6 +81,27 @@ impl DefinitionKind {
     }
 }
 
+/// Definitions of one server held from the model, as the payloads that list their kind say
+/// (`list_mcp_resource_templates`, `list_mcp_skills`, `search_mcp_tools`): how many, which, and
+/// the command that lets them in. Held items are never listed themselves; this says they exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldNote {
+    /// The configured server name.
+    pub server: String,
+    /// How many of its definitions of the kind are held.
+    pub count: usize,
+    /// Their names (a template's URI template), the first [`HeldNote::NAMES_SHOWN`].
+    pub names: Vec<String>,
+    /// The command the user runs to allow them (`mcp-router trust approve --config … SERVER
+    /// NAME…`; a host that approves another way says so in its own words).
+    pub approve: String,
+}
+
+impl HeldNote {
+    /// At most this many names are given; `count` says how many there are.
+    pub const NAMES_SHOWN: usize = 20;
+}
+
 /// What became of a tool definition that is not the pinned one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 use mcp_connection::{Asking, TrustAnswer};
 use rmcp::model::Tool;
 use router_protocol::{
-    DefinitionChange, DefinitionDecision, DefinitionKind, EventMsg, McpToolDefinitionChangedEvent,
+    DefinitionChange, DefinitionDecision, DefinitionKind, EventMsg, HeldNote,
+    McpToolDefinitionChangedEvent,
 };
 
 use crate::trust::files::Loaded;
@@ -143,10 +144,50 @@ impl Trust {
         out
     }
 
+    /// The definitions of `kind` held now, one note per server (sorted), each with the
+    /// command that approves all of them.
+    pub(crate) fn notes(&self, kind: DefinitionKind) -> Vec<HeldNote> {
+        let mut notes: Vec<HeldNote> = Vec::new();
+        for (server, _, name) in self.held_now().into_iter().filter(|(_, k, _)| *k == kind) {
+            match notes.last_mut() {
+                Some(note) if note.server == server => {
+                    note.count += 1;
+                    note.names.push(name);
+                }
+                _ => notes.push(HeldNote {
+                    server,
+                    count: 1,
+                    names: vec![name],
+                    approve: String::new(),
+                }),
+            }
+        }
+        for note in &mut notes {
+            let names: Vec<String> = note.names.iter().map(|n| shell_word(n)).collect();
+            note.approve = format!(
+                "{} {} {}",
+                self.approve_command,
+                shell_word(&note.server),
+                names.join(" ")
+            );
+            note.names.truncate(HeldNote::NAMES_SHOWN);
+        }
+        notes
+    }
+
     /// Whether tool `tool` of `server` is held (by the last list admitted).
     pub(crate) fn is_held(&self, server: &str, tool: &str) -> bool {
         self.held_message(server, DefinitionKind::Tool, tool).is_some()
     }
+}
+
+/// `word` as one shell word: as it is when it needs no quoting, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:@=+,%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 /// `… trust approve …` as `… trust forget …`.

@@ -230,6 +230,10 @@ impl McpBackend for SessionBackend {
         self.hub.pump(&self.manager);
         self.hub.take(self.session)
     }
+
+    fn held(&self, kind: router_protocol::DefinitionKind) -> Vec<router_protocol::HeldNote> {
+        self.manager.held(kind)
+    }
 }
 
 #[cfg(test)]

@@ -200,6 +200,11 @@ impl McpBackend for SplitBackend {
         let changes = self.parts().map(|part| part.take_resource_changes()).collect();
         by_server(changes, |change: &ResourceChange| change.server.as_str())
     }
+
+    fn held(&self, kind: router_protocol::DefinitionKind) -> Vec<router_protocol::HeldNote> {
+        let notes = self.parts().map(|part| part.held(kind)).collect();
+        by_server(notes, |note: &router_protocol::HeldNote| note.server.as_str())
+    }
 }
 
 /// `server`'s part's capability `what`, or the error a backend without it gives.

@@ -559,13 +559,16 @@ fn prompts_and_resource_templates_are_pinned_and_held_like_tools() {
     let (out, err) = stdout_and_stderr(&cache, &config, &["prompts"]);
     assert!(out.contains("plan") && !out.contains("review"), "{out}");
     assert!(err.contains("server `docs` has 1 prompts held from the model (review)"), "{err}");
+    assert_eq!(listed_uris(&templates), ["docs://b/{id}", "docs://c/{id}"], "{templates}");
+    // The model's list says what is held and how it is let in (the first page met `a`).
+    let first: Value = serde_json::from_str(&held_payload_text(&templates)).expect("a payload");
+    assert_eq!(first["held"][0]["server"], "docs", "{first}");
+    assert_eq!(first["held"][0]["names"][0], "docs://a/{id}", "{first}");
+    let approve = first["held"][0]["approve"].as_str().expect("a command");
     assert!(
-        !templates.contains("docs://a/{id}") && !templates.contains("docs://d/{id}"),
-        "{templates}"
-    );
-    assert!(
-        templates.contains("docs://b/{id}") && templates.contains("docs://c/{id}"),
-        "{templates}"
+        approve.starts_with("mcp-router trust approve --config /")
+            && approve.ends_with(" docs 'docs://a/{id}'"),
+        "{approve}"
     );
     let mut seen: Vec<String> = changed
         .iter()
@@ -614,6 +617,7 @@ fn a_skill_whose_frontmatter_changed_is_held_until_approved() {
         std::fs::write(folder.join("release-notes/SKILL.md"), text).expect("write");
     };
     skill("Write release notes.");
+    let held_skills = std::cell::RefCell::new(Value::Null);
     let config = write_config(
         &dir,
         "skills.toml",
@@ -632,6 +636,7 @@ fn a_skill_whose_frontmatter_changed_is_held_until_approved() {
         let (lines, code) = session.finish();
         assert_eq!(code, 0);
         let listed = lines.iter().find(|l| l["id"] == "ls").cloned().expect("skills");
+        *held_skills.borrow_mut() = listed["held"].clone();
         let names: Vec<String> = listed["skills"]
             .as_array()
             .expect("skills")
@@ -650,6 +655,12 @@ fn a_skill_whose_frontmatter_changed_is_held_until_approved() {
     let (names, loaded, changed) = run();
     assert_eq!(names, Vec::<String>::new(), "held");
     assert!(!loaded.contains("# Notes"), "{loaded}");
+    let approve =
+        format!("mcp-router trust approve --config {} docs release-notes", config.display());
+    assert_eq!(
+        *held_skills.borrow(),
+        json!([{"server": "docs", "count": 1, "names": ["release-notes"], "approve": approve}])
+    );
     assert_eq!(changed.len(), 1, "{changed:?}");
     assert_eq!(changed[0]["kind"], "skill");
     assert_eq!(changed[0]["tool"], "release-notes");
@@ -810,4 +821,77 @@ fn trust_refresh_asks_the_servers_what_they_offer_now() {
     assert_eq!(code, 0);
     assert!(listing.starts_with("calc: 2 tools pinned, 1 held"), "{listing}");
     assert!(listing.contains("held add (changed)"), "{listing}");
+}
+
+/// The URI templates listed in `outputs` (function call output lines, as JSON text).
+fn listed_uris(outputs: &str) -> Vec<String> {
+    let lines = serde_json::Deserializer::from_str(outputs).into_iter::<Value>();
+    let payloads = lines.map(|line| {
+        let line = line.expect("JSON");
+        let text = line["output"]["content"].as_str().expect("a text payload").to_string();
+        serde_json::from_str::<Value>(&text).expect("a payload")
+    });
+    let items: Vec<Value> = payloads
+        .flat_map(|p| p["resourceTemplates"].as_array().cloned().unwrap_or_default())
+        .collect();
+    items.iter().map(|t| t["uriTemplate"].as_str().expect("a URI template").to_string()).collect()
+}
+
+/// The text of the first payload in `outputs` (function call output lines, as JSON text).
+fn held_payload_text(outputs: &str) -> String {
+    let start = outputs.find("{\"type\":\"function_call_output\"").unwrap_or(0);
+    let line: Value = serde_json::Deserializer::from_str(&outputs[start..])
+        .into_iter::<Value>()
+        .next()
+        .expect("an output line")
+        .expect("JSON");
+    line["output"]["content"].as_str().expect("a text payload").to_string()
+}
+
+/// What the model meets: `search_mcp_tools` counts the held tool with the command that lets it
+/// in; that command, run as printed (from another directory, with `mcp-router` on the path),
+/// lets it in, and the next search finds it and says nothing is held.
+#[test]
+fn search_says_what_is_held_and_the_printed_command_lets_it_in() {
+    let Calc { cache, config, .. } = &Calc::with_add_changed();
+    let text = std::fs::read_to_string(config).expect("the config");
+    std::fs::write(config, format!("[mcp_router]\ntool_search = \"on\"\n{text}")).expect("write");
+    let search = || {
+        let mut command = exec_command(config);
+        command.env("MCP_ROUTER_CACHE_DIR", cache);
+        let mut session = ExecSession::spawn(command);
+        session.send(&json!({"call_id": "s", "name": "search_mcp_tools",
+            "arguments": "{\"query\": \"add a number\"}"}));
+        let output = session.output("s");
+        let (_, code) = session.finish();
+        assert_eq!(code, 0);
+        let text = output["content"].as_str().expect("a text payload").to_string();
+        serde_json::from_str::<Value>(&text).expect("a payload")
+    };
+    let found = search();
+    let names: Vec<&str> = found["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["mcp__calc__echo"], "{found}");
+    let approve = format!("mcp-router trust approve --config {} calc add", config.display());
+    assert_eq!(
+        found["held"],
+        json!([{"server": "calc", "count": 1, "names": ["add"], "approve": approve}])
+    );
+    let bin = Path::new(crate::support::ROUTER).parent().expect("the binary's folder");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let ran = std::process::Command::new("sh")
+        .args(["-c", &approve])
+        .current_dir("/")
+        .env("PATH", path)
+        .env("MCP_ROUTER_CACHE_DIR", cache)
+        .output()
+        .expect("sh runs");
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let found = search();
+    assert_eq!(found["tools"][0]["name"], "mcp__calc__add", "{found}");
+    assert!(found.get("held").is_none(), "{found}");
 }

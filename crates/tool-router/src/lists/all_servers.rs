@@ -95,13 +95,16 @@ impl McpListHandler {
             Continuation { page, offset, filter: filter.clone(), limit }
         };
         let listed_at = oldest_kept(listings);
-        let envelope = aggregate_envelope::<T>(listings, &candidates, request, listed_at.clone());
+        let mut envelope =
+            aggregate_envelope::<T>(listings, &candidates, request, listed_at.clone());
+        envelope.held = self.held(None);
         let room = self.budget.saturating_sub(json_len(&envelope));
-        let errors = envelope.errors;
+        let (errors, held) = (envelope.errors, envelope.held);
         let payload_of = |shown: &[usize]| {
             let mut payload = Payload::<T>::new(None);
             payload.items.reserve_exact(shown.iter().sum());
             payload.errors = errors.clone();
+            payload.held = held.clone();
             payload.listed_at = listed_at.clone();
             payload.matched = filter.selects().then(|| candidates.iter().map(Vec::len).sum());
             for (s, shared) in listings.iter().enumerate() {
@@ -152,6 +155,7 @@ impl McpListHandler {
         let mut envelope = Payload::<T>::new(None);
         envelope.errors = failures(listings);
         envelope.listed_at = oldest_kept(listings);
+        envelope.held = self.held(None);
         let room = self.budget.saturating_sub(json_len(&envelope));
         let every_audience = self.every_audience;
         let items = listings.iter().flat_map(|shared| {

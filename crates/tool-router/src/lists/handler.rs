@@ -57,6 +57,17 @@ impl McpListHandler {
         }
     }
 
+    /// What the payload says is held: the held templates of `server` (every server's for
+    /// `None`); nothing for resources, which are not pinned.
+    pub(super) fn held(&self, server: Option<&str>) -> Vec<router_protocol::HeldNote> {
+        if self.kind != ListKind::Templates {
+            return Vec::new();
+        }
+        let mut notes = self.backend.held(router_protocol::DefinitionKind::ResourceTemplate);
+        notes.retain(|note| server.is_none_or(|s| s == note.server));
+        notes
+    }
+
     /// The tool's name.
     pub(crate) fn name(kind: ListKind) -> &'static str {
         match kind {
@@ -237,8 +248,10 @@ impl McpListHandler {
             .into_iter()
             .max_by_key(String::len);
         envelope.next_cursor = Some(worst);
+        envelope.held = self.held(Some(server));
         let (mut payload, shown) =
             Payload::fitted(&envelope, self.budget, server, &items, &visible, limit);
+        payload.held = envelope.held;
         payload.next_cursor = Some(match visible.get(shown) {
             // Everything of the page fits: the server's own cursor, as Codex passes it on.
             None => next_cursor.clone(),
@@ -292,6 +305,7 @@ impl McpListHandler {
         envelope.next_cursor = Some(Some(worst_continuation(listing, &request).encode()));
         envelope.matched = filter.selects().then_some(usize::MAX);
         envelope.listed_at = listed_at.clone();
+        envelope.held = self.held(Some(server));
         if let Some(error) = &stopped {
             envelope
                 .errors
@@ -311,6 +325,7 @@ impl McpListHandler {
         payload.matched = filter.selects().then_some(matched);
         payload.errors = envelope.errors;
         payload.listed_at = listed_at;
+        payload.held = envelope.held;
         let summary = ResourceCallSummary {
             items: payload.items.len(),
             pages: if shared.kept_at.is_some() { 0 } else { listing.pages },

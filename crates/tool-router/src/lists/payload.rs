@@ -1,10 +1,10 @@
 //! What a list tool's payload is made of: items of either kind with their server, Codex's
 //! envelope (`server`, `resources`|`resourceTemplates`, `nextCursor`, `errors`) and the additive
-//! `incomplete`, `matched` and `listed_at` keys. Serialized from structs so key order is fixed.
+//! `incomplete`, `matched`, `listed_at` and `held` keys. Serialized from structs so key order is fixed.
 
 use mcp_backend::{Items, SharedListing};
 use rmcp::model::{Icon, Resource, ResourceTemplate};
-use router_protocol::{ResourceCallSummary, ResourceChange, ServerFailure};
+use router_protocol::{HeldNote, ResourceCallSummary, ResourceChange, ServerFailure};
 use serde::Serialize;
 
 use crate::handlers::{fitted, write_payload};
@@ -105,8 +105,8 @@ pub(crate) struct Incomplete {
 
 /// A list payload in Codex's shape — `{"server", "resources"|"resourceTemplates", "nextCursor"}`
 /// for one server, `{"server": null, …, "errors"?}` for all — plus, only when they apply,
-/// `incomplete` (servers not shown in full) and `matched` (how many items a query or type
-/// matched).
+/// `incomplete` (servers not shown in full), `matched` (how many items a query or type
+/// matched) and `held` (definitions kept from the model, with the command that allows them).
 pub(crate) struct Payload<'a, T: Kind> {
     pub(crate) server: Option<&'a str>,
     pub(crate) items: Vec<WithServer<'a, T>>,
@@ -117,6 +117,9 @@ pub(crate) struct Payload<'a, T: Kind> {
     pub(crate) matched: Option<usize>,
     /// When the listing was taken, if the backend kept it from an earlier request.
     pub(crate) listed_at: Option<String>,
+    /// The definitions of this kind held from the model, per server (templates only: resources
+    /// are not pinned).
+    pub(crate) held: Vec<HeldNote>,
     /// Written with an empty items array, for [`write_whole`] to write the items into.
     pub(crate) hole: bool,
 }
@@ -145,6 +148,9 @@ impl<T: Kind> Serialize for Payload<'_, T> {
         }
         if let Some(listed_at) = &self.listed_at {
             map.serialize_entry("listed_at", listed_at)?;
+        }
+        if !self.held.is_empty() {
+            map.serialize_entry("held", &self.held)?;
         }
         map.end()
     }
@@ -182,6 +188,7 @@ impl<'a, T: Kind> Payload<'a, T> {
             incomplete: Vec::new(),
             matched: None,
             listed_at: None,
+            held: Vec::new(),
             hole: false,
         }
     }

@@ -51,6 +51,9 @@ struct SearchPayload<'a> {
     total: usize,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     not_searchable_yet: &'a [String],
+    /// Tools held from the model (not searched), with the command that allows them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    held: Vec<router_protocol::HeldNote>,
 }
 
 /// Handles `search_mcp_tools`; offered while tool search is on.
@@ -132,6 +135,11 @@ impl SearchToolsHandler {
             tools,
             total: hits.len(),
             not_searchable_yet: &unknown,
+            held: {
+                let mut held = self.backend.held(router_protocol::DefinitionKind::Tool);
+                held.retain(|note| args.server.as_ref().is_none_or(|s| *s == note.server));
+                held
+            },
         };
         let summary = ResourceCallSummary {
             items: shown.len(),

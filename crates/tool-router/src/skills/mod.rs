@@ -41,10 +41,13 @@ pub(crate) fn skills_of(listing: SkillsListing) -> Skills {
 
 /// Every server's skills, gathered through `backend`.
 pub(crate) async fn gather(backend: &dyn McpBackend) -> Skills {
-    match backend.skills() {
+    let mut skills = match backend.skills() {
         Some(skills) => skills_of(skills.all_skills().await),
         None => Skills::default(),
-    }
+    };
+    // After the listing: it is what finds them held.
+    skills.held = backend.held(router_protocol::DefinitionKind::Skill);
+    skills
 }
 
 /// A skill the model loaded.
