@@ -457,7 +457,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             if refresh {
                 trust::refresh(&config).await?;
             }
-            trust::main(&config, json, command)
+            trust::main(&config, json, command).await
         }
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
         Command::Serve(args) => shared::serve::run(args).await,

@@ -104,14 +104,14 @@ pub(crate) async fn refresh(arg: &ConfigArg) -> anyhow::Result<()> {
 }
 
 /// `mcp-router trust [approve | forget]`: exit code 0 when done.
-pub(crate) fn main(
+pub(crate) async fn main(
     arg: &ConfigArg,
     json: bool,
     command: Option<TrustCommand>,
 ) -> anyhow::Result<i32> {
     match command {
         None => list(arg, json)?,
-        Some(command) => run(command)?,
+        Some(command) => run(command).await?,
     }
     Ok(0)
 }
@@ -228,30 +228,22 @@ fn kind_key(kind: DefinitionKind) -> String {
 }
 
 /// `mcp-router trust approve` / `forget`.
-fn run(command: TrustCommand) -> anyhow::Result<()> {
+async fn run(command: TrustCommand) -> anyhow::Result<()> {
     let (pins, catalogs) = stores()?;
     match command {
         TrustCommand::Approve { config: arg, server, tools } => {
             let (configured, pins) = scoped(&arg, &server, &pins)?;
             let key = PinKey::of(&configured);
-            let held =
-                pins.held(&key).map_err(|e| anyhow::anyhow!(unusable_line(&server, &e, &arg)))?;
+            // Unusable pins are never approved over.
+            pins.held(&key).map_err(|e| anyhow::anyhow!(unusable_line(&server, &e, &arg)))?;
             let catalog = catalogs.load(&configured);
-            anyhow::ensure!(
-                catalog.is_some() || !held.is_empty(),
-                "no tool list of `{server}` seen yet: use it once, then approve"
-            );
             let listed = catalog.as_ref().map(|c| c.tools.as_slice()).unwrap_or_default();
-            let unknown: Vec<&String> = tools
-                .iter()
-                .filter(|t| !listed.iter().any(|c| c.name == t.as_str()))
-                .filter(|t| !held.values().any(|held| held.contains_key(t.as_str())))
-                .collect();
-            anyhow::ensure!(
-                unknown.is_empty(),
-                "`{server}` has no tool {unknown:?} in its last tool list, nor a held prompt, resource template or skill of that name"
-            );
-            let approved = pins.approve(&key, listed, &tools)?;
+            let mut approved = pins.approve(&key, listed, &tools)?;
+            if approved.is_empty() {
+                // The catalog may be older than what the server offers now (or there is none:
+                // `tool_cache = false`): the server is asked, as the router runs it here.
+                approved = approve_live(&arg, configured, pins, &tools).await?;
+            }
             match approved.as_slice() {
                 [] => println!("{server}: nothing to approve"),
                 names => println!("{server}: approved {}", names.join(", ")),
@@ -264,6 +256,45 @@ fn run(command: TrustCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `server` (as `scoped` made it) started alone with its pins, its tools listed now, and
+/// `tools` of them (every held one when empty) approved as the server offers them: what the
+/// running router would show. Fails when the server names no such tool.
+async fn approve_live(
+    arg: &ConfigArg,
+    mut server: ServerConfig,
+    pins: PinStore,
+    tools: &[String],
+) -> anyhow::Result<Vec<String>> {
+    use mcp_host::McpBackend as _;
+    let mut config = config(arg)?;
+    let name = server.name.clone();
+    // Started eagerly and alone: its pins judge what it offers now.
+    server.startup = mcp_connection_manager::Startup::Eager;
+    config.servers = vec![server];
+    config.sharing.clear();
+    config.manager.startup.lazy_when_cataloged.clear();
+    config.manager.startup.lazy_over = None;
+    config.manager.trust.pins = Some(pins);
+    let running = crate::setup::start(config, router_protocol::EventSender::discard())?;
+    running.manager.wait_until_started().await;
+    let listed = running.manager.list_tools().await;
+    let held = running.manager.held_definitions();
+    let known = |t: &String| {
+        listed.iter().any(|q| q.server == name && q.tool.name == t.as_str())
+            || held.iter().any(|(s, _, n)| *s == name && n == t)
+    };
+    let unknown: Vec<&String> = tools.iter().filter(|t| !known(t)).collect();
+    let approved = if unknown.is_empty() {
+        running.manager.approve_held(&name, tools).map_err(anyhow::Error::from)
+    } else {
+        Err(anyhow::anyhow!(
+            "`{name}` offers no tool {unknown:?} now, nor a held prompt, resource template or skill of that name"
+        ))
+    };
+    running.shutdown().await;
+    approved
 }
 
 fn find(config: &router_config::ConfigFile, server: &str) -> anyhow::Result<ServerConfig> {

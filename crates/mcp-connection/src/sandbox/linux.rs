@@ -13,11 +13,13 @@ use landlock::{
 use seccompiler::BpfProgram;
 
 use super::Sandbox;
+use super::userns::{self, Namespaces};
 
 /// What the child applies before it runs the server, and the tier that makes.
 pub(crate) struct Prepared {
     landlock: Option<OwnedFd>,
     seccomp: Option<BpfProgram>,
+    namespaces: Option<Namespaces>,
     /// The sandbox in force, in words.
     pub(crate) tier: String,
 }
@@ -48,6 +50,9 @@ pub(crate) struct Plan {
     sandbox: Sandbox,
     denied: Vec<PathBuf>,
     writable: Vec<PathBuf>,
+    /// Put the server in namespaces of its own first (the router found the kernel allows it).
+    #[serde(default)]
+    namespaces: bool,
 }
 
 /// The plan of `sandbox` for a server run in `cwd` (`None`: the router's directory) with
@@ -63,7 +68,8 @@ pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>, args: &[String]) -> Pl
         vec![PathBuf::from("/dev")]
     };
     writable.extend(sandbox.allow_write.iter().filter_map(|p| p.canonicalize().ok()));
-    Plan { sandbox: sandbox.clone(), denied, writable }
+    let namespaces = sandbox.enabled && landlock_abi() > 0 && userns::available(!sandbox.network);
+    Plan { sandbox: sandbox.clone(), denied, writable, namespaces }
 }
 
 impl Plan {
@@ -78,7 +84,7 @@ impl Plan {
             return "off (sandbox = \"off\")".to_string();
         }
         let abi = landlock_abi();
-        describe(&self.sandbox, abi, abi > 0, !self.sandbox.network)
+        describe(&self.sandbox, abi, abi > 0, !self.sandbox.network, self.namespaces)
     }
 
     /// The ruleset and filter, made here.
@@ -86,7 +92,7 @@ impl Plan {
         let sandbox = &self.sandbox;
         if !sandbox.enabled {
             let tier = "off (sandbox = \"off\")".to_string();
-            return Prepared { landlock: None, seccomp: None, tier };
+            return Prepared { landlock: None, seccomp: None, namespaces: None, tier };
         }
         let seccomp = (!sandbox.network)
             .then(|| {
@@ -105,16 +111,23 @@ impl Plan {
         } else {
             None
         };
-        let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some());
-        Prepared { landlock, seccomp, tier }
+        // Namespaces only in front of Landlock: alone they would leave writing open.
+        let namespaces = (self.namespaces && landlock.is_some())
+            .then(|| Namespaces::new(&self.denied, !sandbox.network));
+        let spaces = namespaces.is_some();
+        let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some(), spaces);
+        Prepared { landlock, seccomp, namespaces, tier }
     }
 }
 
 /// The tier in words: what is enforced, and what the kernel could not.
-fn describe(sandbox: &Sandbox, abi: i32, landlock: bool, seccomp: bool) -> String {
+fn describe(sandbox: &Sandbox, abi: i32, landlock: bool, seccomp: bool, spaces: bool) -> String {
+    let netns = spaces && !sandbox.network;
     let network = match (sandbox.network, sandbox.ports.as_slice()) {
         (true, []) => "network on".to_string(),
+        (false, _) if netns && seccomp => "network off (network namespace, seccomp)".to_string(),
         (false, _) if seccomp => "network off (seccomp)".to_string(),
+        (false, _) if netns => "network off (network namespace)".to_string(),
         (false, _) => "network NOT restricted (no seccomp filter)".to_string(),
         (true, ports) if landlock && abi >= 4 => {
             let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
@@ -135,6 +148,11 @@ fn describe(sandbox: &Sandbox, abi: i32, landlock: bool, seccomp: bool) -> Strin
     } else {
         "read-only"
     };
+    if spaces {
+        return format!(
+            "namespaces + landlock ABI {abi}: credentials and router state hidden and unreadable, {writes}; {network}"
+        );
+    }
     format!("landlock ABI {abi}: credentials and router state unreadable, {writes}; {network}")
 }
 
@@ -229,30 +247,48 @@ impl Prepared {
         self.landlock.is_some() || self.seccomp.is_some()
     }
 
-    /// The raw parts the child applies: the ruleset's descriptor (-1: none) and the filter.
-    pub(crate) fn parts(&self) -> (libc::c_int, Option<std::sync::Arc<BpfProgram>>) {
-        let fd = self.landlock.as_ref().map_or(-1, |fd| fd.as_raw_fd());
-        (fd, self.seccomp.clone().map(std::sync::Arc::new))
+    /// The parts the child applies: the namespaces, the ruleset's descriptor (-1: none) and
+    /// the filter.
+    pub(crate) fn parts(&self) -> InChild {
+        InChild {
+            namespaces: self.namespaces.clone(),
+            landlock: self.landlock.as_ref().map_or(-1, |fd| fd.as_raw_fd()),
+            seccomp: self.seccomp.clone(),
+        }
     }
 }
 
-/// In the child, between `fork` and `exec`: `no_new_privs`, the Landlock ruleset `fd` (if not
-/// -1), the seccomp `filter`. Only async-signal-safe system calls.
-pub(crate) fn apply_in_child(fd: libc::c_int, filter: Option<&BpfProgram>) -> std::io::Result<()> {
-    // SAFETY: plain system calls on values prepared before the fork.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
+/// What the child applies, made before the fork.
+pub(crate) struct InChild {
+    namespaces: Option<Namespaces>,
+    landlock: libc::c_int,
+    seccomp: Option<BpfProgram>,
+}
+
+impl InChild {
+    /// In the child, between `fork` and `exec`: the namespaces (if any), `no_new_privs`, the
+    /// Landlock ruleset (if any), the seccomp filter (if any). Only async-signal-safe system
+    /// calls.
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
+        if let Some(namespaces) = &self.namespaces {
+            namespaces.enter()?;
         }
-        if fd >= 0 && libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
-            return Err(std::io::Error::last_os_error());
+        // SAFETY: plain system calls on values prepared before the fork.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = self.landlock;
+            if fd >= 0 && libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
         }
+        if let Some(filter) = &self.seccomp {
+            seccompiler::apply_filter(filter)
+                .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
+        }
+        Ok(())
     }
-    if let Some(filter) = filter {
-        seccompiler::apply_filter(filter)
-            .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
-    }
-    Ok(())
 }
 
 /// `__sandbox-exec PLAN -- PROGRAM ARGS…` in a helper process the router started: make the
@@ -276,8 +312,7 @@ pub(crate) fn exec(args: &[std::ffi::OsString]) -> std::io::Error {
     if plan.sandbox.enabled && abi > 0 && prepared.landlock.is_none() {
         return std::io::Error::other(format!("the sandbox could not be made: {}", prepared.tier));
     }
-    let (fd, filter) = prepared.parts();
-    if let Err(e) = apply_in_child(fd, filter.as_deref()) {
+    if let Err(e) = prepared.parts().apply() {
         return std::io::Error::other(format!("the sandbox could not be applied: {e}"));
     }
     drop(prepared);

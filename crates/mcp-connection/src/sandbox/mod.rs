@@ -11,6 +11,8 @@
 #[cfg(target_os = "linux")]
 pub(crate) mod linux;
 mod paths;
+#[cfg(target_os = "linux")]
+mod userns;
 
 use std::path::PathBuf;
 
@@ -100,11 +102,11 @@ impl Start {
     pub(crate) fn pre_exec(&self, command: &mut tokio::process::Command) {
         #[cfg(target_os = "linux")]
         if let Some(prepared) = self.prepared.as_ref().filter(|p| p.applies()) {
-            let (fd, filter) = prepared.parts();
+            let parts = prepared.parts();
             // SAFETY: only async-signal-safe system calls run between fork and exec.
             #[allow(unsafe_code)]
             unsafe {
-                command.pre_exec(move || linux::apply_in_child(fd, filter.as_deref()));
+                command.pre_exec(move || parts.apply());
             }
         }
         #[cfg(not(target_os = "linux"))]

@@ -59,6 +59,11 @@ impl Machine {
 
     /// An exec session over `config` with this home, run in the workspace.
     fn exec(&self, config: &Path) -> ExecSession {
+        ExecSession::spawn(self.command(config))
+    }
+
+    /// The exec command of [`Machine::exec`].
+    fn command(&self, config: &Path) -> std::process::Command {
         let mut command = exec_command(config);
         command
             .current_dir(&self.work)
@@ -68,8 +73,16 @@ impl Machine {
             .env_remove("XDG_CONFIG_HOME")
             .env_remove("MCP_ROUTER_HOME")
             .env("MCP_ROUTER_CACHE_DIR", self.home.join(".cache/mcp-router"));
-        ExecSession::spawn(command)
+        command
     }
+}
+
+/// Whether this kernel lets a process make a user and a mount namespace and mount in them
+/// (what the namespaces tier needs), asked of util-linux's `unshare`, not of the router.
+fn namespaces_work() -> bool {
+    let args = ["--user", "--map-root-user", "--mount", "mount", "-t", "tmpfs", "none", "/"];
+    let status = std::process::Command::new("unshare").args(args).status();
+    status.is_ok_and(|s| s.success())
 }
 
 fn probe_config(dir: &tempfile::TempDir, servers: &[(&str, &str)]) -> PathBuf {
@@ -117,8 +130,15 @@ fn the_default_profile_keeps_secrets_and_writes_in_and_the_server_working() {
         assert!(tier.starts_with("none: this kernel has no Landlock"), "{tier}");
         return;
     }
-    assert!(tier.starts_with("landlock ABI "), "{tier}");
-    assert!(tier.contains("credentials and router state unreadable"), "{tier}");
+    assert!(tier.contains("landlock ABI "), "{tier}");
+    if namespaces_work() {
+        assert!(tier.starts_with("namespaces + landlock ABI "), "{tier}");
+    }
+    assert!(
+        tier.contains("router state unreadable")
+            || tier.contains("router state hidden and unreadable"),
+        "{tier}"
+    );
     let open =
         session.line("open ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "open");
     assert_eq!(open["sandbox"], "off (sandbox = \"off\")");
@@ -143,6 +163,11 @@ fn the_default_profile_keeps_secrets_and_writes_in_and_the_server_working() {
         assert!(!answer.contains("CANARY"), "{answer}");
     }
     assert!(!machine.home.join("planted.txt").exists());
+    if tier.starts_with("namespaces + ") {
+        // Hidden: the folder is an empty one in the server's view.
+        let hidden = call(&mut session, "h", "mcp__probe__read", json!({"path": key}));
+        assert!(hidden.contains("No such file or directory"), "{hidden}");
+    }
     let temp = tempfile::tempdir_in(&machine.temp).expect("temp");
     let allowed = [
         ("read", json!({"path": home("notes.txt")}), "ok: readable notes"),
@@ -185,7 +210,7 @@ fn offline_and_strict_profiles_take_the_network_and_writing_away() {
         let ready =
             session.line("ready", |v| v["type"] == "mcp_server_ready" && v["server"] == server);
         let tier = ready["sandbox"].as_str().expect("a tier").to_string();
-        assert!(tier.ends_with("network off (seccomp)"), "{tier}");
+        assert!(tier.contains("network off (") && tier.ends_with("seccomp)"), "{tier}");
     }
     let port = listener();
     for (n, server) in ["offline", "strict"].iter().enumerate() {
@@ -252,9 +277,7 @@ async fn a_host_without_a_helper_sandboxes_the_child_before_exec() {
         manager.shutdown().await;
         return;
     }
-    assert!(
-        tiers[0].1.starts_with("landlock ABI ") && tiers[0].1.ends_with("network off (seccomp)")
-    );
+    assert!(tiers[0].1.contains("landlock ABI ") && tiers[0].1.ends_with("seccomp)"));
     let temp = tempfile::tempdir().expect("temp");
     let call = |tool: &'static str, arguments: Value| {
         let manager = &manager;
@@ -325,4 +348,145 @@ fn the_folder_a_server_is_given_is_writable_and_nothing_beside_it() {
     assert!(beside.starts_with("denied: "), "{beside}");
     let (_, code) = session.finish();
     assert_eq!(code, 0);
+}
+
+/// A seccomp filter that refuses user namespaces as container runtimes' default profiles do:
+/// `unshare` and `clone` with `CLONE_NEWUSER` fail with `EPERM`.
+fn no_user_namespaces() -> seccompiler::BpfProgram {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let newuser = u64::try_from(libc::CLONE_NEWUSER).expect("a flag");
+    let with_newuser = || {
+        let condition = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(newuser),
+            newuser,
+        )
+        .expect("a condition");
+        vec![SeccompRule::new(vec![condition]).expect("a rule")]
+    };
+    let rules = [(libc::SYS_unshare, with_newuser()), (libc::SYS_clone, with_newuser())];
+    let arch = TargetArch::try_from(std::env::consts::ARCH).expect("a known arch");
+    let refuse = SeccompAction::Errno(libc::EPERM.unsigned_abs());
+    let filter =
+        SeccompFilter::new(rules.into_iter().collect(), SeccompAction::Allow, refuse, arch)
+            .expect("a filter");
+    filter.try_into().expect("a program")
+}
+
+/// Where user namespaces are refused (a container's seccomp profile, here put on the router
+/// itself), the tier is Landlock's and seccomp's, and it holds all the same: the key is refused
+/// rather than hidden, nothing is written beside the work, the offline server reaches nothing.
+#[test]
+fn where_user_namespaces_are_refused_the_landlock_tier_holds() {
+    use std::os::unix::process::CommandExt as _;
+    if landlock_abi() == 0 {
+        return; // no Landlock: the default test checks that the tier says "none".
+    }
+    let machine = Machine::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = probe_config(&dir, &[("probe", ""), ("offline", "sandbox = \"offline\"")]);
+    let mut command = machine.command(&config);
+    let filter = no_user_namespaces();
+    // SAFETY: between fork and exec, two system calls on a filter made before the fork.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            seccompiler::apply_filter(&filter).map_err(|_| std::io::Error::other("seccomp"))
+        });
+    }
+    let mut session = ExecSession::spawn(command);
+    for (server, ending) in [("probe", "network on"), ("offline", "network off (seccomp)")] {
+        let ready =
+            session.line("ready", |v| v["type"] == "mcp_server_ready" && v["server"] == server);
+        let tier = ready["sandbox"].as_str().expect("a tier").to_string();
+        assert!(tier.starts_with("landlock ABI "), "{server}: {tier}");
+        assert!(tier.ends_with(ending), "{server}: {tier}");
+    }
+    let key = machine.home.join(".ssh/id_ed25519").display().to_string();
+    let read = call(&mut session, "r", "mcp__probe__read", json!({"path": key}));
+    assert!(read.starts_with("denied: ") && read.contains("Permission denied"), "{read}");
+    let child = call(&mut session, "c", "mcp__probe__child_read", json!({"path": key}));
+    assert!(child.starts_with("denied: ") && !child.contains("CANARY"), "{child}");
+    let planted = machine.home.join("planted.txt").display().to_string();
+    let write = call(&mut session, "w", "mcp__probe__write", json!({"path": planted}));
+    assert!(write.starts_with("denied: "), "{write}");
+    let connect = call(&mut session, "n", "mcp__offline__connect", json!({"port": listener()}));
+    assert!(connect.starts_with("denied: "), "{connect}");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
+
+/// Run by an unprivileged user (the router as `nobody`, with a home of its own), the default
+/// profile keeps the same: the key unreadable, writes only in the work and temp.
+#[test]
+fn an_unprivileged_user_gets_the_same_sandbox() {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: geteuid has no preconditions.
+    #[allow(unsafe_code)]
+    let root = unsafe { libc::geteuid() } == 0;
+    // The system's Python (the harness's venv points into root's home, which `nobody` cannot
+    // enter); the probe needs only its standard library.
+    let python = Path::new("/usr/bin/python3");
+    if !root || landlock_abi() == 0 || !python.exists() {
+        return; // only root can run the router as another user here.
+    }
+    const NOBODY: u32 = 65534;
+    let machine = Machine::new();
+    let top = machine.home.parent().expect("the machine's root").to_path_buf();
+    let text = format!(
+        "[mcp_servers.probe]\ncommand = {python:?}\nargs = [{:?}]\n",
+        python_script("sandbox_probe.py")
+    );
+    let config = top.join("config.toml");
+    std::fs::write(&config, text).expect("the config");
+    chown_all(&top, NOBODY);
+    let mut command = machine.command(&config);
+    // SAFETY: between fork and exec, three system calls.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(NOBODY) != 0
+                || libc::setuid(NOBODY) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut session = ExecSession::spawn(command);
+    let ready =
+        session.line("probe ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "probe");
+    let tier = ready["sandbox"].as_str().expect("a tier").to_string();
+    assert!(tier.contains("landlock ABI "), "{tier}");
+    let key = machine.home.join(".ssh/id_ed25519").display().to_string();
+    let read = call(&mut session, "r", "mcp__probe__read", json!({"path": key}));
+    assert!(read.starts_with("denied: ") && !read.contains("CANARY"), "{read}");
+    let token = machine.home.join(".config/mcp-router/credentials.json").display().to_string();
+    let read = call(&mut session, "t", "mcp__probe__read", json!({"path": token}));
+    assert!(read.starts_with("denied: ") && !read.contains("CANARY"), "{read}");
+    let planted = machine.home.join("planted.txt").display().to_string();
+    let write = call(&mut session, "w", "mcp__probe__write", json!({"path": planted}));
+    assert!(write.starts_with("denied: "), "{write}");
+    let out = machine.work.join("out.txt").display().to_string();
+    assert_eq!(call(&mut session, "o", "mcp__probe__write", json!({"path": out})), "ok: written");
+    let (_, code) = session.finish();
+    assert_eq!(code, 0);
+}
+
+/// `path` and everything under it owned by `uid` (and its group).
+fn chown_all(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).expect("chown");
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path).expect("a folder").flatten() {
+            chown_all(&entry.path(), uid);
+        }
+    }
 }

@@ -855,11 +855,18 @@ fn held_payload_text(outputs: &str) -> String {
 fn search_says_what_is_held_and_the_printed_command_lets_it_in() {
     let Calc { cache, config, .. } = &Calc::with_add_changed();
     let text = std::fs::read_to_string(config).expect("the config");
-    std::fs::write(config, format!("[mcp_router]\ntool_search = \"on\"\n{text}")).expect("write");
+    std::fs::write(
+        config,
+        format!("[mcp_router]\ntool_search = \"on\"\ntool_cache = false\n{text}"),
+    )
+    .expect("write");
     let search = || {
         let mut command = exec_command(config);
         command.env("MCP_ROUTER_CACHE_DIR", cache);
         let mut session = ExecSession::spawn(command);
+        // Once it runs: while it starts, its tools are listed from the catalog (the pinned
+        // definitions), and nothing is held yet.
+        session.line("calc ready", |v| v["type"] == "mcp_server_ready" && v["server"] == "calc");
         session.send(&json!({"call_id": "s", "name": "search_mcp_tools",
             "arguments": "{\"query\": \"add a number\"}"}));
         let output = session.output("s");

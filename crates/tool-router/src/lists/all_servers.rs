@@ -95,9 +95,7 @@ impl McpListHandler {
             Continuation { page, offset, filter: filter.clone(), limit }
         };
         let listed_at = oldest_kept(listings);
-        let mut envelope =
-            aggregate_envelope::<T>(listings, &candidates, request, listed_at.clone());
-        envelope.held = self.held(None);
+        let envelope = self.aggregate_envelope::<T>(listings, &candidates, request, &listed_at);
         let room = self.budget.saturating_sub(json_len(&envelope));
         let (errors, held) = (envelope.errors, envelope.held);
         let payload_of = |shown: &[usize]| {
@@ -190,30 +188,34 @@ fn expected_bytes<T: Kind>(listings: &[SharedListing]) -> usize {
     })
 }
 
-/// What an every-server payload costs besides its items, at most: every server with items
-/// incomplete, with the longest cursor it could get.
-fn aggregate_envelope<'a, T: Kind>(
-    listings: &'a [SharedListing],
-    candidates: &[Vec<usize>],
-    request: &Request,
-    listed_at: Option<String>,
-) -> Payload<'a, T> {
-    let mut envelope = Payload::<T>::new(None);
-    envelope.errors = failures(listings);
-    envelope.matched = request.filter.selects().then_some(usize::MAX);
-    envelope.listed_at = listed_at;
-    for (shared, chosen) in listings.iter().zip(candidates) {
-        if !chosen.is_empty() {
-            let worst = worst_continuation(&shared.listing, request);
-            envelope.incomplete.push(Incomplete {
-                server: shared.listing.server.clone(),
-                shown: usize::MAX,
-                total: usize::MAX,
-                next_cursor: worst.encode(),
-            });
+impl McpListHandler {
+    /// What an every-server payload costs besides its items, at most: every server with items
+    /// incomplete, with the longest cursor it could get, and what is held.
+    fn aggregate_envelope<'a, T: Kind>(
+        &self,
+        listings: &'a [SharedListing],
+        candidates: &[Vec<usize>],
+        request: &Request,
+        listed_at: &Option<String>,
+    ) -> Payload<'a, T> {
+        let mut envelope = Payload::<T>::new(None);
+        envelope.errors = failures(listings);
+        envelope.matched = request.filter.selects().then_some(usize::MAX);
+        envelope.listed_at = listed_at.clone();
+        envelope.held = self.held(None);
+        for (shared, chosen) in listings.iter().zip(candidates) {
+            if !chosen.is_empty() {
+                let worst = worst_continuation(&shared.listing, request);
+                envelope.incomplete.push(Incomplete {
+                    server: shared.listing.server.clone(),
+                    shown: usize::MAX,
+                    total: usize::MAX,
+                    next_cursor: worst.encode(),
+                });
+            }
         }
+        envelope
     }
-    envelope
 }
 
 /// When every listing was kept, the oldest one's time.

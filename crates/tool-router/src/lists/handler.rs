@@ -57,6 +57,13 @@ impl McpListHandler {
         }
     }
 
+    /// A one-server payload's envelope: no items yet, what is held of `server`.
+    pub(super) fn envelope<'a, T: Kind>(&self, server: &'a str) -> Payload<'a, T> {
+        let mut envelope = Payload::<T>::new(Some(server));
+        envelope.held = self.held(Some(server));
+        envelope
+    }
+
     /// What the payload says is held: the held templates of `server` (every server's for
     /// `None`); nothing for resources, which are not pinned.
     pub(super) fn held(&self, server: Option<&str>) -> Vec<router_protocol::HeldNote> {
@@ -243,15 +250,13 @@ impl McpListHandler {
             limit: carried,
             ..Default::default()
         };
-        let mut envelope = Payload::<T>::new(Some(server));
+        let mut envelope = self.envelope::<T>(server);
         let worst = [next_cursor.clone().unwrap_or_default(), longest.encode()]
             .into_iter()
             .max_by_key(String::len);
         envelope.next_cursor = Some(worst);
-        envelope.held = self.held(Some(server));
         let (mut payload, shown) =
             Payload::fitted(&envelope, self.budget, server, &items, &visible, limit);
-        payload.held = envelope.held;
         payload.next_cursor = Some(match visible.get(shown) {
             // Everything of the page fits: the server's own cursor, as Codex passes it on.
             None => next_cursor.clone(),
@@ -301,11 +306,10 @@ impl McpListHandler {
         }
         let window = &chosen[sorted_skip..];
         let listed_at = shared.kept_at.map(mcp_backend::rfc3339);
-        let mut envelope = Payload::<T>::new(Some(server));
+        let mut envelope = self.envelope::<T>(server);
         envelope.next_cursor = Some(Some(worst_continuation(listing, &request).encode()));
         envelope.matched = filter.selects().then_some(usize::MAX);
         envelope.listed_at = listed_at.clone();
-        envelope.held = self.held(Some(server));
         if let Some(error) = &stopped {
             envelope
                 .errors
@@ -325,7 +329,6 @@ impl McpListHandler {
         payload.matched = filter.selects().then_some(matched);
         payload.errors = envelope.errors;
         payload.listed_at = listed_at;
-        payload.held = envelope.held;
         let summary = ResourceCallSummary {
             items: payload.items.len(),
             pages: if shared.kept_at.is_some() { 0 } else { listing.pages },

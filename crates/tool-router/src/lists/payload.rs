@@ -172,6 +172,7 @@ impl<'a, T: Kind> Payload<'a, T> {
         let each = window.iter().map(|i| WithServer { server, item: model_view(&all[*i]) });
         let shown = fit(&sizes_within(each, room, limit), room, limit);
         let mut payload = Self::new(Some(server));
+        payload.held = envelope.held.clone();
         payload.items = window[..shown]
             .iter()
             .map(|i| WithServer { server, item: model_view(&all[*i]) })
