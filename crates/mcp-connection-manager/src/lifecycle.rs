@@ -134,6 +134,8 @@ impl Servers {
         if sandbox.helper.is_none() {
             sandbox.helper.clone_from(&self.options.sandbox.helper);
         }
+        // Wherever the host keeps the router's state, no server reads it.
+        sandbox.deny.extend(crate::options::state_paths(&self.options));
         config
     }
 

@@ -188,3 +188,43 @@ impl Default for WatchOptions {
         Self { max_resources: 256 }
     }
 }
+
+/// Where `options` keep the router's state: the pins' and the catalogs' folders, and the
+/// token store (its folder, unless that is `/`, the home directory or above it: then the file
+/// alone). What a sandboxed server may not read, wherever it lies; the folders are made when
+/// missing (private to this user), so they are protected from the first start.
+pub(crate) fn state_paths(options: &ManagerOptions) -> Vec<std::path::PathBuf> {
+    let out = state_places(options);
+    for place in &out {
+        if !place.exists() && place.extension().is_none() {
+            use std::os::unix::fs::DirBuilderExt as _;
+            let mut builder = std::fs::DirBuilder::new();
+            let _ = builder.recursive(true).mode(0o700).create(place);
+        }
+    }
+    out
+}
+
+fn state_places(options: &ManagerOptions) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Some(pins) = &options.trust.pins {
+        out.push(pins.dir().to_path_buf());
+    }
+    if let Some(cache) = &options.startup.tool_cache {
+        out.push(cache.dir().to_path_buf());
+    }
+    if let Some(tokens) = &options.token_store {
+        let file = tokens.path();
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        match file.parent() {
+            Some(dir)
+                if dir.parent().is_some()
+                    && home.as_ref().is_none_or(|home| !home.starts_with(dir)) =>
+            {
+                out.push(dir.to_path_buf());
+            }
+            _ => out.push(file.to_path_buf()),
+        }
+    }
+    out
+}

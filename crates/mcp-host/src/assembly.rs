@@ -43,6 +43,26 @@ impl Assembly {
         Self { config, host: None, events: None }
     }
 
+    /// Keep the router's state under `dir`: tool catalogs in `dir/tools` (when `tool_cache` is
+    /// on), pins in `dir/pins` (when `pin_tools` is on), sign-in tokens in
+    /// `dir/credentials.json`. Without it: catalogs and pins under `$MCP_ROUTER_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`; tokens in `credentials.json`
+    /// of `$MCP_ROUTER_HOME`, else `$XDG_CONFIG_HOME/mcp-router`, else `~/.config/mcp-router`.
+    /// Sandboxed servers cannot read it, wherever it is (outside temp).
+    pub fn state_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        let dir = dir.into();
+        let manager = &mut self.config.manager;
+        if self.config.tool_cache {
+            manager.startup.tool_cache = Some(ToolCache::at(dir.join("tools")));
+        }
+        if self.config.pin_tools {
+            manager.trust.pins = Some(mcp_connection_manager::PinStore::at(dir.join("pins")));
+        }
+        let tokens = dir.join("credentials.json");
+        manager.token_store = Some(mcp_connection_manager::oauth::TokenStore::at(tokens));
+        self
+    }
+
     /// The config file at `path` (Codex `config.toml`, or `mcp.json` by its extension). A server
     /// entry that cannot be used is left out and named in [`ConfigFile::unusable`]; the others run.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {

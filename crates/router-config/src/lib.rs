@@ -578,7 +578,7 @@ mod tests {
     fn sandbox_profiles_per_server_and_for_all() {
         use mcp_connection_manager::Sandbox;
         let servers = toml(
-            "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\ncommand = \"x\"\nsandbox = \"strict\"\n[mcp_servers.c]\ncommand = \"x\"\nsandbox = { network = [443, 8080], allow_write = [\"/srv/out\"] }\n[mcp_servers.d]\ncommand = \"x\"\nsandbox = \"off\"\n",
+            "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\ncommand = \"x\"\nsandbox = \"strict\"\n[mcp_servers.c]\ncommand = \"x\"\nsandbox = { network = [443, 8080], allow_write = [\"/srv/out\"], deny = [\"/srv/keys\"] }\n[mcp_servers.d]\ncommand = \"x\"\nsandbox = \"off\"\n",
         )
         .expect("valid");
         let sandbox = |i: usize| servers[i].sandbox.clone();
@@ -588,6 +588,7 @@ mod tests {
         let c = sandbox(2).expect("a table");
         assert_eq!((c.network, c.ports, c.write), (true, vec![443, 8080], true));
         assert_eq!(c.allow_write, [std::path::PathBuf::from("/srv/out")]);
+        assert_eq!(c.deny, [std::path::PathBuf::from("/srv/keys")]);
         assert_eq!(sandbox(3), Some(Sandbox::off()));
         let file = parse_config_file(
             "[mcp_router]\nsandbox = \"read-only\"\n[mcp_servers]\n",

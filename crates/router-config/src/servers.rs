@@ -415,8 +415,8 @@ impl ServerWalker<'_> {
 
 /// A `sandbox` value: a profile's name (`default`, `off`, `read-only`, `offline`, `strict`) or
 /// a table of `write` (`"workspace"` or `"none"`), `network` (`true`, `false` or an array of
-/// TCP ports), `allow_write` (more paths it may write, `~/` for the home directory) and
-/// `enabled`.
+/// TCP ports), `allow_write` (more paths it may write, `~/` for the home directory), `deny`
+/// (more paths it may not read) and `enabled`.
 pub(crate) fn sandbox(value: &Value) -> Result<mcp_connection_manager::Sandbox, String> {
     use mcp_connection_manager::Sandbox;
     let names = Sandbox::NAMES.map(|n| format!("\"{n}\"")).join(", ");
@@ -445,6 +445,7 @@ pub(crate) fn sandbox(value: &Value) -> Result<mcp_connection_manager::Sandbox, 
                 (sandbox.network, sandbox.ports) = (true, ports);
             }
             ("allow_write", Value::Array(items)) => sandbox.allow_write = paths(items)?,
+            ("deny", Value::Array(items)) => sandbox.deny = paths(items)?,
             ("enabled", other) => {
                 return Err(format!("`enabled`: expected true or false, found {}", kind(other)));
             }
@@ -459,7 +460,7 @@ pub(crate) fn sandbox(value: &Value) -> Result<mcp_connection_manager::Sandbox, 
             }
             (other, _) => {
                 return Err(format!(
-                    "unknown key `{other}` (enabled, write, network, allow_write)"
+                    "unknown key `{other}` (enabled, write, network, allow_write, deny)"
                 ));
             }
         }

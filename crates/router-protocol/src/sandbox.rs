@@ -20,6 +20,11 @@ pub struct Sandbox {
     pub ports: Vec<u16>,
     /// More places it may write (`allow_write`), whatever `write` says.
     pub allow_write: Vec<PathBuf>,
+    /// More places it may not read, beside the credentials and the router's state in their
+    /// default places: the manager adds where its own state is when a host put it elsewhere
+    /// (`Assembly::state_dir`, a `PinStore` or `TokenStore` of its own).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<PathBuf>,
     /// A program that applies the sandbox and runs the server (`PROGRAM __sandbox-exec PLAN --
     /// COMMAND…`, see `mcp_connection::sandbox_exec`), started by `posix_spawn`; `None`: the
     /// sandbox is applied in the child between `fork` and `exec`. The `mcp-router` binary
@@ -35,6 +40,7 @@ impl Default for Sandbox {
             network: true,
             ports: Vec::new(),
             allow_write: Vec::new(),
+            deny: Vec::new(),
             helper: None,
         }
     }

@@ -59,7 +59,16 @@ pub(crate) struct Plan {
 /// `args` (the folders they name are its to write, with its workspace).
 pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>, args: &[String]) -> Plan {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let denied = super::protected(home.as_ref(), &super::router_state());
+    // The router's folders are made now if they are not there yet, so they are protected
+    // from the start (a folder made later under a granted one would be readable).
+    let mut state = super::router_state();
+    if sandbox.enabled {
+        for dir in &state {
+            let _ = private_dir(dir);
+        }
+    }
+    state.extend(sandbox.deny.iter().cloned());
+    let denied = super::protected(home.as_ref(), &state);
     let mut writable = if sandbox.write {
         let mut writable = super::writable(cwd, home.as_deref());
         writable.extend(super::named_dirs(args, home.as_deref()));
@@ -70,6 +79,12 @@ pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>, args: &[String]) -> Pl
     writable.extend(sandbox.allow_write.iter().filter_map(|p| p.canonicalize().ok()));
     let namespaces = sandbox.enabled && landlock_abi() > 0 && userns::available(!sandbox.network);
     Plan { sandbox: sandbox.clone(), denied, writable, namespaces }
+}
+
+/// `dir` and its missing parents, made private to this user.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 impl Plan {

@@ -29,7 +29,10 @@ pub(crate) fn protected(home: Option<&PathBuf>, state: &[PathBuf]) -> Vec<PathBu
     out.extend(state.iter().cloned());
     let temp = paths::temp_dirs();
     let real = out.iter().filter_map(|p| p.canonicalize().ok());
-    real.filter(|p| !temp.iter().any(|t| p.starts_with(t))).collect()
+    let mut out: Vec<PathBuf> = real.filter(|p| !temp.iter().any(|t| p.starts_with(t))).collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 pub(crate) use paths::{named_dirs, router_state, writable};

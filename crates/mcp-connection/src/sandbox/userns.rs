@@ -56,9 +56,13 @@ impl Namespaces {
         }
         // SAFETY: getuid and getgid have no preconditions and cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let hide = denied
+        // A folder under another one hidden is hidden with it (and could not be mounted on
+        // once its parent is covered).
+        let dirs: Vec<&PathBuf> = denied.iter().filter(|p| p.is_dir()).collect();
+        let outermost = |p: &&&PathBuf| !dirs.iter().any(|d| *d != **p && p.starts_with(d));
+        let hide = dirs
             .iter()
-            .filter(|p| p.is_dir())
+            .filter(outermost)
             .filter_map(|p| CString::new(p.as_os_str().as_encoded_bytes()).ok())
             .collect();
         Self {
@@ -155,4 +159,38 @@ unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the outermost of nested protected folders is covered (the inner ones are hidden
+    /// with it; a mount on them would fail once the outer one is covered); files are left to
+    /// Landlock.
+    #[test]
+    fn nested_folders_are_covered_once() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let state = dir.path().join("state");
+        for sub in ["pins", "tools"] {
+            std::fs::create_dir_all(state.join(sub)).expect("dirs");
+        }
+        std::fs::write(dir.path().join("file"), "x").expect("a file");
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&other).expect("a dir");
+        let denied = [
+            state.join("pins"),
+            state.clone(),
+            state.join("tools"),
+            dir.path().join("file"),
+            other.clone(),
+        ];
+        let spaces = Namespaces::new(&denied, false);
+        let hidden: Vec<String> =
+            spaces.hide.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+        let expected = [state.display().to_string(), other.display().to_string()];
+        assert_eq!(hidden, expected);
+        assert_eq!(spaces.flags & libc::CLONE_NEWNET, 0);
+        assert_ne!(Namespaces::new(&[], true).flags & libc::CLONE_NEWNET, 0);
+    }
 }

@@ -490,3 +490,53 @@ fn chown_all(path: &Path, uid: u32) {
         }
     }
 }
+
+/// A host that keeps the router's state elsewhere (`Assembly::state_dir`, outside temp and the
+/// default places) finds its catalogs and pins there, and its sandboxed servers cannot read
+/// them, nor the token store's folder.
+#[tokio::test]
+async fn a_hosts_own_state_dir_holds_the_state_and_servers_cannot_read_it() {
+    use mcp_backend::McpBackend as _;
+    let state = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder outside temp");
+    let text = format!(
+        "[mcp_servers.probe]\ncommand = {:?}\nargs = [{:?}]\n",
+        python(),
+        python_script("sandbox_probe.py")
+    );
+    let assembly = mcp_host::Assembly::from_text(&text, mcp_host::ConfigFormat::CodexToml)
+        .expect("a config")
+        .state_dir(state.path());
+    let running = assembly.start().expect("started");
+    running.manager.wait_until_started().await;
+    let specs = running.router.specs().await;
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"mcp__probe__read"), "{names:?} {:?}", running.manager.status("probe"));
+    let files = |dir: &str| -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(state.path().join(dir)).map(|d| d.flatten().collect());
+        entries.unwrap_or_else(|_| Vec::new()).iter().map(std::fs::DirEntry::path).collect()
+    };
+    let json = |dir: &str| -> Vec<PathBuf> {
+        files(dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")).collect()
+    };
+    let pins = json("pins");
+    assert_eq!(pins.len(), 1, "the probe's pins under the state folder: {pins:?}");
+    std::fs::write(state.path().join("canary.txt"), "STATE CANARY").expect("a canary");
+    if landlock_abi() > 0 {
+        for path in [&pins[0], &state.path().join("canary.txt")] {
+            let arguments = json!({"path": path.display().to_string()});
+            let result = running
+                .manager
+                .call_tool("probe", "read", arguments.as_object().cloned())
+                .await
+                .expect("answered");
+            let text = serde_json::to_value(&result.content).expect("content")[0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            assert!(text.starts_with("denied: ") && !text.contains("CANARY"), "{text}");
+        }
+    }
+    running.shutdown().await;
+    // The catalog is written when the servers stop.
+    assert_eq!(json("tools").len(), 1, "the probe's catalog under the state folder");
+}
