@@ -47,19 +47,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("event  {}", render::describe(&event));
         }
     });
-    let specs = running.router.specs().await;
     for (name, format) in [("openai", ToolFormat::OpenAi), ("anthropic", ToolFormat::Anthropic)] {
-        let tools: Vec<_> = specs.iter().map(|spec| spec.to_format(format)).collect();
+        let tools = running.tools(format).await;
         println!("{}", json!({"type": "specs", "format": name, "tools": tools}));
     }
-    let ctx = running.call_context();
     for line in std::io::stdin().lock().lines() {
         let call: mcp_host::serde_json::Value = mcp_host::serde_json::from_str(&line?)?;
         let call_id = call["call_id"].as_str().ok_or("a call needs a call_id")?.to_string();
         let name = call["name"].as_str().ok_or("a call needs a name")?.to_string();
         let arguments = call["arguments"].clone().into();
         let call = ToolCall { call_id: call_id.clone(), name, arguments };
-        let output = running.router.dispatch_to_output(&ctx, call).await?;
+        let output = running.dispatch(call).await?;
         let exec =
             ExecOutput::FunctionCallOutput { call_id: call_id.clone(), output: output.clone() };
         println!("{}", mcp_host::serde_json::to_string(&exec)?);
@@ -67,7 +65,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{}", output.to_format(format, &call_id));
         }
     }
-    drop(ctx);
     running.shutdown().await;
     ui.await?;
     Ok(())

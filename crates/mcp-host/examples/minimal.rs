@@ -10,8 +10,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut running = Assembly::from_file(config.as_ref())?.start()?;
     let mut events = running.take_events().ok_or("the assembly's own event channel")?;
     // Give these to the model (`ToolFormat::OpenAi` or `ToolFormat::Anthropic`).
-    let specs = running.router.specs().await;
-    let tools: Vec<_> = specs.iter().map(|spec| spec.to_format(ToolFormat::OpenAi)).collect();
+    let tools = running.tools(ToolFormat::OpenAi).await;
     println!("{} tools for the model", tools.len());
     // A call the model made: its id, the tool's name, its JSON arguments (text or a Value).
     let call = ToolCall {
@@ -21,7 +20,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // Every failure the model should see is a failed output; the only error is a shut-down
     // router (end the turn).
-    let output = running.router.dispatch_to_output(&running.call_context(), call).await?;
+    let output = running.dispatch(call).await?;
     println!("{}", output.to_format(OutputFormat::OpenAiResponses, "call_1"));
     // Every server ends, each says `mcp_server_stopped`, and the event stream ends.
     running.shutdown().await;

@@ -11,7 +11,9 @@ use mcp_connection_manager::{
 };
 use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
 use router_protocol::{EventReceiver, EventSender, event_channel};
-use tool_router::{CallContext, SetupError, ToolRouter};
+use tool_router::{
+    CallContext, FunctionCallError, SetupError, ToolCall, ToolFormat, ToolOutput, ToolRouter,
+};
 
 /// What stops an assembly from starting.
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +229,21 @@ impl Running {
     /// A context for one model turn's calls, emitting to this router's events.
     pub fn call_context(&self) -> CallContext {
         CallContext::new(self.events.clone())
+    }
+
+    /// The tools to give the model, in the provider's `format`: every spec, and with tool
+    /// search answered by the provider's API (`tool_search_via`), the deferred MCP tools too
+    /// (`ToolRouter::tool_list`; `ToolRouter::specs` alone leaves those out).
+    pub async fn tools(&self, format: ToolFormat) -> Vec<serde_json::Value> {
+        self.router.tool_list(format).await
+    }
+
+    /// Run the model's `call` with this router's own context (its events go where the
+    /// assembly's go): the output the model reads, a failure included. The only error is a
+    /// router that was shut down (end the turn). A host that needs a call's own context (a
+    /// cancellation, other event settings) uses `router.dispatch_to_output` with it.
+    pub async fn dispatch(&self, call: ToolCall) -> Result<ToolOutput, FunctionCallError> {
+        self.router.dispatch_to_output(&self.call_context(), call).await
     }
 
     /// A handle that shuts this router down from anywhere (a signal handler, another task).
