@@ -24,6 +24,7 @@ mod tasks;
 mod tests;
 mod toolcache;
 mod trust;
+mod waiting;
 
 pub use idle::{LazyOver, idle_at_start};
 pub use manager::{McpConnectionManager, ServerStatus};

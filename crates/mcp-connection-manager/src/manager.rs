@@ -379,7 +379,20 @@ impl McpConnectionManager {
         };
         let asking = mcp_connection::Asking::new(server, question.call_id.clone());
         let refused = |message: String| McpError::Refused { server: server.to_string(), message };
-        match self.servers.host.approve_tool_call(&asking, &question).await {
+        let params = serde_json::to_value(&question).unwrap_or_default();
+        let ask = self.servers.host.approve_tool_call(&asking, &question);
+        let told = |answer: &ToolApproval| match answer {
+            ToolApproval::Once => serde_json::json!({"approval": "once"}),
+            ToolApproval::Always => serde_json::json!({"approval": "always"}),
+            ToolApproval::Refuse(reason) => {
+                serde_json::json!({"approval": "refuse", "reason": reason})
+            }
+            _ => serde_json::json!({"approval": "none"}),
+        };
+        let events = &self.servers.events;
+        match crate::waiting::waiting(events, &asking, "approval/tool_call", params, ask, told)
+            .await
+        {
             ToolApproval::Once => Ok(()),
             ToolApproval::Always => {
                 self.servers.trust.remember_always(server, tool, &question.sha256);

@@ -211,9 +211,11 @@ pub struct McpServerRequestBeginEvent {
     /// The model's call that waits for the answer, when known (see `HostHandler`'s `Asking`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
-    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`; or a question of the
+    /// router's own to the host: `approval/tool_call`, `approval/skill`, `approval/definition`.
     pub method: String,
-    /// The request's parameters as the server sent them (`null` for `roots/list`).
+    /// The request's parameters as the server sent them (`null` for `roots/list`), or what the
+    /// router asks about.
     pub params: Value,
 }
 

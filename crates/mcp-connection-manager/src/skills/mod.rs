@@ -106,6 +106,15 @@ impl SkillsBackend for McpConnectionManager {
     async fn approve_skill(&self, server: &str, skill: &Skill) -> SkillApproval {
         let call_id = mcp_backend::current_call_id().map(|id| id.to_string());
         let asking = mcp_connection::Asking::new(server, call_id);
-        self.servers.host.approve_skill(&asking, skill).await
+        let params = serde_json::json!({"name": skill.name(), "uri": skill.uri});
+        let ask = self.servers.host.approve_skill(&asking, skill);
+        let told = |answer: &SkillApproval| match answer {
+            SkillApproval::Allow => serde_json::json!({"approval": "allow"}),
+            SkillApproval::Refuse(reason) => {
+                serde_json::json!({"approval": "refuse", "reason": reason})
+            }
+        };
+        let events = &self.servers.events;
+        crate::waiting::waiting(events, &asking, "approval/skill", params, ask, told).await
     }
 }

@@ -57,7 +57,20 @@ impl Trust {
         };
         let event = seen.event(server, pinned.as_ref(), false, DefinitionDecision::Held);
         let asking = Asking::new(server, call_id);
-        let decision = match self.host.tool_definition_changed(&asking, &event).await {
+        let params = serde_json::to_value(&event).unwrap_or_default();
+        let ask = self.host.tool_definition_changed(&asking, &event);
+        let told = |answer: &TrustAnswer| {
+            let approval = match answer {
+                TrustAnswer::Approve => "approve",
+                TrustAnswer::Refuse => "refuse",
+                _ => "hold",
+            };
+            serde_json::json!({"approval": approval})
+        };
+        let method = "approval/definition";
+        let answer =
+            crate::waiting::waiting(&self.events, &asking, method, params, ask, told).await;
+        let decision = match answer {
             TrustAnswer::Approve => DefinitionDecision::Approved,
             TrustAnswer::Refuse => DefinitionDecision::Refused,
             _ => return false,

@@ -420,7 +420,16 @@ fn a_tool_set_to_ask_waits_for_the_host_once_or_always_until_it_changes() {
     assert_eq!((asked["server"].as_str(), asked["tool"].as_str()), (Some("calc"), Some("add")));
     assert_eq!(asked["arguments"], json!({"a": 1}));
     assert_eq!(asked["sha256"].as_str().map(str::len), Some(64));
+    // The call is told to be waiting on the user, then the answer.
+    let waiting = exec.line("the wait", |v| v["type"] == "mcp_server_request_begin");
+    assert_eq!(waiting["method"], "approval/tool_call", "{waiting}");
+    assert_eq!((&waiting["call_id"], &waiting["params"]["tool"]), (&json!("1"), &json!("add")));
     exec.send(&json!({"type": "tool_approval", "request": asked["request"], "decision": "refuse", "reason": "not now"}));
+    let told = exec.line("the answer", |v| v["type"] == "mcp_server_request");
+    assert_eq!(
+        (&told["method"], &told["response"]),
+        (&json!("approval/tool_call"), &json!({"Ok": {"approval": "refuse", "reason": "not now"}}))
+    );
     let refused = exec.output("1").to_string();
     assert!(
         refused.contains(
