@@ -102,10 +102,64 @@ pub use router_protocol as events;
 /// The JSON crate of the router's shapes (tool arguments, specs, outputs).
 pub use serde_json;
 
+/// The answer to a server's `roots/list` (rmcp's `ListRootsResult`, which rmcp's 2026 API marks
+/// deprecated while protocol 2025-11-25 uses it): a host's `HostHandler::list_roots` returns
+/// `Result<RootsAnswer, ErrorData>` without `#[allow(deprecated)]`; [`roots_answer`] makes one.
+#[allow(deprecated)]
+pub type RootsAnswer = rmcp::model::ListRootsResult;
+
+/// A `roots/list` answer of the folders `dirs`, each a `file://` root named by its last
+/// component: `Ok(mcp_host::roots_answer(["/home/ada/project"]))`.
+pub fn roots_answer<P: AsRef<std::path::Path>>(dirs: impl IntoIterator<Item = P>) -> RootsAnswer {
+    #[allow(deprecated)]
+    let roots = dirs
+        .into_iter()
+        .map(|dir| {
+            let dir = dir.as_ref();
+            let root = rmcp::model::Root::new(format!("file://{}", dir.display()));
+            match dir.file_name() {
+                Some(name) => root.with_name(name.to_string_lossy()),
+                None => root,
+            }
+        })
+        .collect();
+    #[allow(deprecated)]
+    rmcp::model::ListRootsResult::new(roots)
+}
+
 /// What a host's code needs in scope.
 pub mod prelude {
     pub use crate::{
         Assembly, CallContext, ConfigFile, ConfigFormat, EventMsg, HostHandler, OutputFormat,
         Running, ToolCall, ToolFormat, ToolOutput, async_trait,
     };
+}
+
+#[cfg(test)]
+#[deny(deprecated)]
+mod tests {
+    use super::*;
+
+    /// A host that answers roots, written without `#[allow(deprecated)]` (the module denies it).
+    struct Project;
+
+    #[async_trait]
+    impl HostHandler for Project {
+        async fn list_roots(&self, _asking: &Asking) -> Result<RootsAnswer, rmcp::ErrorData> {
+            Ok(roots_answer(["/home/ada/project", "/"]))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_host_answers_roots_without_deprecated_names() {
+        let answer = Project.list_roots(&Asking::new("docs", None)).await.expect("roots");
+        let json = serde_json::to_value(&answer).expect("json");
+        assert_eq!(
+            json,
+            serde_json::json!({"roots": [
+                {"uri": "file:///home/ada/project", "name": "project"},
+                {"uri": "file:///"}
+            ]})
+        );
+    }
 }

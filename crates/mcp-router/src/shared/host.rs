@@ -9,8 +9,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 
 use async_trait::async_trait;
 use mcp_connection_manager::{Asking, HostHandler, TrustAnswer};
-#[allow(deprecated)]
-use rmcp::model::ListRootsResult;
+use mcp_host::{RootsAnswer, roots_answer};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use router_protocol::{ToolApproval, ToolApprovalQuestion};
 
@@ -170,8 +169,8 @@ impl HostHandler for SharedHost {
     /// The roots of the session asked: none when no session is (a server asking at its
     /// start) or its client declares none; an error when the request could be any of several
     /// sessions'.
-    #[allow(deprecated)]
-    async fn list_roots(&self, asking: &Asking) -> Result<ListRootsResult, ErrorData> {
+    #[allow(deprecated)] // asks the session's client (`roots/list` of protocol 2025-11-25).
+    async fn list_roots(&self, asking: &Asking) -> Result<RootsAnswer, ErrorData> {
         match self.owner(asking)?.filter(|o| o.roots) {
             Some(owner) => owner.peer.list_roots().await.map_err(|e| {
                 ErrorData::internal_error(
@@ -179,7 +178,7 @@ impl HostHandler for SharedHost {
                     None,
                 )
             }),
-            None => Ok(ListRootsResult::default()),
+            None => Ok(roots_answer(std::iter::empty::<&str>())),
         }
     }
 }
