@@ -12,6 +12,7 @@ mod call_scope;
 mod capabilities;
 mod error;
 mod kept;
+mod layer;
 mod listing;
 mod paging;
 mod prompts;
@@ -25,6 +26,7 @@ pub use call_scope::{current_call_id, with_call_id};
 pub use capabilities::{AppsBackend, PromptsBackend, SkillsBackend, TasksBackend};
 pub use error::{McpError, SignIn};
 pub use kept::KeptListings;
+pub use layer::{BackendLayer, Layered};
 pub use listing::{
     Aggregate, Items, ListKind, ListingStop, Page, PageStart, Paged, Reuse, ServerListing,
     SharedListing,

@@ -6,12 +6,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use mcp_host::backend::{
-    Aggregate, AppsBackend, KnownTools, ListKind, Page, PromptsBackend, QualifiedTool, Reuse,
-    SharedListing, SkillsBackend, TasksBackend,
-};
+use mcp_host::backend::{BackendLayer, Layered};
 use mcp_host::{McpBackend, McpConnectionManager, McpError};
-use rmcp::model::{CallToolResult, CompletionInfo, JsonObject, ReadResourceResult};
+use rmcp::model::ReadResourceResult;
 use router_protocol::ResourceChange;
 
 use super::lock::locked;
@@ -125,114 +122,44 @@ pub(crate) struct Subscription<'a> {
     pub(crate) asked: &'a str,
 }
 
-/// The manager, as one session sees it.
-pub(crate) struct SessionBackend {
+/// The manager, as one session sees it: what the session reads is remembered, so the changes
+/// it is told of are the ones it read (everything else is the manager's own, forwarded).
+pub(crate) struct SessionLayer {
     pub(crate) manager: Arc<McpConnectionManager>,
     pub(crate) hub: Arc<ChangeHub>,
     pub(crate) session: u64,
 }
 
+/// One session's backend over a manager.
+pub(crate) type SessionBackend = Layered<SessionLayer>;
+
+/// `session`'s backend over `manager`, its changes kept in `hub`.
+pub(crate) fn session_backend(
+    manager: Arc<McpConnectionManager>,
+    hub: Arc<ChangeHub>,
+    session: u64,
+) -> SessionBackend {
+    let inner: Arc<dyn McpBackend> = manager.clone();
+    Layered::new(inner, SessionLayer { manager, hub, session })
+}
+
 #[async_trait]
-impl McpBackend for SessionBackend {
-    async fn list(
+impl BackendLayer for SessionLayer {
+    async fn read_resource(
         &self,
+        inner: &dyn McpBackend,
         server: &str,
-        kind: ListKind,
-        cursor: Option<String>,
-    ) -> Result<Page, McpError> {
-        self.manager.list(server, kind, cursor).await
-    }
-
-    async fn listing(
-        &self,
-        server: &str,
-        kind: ListKind,
-        from: Option<String>,
-    ) -> Result<SharedListing, McpError> {
-        self.manager.listing(server, kind, from).await
-    }
-
-    fn kept_listing(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
-        self.manager.kept_listing(server, kind)
-    }
-
-    async fn list_all(&self, kind: ListKind, reuse: Reuse) -> Result<Aggregate, McpError> {
-        self.manager.list_all(kind, reuse).await
-    }
-
-    async fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpError> {
+        uri: &str,
+    ) -> Result<ReadResourceResult, McpError> {
         // What the manager holds goes to the sessions first: this read may clear it there.
         self.hub.pump(&self.manager);
         self.hub.read(self.session, server, uri);
-        self.manager.read_resource(server, uri).await
+        inner.read_resource(server, uri).await
     }
 
-    async fn call_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<CallToolResult, McpError> {
-        self.manager.call_tool(server, tool, arguments).await
-    }
-
-    async fn complete_resource_argument(
-        &self,
-        server: &str,
-        template: &str,
-        argument: &str,
-        value: &str,
-    ) -> Result<CompletionInfo, McpError> {
-        self.manager.complete_resource_argument(server, template, argument, value).await
-    }
-
-    async fn supports_completions(&self) -> bool {
-        self.manager.supports_completions().await
-    }
-
-    async fn list_tools(&self) -> Vec<QualifiedTool> {
-        self.manager.list_tools().await
-    }
-
-    async fn known_tools(&self) -> KnownTools {
-        self.manager.known_tools().await
-    }
-
-    fn listed_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
-        self.manager.listed_tool(server, tool)
-    }
-
-    async fn resolve_tool(&self, qualified_name: &str) -> Option<(String, String)> {
-        self.manager.resolve_tool(qualified_name).await
-    }
-
-    fn unavailable_tool(&self, qualified_name: &str) -> Option<String> {
-        self.manager.unavailable_tool(qualified_name)
-    }
-
-    fn skills(&self) -> Option<&dyn SkillsBackend> {
-        self.manager.skills()
-    }
-
-    fn prompts(&self) -> Option<&dyn PromptsBackend> {
-        self.manager.prompts()
-    }
-
-    fn tasks(&self) -> Option<&dyn TasksBackend> {
-        self.manager.tasks()
-    }
-
-    fn apps(&self) -> Option<&dyn AppsBackend> {
-        self.manager.apps()
-    }
-
-    fn take_resource_changes(&self) -> Vec<ResourceChange> {
+    fn take_resource_changes(&self, _inner: &dyn McpBackend) -> Vec<ResourceChange> {
         self.hub.pump(&self.manager);
         self.hub.take(self.session)
-    }
-
-    fn held(&self, kind: router_protocol::DefinitionKind) -> Vec<router_protocol::HeldNote> {
-        self.manager.held(kind)
     }
 }
 

@@ -13,7 +13,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer};
 
-use super::backend::{ChangeHub, SessionBackend};
+use super::backend::{ChangeHub, SessionBackend, session_backend};
 use super::host::{CallOwners, Owner};
 use super::lock::locked;
 use super::output::to_call_result;
@@ -85,16 +85,12 @@ impl Shared {
         cwd: Option<&std::path::Path>,
     ) -> anyhow::Result<SessionServer> {
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
-        let shared = Arc::new(SessionBackend {
-            manager: self.manager.clone(),
-            hub: self.changes.clone(),
-            session: id,
-        });
+        let shared = Arc::new(session_backend(self.manager.clone(), self.changes.clone(), id));
         let groups = self.own.groups_for(id, cwd);
         let mut parts = vec![shared.clone()];
         parts.extend(groups.iter().map(|group| {
             let (manager, hub) = (group.manager.clone(), group.hub.clone());
-            Arc::new(SessionBackend { manager, hub, session: id })
+            Arc::new(session_backend(manager, hub, id))
         }));
         let backend: Arc<dyn McpBackend> = match groups.is_empty() {
             true => shared,
