@@ -32,6 +32,8 @@ mod setup;
 mod shared;
 mod trust;
 mod watch;
+mod wire;
+mod wire_json;
 
 use std::path::PathBuf;
 
@@ -193,6 +195,9 @@ enum Command {
     /// The stdio bridge an agent lists as a server: joins the shared router for this config,
     /// starting it when none runs.
     Connect(shared::connect::ConnectArgs),
+    /// Wire agents to the shared router: one `mcp-router connect` entry in each agent's own
+    /// MCP config, the rest of the file kept byte for byte; `--undo` puts it back.
+    Wire(wire::WireArgs),
     /// What the shared router for this config runs: sessions, servers, processes, memory.
     Status {
         #[command(flatten)]
@@ -454,14 +459,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Logout { config, name } => auth::logout(&config, &name),
         Command::Trust { config, json, refresh, command } => {
-            if refresh {
-                trust::refresh(&config).await?;
-            }
-            trust::main(&config, json, command).await
+            trust::main(&config, json, refresh, command).await
         }
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
         Command::Serve(args) => shared::serve::run(args).await,
         Command::Connect(args) => shared::connect::run(args).await,
+        Command::Wire(args) => wire::run(&args),
         Command::Status { config, json } => shared::status::run(&config, json).await,
         Command::Stop { config } => shared::status::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,

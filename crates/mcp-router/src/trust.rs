@@ -103,12 +103,16 @@ pub(crate) async fn refresh(arg: &ConfigArg) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `mcp-router trust [approve | forget]`: exit code 0 when done.
+/// `mcp-router trust [--refresh] [approve | forget]`: exit code 0 when done.
 pub(crate) async fn main(
     arg: &ConfigArg,
     json: bool,
+    refresh: bool,
     command: Option<TrustCommand>,
 ) -> anyhow::Result<i32> {
+    if refresh {
+        self::refresh(arg).await?;
+    }
     match command {
         None => list(arg, json)?,
         Some(command) => run(command).await?,

@@ -36,3 +36,4 @@ mod tasks;
 mod telemetry;
 mod tidy;
 mod trust;
+mod wire;
