@@ -183,13 +183,25 @@ fn spec_name(spec: &Value) -> Option<String> {
     spec.get("name").or_else(|| spec.pointer("/function/name"))?.as_str().map(str::to_string)
 }
 
-pub(crate) async fn list(
-    config: &crate::setup::ConfigArg,
-    tool: &str,
+/// `list-resources` / `list-templates`' arguments.
+#[derive(clap::Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    config: crate::setup::ConfigArg,
+    /// Only this server (one page).
+    #[arg(long)]
     server: Option<String>,
+    /// The cursor of the page to fetch (needs --server).
+    #[arg(long)]
     cursor: Option<String>,
-    raw: bool,
-) -> anyhow::Result<i32> {
+    /// Print the raw payload the model would get.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn list(args: ListArgs, tool: &str) -> anyhow::Result<i32> {
+    let ListArgs { config, server, cursor, json: raw } = args;
+    let config = &config;
     let arguments = json!({"server": server, "cursor": cursor});
     let output = one_call(config, tool, arguments.to_string(), server.as_deref()).await?;
     let items_key =

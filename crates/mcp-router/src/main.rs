@@ -23,6 +23,7 @@ mod exec;
 mod exec_host;
 mod exec_output;
 mod human;
+mod import;
 mod live;
 #[cfg(feature = "otel")]
 mod otel;
@@ -117,9 +118,9 @@ enum Command {
         args: Vec<String>,
     },
     /// List resources (all servers, or one page of one server).
-    ListResources(ListArgs),
+    ListResources(human::ListArgs),
     /// List resource templates (all servers, or one page of one server).
-    ListTemplates(ListArgs),
+    ListTemplates(human::ListArgs),
     /// Read a resource.
     Read {
         #[command(flatten)]
@@ -198,6 +199,8 @@ enum Command {
     /// Wire agents to the shared router: one `mcp-router connect` entry in each agent's own
     /// MCP config, the rest of the file kept byte for byte; `--undo` puts it back.
     Wire(wire::WireArgs),
+    /// Take the MCP servers of the agents configured here into the router's config.
+    Import(import::ImportArgs),
     /// What the shared router for this config runs: sessions, servers, processes, memory.
     Status {
         #[command(flatten)]
@@ -232,21 +235,6 @@ enum Command {
 enum AuthCommand {
     /// Which servers are signed in, with scopes and expiry (never a token).
     Status(ConfigArg),
-}
-
-#[derive(clap::Args)]
-struct ListArgs {
-    #[command(flatten)]
-    config: ConfigArg,
-    /// Only this server (one page).
-    #[arg(long)]
-    server: Option<String>,
-    /// The cursor of the page to fetch (needs --server).
-    #[arg(long)]
-    cursor: Option<String>,
-    /// Print the raw payload the model would get.
-    #[arg(long)]
-    json: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -422,25 +410,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Prompt { config, server, name, args } => {
             crate::prompts::get(&config, &server, &name, &args).await
         }
-        Command::ListResources(args) => {
-            human::list(
-                &args.config,
-                tool_router::LIST_MCP_RESOURCES,
-                args.server,
-                args.cursor,
-                args.json,
-            )
-            .await
-        }
+        Command::ListResources(args) => human::list(args, tool_router::LIST_MCP_RESOURCES).await,
         Command::ListTemplates(args) => {
-            human::list(
-                &args.config,
-                tool_router::LIST_MCP_RESOURCE_TEMPLATES,
-                args.server,
-                args.cursor,
-                args.json,
-            )
-            .await
+            human::list(args, tool_router::LIST_MCP_RESOURCE_TEMPLATES).await
         }
         Command::Read { config, server, uri, template, params, json } => {
             let target = match (uri, template) {
@@ -465,6 +437,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => shared::serve::run(args).await,
         Command::Connect(args) => shared::connect::run(args).await,
         Command::Wire(args) => wire::run(&args),
+        Command::Import(args) => import::run(&args),
         Command::Status { config, json } => shared::status::run(&config, json).await,
         Command::Stop { config } => shared::status::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,

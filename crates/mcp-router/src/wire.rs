@@ -27,7 +27,7 @@ pub(crate) enum Agent {
 }
 
 impl Agent {
-    const ALL: [Agent; 6] = [
+    pub(crate) const ALL: [Agent; 6] = [
         Agent::ClaudeDesktop,
         Agent::ClaudeCode,
         Agent::Cursor,
@@ -36,7 +36,7 @@ impl Agent {
         Agent::Codex,
     ];
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Agent::ClaudeDesktop => "claude-desktop",
             Agent::ClaudeCode => "claude-code",
@@ -48,7 +48,7 @@ impl Agent {
     }
 
     /// The agent's user-level MCP config on this machine (Linux paths).
-    fn path(self, home: &Path, config_home: &Path) -> PathBuf {
+    pub(crate) fn path(self, home: &Path, config_home: &Path) -> PathBuf {
         match self {
             Agent::ClaudeDesktop => config_home.join("Claude/claude_desktop_config.json"),
             Agent::ClaudeCode => home.join(".claude.json"),

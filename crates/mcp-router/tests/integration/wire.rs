@@ -238,3 +238,96 @@ fn wire_makes_a_missing_file_refuses_a_broken_one_and_says_what_to_name() {
     assert_ne!(code, 0);
     assert!(err.contains("name an agent"), "{err}");
 }
+
+/// `import` takes the servers of five agents' files into the router's config: one `time` for
+/// the three files that have it, a name clash renamed after its agent, an HTTP server with its
+/// URL, a Claude Code project's server; an SSE server, a disabled one, one needing VS Code's
+/// inputs and the router's own connect entry left out with why; the config's own bytes kept.
+#[test]
+fn import_takes_every_agents_servers_once_and_says_what_it_left_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let files = [
+        (
+            ".config/Claude/claude_desktop_config.json",
+            r#"{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]},
+                "notes": {"command": "npx", "args": ["-y", "notes-mcp"], "env": {"NOTES_DIR": "/srv/notes"}},
+                "mcp-router": {"command": "/usr/bin/mcp-router", "args": ["connect"]},
+                "old": {"command": "x", "disabled": true}}}"#,
+        ),
+        (
+            ".claude.json",
+            r#"{"mcpServers": {}, "projects": {"/home/ada/p": {"mcpServers": {"db": {"command": "pg-mcp", "args": ["--ro"]}}}}}"#,
+        ),
+        (
+            ".config/Code/User/mcp.json",
+            "{\n  // team servers\n  \"servers\": {\n    \"wiki\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:8931/mcp\"},\n    \"gh\": {\"command\": \"gh-mcp\", \"env\": {\"TOKEN\": \"${input:token}\"}},\n  },\n}\n",
+        ),
+        (
+            ".gemini/settings.json",
+            r#"{"mcpServers": {"notes": {"command": "other-notes"}, "events": {"url": "http://127.0.0.1:9/sse"}}}"#,
+        ),
+        (
+            ".codex/config.toml",
+            "[mcp_servers.clock]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\"]\n",
+        ),
+    ];
+    for (path, text) in files {
+        let path = home.join(path);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("dirs");
+        std::fs::write(path, text).expect("a config");
+    }
+    let config = dir.path().join("router.toml");
+    let before = "# mine\n[mcp_router]\ntool_search = \"auto\"\n";
+    std::fs::write(&config, before).expect("the router's config");
+    let config_arg = config.display().to_string();
+    let out = router_command()
+        .args(["import", "--all", "--config", &config_arg])
+        .current_dir(dir.path())
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .expect("import runs");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    for line in [
+        "claude-desktop: time: taken as `time`",
+        "claude-desktop: notes: taken as `notes` (1 env or header values copied as they are there)",
+        "claude-desktop: mcp-router: left out (the router's own connect entry)",
+        "claude-desktop: old: left out (disabled there)",
+        "claude-code (project /home/ada/p): db: taken as `db`",
+        "vscode: wiki: taken as `wiki`",
+        "vscode: gh: left out (a value uses the agent's own variables",
+        "gemini: notes: taken as `notes-gemini`",
+        "gemini: events: left out (an SSE server",
+        "codex: clock: already there as `time`",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in\n{stdout}");
+    }
+    let text = std::fs::read_to_string(&config).expect("the config");
+    assert!(text.starts_with(before), "{text}");
+    let table: toml::Table = toml::from_str(&text).expect("TOML");
+    let servers = table["mcp_servers"].as_table().expect("servers");
+    let names: Vec<&String> = servers.keys().collect();
+    assert_eq!(names, ["db", "notes", "notes-gemini", "time", "wiki"], "{text}");
+    assert_eq!(servers["wiki"]["url"].as_str(), Some("http://127.0.0.1:8931/mcp"));
+    assert_eq!(servers["notes"]["env"]["NOTES_DIR"].as_str(), Some("/srv/notes"));
+    // The router reads what import wrote.
+    let listed = router_command()
+        .args(["trust", "--config", &config_arg])
+        .env("MCP_ROUTER_CACHE_DIR", dir.path().join("cache"))
+        .output()
+        .expect("trust runs");
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    // Again: nothing new.
+    let again = router_command()
+        .args(["import", "--all", "--config", &config_arg])
+        .current_dir(dir.path())
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .expect("import runs");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to add"));
+    assert_eq!(std::fs::read_to_string(&config).expect("the config"), text);
+}
