@@ -16,6 +16,7 @@ macro_rules! outln {
     };
 }
 
+mod add;
 mod auth;
 mod conformance;
 mod demo;
@@ -201,6 +202,9 @@ enum Command {
     Wire(wire::WireArgs),
     /// Take the MCP servers of the agents configured here into the router's config.
     Import(import::ImportArgs),
+    /// Add a server from the MCP registry (or a server.json) to the config, version pinned,
+    /// after showing what it runs and asking.
+    Add(add::AddArgs),
     /// What the shared router for this config runs: sessions, servers, processes, memory.
     Status {
         #[command(flatten)]
@@ -438,6 +442,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Connect(args) => shared::connect::run(args).await,
         Command::Wire(args) => wire::run(&args),
         Command::Import(args) => import::run(&args),
+        Command::Add(args) => add::run(&args).await,
         Command::Status { config, json } => shared::status::run(&config, json).await,
         Command::Stop { config } => shared::status::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,

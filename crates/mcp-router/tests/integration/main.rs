@@ -2,6 +2,7 @@
 //! server binary as a child process, and over streamable HTTP on 127.0.0.1), and the
 //! `mcp-router` binary end to end.
 
+mod add;
 mod apps;
 mod cancel;
 mod catalog;

@@ -1,0 +1,366 @@
+//! `mcp-router add NAME[@VERSION] | FILE.json --config FILE [--registry URL] [--as NAME]
+//! [--env NAME=VALUE]… [--yes]`: a server from the MCP registry (`GET
+//! /v0.1/servers/{name}/versions/{version}`, the latest when no version is given) or from a
+//! `server.json` file, put into the router's config with its version pinned. A deleted version is
+//! refused, a deprecated one said with its message. The package is chosen by what runs here
+//! (npm with `npx`, PyPI with `uvx`, OCI with `docker`, else a streamable HTTP remote), its
+//! command built as a list of words (never a shell line); the exact command, the environment it
+//! gets and its sandbox are shown and consent asked (`--yes` for scripts). A secret variable is
+//! never written: the entry passes it through from the router's environment by name.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+/// The official registry.
+const OFFICIAL: &str = "https://registry.modelcontextprotocol.io";
+
+/// `mcp-router add`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct AddArgs {
+    /// The server: NAME or NAME@VERSION in the registry, or a server.json file.
+    server: String,
+    /// The router's config to add it to (made when missing).
+    #[arg(long)]
+    config: PathBuf,
+    /// The registry's base URL (default: the official MCP registry).
+    #[arg(long)]
+    registry: Option<String>,
+    /// The entry's name in the config (default: the last part of the server's name).
+    #[arg(long = "as")]
+    entry: Option<String>,
+    /// A value for one of its (non-secret) environment variables.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// Add it without asking.
+    #[arg(long)]
+    yes: bool,
+}
+
+/// What the registry says of a version.
+struct Listed {
+    server: Value,
+    status: String,
+    message: Option<String>,
+}
+
+/// The entry to write: its command (or URL) and environment, and what to tell the user.
+struct Entry {
+    table: toml::Table,
+    shown: Vec<String>,
+}
+
+pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
+    let listed = fetch(args).await?;
+    let server = &listed.server;
+    let name = server["name"].as_str().context("the server.json has no `name`")?;
+    let version = server["version"].as_str().unwrap_or("?");
+    match listed.status.as_str() {
+        "deleted" => anyhow::bail!(
+            "{name} {version} was deleted from the registry{}; nothing added",
+            listed.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+        ),
+        "deprecated" => eprintln!(
+            "mcp-router: warning: {name} {version} is deprecated{}",
+            listed.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+        ),
+        _ => {}
+    }
+    let entry_name = match &args.entry {
+        Some(entry) => entry.clone(),
+        None => name
+            .rsplit('/')
+            .next()
+            .unwrap_or(name)
+            .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "-"),
+    };
+    let existing = match std::fs::read_to_string(&args.config) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).context(format!("reading {}", args.config.display())),
+    };
+    let current: toml::Table =
+        toml::from_str(&existing).context("the router's config is not TOML")?;
+    let taken = current.get("mcp_servers").and_then(|s| s.get(&entry_name)).is_some();
+    anyhow::ensure!(
+        !taken,
+        "a server `{entry_name}` is already in {} (name this one with --as)",
+        args.config.display()
+    );
+    let given = given_env(&args.env)?;
+    let entry = entry_of(server, &given, &|program| on_path(program))?;
+    println!("mcp-router add: {name} {version}");
+    for line in &entry.shown {
+        println!("  {line}");
+    }
+    println!(
+        "  sandbox: the default (credentials and the router's state unreadable, writes to its workspace, temp and package caches)"
+    );
+    println!("  into: {} as [mcp_servers.{entry_name}]", args.config.display());
+    if !args.yes && !consent()? {
+        println!("nothing added");
+        return Ok(1);
+    }
+    write(&args.config, &existing, &entry_name, entry.table, &format!("{name} {version}"))?;
+    println!("added `{entry_name}`; its first start pins its tools, prompts and templates");
+    Ok(0)
+}
+
+/// The server.json and its status: from the file, or from the registry.
+async fn fetch(args: &AddArgs) -> anyhow::Result<Listed> {
+    let path = Path::new(&args.server);
+    if args.server.ends_with(".json") || path.exists() {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let value: Value = serde_json::from_str(&text).context("the file is not JSON")?;
+        let server = value.get("server").cloned().unwrap_or(value);
+        return Ok(Listed { server, status: "active".into(), message: None });
+    }
+    let (name, version) = args.server.split_once('@').unwrap_or((&args.server, "latest"));
+    let base = args.registry.as_deref().unwrap_or(OFFICIAL).trim_end_matches('/');
+    let enc = |s: &str| {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let url = format!("{base}/v0.1/servers/{}/versions/{}", enc(name), enc(version));
+    let response = reqwest::Client::new()
+        .get(&url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .with_context(|| format!("asking the registry at {base}"))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        anyhow::bail!("no server {name} (version {version}) in the registry at {base}");
+    }
+    anyhow::ensure!(
+        response.status().is_success(),
+        "the registry answered {} for {url}",
+        response.status()
+    );
+    let value: Value = response.json().await.context("the registry's answer is not JSON")?;
+    let official = &value["_meta"]["io.modelcontextprotocol.registry/official"];
+    Ok(Listed {
+        server: value.get("server").cloned().unwrap_or_else(|| value.clone()),
+        status: official["status"].as_str().unwrap_or("active").to_string(),
+        message: official["statusMessage"].as_str().map(str::to_string),
+    })
+}
+
+fn given_env(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (k, v) = pair
+                .split_once('=')
+                .with_context(|| format!("--env {pair}: expected NAME=VALUE"))?;
+            Ok((k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// Whether `program` is on the `PATH`.
+fn on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+}
+
+/// The entry for `server`: its first package whose runtime is here, else its first
+/// streamable HTTP remote.
+fn entry_of(
+    server: &Value,
+    given: &[(String, String)],
+    here: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<Entry> {
+    let packages = server["packages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut missing = Vec::new();
+    for package in packages {
+        let kind = package["registryType"].as_str().unwrap_or_default();
+        let runtime = match kind {
+            "npm" => "npx",
+            "pypi" => "uvx",
+            "oci" => "docker",
+            other => {
+                missing.push(format!("{other} packages are not supported"));
+                continue;
+            }
+        };
+        let transport = package["transport"]["type"].as_str().unwrap_or("stdio");
+        if transport != "stdio" {
+            missing.push(format!("a {kind} package over {transport}"));
+            continue;
+        }
+        if !here(runtime) {
+            missing.push(format!("{kind} needs `{runtime}`, which is not on the PATH"));
+            continue;
+        }
+        return package_entry(package, kind, runtime, given);
+    }
+    let remotes = server["remotes"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if let Some(remote) = remotes.iter().find(|r| r["type"] == "streamable-http") {
+        let url = remote["url"].as_str().context("a remote without a url")?;
+        anyhow::ensure!(!url.contains('{'), "the remote's URL needs values ({url}), not supported");
+        let mut table = toml::Table::new();
+        table.insert("url".into(), url.into());
+        return Ok(Entry { table, shown: vec![format!("url: {url}")] });
+    }
+    anyhow::bail!(
+        "nothing of it can run here: {}",
+        if missing.is_empty() {
+            "no package or streamable HTTP remote".to_string()
+        } else {
+            missing.join("; ")
+        }
+    )
+}
+
+/// A package's entry: the command as words, the arguments and environment it declares.
+fn package_entry(
+    package: &Value,
+    kind: &str,
+    runtime: &str,
+    given: &[(String, String)],
+) -> anyhow::Result<Entry> {
+    let id = package["identifier"].as_str().context("a package without an identifier")?;
+    let version = package["version"].as_str().context("a package without a version")?;
+    anyhow::ensure!(
+        !version.is_empty()
+            && version != "latest"
+            && !version.contains(['^', '~', '*', '>', '<', ' ']),
+        "the package's version `{version}` is not exact"
+    );
+    let mut args: Vec<String> = match kind {
+        "npm" => vec!["-y".into()],
+        "oci" => vec!["run".into(), "-i".into(), "--rm".into()],
+        _ => Vec::new(),
+    };
+    args.extend(arguments(&package["runtimeArguments"])?);
+    args.push(match kind {
+        "npm" => format!("{id}@{version}"),
+        "pypi" => format!("{id}=={version}"),
+        _ if id.contains('@') => id.to_string(),
+        _ => format!("{id}:{version}"),
+    });
+    args.extend(arguments(&package["packageArguments"])?);
+    let mut table = toml::Table::new();
+    table.insert("command".into(), runtime.into());
+    table.insert(
+        "args".into(),
+        toml::Value::Array(args.iter().map(|a| a.as_str().into()).collect()),
+    );
+    let words: Vec<String> = std::iter::once(runtime.to_string()).chain(args).collect();
+    let mut shown =
+        vec![format!("command: {}", words.join(" ")), format!("package: {kind} {id} {version}")];
+    let (mut env, mut passed) = (toml::Table::new(), Vec::new());
+    for var in package["environmentVariables"].as_array().into_iter().flatten() {
+        let name = var["name"].as_str().context("an environment variable without a name")?;
+        if var["isSecret"] == true {
+            passed.push(toml::Value::from(name));
+            shown.push(format!("env {name}: a secret, passed from the router's environment (never written to the config)"));
+            continue;
+        }
+        let value = given
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .or(var["default"].as_str());
+        match value {
+            Some(value) => {
+                shown.push(format!("env {name}={value}"));
+                env.insert(name.to_string(), value.into());
+            }
+            None if var["isRequired"] == true => anyhow::bail!(
+                "it needs `{name}` ({}): give it with --env {name}=VALUE",
+                var["description"].as_str().unwrap_or("no description")
+            ),
+            None => {}
+        }
+    }
+    if !env.is_empty() {
+        table.insert("env".into(), toml::Value::Table(env));
+    }
+    if !passed.is_empty() {
+        table.insert("env_vars".into(), toml::Value::Array(passed));
+    }
+    Ok(Entry { table, shown })
+}
+
+/// A package's declared arguments as words: positional values, named `--flag value`.
+fn arguments(list: &Value) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for arg in list.as_array().into_iter().flatten() {
+        let value = arg["value"].as_str().or(arg["default"].as_str());
+        if value.is_some_and(|v| v.contains('{')) {
+            anyhow::bail!(
+                "an argument needs values filled in ({}), not supported",
+                value.unwrap_or_default()
+            );
+        }
+        match (arg["type"].as_str(), value) {
+            (Some("named"), value) => {
+                let name = arg["name"].as_str().context("a named argument without a name")?;
+                if value.is_none() && arg["isRequired"] != true {
+                    continue;
+                }
+                out.push(name.to_string());
+                out.extend(value.map(str::to_string));
+            }
+            (_, Some(value)) => out.push(value.to_string()),
+            (_, None) if arg["isRequired"] == true => anyhow::bail!(
+                "a required argument ({}) has no value",
+                arg["valueHint"].as_str().unwrap_or("?")
+            ),
+            (_, None) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The user's yes, read from the terminal (no terminal: no).
+fn consent() -> anyhow::Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        eprintln!("mcp-router: no terminal to ask for consent; run with --yes to add it");
+        return Ok(false);
+    }
+    print!("Add it? [y/N] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+fn write(
+    path: &Path,
+    existing: &str,
+    name: &str,
+    table: toml::Table,
+    source: &str,
+) -> anyhow::Result<()> {
+    let mut servers = toml::Table::new();
+    servers.insert(name.to_string(), toml::Value::Table(table));
+    let mut top = toml::Table::new();
+    top.insert("mcp_servers".into(), toml::Value::Table(servers));
+    let gap = match existing {
+        "" => "",
+        t if t.ends_with("\n\n") => "",
+        t if t.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    let source = source.replace(|c: char| c.is_control(), " ");
+    let text =
+        format!("{existing}{gap}# {source}, added by mcp-router add\n{}", toml::to_string(&top)?);
+    let _: toml::Table =
+        toml::from_str(&text).context("adding it would not leave valid TOML; nothing written")?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
