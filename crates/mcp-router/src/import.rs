@@ -1,6 +1,8 @@
 //! `mcp-router import [AGENT… | --all] --config FILE [--dry-run]`: the MCP servers of the agents
-//! already configured on this machine — Claude Desktop, Claude Code (user scope, its projects,
-//! and `.mcp.json` here), Cursor, VS Code, Gemini CLI, Codex — taken into the router's config.
+//! already configured on this machine — Claude Desktop, Claude Code (user scope and its
+//! projects), Cursor, VS Code, Gemini CLI, Codex, and the project files of the directory it runs
+//! in (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, `.gemini/settings.json`) — taken into
+//! the router's config.
 //! The same server met in several files is taken once; a name taken by another server gets the
 //! agent's name after it; what cannot be used (an SSE server, a disabled one, a value that needs
 //! the agent's own variables, the router's own `connect` entry) is named with why. The config
@@ -55,14 +57,23 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<i32> {
     for agent in agents {
         let path = agent.path(&home, &config_home);
         let mut files = vec![(path, agent.name().to_string())];
-        if agent == Agent::ClaudeCode {
-            let here = std::env::current_dir().context("no current directory")?;
-            files.push((here.join(".mcp.json"), "claude-code (.mcp.json here)".to_string()));
+        // The project's own file, in the directory import runs in.
+        let here = std::env::current_dir().context("no current directory")?;
+        let project = match agent {
+            Agent::ClaudeCode => Some(".mcp.json"),
+            Agent::Cursor => Some(".cursor/mcp.json"),
+            Agent::Vscode => Some(".vscode/mcp.json"),
+            Agent::Gemini => Some(".gemini/settings.json"),
+            _ => None,
+        };
+        if let Some(project) = project.map(|p| here.join(p)).filter(|p| *p != files[0].0) {
+            files.push((project, format!("{} (project {})", agent.name(), here.display())));
         }
+        let files_len = files.len();
         for (path, from) in files {
             match read_agent(agent, &path, &from) {
                 Ok(servers) => found.extend(servers),
-                Err(e) if args.all && is_missing(&e) => {}
+                Err(e) if (args.all || files_len > 1) && is_missing(&e) => {}
                 Err(e) => {
                     failed = true;
                     eprintln!("mcp-router: {from}: {}: {e:#}", path.display());

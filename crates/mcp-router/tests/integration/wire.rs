@@ -277,6 +277,13 @@ fn import_takes_every_agents_servers_once_and_says_what_it_left_out() {
         std::fs::create_dir_all(path.parent().expect("a folder")).expect("dirs");
         std::fs::write(path, text).expect("a config");
     }
+    // The project's own file, where import runs.
+    std::fs::create_dir_all(dir.path().join(".vscode")).expect(".vscode");
+    std::fs::write(
+        dir.path().join(".vscode/mcp.json"),
+        r#"{"servers": {"lint": {"command": "lint-mcp"}}}"#,
+    )
+    .expect("a project file");
     let config = dir.path().join("router.toml");
     let before = "# mine\n[mcp_router]\ntool_search = \"auto\"\n";
     std::fs::write(&config, before).expect("the router's config");
@@ -302,6 +309,7 @@ fn import_takes_every_agents_servers_once_and_says_what_it_left_out() {
         "gemini: notes: taken as `notes-gemini`",
         "gemini: events: left out (an SSE server",
         "codex: clock: already there as `time`",
+        ": lint: taken as `lint`",
     ] {
         assert!(stdout.contains(line), "{line:?} in\n{stdout}");
     }
@@ -310,7 +318,7 @@ fn import_takes_every_agents_servers_once_and_says_what_it_left_out() {
     let table: toml::Table = toml::from_str(&text).expect("TOML");
     let servers = table["mcp_servers"].as_table().expect("servers");
     let names: Vec<&String> = servers.keys().collect();
-    assert_eq!(names, ["db", "notes", "notes-gemini", "time", "wiki"], "{text}");
+    assert_eq!(names, ["db", "lint", "notes", "notes-gemini", "time", "wiki"], "{text}");
     assert_eq!(servers["wiki"]["url"].as_str(), Some("http://127.0.0.1:8931/mcp"));
     assert_eq!(servers["notes"]["env"]["NOTES_DIR"].as_str(), Some("/srv/notes"));
     // The router reads what import wrote.
