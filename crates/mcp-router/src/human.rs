@@ -100,8 +100,13 @@ pub(crate) async fn tools(
     outln!("{}", serde_json::to_string_pretty(&specs)?);
     let (failed, of) = failed_servers(&running.manager);
     let held = held_of(&running.manager, router_protocol::DefinitionKind::Tool);
+    let sandboxes = running.manager.sandboxes();
     running.shutdown().await;
     held_notes(&held, "tools", config_arg);
+    // A server the kernel could not sandbox (or one set `sandbox = "off"`) is said.
+    for (name, tier) in sandboxes.iter().filter(|(_, t)| t.starts_with("none:")) {
+        eprintln!("mcp-router: note: server `{name}` runs NOT sandboxed: {tier}");
+    }
     for (name, why) in &failed {
         eprintln!("mcp-router: server `{name}` failed: {why}");
     }
