@@ -40,10 +40,12 @@ pub(crate) struct AddArgs {
 }
 
 /// What the registry says of a version.
-struct Listed {
-    server: Value,
-    status: String,
-    message: Option<String>,
+pub(crate) struct Listed {
+    pub(crate) server: Value,
+    pub(crate) status: String,
+    pub(crate) message: Option<String>,
+    /// The registry's base URL (none for a file).
+    registry: Option<String>,
 }
 
 /// The entry to write: its command (or URL) and environment, and what to tell the user.
@@ -90,7 +92,14 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
         args.config.display()
     );
     let given = given_env(&args.env)?;
-    let entry = entry_of(server, &given, &|program| on_path(program))?;
+    let mut entry = entry_of(server, &given, &|program| on_path(program))?;
+    if let Some(base) = &listed.registry {
+        let mut source = toml::Table::new();
+        source.insert("name".into(), name.into());
+        source.insert("version".into(), version.into());
+        source.insert("url".into(), base.as_str().into());
+        entry.table.insert("registry".into(), toml::Value::Table(source));
+    }
     println!("mcp-router add: {name} {version}");
     for line in &entry.shown {
         println!("  {line}");
@@ -116,10 +125,17 @@ async fn fetch(args: &AddArgs) -> anyhow::Result<Listed> {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let value: Value = serde_json::from_str(&text).context("the file is not JSON")?;
         let server = value.get("server").cloned().unwrap_or(value);
-        return Ok(Listed { server, status: "active".into(), message: None });
+        return Ok(Listed { server, status: "active".into(), message: None, registry: None });
     }
     let (name, version) = args.server.split_once('@').unwrap_or((&args.server, "latest"));
     let base = args.registry.as_deref().unwrap_or(OFFICIAL).trim_end_matches('/');
+    let mut listed = lookup(base, name, version).await?;
+    listed.registry = Some(base.to_string());
+    Ok(listed)
+}
+
+/// `name` at `version` (or `latest`) in the registry at `base`.
+pub(crate) async fn lookup(base: &str, name: &str, version: &str) -> anyhow::Result<Listed> {
     let enc = |s: &str| {
         s.bytes()
             .map(|b| match b {
@@ -151,6 +167,7 @@ async fn fetch(args: &AddArgs) -> anyhow::Result<Listed> {
         server: value.get("server").cloned().unwrap_or_else(|| value.clone()),
         status: official["status"].as_str().unwrap_or("active").to_string(),
         message: official["statusMessage"].as_str().map(str::to_string),
+        registry: None,
     })
 }
 

@@ -103,15 +103,19 @@ pub(crate) async fn tools(
     let sandboxes = running.manager.sandboxes();
     running.shutdown().await;
     held_notes(&held, "tools", config_arg);
-    // A server the kernel could not sandbox (or one set `sandbox = "off"`) is said.
-    for (name, tier) in sandboxes.iter().filter(|(_, t)| t.starts_with("none:")) {
-        eprintln!("mcp-router: note: server `{name}` runs NOT sandboxed: {tier}");
-    }
+    unsandboxed_notes(&sandboxes);
     for (name, why) in &failed {
         eprintln!("mcp-router: server `{name}` failed: {why}");
     }
     // Every server failed: the list holds none of their tools, which is not a success.
     Ok(if of > 0 && failed.len() == of { 1 } else { 0 })
+}
+
+/// A note on stderr per started server the kernel could not sandbox.
+fn unsandboxed_notes(sandboxes: &[(String, String)]) {
+    for (name, tier) in sandboxes.iter().filter(|(_, t)| t.starts_with("none:")) {
+        eprintln!("mcp-router: note: server `{name}` runs NOT sandboxed: {tier}");
+    }
 }
 
 /// The held definitions of `kind`, by server.

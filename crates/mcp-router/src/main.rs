@@ -25,6 +25,7 @@ mod exec_host;
 mod exec_output;
 mod human;
 mod import;
+mod installed;
 mod live;
 #[cfg(feature = "otel")]
 mod otel;
@@ -205,6 +206,11 @@ enum Command {
     /// Add a server from the MCP registry (or a server.json) to the config, version pinned,
     /// after showing what it runs and asking.
     Add(add::AddArgs),
+    /// For the servers `add` put in the config: a newer version, or the pinned one deprecated
+    /// or deleted, as their registry says.
+    Outdated(installed::OutdatedArgs),
+    /// Take a server out of the config, every other byte kept.
+    Remove(installed::RemoveArgs),
     /// What the shared router for this config runs: sessions, servers, processes, memory.
     Status {
         #[command(flatten)]
@@ -443,6 +449,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Wire(args) => wire::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Add(args) => add::run(&args).await,
+        Command::Outdated(args) => installed::outdated(&args).await,
+        Command::Remove(args) => installed::remove(&args),
         Command::Status { config, json } => shared::status::run(&config, json).await,
         Command::Stop { config } => shared::status::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,

@@ -35,3 +35,15 @@ impl ConfigFormat {
         }
     }
 }
+
+/// A JSON value's kind, as the errors name it (`a string`, `a table`, …).
+pub(crate) fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "a table",
+    }
+}

@@ -19,6 +19,7 @@ use tool_router::{RouterSettings, SearchVia as Via, ToolSearchMode as Mode};
 
 mod errors;
 mod oauth;
+mod sandbox;
 mod servers;
 
 pub use errors::{ConfigError, ConfigFormat};
@@ -382,7 +383,7 @@ fn search_or_manager(
         "response_cache" => manager.requests.response_cache = flag()?,
         "reset_timeout_on_progress" => manager.requests.reset_timeout_on_progress = flag()?,
         "max_watched_resources" => manager.watching.max_resources = bytes(0)?,
-        "sandbox" => manager.sandbox = crate::servers::sandbox(value).map_err(err)?,
+        "sandbox" => manager.sandbox = crate::sandbox::sandbox(value).map_err(err)?,
         "destructive_tools" => {
             let text = value.as_str().unwrap_or_default();
             manager.trust.destructive = mcp_connection_manager::ApprovalPolicy::parse(text)

@@ -4,8 +4,8 @@
 use mcp_connection_manager::oauth::OAuthConfig;
 use serde_json::{Map, Value};
 
-use crate::errors::ConfigError;
-use crate::servers::{ServerWalker, kind};
+use crate::errors::{ConfigError, kind};
+use crate::servers::ServerWalker;
 
 /// The OAuth keys of a server entry (both formats); HTTP servers only.
 pub(crate) const OAUTH_KEYS: &[&str] =

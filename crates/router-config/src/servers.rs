@@ -11,7 +11,7 @@ use mcp_connection_manager::{
 };
 use serde_json::{Map, Value};
 
-use crate::errors::{ConfigError, ConfigFormat};
+use crate::errors::{ConfigError, ConfigFormat, kind};
 use crate::oauth::OAUTH_KEYS;
 
 /// Validates one server entry; carries what every error message names.
@@ -50,6 +50,7 @@ const CODEX_KEYS: &[&str] = &[
     "always_load_tools",
     "shared",
     "sandbox",
+    "registry",
 ];
 const MCP_JSON_KEYS: &[&str] = &[
     "command",
@@ -382,7 +383,16 @@ impl ServerWalker<'_> {
             config.tool_approvals.insert(tool, policy("tool_approvals", &value)?);
         }
         if let Some(value) = table.get("sandbox") {
-            config.sandbox = Some(sandbox(value).map_err(|e| self.err("sandbox", e))?);
+            config.sandbox =
+                Some(crate::sandbox::sandbox(value).map_err(|e| self.err("sandbox", e))?);
+        }
+        // Where `mcp-router add` took the entry from (`outdated` reads it; nothing runs by it).
+        if let Some(value) = table.get("registry") {
+            let entry = |key: &str| value.get(key).and_then(Value::as_str).is_some();
+            if !(value.is_object() && entry("name") && entry("version")) {
+                let what = "expected a table with `name` and `version` (and `url`)";
+                return Err(self.err("registry", what.to_string()));
+            }
         }
         Ok(())
     }
@@ -410,83 +420,5 @@ impl ServerWalker<'_> {
                 }
             })
             .collect()
-    }
-}
-
-/// A `sandbox` value: a profile's name (`default`, `off`, `read-only`, `offline`, `strict`) or
-/// a table of `write` (`"workspace"` or `"none"`), `network` (`true`, `false` or an array of
-/// TCP ports), `allow_write` (more paths it may write, `~/` for the home directory), `deny`
-/// (more paths it may not read) and `enabled`.
-pub(crate) fn sandbox(value: &Value) -> Result<mcp_connection_manager::Sandbox, String> {
-    use mcp_connection_manager::Sandbox;
-    let names = Sandbox::NAMES.map(|n| format!("\"{n}\"")).join(", ");
-    let table = match value {
-        Value::String(name) => {
-            return Sandbox::named(name)
-                .ok_or_else(|| format!("expected one of {names} or a table, found \"{name}\""));
-        }
-        Value::Object(table) => table,
-        other => return Err(format!("expected one of {names} or a table, found {}", kind(other))),
-    };
-    let mut sandbox = Sandbox::default();
-    for (key, value) in table {
-        match (key.as_str(), value) {
-            ("enabled", Value::Bool(on)) => sandbox.enabled = *on,
-            ("write", Value::String(w)) if w == "workspace" => sandbox.write = true,
-            ("write", Value::String(w)) if w == "none" => sandbox.write = false,
-            ("network", Value::Bool(on)) => sandbox.network = *on,
-            ("network", Value::Array(items)) => {
-                let port = |item: &Value| {
-                    item.as_u64().and_then(|n| u16::try_from(n).ok()).filter(|n| *n > 0)
-                };
-                let ports: Option<Vec<u16>> = items.iter().map(port).collect();
-                let ports = ports
-                    .ok_or_else(|| "`network`: expected TCP ports from 1 to 65535".to_string())?;
-                (sandbox.network, sandbox.ports) = (true, ports);
-            }
-            ("allow_write", Value::Array(items)) => sandbox.allow_write = paths(items)?,
-            ("deny", Value::Array(items)) => sandbox.deny = paths(items)?,
-            ("enabled", other) => {
-                return Err(format!("`enabled`: expected true or false, found {}", kind(other)));
-            }
-            ("write", other) => {
-                return Err(format!("`write`: expected \"workspace\" or \"none\", found {other}"));
-            }
-            ("network", other) => {
-                return Err(format!(
-                    "`network`: expected true, false or an array of ports, found {}",
-                    kind(other)
-                ));
-            }
-            (other, _) => {
-                return Err(format!(
-                    "unknown key `{other}` (enabled, write, network, allow_write, deny)"
-                ));
-            }
-        }
-    }
-    Ok(sandbox)
-}
-
-/// `allow_write`'s paths, `~/` for the home directory.
-fn paths(items: &[Value]) -> Result<Vec<PathBuf>, String> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let path = |item: &Value| match (item.as_str(), &home) {
-        (Some(path), Some(home)) if path.starts_with("~/") => Some(home.join(&path[2..])),
-        (Some(path), _) => Some(PathBuf::from(path)),
-        (None, _) => None,
-    };
-    let paths: Option<Vec<PathBuf>> = items.iter().map(path).collect();
-    paths.ok_or_else(|| "`allow_write`: expected an array of paths".to_string())
-}
-
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "a table",
     }
 }

@@ -179,6 +179,40 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
     assert_ne!(code, 0);
     assert!(err.contains("no server io.github.ada/nope (version latest) in the registry"), "{err}");
     assert_eq!(std::fs::read_to_string(&config).expect("config"), before);
+
+    // Where each came from is recorded, and `outdated` asks the registry.
+    let table: toml::Table = toml::from_str(&before).expect("TOML");
+    assert_eq!(table["mcp_servers"]["notes"]["registry"]["version"].as_str(), Some("1.0.0"));
+    let out =
+        router_command().args(["outdated", "--config"]).arg(&config).output().expect("outdated");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("notes: 1.0.0 → 1.1.0 (io.github.ada/notes)"), "{text}");
+    assert!(
+        text.contains("notes-next: 1.1.0 is the latest (io.github.ada/notes); 1.1.0 is deprecated: use io.github.ada/notes2"),
+        "{text}"
+    );
+    // Removed: that entry and its note go, every other byte stays.
+    let out = router_command()
+        .args(["remove", "notes", "--config"])
+        .arg(&config)
+        .output()
+        .expect("remove");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = std::fs::read_to_string(&config).expect("config");
+    let table: toml::Table = toml::from_str(&after).expect("TOML");
+    let names: Vec<&String> = table["mcp_servers"].as_table().expect("servers").keys().collect();
+    assert_eq!(names, ["notes-next"], "{after}");
+    assert!(after.starts_with("# mine\n") && !after.contains("1.0.0"), "{after}");
+    assert!(
+        before.ends_with(&after[after.find("# io.github.ada/notes 1.1.0").expect("the note")..])
+    );
+    let out = router_command()
+        .args(["remove", "notes", "--config"])
+        .arg(&config)
+        .output()
+        .expect("remove");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no server `notes` in"));
     registry.kill().ok();
     registry.wait().ok();
 
