@@ -53,6 +53,9 @@ pub(crate) struct Plan {
     /// Put the server in namespaces of its own first (the router found the kernel allows it).
     #[serde(default)]
     namespaces: bool,
+    /// The router's state that lies in temp: hidden by the namespaces tier, not by Landlock.
+    #[serde(default)]
+    hidden: Vec<PathBuf>,
 }
 
 /// The plan of `sandbox` for a server run in `cwd` (`None`: the router's directory) with
@@ -69,6 +72,11 @@ pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>, args: &[String]) -> Pl
     }
     state.extend(sandbox.deny.iter().cloned());
     let denied = super::protected(home.as_ref(), &state);
+    // The router's state in temp (which stays writable, so Landlock cannot take it out) can
+    // still be hidden by the namespaces tier.
+    let temp = super::paths::temp_dirs();
+    let in_temp = state.iter().filter_map(|p| p.canonicalize().ok());
+    let hidden = in_temp.filter(|p| temp.iter().any(|t| p.starts_with(t) && p != t)).collect();
     let mut writable = if sandbox.write {
         let mut writable = super::writable(cwd, home.as_deref());
         writable.extend(super::named_dirs(args, home.as_deref()));
@@ -78,7 +86,7 @@ pub(crate) fn plan(sandbox: &Sandbox, cwd: Option<&Path>, args: &[String]) -> Pl
     };
     writable.extend(sandbox.allow_write.iter().filter_map(|p| p.canonicalize().ok()));
     let namespaces = sandbox.enabled && landlock_abi() > 0 && userns::available(!sandbox.network);
-    Plan { sandbox: sandbox.clone(), denied, writable, namespaces }
+    Plan { sandbox: sandbox.clone(), denied, writable, namespaces, hidden }
 }
 
 /// `dir` and its missing parents, made private to this user.
@@ -127,8 +135,9 @@ impl Plan {
             None
         };
         // Namespaces only in front of Landlock: alone they would leave writing open.
-        let namespaces = (self.namespaces && landlock.is_some())
-            .then(|| Namespaces::new(&self.denied, !sandbox.network));
+        let namespaces = (self.namespaces && landlock.is_some()).then(|| {
+            Namespaces::new(&[&self.denied[..], &self.hidden[..]].concat(), !sandbox.network)
+        });
         let spaces = namespaces.is_some();
         let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some(), spaces);
         Prepared { landlock, seccomp, namespaces, tier }
