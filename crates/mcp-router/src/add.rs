@@ -49,9 +49,9 @@ pub(crate) struct Listed {
 }
 
 /// The entry to write: its command (or URL) and environment, and what to tell the user.
-struct Entry {
-    table: toml::Table,
-    shown: Vec<String>,
+pub(crate) struct Entry {
+    pub(crate) table: toml::Table,
+    pub(crate) shown: Vec<String>,
 }
 
 pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
@@ -171,7 +171,7 @@ pub(crate) async fn lookup(base: &str, name: &str, version: &str) -> anyhow::Res
     })
 }
 
-fn given_env(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn given_env(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     pairs
         .iter()
         .map(|pair| {
@@ -184,14 +184,14 @@ fn given_env(pairs: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Whether `program` is on the `PATH`.
-fn on_path(program: &str) -> bool {
+pub(crate) fn on_path(program: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }
 
 /// The entry for `server`: its first package whose runtime is here, else its first
 /// streamable HTTP remote.
-fn entry_of(
+pub(crate) fn entry_of(
     server: &Value,
     given: &[(String, String)],
     here: &dyn Fn(&str) -> bool,
@@ -341,7 +341,7 @@ fn arguments(list: &Value) -> anyhow::Result<Vec<String>> {
 }
 
 /// The user's yes, read from the terminal (no terminal: no).
-fn consent() -> anyhow::Result<bool> {
+pub(crate) fn consent() -> anyhow::Result<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         eprintln!("mcp-router: no terminal to ask for consent; run with --yes to add it");
@@ -354,7 +354,7 @@ fn consent() -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
-fn write(
+pub(crate) fn write(
     path: &Path,
     existing: &str,
     name: &str,

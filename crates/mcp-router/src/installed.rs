@@ -1,5 +1,6 @@
 //! What `mcp-router add` put in a config: `outdated` asks the registry each entry came from (its
-//! `registry` table) for the latest version and for the pinned one's status; `remove` takes an
+//! `registry` table) for the latest version and for the pinned one's status; `update` moves an
+//! entry to the latest version after showing what changes and asking again; `remove` takes an
 //! entry out of the config, every other byte kept.
 
 use std::path::PathBuf;
@@ -84,8 +85,15 @@ pub(crate) fn remove(args: &RemoveArgs) -> anyhow::Result<i32> {
     let path = &args.config;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut table: toml::Table = toml::from_str(&text).context("the config is not TOML")?;
-    let name = args.name.as_str();
+    let edited = without(&text, &args.name, path)?;
+    std::fs::write(path, edited).with_context(|| format!("writing {}", path.display()))?;
+    println!("removed `{}` from {}", args.name, path.display());
+    Ok(0)
+}
+
+/// `text` (the config at `path`) without the entry `name`, checked against the parsed config.
+fn without(text: &str, name: &str, path: &std::path::Path) -> anyhow::Result<String> {
+    let mut table: toml::Table = toml::from_str(text).context("the config is not TOML")?;
     let servers = table.get_mut("mcp_servers").and_then(toml::Value::as_table_mut);
     let removed = servers.and_then(|servers| servers.remove(name));
     anyhow::ensure!(removed.is_some(), "no server `{name}` in {}", path.display());
@@ -131,8 +139,85 @@ pub(crate) fn remove(args: &RemoveArgs) -> anyhow::Result<i32> {
         "`{name}` is not a table of its own in {} (an inline or dotted entry): edit the file by hand",
         path.display()
     );
-    std::fs::write(path, edited).with_context(|| format!("writing {}", path.display()))?;
-    println!("removed `{name}` from {}", path.display());
+    Ok(edited)
+}
+
+/// `mcp-router update`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct UpdateArgs {
+    /// The entry to update (one `mcp-router add` wrote).
+    name: String,
+    /// The router's config.
+    #[arg(long)]
+    config: PathBuf,
+    /// A value for one of its (non-secret) environment variables (the entry's own are kept).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// Update it without asking.
+    #[arg(long)]
+    yes: bool,
+}
+
+/// The entry at its registry's latest version: what changes is shown, consent asked again (a
+/// new version is a new consent), the entry replaced.
+pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
+    let path = &args.config;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table = toml::from_str(&text).context("the config is not TOML")?;
+    let entry =
+        table.get("mcp_servers").and_then(|s| s.get(&args.name)).and_then(toml::Value::as_table);
+    let entry =
+        entry.with_context(|| format!("no server `{}` in {}", args.name, path.display()))?;
+    let source = entry.get("registry").with_context(|| {
+        format!("`{}` did not come from a registry (mcp-router add): nothing to update", args.name)
+    })?;
+    let field = |k: &str| source.get(k).and_then(toml::Value::as_str).unwrap_or_default();
+    let (name, pinned, base) = (field("name"), field("version"), field("url"));
+    let latest = crate::add::lookup(base, name, "latest").await?;
+    let newest = latest.server["version"].as_str().unwrap_or("?").to_string();
+    if newest == pinned {
+        println!("{}: {pinned} is the latest ({name})", args.name);
+        return Ok(0);
+    }
+    anyhow::ensure!(latest.status != "deleted", "{name} {newest} was deleted from the registry");
+    if latest.status == "deprecated" {
+        eprintln!(
+            "mcp-router: warning: {name} {newest} is deprecated{}",
+            said(latest.message.as_deref())
+        );
+    }
+    let mut given: Vec<(String, String)> = entry
+        .get("env")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect();
+    given.splice(0..0, crate::add::given_env(&args.env)?);
+    let mut new = crate::add::entry_of(&latest.server, &given, &crate::add::on_path)?;
+    let mut source = source.as_table().cloned().unwrap_or_default();
+    source.insert("version".into(), newest.as_str().into());
+    new.table.insert("registry".into(), toml::Value::Table(source));
+    println!("mcp-router update: {} {name} {pinned} → {newest}", args.name);
+    for key in ["command", "args", "url", "env", "env_vars"] {
+        let show =
+            |t: &toml::Table| t.get(key).map(ToString::to_string).unwrap_or_else(|| "-".into());
+        let (before, after) = (show(entry), show(&new.table));
+        if before != after {
+            println!("  {key}: {before} → {after}");
+        }
+    }
+    println!(
+        "  its definitions are checked against its pins at its next start: a changed one is held until approved"
+    );
+    if !args.yes && !crate::add::consent()? {
+        println!("nothing changed");
+        return Ok(1);
+    }
+    let rest = without(&text, &args.name, path)?;
+    crate::add::write(path, &rest, &args.name, new.table, &format!("{name} {newest}"))?;
+    println!("updated `{}`: {pinned} → {newest}", args.name);
     Ok(0)
 }
 

@@ -211,6 +211,9 @@ enum Command {
     Outdated(installed::OutdatedArgs),
     /// Take a server out of the config, every other byte kept.
     Remove(installed::RemoveArgs),
+    /// Move a server `add` put in the config to its registry's latest version, after showing
+    /// what changes and asking.
+    Update(installed::UpdateArgs),
     /// What the shared router for this config runs: sessions, servers, processes, memory.
     Status {
         #[command(flatten)]
@@ -451,6 +454,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Add(args) => add::run(&args).await,
         Command::Outdated(args) => installed::outdated(&args).await,
         Command::Remove(args) => installed::remove(&args),
+        Command::Update(args) => installed::update(&args).await,
         Command::Status { config, json } => shared::status::run(&config, json).await,
         Command::Stop { config } => shared::status::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,

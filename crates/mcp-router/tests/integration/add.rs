@@ -213,6 +213,51 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
         .output()
         .expect("remove");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no server `notes` in"));
+
+    // Update: a new version is a new consent; what changes is shown; its own env is kept.
+    let (_, err, code) = add(
+        &config,
+        &[
+            "io.github.ada/notes@1.0.0",
+            "--registry",
+            &url,
+            "--env",
+            "NOTES_DIR=/srv/n",
+            "--as",
+            "again",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let update = |extra: &[&str]| {
+        let out = router_command()
+            .args(["update", "again", "--config"])
+            .arg(&config)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .expect("update");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (text(&out.stdout), text(&out.stderr), out.status.code().unwrap_or(-1))
+    };
+    let (out, err, code) = update(&[]);
+    assert_eq!(code, 1, "no consent without --yes: {out}{err}");
+    assert!(out.contains("again io.github.ada/notes 1.0.0 → 1.1.0"), "{out}");
+    assert!(
+        out.contains("@ada/notes-mcp@1.0.0") && out.contains("@ada/notes-mcp@1.1.0"),
+        "the args' change: {out}"
+    );
+    let (out, err, code) = update(&["--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("1.1.0 is deprecated: use io.github.ada/notes2"), "{err}");
+    let table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&config).expect("config")).expect("TOML");
+    let again = &table["mcp_servers"]["again"];
+    assert_eq!(again["registry"]["version"].as_str(), Some("1.1.0"));
+    assert_eq!(again["env"]["NOTES_DIR"].as_str(), Some("/srv/n"), "its own value kept");
+    let (out, _, code) = update(&["--yes"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("again: 1.1.0 is the latest"), "{out}");
     registry.kill().ok();
     registry.wait().ok();
 
