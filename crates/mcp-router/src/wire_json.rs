@@ -142,7 +142,9 @@ impl Scanner<'_> {
 
 /// The top-level object of `text`.
 pub(crate) fn top(text: &str) -> Result<Object, String> {
-    let mut scanner = Scanner { text: text.as_bytes(), at: 0 };
+    // A byte order mark, as some editors write one, is not part of the JSON.
+    let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut scanner = Scanner { text: text.as_bytes(), at: start };
     scanner.skip()?;
     if scanner.text.get(scanner.at) != Some(&b'{') {
         return Err(scanner.error("not a JSON object"));
@@ -200,6 +202,34 @@ fn placed(value: &str, indent: &str, unit: &str) -> String {
 /// else the member added after the last one (or into the empty object), indented as its
 /// neighbours are. `value` is JSON text written at the member's indentation.
 pub(crate) fn set_member(text: &str, object: &Object, key: &str, value: &str) -> String {
+    let edited = set_member_lf(text, object, key, value);
+    match text.contains("\r\n") {
+        // A file of CRLF lines gets CRLF lines: only the new text is touched.
+        true => {
+            let (a, b) = common_ends(text, &edited);
+            let new = edited[a..edited.len() - b].replace("\r\n", "\n").replace('\n', "\r\n");
+            format!("{}{new}{}", &edited[..a], &edited[edited.len() - b..])
+        }
+        false => edited,
+    }
+}
+
+/// How many bytes `a` and `b` share at their start and (after that) at their end, on
+/// character boundaries of both.
+fn common_ends(a: &str, b: &str) -> (usize, usize) {
+    let mut prefix = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !(a.is_char_boundary(prefix) && b.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let (ra, rb) = (&a.as_bytes()[prefix..], &b.as_bytes()[prefix..]);
+    let mut suffix = ra.iter().rev().zip(rb.iter().rev()).take_while(|(x, y)| x == y).count();
+    while !(a.is_char_boundary(a.len() - suffix) && b.is_char_boundary(b.len() - suffix)) {
+        suffix -= 1;
+    }
+    (prefix, suffix)
+}
+
+fn set_member_lf(text: &str, object: &Object, key: &str, value: &str) -> String {
     let key_json = serde_json::to_string(key).unwrap_or_default();
     let unit = unit_of(text);
     if let Some(member) = object.members.iter().find(|m| m.key == key) {
@@ -233,6 +263,7 @@ pub(crate) fn set_member(text: &str, object: &Object, key: &str, value: &str) ->
 
 /// `text` as plain JSON: comments blanked, trailing commas dropped (for checking an edit).
 pub(crate) fn plain(text: &str) -> String {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -271,4 +302,53 @@ pub(crate) fn plain(text: &str) -> String {
         }
     }
     String::from_utf8(out).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(text: &str, path: &[&str], key: &str, value: &str) -> String {
+        let mut object = top(text).expect("an object");
+        for step in path {
+            let member = object.members.iter().find(|m| m.key == *step).expect("the member");
+            object = object_at(text, &member.value).expect("an object");
+        }
+        set_member(text, &object, key, value)
+    }
+
+    /// Added beside its neighbours with their indentation (tabs too), into an empty object on
+    /// lines of its own, replaced in place; CRLF files get CRLF lines; a BOM is kept.
+    #[test]
+    fn a_member_is_set_and_every_other_byte_kept() {
+        let value = "{\n  \"command\": \"r\"\n}";
+        let tabs = "{\n\t\"s\": {\n\t\t\"a\": 1\n\t}\n}\n";
+        assert_eq!(
+            set(tabs, &["s"], "b", value),
+            "{\n\t\"s\": {\n\t\t\"a\": 1,\n\t\t\"b\": {\n\t\t\t\"command\": \"r\"\n\t\t}\n\t}\n}\n"
+        );
+        assert_eq!(set("{\"s\": {}}", &["s"], "b", "1"), "{\"s\": {\n  \"b\": 1\n}}");
+        assert_eq!(
+            set("{\"s\": {\"b\": 2, \"c\": 3}}", &["s"], "b", "1"),
+            "{\"s\": {\"b\": 1, \"c\": 3}}"
+        );
+        let crlf = "{\r\n  \"s\": {\r\n    \"a\": 1\r\n  }\r\n}\r\n";
+        let out = set(crlf, &["s"], "b", value);
+        assert!(!out.replace("\r\n", "").contains('\n'), "CRLF only: {out:?}");
+        assert!(out.starts_with("{\r\n  \"s\": {\r\n    \"a\": 1,\r\n    \"b\": {"), "{out:?}");
+        let bom = "\u{feff}{\"s\": {}}";
+        let out = set(bom, &["s"], "b", "1");
+        assert!(out.starts_with('\u{feff}'));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&plain(&out)).expect("JSON")["s"]["b"],
+            1
+        );
+        // Comments, strings with braces and escapes are read past.
+        let tricky = "/* { */ {\"s\": {\"x\": \"}\\\"{\" // }\n}}";
+        let out = set(tricky, &["s"], "b", "1");
+        let parsed: serde_json::Value = serde_json::from_str(&plain(&out)).expect("JSON");
+        assert_eq!(parsed, serde_json::json!({"s": {"x": "}\"{", "b": 1}}), "{out}");
+        assert!(out.starts_with("/* { */ {\"s\": {\"x\": \"}\\\"{\","), "{out}");
+        assert!(top("{\"a\": ").is_err() && top("[1]").is_err() && top("{} x").is_err());
+    }
 }
