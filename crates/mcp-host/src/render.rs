@@ -18,7 +18,8 @@ pub fn describe(event: &EventMsg) -> String {
     }
 }
 
-/// A stdio server's sandbox, in brief: `, sandboxed (landlock ABI 7)`, `, sandbox off`, or
+/// A stdio server's sandbox, in brief: `, sandboxed (namespaces + landlock ABI 7)` (or `(landlock
+/// ABI 7)` where user namespaces are refused), `, sandbox off`, or
 /// `, NOT sandboxed` when the system cannot.
 fn sandbox_in_brief(tier: &str) -> String {
     match tier.split(':').next().unwrap_or_default() {
