@@ -7,9 +7,9 @@
 //!    sampling, roots, skill approval) and event sink.
 //! 2. [`Assembly::start`] starts the servers and gives a [`Running`] router: its
 //!    [`ToolRouter`], the events ([`Running::take_events`]) and the shutdown.
-//! 3. Each model turn: [`ToolRouter::specs`] (as [`ToolSpec::to_format`] for the model's API),
-//!    then [`ToolRouter::dispatch_to_output`] for each call, and the output back to the model
-//!    with [`ToolOutput::to_format`].
+//! 3. Each model turn: [`Running::tools`] in the model's API's format, then
+//!    [`Running::dispatch`] for each call, and the output back to the model with
+//!    [`ToolOutput::to_format`].
 //! 4. [`Running::shutdown`]: every server ends, one `mcp_server_stopped` event per server is
 //!    sent, and the event stream ends.
 //!
@@ -26,9 +26,8 @@
 //! let config = ConfigFile::from_servers(Vec::new());
 //! let mut running = Assembly::new(config).start()?;
 //! let mut events = running.take_events().expect("the assembly's own channel");
-//! let specs = running.router.specs().await;
-//! assert!(specs.iter().any(|s| s.name == "list_mcp_resources"));
-//! let tools: Vec<_> = specs.iter().map(|s| s.to_format(ToolFormat::Anthropic)).collect();
+//! let tools = running.tools(ToolFormat::Anthropic).await;
+//! assert!(tools.iter().any(|t| t["name"] == "list_mcp_resources"));
 //! assert_eq!(tools[0]["input_schema"]["type"], "object");
 //!
 //! let call = ToolCall {
@@ -36,7 +35,7 @@
 //!     name: "list_mcp_resources".into(),
 //!     arguments: "{}".into(),
 //! };
-//! let output = running.router.dispatch_to_output(&running.call_context(), call).await?;
+//! let output = running.dispatch(call).await?;
 //! let back = output.to_format(OutputFormat::OpenAiResponses, "call_1");
 //! assert_eq!(back["output"], r#"{"server":null,"resources":[]}"#);
 //!
@@ -126,6 +125,12 @@ pub fn roots_answer<P: AsRef<std::path::Path>>(dirs: impl IntoIterator<Item = P>
     #[allow(deprecated)]
     rmcp::model::ListRootsResult::new(roots)
 }
+
+/// The README's Rust blocks, compiled as this crate's doctests: what it shows a host compiles
+/// against `mcp-host` alone.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 
 /// What a host's code needs in scope.
 pub mod prelude {

@@ -194,7 +194,7 @@ fn the_minimal_example_is_the_readme_s_embedding_section_and_runs() {
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let embedding = &readme[readme.find("## Embedding").expect("an Embedding section")..];
     assert!(
-        embedding.contains(&format!("```rust\n{body}```")),
+        embedding.contains(&format!("```rust,no_run\n{body}```")),
         "README's Embedding section is not crates/mcp-host/examples/minimal.rs: copy it over"
     );
     let dir = tempfile::tempdir().expect("tempdir");
