@@ -135,9 +135,8 @@ impl Plan {
             None
         };
         // Namespaces only in front of Landlock: alone they would leave writing open.
-        let namespaces = (self.namespaces && landlock.is_some()).then(|| {
-            Namespaces::new(&[&self.denied[..], &self.hidden[..]].concat(), !sandbox.network)
-        });
+        let namespaces = (self.namespaces && landlock.is_some())
+            .then(|| Namespaces::new(&self.denied, &self.hidden, !sandbox.network));
         let spaces = namespaces.is_some();
         let tier = describe(sandbox, abi, landlock.is_some(), seccomp.is_some(), spaces);
         Prepared { landlock, seccomp, namespaces, tier }

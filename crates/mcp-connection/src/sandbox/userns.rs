@@ -21,6 +21,9 @@ pub(crate) struct Namespaces {
     gid_map: Vec<u8>,
     /// The folders covered by an empty tmpfs.
     hide: Vec<CString>,
+    /// How many of `hide`, from the start, must be covered (only the namespaces keep them from
+    /// the server); a mount on one of the others may fail (Landlock refuses it anyway).
+    required: usize,
 }
 
 const SETGROUPS: &std::ffi::CStr = c"/proc/self/setgroups";
@@ -37,7 +40,7 @@ pub(crate) fn available(network_off: bool) -> bool {
     static WITHOUT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let cell = if network_off { &WITHOUT } else { &WITH_NETWORK };
     *cell.get_or_init(|| {
-        let trial = Namespaces::new(&[], network_off);
+        let trial = Namespaces::new(&[], &[], network_off);
         let ok = trial.try_in_a_child();
         if !ok {
             tracing::debug!(network_off, "no user namespace here: the sandbox is Landlock's alone");
@@ -47,9 +50,10 @@ pub(crate) fn available(network_off: bool) -> bool {
 }
 
 impl Namespaces {
-    /// The namespaces that hide the folders among `denied` (files keep Landlock's refusal); a
-    /// network namespace too when `network_off`.
-    pub(crate) fn new(denied: &[PathBuf], network_off: bool) -> Self {
+    /// The namespaces that hide the folders among `denied` (which Landlock refuses too) and
+    /// `required` (which only they keep from the server: the router's state in temp); files
+    /// keep Landlock's refusal. A network namespace too when `network_off`.
+    pub(crate) fn new(denied: &[PathBuf], required: &[PathBuf], network_off: bool) -> Self {
         let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
         if network_off {
             flags |= libc::CLONE_NEWNET;
@@ -58,17 +62,21 @@ impl Namespaces {
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         // A folder under another one hidden is hidden with it (and could not be mounted on
         // once its parent is covered).
-        let dirs: Vec<&PathBuf> = denied.iter().filter(|p| p.is_dir()).collect();
+        let dirs: Vec<&PathBuf> = denied.iter().chain(required).filter(|p| p.is_dir()).collect();
         let outermost = |p: &&&PathBuf| !dirs.iter().any(|d| *d != **p && p.starts_with(d));
-        let hide = dirs
-            .iter()
-            .filter(outermost)
-            .filter_map(|p| CString::new(p.as_os_str().as_encoded_bytes()).ok())
-            .collect();
+        let mut chosen: Vec<&PathBuf> = dirs.iter().copied().filter(|p| outermost(&p)).collect();
+        chosen.dedup();
+        // Those that cover a required folder first.
+        let needed = |p: &&PathBuf| required.iter().any(|r| r.starts_with(p));
+        chosen.sort_by_key(|p| !needed(p));
+        let required = chosen.iter().filter(|p| needed(p)).count();
+        let cstring = |p: &&PathBuf| CString::new(p.as_os_str().as_encoded_bytes()).ok();
+        let hide: Vec<CString> = chosen.iter().filter_map(cstring).collect();
         Self {
             flags,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            required: required.min(hide.len()),
             hide,
         }
     }
@@ -105,9 +113,13 @@ impl Namespaces {
                 return fail();
             }
             let hidden = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-            for dir in &self.hide {
+            for (i, dir) in self.hide.iter().enumerate() {
                 let options = HIDDEN.as_ptr().cast::<libc::c_void>();
-                if libc::mount(TMPFS.as_ptr(), dir.as_ptr(), TMPFS.as_ptr(), hidden, options) != 0 {
+                let covered =
+                    libc::mount(TMPFS.as_ptr(), dir.as_ptr(), TMPFS.as_ptr(), hidden, options);
+                // A folder Landlock refuses too stays refused if it cannot be covered (an
+                // automount, a FUSE mount); one only this keeps away fails the start.
+                if covered != 0 && i < self.required {
                     return fail();
                 }
             }
@@ -118,7 +130,7 @@ impl Namespaces {
     /// Whether `enter` works here: tried in a forked child that covers `/` with a tmpfs (what
     /// hiding a folder takes) and exits.
     fn try_in_a_child(&self) -> bool {
-        let trial = Self { hide: vec![ROOT.to_owned()], ..self.clone() };
+        let trial = Self { hide: vec![ROOT.to_owned()], required: 1, ..self.clone() };
         // SAFETY: the child runs only async-signal-safe system calls, then `_exit`.
         unsafe {
             let pid = libc::fork();
@@ -185,12 +197,19 @@ mod tests {
             dir.path().join("file"),
             other.clone(),
         ];
-        let spaces = Namespaces::new(&denied, false);
+        let spaces = Namespaces::new(&denied, &[], false);
         let hidden: Vec<String> =
             spaces.hide.iter().map(|c| c.to_string_lossy().into_owned()).collect();
         let expected = [state.display().to_string(), other.display().to_string()];
         assert_eq!(hidden, expected);
         assert_eq!(spaces.flags & libc::CLONE_NEWNET, 0);
-        assert_ne!(Namespaces::new(&[], true).flags & libc::CLONE_NEWNET, 0);
+        assert_ne!(Namespaces::new(&[], &[], true).flags & libc::CLONE_NEWNET, 0);
+        assert_eq!(spaces.required, 0);
+        // The folder only the namespaces keep away comes first and must be covered.
+        let spaces = Namespaces::new(std::slice::from_ref(&other), &[state.join("pins")], false);
+        let hidden: Vec<String> =
+            spaces.hide.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+        assert_eq!(hidden, [state.join("pins").display().to_string(), other.display().to_string()]);
+        assert_eq!(spaces.required, 1);
     }
 }
