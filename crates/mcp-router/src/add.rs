@@ -78,13 +78,7 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
             .unwrap_or(name)
             .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "-"),
     };
-    let existing = match std::fs::read_to_string(&args.config) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).context(format!("reading {}", args.config.display())),
-    };
-    let current: toml::Table =
-        toml::from_str(&existing).context("the router's config is not TOML")?;
+    let (existing, current) = crate::config_text::read(&args.config)?;
     let taken = current.get("mcp_servers").and_then(|s| s.get(&entry_name)).is_some();
     anyhow::ensure!(
         !taken,
@@ -354,6 +348,8 @@ pub(crate) fn consent() -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
+/// `existing` (the config at `path`) with the entry `name` appended after a note of where it
+/// came from (`source`), written.
 pub(crate) fn write(
     path: &Path,
     existing: &str,
@@ -361,23 +357,8 @@ pub(crate) fn write(
     table: toml::Table,
     source: &str,
 ) -> anyhow::Result<()> {
-    let mut servers = toml::Table::new();
-    servers.insert(name.to_string(), toml::Value::Table(table));
-    let mut top = toml::Table::new();
-    top.insert("mcp_servers".into(), toml::Value::Table(servers));
-    let gap = match existing {
-        "" => "",
-        t if t.ends_with("\n\n") => "",
-        t if t.ends_with('\n') => "\n",
-        _ => "\n\n",
-    };
-    let source = source.replace(|c: char| c.is_control(), " ");
+    let note = format!("{source}, added by mcp-router add");
     let text =
-        format!("{existing}{gap}# {source}, added by mcp-router add\n{}", toml::to_string(&top)?);
-    let _: toml::Table =
-        toml::from_str(&text).context("adding it would not leave valid TOML; nothing written")?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        crate::config_text::with_servers(existing, [(name.to_string(), table)], Some(&note))?;
+    crate::config_text::write(path, &text)
 }

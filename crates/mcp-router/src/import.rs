@@ -47,10 +47,7 @@ struct Found {
 /// not be read.
 pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<i32> {
     anyhow::ensure!(args.all || !args.agents.is_empty(), "name an agent, or --all");
-    let home = std::env::var_os("HOME").map(PathBuf::from).context("no home directory")?;
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| home.join(".config"), PathBuf::from);
+    let (home, config_home) = crate::wire::homes()?;
     let agents = if args.all { Agent::ALL.to_vec() } else { args.agents.clone() };
     let mut found = Vec::new();
     let mut failed = false;
@@ -81,13 +78,7 @@ pub(crate) fn run(args: &ImportArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    let existing = match std::fs::read_to_string(&args.config) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).context(format!("reading {}", args.config.display())),
-    };
-    let current: toml::Table =
-        toml::from_str(&existing).context("the router's config is not TOML")?;
+    let (existing, current) = crate::config_text::read(&args.config)?;
     let (taken, lines) = merge(&current, found);
     for line in &lines {
         println!("{line}");
@@ -267,27 +258,8 @@ fn merge(current: &toml::Table, found: Vec<Found>) -> (BTreeMap<String, toml::Ta
 
 /// `taken` appended to the config at `path` (`existing` its text), checked before writing.
 fn write(path: &Path, existing: &str, taken: BTreeMap<String, toml::Table>) -> anyhow::Result<()> {
-    let mut servers = toml::Table::new();
-    for (name, entry) in taken {
-        servers.insert(name, toml::Value::Table(entry));
-    }
-    let mut top = toml::Table::new();
-    top.insert("mcp_servers".into(), toml::Value::Table(servers));
-    let added = toml::to_string(&top)?;
-    let gap = if existing.is_empty() || existing.ends_with("\n\n") {
-        ""
-    } else if existing.ends_with('\n') {
-        "\n"
-    } else {
-        "\n\n"
-    };
-    let text = format!("{existing}{gap}{added}");
-    let _: toml::Table = toml::from_str(&text)
-        .context("adding the servers would not leave valid TOML (is `mcp_servers` an inline table?); nothing written")?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    let text = crate::config_text::with_servers(existing, taken, None)?;
+    crate::config_text::write(path, &text)?;
     println!("added to {}", path.display());
     Ok(())
 }

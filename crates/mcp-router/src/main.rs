@@ -18,6 +18,7 @@ macro_rules! outln {
 
 mod add;
 mod auth;
+mod config_text;
 mod conformance;
 mod demo;
 mod exec;

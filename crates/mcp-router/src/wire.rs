@@ -107,10 +107,7 @@ pub(crate) fn run(args: &WireArgs) -> anyhow::Result<i32> {
     let WireArgs { agents, all, config, undo } = args;
     let (all, undo, config) = (*all, *undo, config.as_deref());
     anyhow::ensure!(all || !agents.is_empty(), "name an agent ({}), or --all", names());
-    let home = std::env::var_os("HOME").map(PathBuf::from).context("no home directory")?;
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| home.join(".config"), PathBuf::from);
+    let (home, config_home) = homes()?;
     let chosen: Vec<Agent> = if all { Agent::ALL.to_vec() } else { agents.to_vec() };
     let (command, args) = connect_entry(config)?;
     let mut failed = false;
@@ -135,6 +132,16 @@ pub(crate) fn run(args: &WireArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(i32::from(failed))
+}
+
+/// The home directory and the config home (`$XDG_CONFIG_HOME`, else `~/.config`) the agents'
+/// configs are found under.
+pub(crate) fn homes() -> anyhow::Result<(PathBuf, PathBuf)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).context("no home directory")?;
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| home.join(".config"), PathBuf::from);
+    Ok((home, config_home))
 }
 
 fn names() -> String {
@@ -302,17 +309,13 @@ pub(crate) fn wired_toml(
     }
     let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
     let list: Vec<String> = args.iter().map(|a| quoted(a)).collect();
-    let gap = if text.is_empty() || text.ends_with("\n\n") {
-        ""
-    } else if text.ends_with('\n') {
-        "\n"
-    } else {
-        "\n\n"
-    };
-    let edited = format!(
-        "{text}{gap}[mcp_servers.{ENTRY}]\ncommand = {}\nargs = [{}]\n",
-        quoted(command),
-        list.join(", ")
+    let edited = crate::config_text::appended(
+        text,
+        &format!(
+            "[mcp_servers.{ENTRY}]\ncommand = {}\nargs = [{}]\n",
+            quoted(command),
+            list.join(", ")
+        ),
     );
     let check: toml::Table = toml::from_str(&edited)
         .context("appending the entry would not leave valid TOML (is `mcp_servers` an inline table?); the file is left as it was")?;

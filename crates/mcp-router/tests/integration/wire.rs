@@ -288,13 +288,16 @@ fn import_takes_every_agents_servers_once_and_says_what_it_left_out() {
     let before = "# mine\n[mcp_router]\ntool_search = \"auto\"\n";
     std::fs::write(&config, before).expect("the router's config");
     let config_arg = config.display().to_string();
-    let out = router_command()
-        .args(["import", "--all", "--config", &config_arg])
-        .current_dir(dir.path())
-        .env("HOME", &home)
-        .env_remove("XDG_CONFIG_HOME")
-        .output()
-        .expect("import runs");
+    let import = || {
+        router_command()
+            .args(["import", "--all", "--config", &config_arg])
+            .current_dir(dir.path())
+            .env("HOME", &home)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .expect("import runs")
+    };
+    let out = import();
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stdout}{stderr}");
@@ -329,13 +332,7 @@ fn import_takes_every_agents_servers_once_and_says_what_it_left_out() {
         .expect("trust runs");
     assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
     // Again: nothing new.
-    let again = router_command()
-        .args(["import", "--all", "--config", &config_arg])
-        .current_dir(dir.path())
-        .env("HOME", &home)
-        .env_remove("XDG_CONFIG_HOME")
-        .output()
-        .expect("import runs");
+    let again = import();
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to add"));
     assert_eq!(std::fs::read_to_string(&config).expect("the config"), text);
 }
