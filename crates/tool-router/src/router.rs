@@ -334,7 +334,19 @@ impl ToolRouter {
         call: ToolCall,
     ) -> Result<ToolOutput, FunctionCallError> {
         let ToolCall { call_id, name, arguments } = call;
-        match self.resolve(&name).await? {
+        let resolved = match self.resolve(&name).await {
+            Ok(resolved) => resolved,
+            // One event rule for a server the router cannot reach, whatever the tool: a call
+            // to an MCP name it cannot route gets its begin/end pair, as a read naming an
+            // unknown server does; the model's output is the same.
+            Err(FunctionCallError::RespondToModel(why))
+                if self.mcp.is_some() && looks_qualified(&name) =>
+            {
+                return Err(unrouted(ctx, call_id, &name, arguments, why).await);
+            }
+            Err(error) => return Err(error),
+        };
+        match resolved {
             Route::Function(handler) => {
                 let arguments = function_arguments(arguments)?;
                 let invocation = ToolInvocation { call_id, tool_name: name, arguments };
@@ -405,6 +417,36 @@ impl ToolRouter {
         }
         Err(FunctionCallError::RespondToModel(format!("unsupported call: {name}")))
     }
+}
+
+/// The begin/end pair of a call to the MCP name `name` that no server answers, ending with
+/// `why` (what the model reads); the server and tool are what the name says
+/// (`mcp__server__tool`).
+async fn unrouted(
+    ctx: &CallContext,
+    call_id: String,
+    name: &str,
+    arguments: crate::invocation::ToolArguments,
+    why: String,
+) -> FunctionCallError {
+    let rest = name.strip_prefix("mcp__").unwrap_or(name);
+    let (server, tool) = rest.split_once("__").unwrap_or((rest, ""));
+    let invocation = router_protocol::McpInvocation {
+        server: Some(server.to_string()),
+        tool: tool.to_string(),
+        arguments: arguments.into_value().ok().flatten().map(Arc::new),
+    };
+    let failed = async { Err::<std::convert::Infallible, String>(why) };
+    let (outcome, _) = crate::handlers::bracket(ctx, call_id, invocation, None, failed, |out| {
+        let result = match out {
+            Err(why) => Err(why.clone()),
+            Ok(never) => match *never {},
+        };
+        (result, None)
+    })
+    .await;
+    let Err(why) = outcome;
+    FunctionCallError::RespondToModel(why)
 }
 
 /// Codex's rule for function tools: blank arguments and `null` are none; text that is not JSON
@@ -539,13 +581,31 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_tools_are_unsupported_calls() {
-        let (ctx, _rx) = context();
+        let (ctx, mut rx) = context();
         for name in ["nope", "mcp__other__echo", "mcp__figma__", "mcp__", ""] {
             let call = ToolCall { call_id: "c1".into(), name: name.into(), arguments: "".into() };
             let err = router().dispatch(&ctx, call.clone()).await.expect_err("unsupported");
             assert_eq!(err, FunctionCallError::RespondToModel(format!("unsupported call: {name}")));
             let output = router().dispatch_to_output(&ctx, call).await.expect("output");
             assert_eq!(output, ToolOutput::failure(format!("unsupported call: {name}")));
+            // An MCP name no server answers gets its begin/end pair (a read naming an unknown
+            // server does too); a name that is not an MCP name gets none.
+            let events = crate::test_support::drain(&mut rx);
+            if !name.starts_with("mcp__") {
+                assert!(events.is_empty(), "{name}: {events:?}");
+                continue;
+            }
+            assert_eq!(events.len(), 4, "two calls, a pair each: {events:?}");
+            let [EventMsg::McpToolCallBegin(begin), EventMsg::McpToolCallEnd(end), ..] =
+                events.as_slice()
+            else {
+                panic!("{name}: {events:?}")
+            };
+            let (server, tool) = name["mcp__".len()..].split_once("__").unwrap_or(("", ""));
+            let server = if name == "mcp__" { "" } else { server };
+            assert_eq!(begin.invocation.server.as_deref(), Some(server), "{name}");
+            assert_eq!((begin.invocation.tool.as_str(), end.call_id.as_str()), (tool, "c1"));
+            assert_eq!(end.result, Err(format!("unsupported call: {name}")));
         }
     }
 

@@ -45,22 +45,13 @@ args = ["--name", "{marker}-notes"]
     write_config(dir, "config.toml", &text)
 }
 
-/// The model's turn: a list, a read, a template read, a search, MCP calls (one elicits), a skill.
+/// The model's turn, as the example ships it (`examples/host/turn.jsonl`): a list, a read, a
+/// template read, a search, MCP calls (one elicits), a skill.
 fn turn() -> Vec<Value> {
-    vec![
-        json!({"call_id": "1", "name": "list_mcp_resources", "arguments": {"server": "notes"}}),
-        json!({"call_id": "2", "name": "read_mcp_resource",
-               "arguments": {"server": "docs", "uri": "demo://docs/README.md"}}),
-        json!({"call_id": "3", "name": "read_mcp_resource",
-               "arguments": {"server": "notes", "template": "demo://lines/{name}{?from,to}",
-                             "parameters": {"name": "README.md", "from": 1, "to": 2}}}),
-        json!({"call_id": "4", "name": "search_mcp_tools",
-               "arguments": {"query": "ask the user for their name"}}),
-        json!({"call_id": "5", "name": "mcp__docs__ask", "arguments": {}}),
-        json!({"call_id": "6", "name": "mcp__notes__echo", "arguments": {"text": "hello"}}),
-        json!({"call_id": "7", "name": "load_mcp_skill",
-               "arguments": {"server": "docs", "name": "csv-report"}}),
-    ]
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("crates/mcp-host/examples/host/turn.jsonl"))
+        .expect("the shipped turn");
+    text.lines().map(|line| serde_json::from_str(line).expect("a call a line")).collect()
 }
 
 /// The example's stdout lines (parsed) and stderr, run on `config` with the turn on stdin.
@@ -94,6 +85,39 @@ fn the_host_example_runs_a_turn_and_renders_every_event() {
     let marker = marker("example-host");
     let config = config(&dir, &marker);
     let (lines, stderr) = run_host(&config, &dir.path().join("cache"));
+    a_whole_turn(&lines, &stderr);
+    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
+}
+
+/// `cargo run -p mcp-host --example host` as written: no argument, so the config and the turn
+/// shipped beside the example (its demo servers served by the example itself), stdin unread.
+#[test]
+fn the_host_example_runs_as_written_with_what_it_ships() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A copy in a folder of its own: its servers (itself, `serve-demo`) carry the marker.
+    let marker = marker("example-as-written");
+    let bin = dir.path().join(&marker).join("host");
+    std::fs::create_dir(bin.parent().expect("folder")).expect("mkdir");
+    std::fs::copy(example("host"), &bin).expect("copy the example");
+    let out = Command::new(&bin)
+        .env("MCP_ROUTER_CACHE_DIR", dir.path().join("cache"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the host example");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    a_whole_turn(&lines, &stderr);
+    assert!(stderr.contains("event  mcp_server_ready     notes"), "{stderr}");
+    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
+}
+
+/// The specs in both formats, every call of the turn answered in three formats, the
+/// elicitation and the skill approval answered by the example's host, every event rendered.
+fn a_whole_turn(lines: &[Value], stderr: &str) {
     // Specs in both formats, then three lines per call: as exec, OpenAI Responses, Anthropic.
     assert_eq!(lines.len(), 2 + 3 * turn().len(), "{lines:#?}");
     assert_eq!((&lines[0]["format"], &lines[1]["format"]), (&json!("openai"), &json!("anthropic")));
@@ -140,7 +164,6 @@ fn the_host_example_runs_a_turn_and_renders_every_event() {
         assert!(stderr.contains(expected), "no `{expected}` in:\n{stderr}");
     }
     assert!(stderr.trim_end().ends_with("event  mcp_server_stopped   notes"), "{stderr}");
-    assert_eq!(wait_gone(&marker, Duration::from_secs(3)), Vec::<u32>::new(), "processes left");
 }
 
 #[test]
