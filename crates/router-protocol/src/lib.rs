@@ -6,6 +6,7 @@
 
 mod events;
 mod exec;
+mod ledger;
 mod output;
 mod prompts;
 mod provider;
@@ -27,6 +28,9 @@ pub use events::{
 };
 pub use exec::{
     ExecCall, ExecInput, ExecLine, ExecOutput, Rejected, call_id_is_number, call_id_of,
+};
+pub use ledger::{
+    LedgerReport, LedgerRun, ServerCost, ServerSpecs, TOKENS_ESTIMATED, ToolCalls, ToolCost,
 };
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use prompts::{PromptSummary, Prompts};

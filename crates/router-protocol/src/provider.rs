@@ -66,6 +66,23 @@ impl ToolOutput {
         }
     }
 
+    /// What the model reads of this output, whatever the provider: its text (the parts joined
+    /// as a Chat Completions message joins them, an image named in it), and the bytes of the
+    /// images sent beside the text where the API takes images (their base64).
+    pub fn model_text(&self) -> (String, usize) {
+        let parts = self.parts();
+        let images = parts
+            .iter()
+            .map(|part| match part {
+                Part::Image { data, .. } => data.len(),
+                _ => 0,
+            })
+            .sum();
+        let text_only: Vec<Part> =
+            parts.into_iter().filter(|p| !matches!(p, Part::Image { .. })).collect();
+        (chat_text(text_only), images)
+    }
+
     /// The output's text and images, in order.
     fn parts(&self) -> Vec<Part> {
         match self {

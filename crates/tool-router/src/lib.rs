@@ -12,6 +12,7 @@ mod handler;
 mod handlers;
 mod host;
 mod invocation;
+pub mod ledger;
 mod lists;
 mod results;
 mod router;

@@ -18,6 +18,7 @@ use crate::handlers::tasks::AwaitTaskHandler;
 use crate::invocation::{
     CallContext, FunctionCallError, ToolArguments, ToolCall, ToolInvocation, ToolOutput,
 };
+use crate::ledger::{Ledger, ROUTER, SpecSeen};
 use crate::lists::handler::McpListHandler;
 use crate::results::content::ContentPolicy;
 use crate::results::kept::{KeptLimits, KeptResults};
@@ -74,6 +75,8 @@ pub struct ToolRouter {
     event_payload_bytes: Option<usize>,
     /// Tool search: which MCP tools the specs show, and the revealed ones.
     search: Arc<ToolSearch>,
+    /// What MCP costs: every call dispatched and every tool list made, added up.
+    ledger: Arc<Ledger>,
 }
 
 impl ToolRouter {
@@ -186,7 +189,13 @@ impl ToolRouter {
             omit_result_text: false,
             event_payload_bytes: None,
             search,
+            ledger: Arc::default(),
         }
+    }
+
+    /// The ledger: what each server and tool cost so far (see [`crate::ledger`]).
+    pub fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
     }
 
     /// The MCP backend, when the router has one (for the host-side APIs beside dispatch).
@@ -250,6 +259,7 @@ impl ToolRouter {
     pub async fn tool_list(&self, format: ToolFormat) -> Vec<Value> {
         let specs = self.specs().await;
         let mut out: Vec<Value> = specs.iter().map(|s| s.to_format(format)).collect();
+        self.count_specs(&specs, &out, format).await;
         let Some(mcp) = &self.mcp else { return out };
         if !self.search.active() || self.search.via == SearchVia::Router {
             return out;
@@ -270,6 +280,34 @@ impl ToolRouter {
             }
         }
         out
+    }
+
+    /// The ledger learns the tool list the model is given: `specs` as `shown` in `format`, by
+    /// server, and what the specs of the tools behind search would take.
+    async fn count_specs(&self, specs: &[ToolSpec], shown: &[Value], format: ToolFormat) {
+        let known = match &self.mcp {
+            Some(mcp) => mcp.backend.known_tools().await.tools,
+            None => Arc::default(),
+        };
+        let server_of: std::collections::HashMap<&str, &str> =
+            known.iter().map(|t| (t.qualified_name.as_str(), t.server.as_str())).collect();
+        let mut seen: Vec<SpecSeen> = specs
+            .iter()
+            .zip(shown)
+            .map(|(spec, value)| SpecSeen {
+                server: server_of.get(spec.name.as_str()).copied().unwrap_or(ROUTER).to_string(),
+                loaded: true,
+                text: value.to_string(),
+            })
+            .collect();
+        let loaded: std::collections::HashSet<&str> =
+            specs.iter().map(|s| s.name.as_str()).collect();
+        for tool in known.iter().filter(|t| !loaded.contains(t.qualified_name.as_str())) {
+            let spec = ToolSpec::for_mcp_tool(&tool.qualified_name, &tool.tool);
+            let text = spec.to_format(format).to_string();
+            seen.push(SpecSeen { server: tool.server.clone(), loaded: false, text });
+        }
+        self.ledger.specs(seen);
     }
 
     /// With tool search on: the MCP tools revealed so far, in the order they were appended to
@@ -325,15 +363,36 @@ impl ToolRouter {
     ) -> Result<ToolOutput, FunctionCallError> {
         // The backend learns the call id: request spans name it, progress events carry it.
         let call_id = call.call_id.clone();
-        mcp_backend::with_call_id(&call_id, self.route(ctx, call)).await
+        let started = std::time::Instant::now();
+        let mut cost = None;
+        let routed = mcp_backend::with_call_id(&call_id, self.route(ctx, call, &mut cost));
+        let (outcome, from_server) = crate::ledger::counting_from_server(routed).await;
+        let (server, tool) = cost.unwrap_or_else(|| (ROUTER.to_string(), "(unknown tool)".into()));
+        let failed;
+        let output = match &outcome {
+            Ok(output) => output,
+            Err(FunctionCallError::RespondToModel(why)) => {
+                failed = ToolOutput::failure(why.as_str());
+                &failed
+            }
+            Err(FunctionCallError::Fatal(_)) => return outcome,
+        };
+        self.ledger.call(&server, &tool, started.elapsed(), output, from_server);
+        outcome
     }
 
+    /// Routes the call; `cost` learns the server and tool the ledger counts it under (the
+    /// server its arguments name for the router's own tools, [`ROUTER`] when none).
     async fn route(
         &self,
         ctx: &CallContext,
         call: ToolCall,
+        cost: &mut Option<(String, String)>,
     ) -> Result<ToolOutput, FunctionCallError> {
         let ToolCall { call_id, name, arguments } = call;
+        if self.handlers.contains_key(&name) {
+            *cost = Some((ROUTER.to_string(), name.clone()));
+        }
         let resolved = match self.resolve(&name).await {
             Ok(resolved) => resolved,
             // One event rule for a server the router cannot reach, whatever the tool: a call
@@ -342,6 +401,9 @@ impl ToolRouter {
             Err(FunctionCallError::RespondToModel(why))
                 if self.mcp.is_some() && looks_qualified(&name) =>
             {
+                let rest = name.strip_prefix("mcp__").unwrap_or(&name);
+                let (server, tool) = rest.split_once("__").unwrap_or((rest, ""));
+                *cost = Some((server.to_string(), tool.to_string()));
                 return Err(unrouted(ctx, call_id, &name, arguments, why).await);
             }
             Err(error) => return Err(error),
@@ -349,10 +411,15 @@ impl ToolRouter {
         match resolved {
             Route::Function(handler) => {
                 let arguments = function_arguments(arguments)?;
+                let named = arguments.as_ref().and_then(|a| a.get("server")?.as_str());
+                if let (Some(server), Some((_, tool))) = (named, cost.as_ref()) {
+                    *cost = Some((server.to_string(), tool.clone()));
+                }
                 let invocation = ToolInvocation { call_id, tool_name: name, arguments };
                 handler.handle(ctx, invocation).await
             }
             Route::Mcp { route, server, tool } => {
+                *cost = Some((server.clone(), tool.clone()));
                 self.reveal_called(ctx, route, &server, &name).await;
                 let arguments = arguments
                     .into_value()

@@ -98,6 +98,7 @@ impl McpHandler {
         let work = async {
             let mut raw = result.await?;
             without_envelope(&mut raw);
+            crate::ledger::from_server(|| mcp_backend::json_len(&raw));
             self.follow_links(&server, &mut raw).await;
             Ok(self.budgeted(&call_id, &server, &tool, raw))
         };

@@ -219,6 +219,7 @@ impl McpReadHandler {
             .read_resource(server, uri)
             .await
             .map_err(|e| backend_failure(server, "resources/read", e))?;
+        crate::ledger::from_server(|| mcp_backend::json_len(&result));
         if let Some(expected) = expected {
             let checked = read_bytes(&result.contents, uri)
                 .and_then(|bytes| expected.entry.verify(&bytes).map_err(|e| e.to_string()));

@@ -1,0 +1,331 @@
+//! What MCP costs, added up: per server, the context its tool specs take (loaded, and what
+//! the tools behind search would take — from the last tool list the model was given), and per
+//! tool its calls, errors by kind, latency, what its outputs gave the model and what the
+//! server sent. The router records every call it dispatches and every tool list it makes;
+//! [`Ledger::run`] is the run as the ledger file keeps it, [`report`] adds runs up.
+//! Tokens are counted off the call path ([`tokens`]).
+
+pub mod store;
+pub mod tokens;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use router_protocol::{
+    LedgerReport, LedgerRun, ServerCost, ServerSpecs, ToolCalls, ToolCost, ToolOutput,
+};
+
+/// The server name of the router's own tools and of calls that name no server.
+pub const ROUTER: &str = "(router)";
+
+/// How long a report waits for the token counts queued before it.
+const FLUSH_LIMIT: Duration = Duration::from_secs(10);
+
+/// One router's ledger, shared by its calls (cheap to record into: a short lock; tokens are
+/// counted on a thread of its own).
+#[derive(Default)]
+pub struct Ledger {
+    book: Arc<Mutex<Book>>,
+    counter: tokens::Counter,
+}
+
+#[derive(Default)]
+struct Book {
+    tools: BTreeMap<(String, String), ToolCalls>,
+    specs: BTreeMap<String, ServerSpecs>,
+    /// Bumped by every tool list recorded: a count queued for an older list is dropped.
+    specs_generation: u64,
+}
+
+/// One spec the model was given (or would be, for a tool behind search).
+pub(crate) struct SpecSeen {
+    pub(crate) server: String,
+    pub(crate) loaded: bool,
+    pub(crate) text: String,
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A call of `tool` on `server` ended after `duration` with `output` (what the model
+    /// reads); the server sent `from_server` bytes for it.
+    pub(crate) fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        duration: Duration,
+        output: &ToolOutput,
+        from_server: u64,
+    ) {
+        let (text, image_bytes) = output.model_text();
+        let error = error_kind(output, &text);
+        let key = (server.to_string(), tool.to_string());
+        {
+            let mut book = self.book();
+            let row = book.tools.entry(key.clone()).or_insert_with(|| ToolCalls {
+                server: key.0.clone(),
+                tool: key.1.clone(),
+                ..ToolCalls::default()
+            });
+            row.calls += 1;
+            if let Some(kind) = error {
+                *row.errors.entry(kind.to_string()).or_default() += 1;
+            }
+            if row.durations_us.len() == LedgerRun::DURATIONS_KEPT {
+                row.durations_us.remove(0);
+            }
+            row.durations_us.push(duration.as_micros().min(u128::from(u64::MAX)) as u64);
+            row.bytes_to_model += (text.len() + image_bytes) as u64;
+            row.bytes_from_server += from_server;
+        }
+        let book = self.book.clone();
+        self.counter.count(text, move |tokens| {
+            let mut book = book.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(row) = book.tools.get_mut(&key) {
+                row.tokens_to_model += tokens;
+            }
+        });
+    }
+
+    /// The model was given a tool list: `seen` are its MCP specs by server (and the router's
+    /// own), with the specs of the tools behind search (`loaded: false`). Replaces the specs
+    /// of the list before.
+    pub(crate) fn specs(&self, seen: Vec<SpecSeen>) {
+        let generation = {
+            let mut book = self.book();
+            book.specs_generation += 1;
+            book.specs.clear();
+            for spec in &seen {
+                let row = book.specs.entry(spec.server.clone()).or_insert_with(|| ServerSpecs {
+                    server: spec.server.clone(),
+                    ..ServerSpecs::default()
+                });
+                let bytes = spec.text.len() as u64;
+                if spec.loaded {
+                    row.tools_loaded += 1;
+                    row.spec_bytes_loaded += bytes;
+                } else {
+                    row.tools_deferred += 1;
+                    row.spec_bytes_deferred += bytes;
+                }
+            }
+            book.specs_generation
+        };
+        for SpecSeen { server, loaded, text } in seen {
+            let book = self.book.clone();
+            self.counter.count(text, move |tokens| {
+                let mut book = book.lock().unwrap_or_else(|e| e.into_inner());
+                if book.specs_generation != generation {
+                    return;
+                }
+                if let Some(row) = book.specs.get_mut(&server) {
+                    match loaded {
+                        true => row.spec_tokens_loaded += tokens,
+                        false => row.spec_tokens_deferred += tokens,
+                    }
+                }
+            });
+        }
+    }
+
+    /// This run so far, as the ledger file keeps it (waits for the token counts queued).
+    pub fn run(&self) -> LedgerRun {
+        self.counter.flush(FLUSH_LIMIT);
+        let book = self.book();
+        LedgerRun {
+            at: now_unix(),
+            tokenizer: tokens::TOKENIZER.to_string(),
+            servers: book.specs.values().cloned().collect(),
+            tools: book.tools.values().cloned().collect(),
+        }
+    }
+
+    /// This run so far, added up.
+    pub fn report(&self) -> LedgerReport {
+        report(&[self.run()])
+    }
+
+    /// Whether anything was recorded (a run with nothing is not kept).
+    pub fn is_empty(&self) -> bool {
+        let book = self.book();
+        book.tools.is_empty() && book.specs.is_empty()
+    }
+}
+
+tokio::task_local! {
+    /// The bytes the server sent for the call being dispatched (set by the router around
+    /// each call, added to by the handlers that hear from a server).
+    static FROM_SERVER: Arc<std::sync::atomic::AtomicU64>;
+}
+
+/// The server sent `bytes()` bytes for the call being dispatched (measured only when a
+/// dispatch counts them).
+pub(crate) fn from_server(bytes: impl FnOnce() -> usize) {
+    let _ = FROM_SERVER.try_with(|sum| {
+        sum.fetch_add(bytes() as u64, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+/// `work` with the bytes the server sends for it counted: its output and that count.
+pub(crate) async fn counting_from_server<T>(
+    work: impl std::future::Future<Output = T>,
+) -> (T, u64) {
+    let sum = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let out = FROM_SERVER.scope(sum.clone(), work).await;
+    (out, sum.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The kind of failure `output` is (`None`: a success); `text` is what the model reads of it.
+fn error_kind(output: &ToolOutput, text: &str) -> Option<&'static str> {
+    if output.is_success() {
+        return None;
+    }
+    if let ToolOutput::Mcp { result: Ok(_) } = output {
+        return Some("tool_error");
+    }
+    let text = text.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| text.contains(w));
+    Some(if has(&["timed out", "timeout"]) {
+        "timeout"
+    } else if has(&["unsupported call", "unknown mcp server", "unknown server", "unknown tool"]) {
+        "unknown"
+    } else if has(&["refused", "not approved", "held from the model", "did not approve"]) {
+        "refused"
+    } else if has(&[
+        "failed to parse function arguments",
+        "err: tool arguments",
+        "must be provided",
+    ]) {
+        "arguments"
+    } else {
+        "failed"
+    })
+}
+
+/// `runs` added up: calls, errors and bytes summed; percentiles over every duration kept;
+/// each server's specs as its largest run had them (a config's tool list, not a sum of turns).
+pub fn report(runs: &[LedgerRun]) -> LedgerReport {
+    let mut tools: BTreeMap<(String, String), ToolCalls> = BTreeMap::new();
+    let mut specs: BTreeMap<String, ServerSpecs> = BTreeMap::new();
+    for run in runs {
+        for row in &run.tools {
+            let sum =
+                tools.entry((row.server.clone(), row.tool.clone())).or_insert_with(|| ToolCalls {
+                    server: row.server.clone(),
+                    tool: row.tool.clone(),
+                    ..Default::default()
+                });
+            sum.calls += row.calls;
+            for (kind, n) in &row.errors {
+                *sum.errors.entry(kind.clone()).or_default() += n;
+            }
+            sum.durations_us.extend(&row.durations_us);
+            sum.bytes_to_model += row.bytes_to_model;
+            sum.tokens_to_model += row.tokens_to_model;
+            sum.bytes_from_server += row.bytes_from_server;
+        }
+        for row in &run.servers {
+            let kept = specs.entry(row.server.clone()).or_default();
+            if row.spec_bytes_loaded + row.spec_bytes_deferred
+                >= kept.spec_bytes_loaded + kept.spec_bytes_deferred
+            {
+                *kept = row.clone();
+            }
+        }
+    }
+    let tool_rows: Vec<ToolCost> = tools.values().map(tool_cost).collect();
+    let loaded_total: u64 = specs.values().map(|s| s.spec_bytes_loaded).sum();
+    let mut names: Vec<&String> = specs.keys().chain(tools.keys().map(|(s, _)| s)).collect();
+    names.sort();
+    names.dedup();
+    let servers = names
+        .into_iter()
+        .map(|server| {
+            let spec = specs.get(server).cloned().unwrap_or_default();
+            let of: Vec<&ToolCalls> = tools.values().filter(|t| &t.server == server).collect();
+            let mut durations: Vec<u64> =
+                of.iter().flat_map(|t| t.durations_us.iter().copied()).collect();
+            let (p50_ms, p95_ms, max_ms) = percentiles(&mut durations);
+            ServerCost {
+                server: server.clone(),
+                tools_loaded: spec.tools_loaded,
+                spec_bytes_loaded: spec.spec_bytes_loaded,
+                spec_tokens_loaded: spec.spec_tokens_loaded,
+                tools_deferred: spec.tools_deferred,
+                spec_bytes_deferred: spec.spec_bytes_deferred,
+                spec_tokens_deferred: spec.spec_tokens_deferred,
+                context_share: match loaded_total {
+                    0 => 0.0,
+                    total => spec.spec_bytes_loaded as f64 / total as f64,
+                },
+                calls: of.iter().map(|t| t.calls).sum(),
+                errors: of.iter().flat_map(|t| t.errors.values()).sum(),
+                bytes_to_model: of.iter().map(|t| t.bytes_to_model).sum(),
+                tokens_to_model: of.iter().map(|t| t.tokens_to_model).sum(),
+                bytes_from_server: of.iter().map(|t| t.bytes_from_server).sum(),
+                p50_ms,
+                p95_ms,
+                max_ms,
+            }
+        })
+        .collect();
+    let tokenizer = runs.last().map_or(tokens::TOKENIZER, |r| r.tokenizer.as_str());
+    LedgerReport {
+        tokenizer: tokenizer.to_string(),
+        runs: runs.len() as u64,
+        since: runs.iter().map(|r| r.at).min(),
+        servers,
+        tools: tool_rows,
+    }
+}
+
+fn tool_cost(row: &ToolCalls) -> ToolCost {
+    let mut durations = row.durations_us.clone();
+    let (p50_ms, p95_ms, max_ms) = percentiles(&mut durations);
+    ToolCost {
+        server: row.server.clone(),
+        tool: row.tool.clone(),
+        calls: row.calls,
+        errors: row.errors.clone(),
+        p50_ms,
+        p95_ms,
+        max_ms,
+        bytes_to_model: row.bytes_to_model,
+        tokens_to_model: row.tokens_to_model,
+        bytes_from_server: row.bytes_from_server,
+    }
+}
+
+/// Median, 95th percentile and maximum of `durations` (microseconds), in milliseconds, by
+/// nearest rank (a value that was measured, not one between two).
+pub(crate) fn percentiles(durations: &mut [u64]) -> (f64, f64, f64) {
+    if durations.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    durations.sort_unstable();
+    let rank = |p: f64| {
+        let n = durations.len();
+        let index = ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
+        durations[index] as f64 / 1000.0
+    };
+    (rank(0.5), rank(0.95), durations[durations.len() - 1] as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! Tokens, counted with OpenAI's `o200k_base` (the `tokens` feature: `tiktoken-rs`, its
+//! vocabulary built in) or estimated as bytes / 4 and labelled so. Counting a large result
+//! takes milliseconds, so a router counts on one thread of its own ([`Counter`]), off the
+//! call path; a report waits for the counts queued before it.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// The tokenizer the counts come from, as reports name it.
+#[cfg(feature = "tokens")]
+pub const TOKENIZER: &str = "o200k_base";
+/// The tokenizer the counts come from, as reports name it.
+#[cfg(not(feature = "tokens"))]
+pub const TOKENIZER: &str = router_protocol::TOKENS_ESTIMATED;
+
+/// The tokens of `text` (see [`TOKENIZER`]).
+pub fn count(text: &str) -> u64 {
+    #[cfg(feature = "tokens")]
+    {
+        tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len() as u64
+    }
+    #[cfg(not(feature = "tokens"))]
+    {
+        text.len().div_ceil(4) as u64
+    }
+}
+
+/// A text to count and what to do with its count.
+struct Job {
+    text: String,
+    apply: Box<dyn FnOnce(u64) + Send>,
+}
+
+/// Counts texts on a thread of its own (started with the first text, ended when the counter
+/// is dropped); [`Counter::flush`] waits for what was queued.
+#[derive(Default)]
+pub(crate) struct Counter {
+    queue: Mutex<Option<mpsc::Sender<Job>>>,
+    pending: Arc<(Mutex<u64>, Condvar)>,
+}
+
+impl Counter {
+    /// Count `text`, then `apply` the count (on the counting thread). With no tokenizer the
+    /// estimate is applied at once.
+    pub(crate) fn count(&self, text: String, apply: impl FnOnce(u64) + Send + 'static) {
+        if !cfg!(feature = "tokens") || text.is_empty() {
+            apply(count(&text));
+            return;
+        }
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let sender = queue.get_or_insert_with(|| self.start());
+        *self.pending.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        if let Err(mpsc::SendError(job)) = sender.send(Job { text, apply: Box::new(apply) }) {
+            // The thread is gone (it could not start): count here.
+            *queue = None;
+            self.done();
+            (job.apply)(count(&job.text));
+        }
+    }
+
+    fn start(&self) -> mpsc::Sender<Job> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let pending = self.pending.clone();
+        let started =
+            std::thread::Builder::new().name("mcp-router-tokens".into()).spawn(move || {
+                for job in rx {
+                    (job.apply)(count(&job.text));
+                    let (left, changed) = &*pending;
+                    *left.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                    changed.notify_all();
+                }
+            });
+        if started.is_err() {
+            // No thread: the receiver is gone, so every send fails and counts in place.
+            let (dead, _) = mpsc::channel();
+            return dead;
+        }
+        tx
+    }
+
+    fn done(&self) {
+        let (left, changed) = &*self.pending;
+        let mut left = left.lock().unwrap_or_else(|e| e.into_inner());
+        *left = left.saturating_sub(1);
+        changed.notify_all();
+    }
+
+    /// Wait until every text queued so far is counted (at most `limit`: a report never
+    /// hangs; it says what was counted by then).
+    pub(crate) fn flush(&self, limit: Duration) {
+        let (left, changed) = &*self.pending;
+        let left = left.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = changed.wait_timeout_while(left, limit, |left| *left > 0);
+    }
+}
