@@ -42,6 +42,12 @@ pub const DEFAULT_TOOL_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_TOOL
 /// The logging levels, least severe first (`log_level`'s values).
 pub const LOG_LEVELS: [&str; 8] = ServerConfig::LOG_LEVELS;
 
+/// The router's state folder when a host names none: `$MCP_ROUTER_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router` (catalogs, pins, the ledger).
+pub fn default_state_dir() -> Option<std::path::PathBuf> {
+    toolcache::cache_base()
+}
+
 /// Whether `name` may name a server: what Codex accepts in a qualified tool name.
 pub fn is_valid_server_name(name: &str) -> bool {
     ServerConfig::is_valid_name(name)

@@ -10,7 +10,7 @@ use mcp_connection_manager::{
     AppsHost, DefaultHost, HostHandler, ManagerOptions, McpConnectionManager, ToolCache,
 };
 use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
-use router_protocol::{EventReceiver, EventSender, event_channel};
+use router_protocol::{EventReceiver, EventSender, LedgerReport, event_channel};
 use tool_router::{
     CallContext, FunctionCallError, SetupError, ToolCall, ToolFormat, ToolOutput, ToolRouter,
 };
@@ -37,12 +37,14 @@ pub struct Assembly {
     config: ConfigFile,
     host: Option<Arc<dyn HostHandler>>,
     events: Option<EventSender>,
+    /// Where the ledger keeps its runs (`state_dir/ledger`, else the default state folder's).
+    ledger_dir: Option<std::path::PathBuf>,
 }
 
 impl Assembly {
     /// An assembly of `config` as it is.
     pub fn new(config: ConfigFile) -> Self {
-        Self { config, host: None, events: None }
+        Self { config, host: None, events: None, ledger_dir: None }
     }
 
     /// Keep the router's state under `dir`: tool catalogs in `dir/tools` (when `tool_cache` is
@@ -62,6 +64,7 @@ impl Assembly {
         }
         let tokens = dir.join("credentials.json");
         manager.token_store = Some(mcp_connection_manager::oauth::TokenStore::at(tokens));
+        self.ledger_dir = Some(dir.join("ledger"));
         self
     }
 
@@ -119,7 +122,10 @@ impl Assembly {
         if tokio_runtime_missing() {
             return Err(StartError::NoRuntime);
         }
-        let Self { config, host, events } = self;
+        let Self { config, host, events, ledger_dir } = self;
+        let ledger_dir = ledger_dir
+            .or_else(|| mcp_connection_manager::default_state_dir().map(|d| d.join("ledger")))
+            .filter(|_| config.settings.ledger.keep);
         let options = manager_options(&config);
         let host = host_or_default(host, config.apps_ui);
         let (events, receiver) = match events {
@@ -142,7 +148,11 @@ impl Assembly {
                 return Err(e.into());
             }
         };
-        Ok(Running { router: Arc::new(router), manager, events, receiver })
+        let router = Arc::new(router);
+        let kept = ledger_dir.map(|dir| {
+            Arc::new(KeptLedger { ledger: router.ledger().clone(), dir, kept: Default::default() })
+        });
+        Ok(Running { router, manager, events, receiver, kept })
     }
 
     /// Start the servers alone, without a router: for a host that builds routers of its own
@@ -162,6 +172,22 @@ impl Assembly {
             options,
             host,
         )))
+    }
+}
+
+/// Adds this run to the ledger in `dir` (nothing when nothing was recorded); a failure to
+/// write is a warning, never the shutdown's.
+async fn keep_run(ledger: Arc<tool_router::ledger::Ledger>, dir: std::path::PathBuf) {
+    let kept = tokio::task::spawn_blocking(move || {
+        if ledger.is_empty() {
+            return Ok(());
+        }
+        tool_router::ledger::store::append(&dir, &ledger.run())
+            .map_err(|e| format!("cannot add this run to the ledger in {}: {e}", dir.display()))
+    })
+    .await;
+    if let Ok(Err(why)) = kept {
+        tracing::warn!("{why}");
     }
 }
 
@@ -210,6 +236,15 @@ pub struct Running {
     pub manager: Arc<McpConnectionManager>,
     events: EventSender,
     receiver: Option<EventReceiver>,
+    /// The ledger's folder, where the run is added at shutdown.
+    kept: Option<Arc<KeptLedger>>,
+}
+
+/// A run's ledger and the folder it is added to, once (at the first shutdown).
+struct KeptLedger {
+    ledger: Arc<tool_router::ledger::Ledger>,
+    dir: std::path::PathBuf,
+    kept: std::sync::atomic::AtomicBool,
 }
 
 impl Running {
@@ -248,7 +283,23 @@ impl Running {
 
     /// A handle that shuts this router down from anywhere (a signal handler, another task).
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle { manager: self.manager.clone(), events: self.events.clone() }
+        ShutdownHandle {
+            manager: self.manager.clone(),
+            events: self.events.clone(),
+            ledger: self.kept.clone(),
+        }
+    }
+
+    /// What MCP cost this run so far, per server and tool (the router's ledger; see
+    /// [`tool_router::ledger`]). Waits for the token counts of the calls made before it.
+    pub fn ledger(&self) -> LedgerReport {
+        self.router.ledger().report()
+    }
+
+    /// Where this run's ledger is kept when it shuts down (`None`: not kept — `ledger =
+    /// false`, or no state folder).
+    pub fn ledger_dir(&self) -> Option<&Path> {
+        self.kept.as_ref().map(|kept| kept.dir.as_path())
     }
 
     /// Shut down: every server ends (processes exited, HTTP sessions closed), one
@@ -264,12 +315,19 @@ impl Running {
 pub struct ShutdownHandle {
     manager: Arc<McpConnectionManager>,
     events: EventSender,
+    /// The ledger and its folder: the run is added there once, at the first shutdown.
+    ledger: Option<Arc<KeptLedger>>,
 }
 
 impl ShutdownHandle {
     /// See [`Running::shutdown`]. A second shutdown returns at once and sends nothing.
     pub async fn shutdown(&self) {
         self.manager.shutdown().await;
+        if let Some(kept) = &self.ledger
+            && !kept.kept.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            keep_run(kept.ledger.clone(), kept.dir.clone()).await;
+        }
         self.events.end();
     }
 }

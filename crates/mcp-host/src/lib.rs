@@ -58,6 +58,8 @@ pub mod render;
 
 pub use assembly::{Assembly, Running, ShutdownHandle, StartError};
 pub use mcp_backend::{McpBackend, McpError, SkillApproval};
+/// The router's state folder when a host names none (catalogs, pins, the ledger).
+pub use mcp_connection_manager::default_state_dir;
 /// Sign-in to servers behind OAuth (`oauth::Login`, `oauth::TokenStore`).
 pub use mcp_connection_manager::oauth;
 /// A binary that serves as the sandbox's helper (`Sandbox::helper`) calls this for
@@ -78,14 +80,16 @@ pub use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
 pub use router_protocol::{
     ContentItem, EventMsg, EventReceiver, EventSender, OutputFormat, event_channel,
 };
+/// What MCP costs: the router's ledger, its report's shapes and the file that keeps runs.
+pub use tool_router::ledger;
 pub use tool_router::{
     CallContext, FunctionCallError, RouterSettings, ToolCall, ToolFormat, ToolHandler, ToolOutput,
     ToolRouter, ToolSpec,
 };
 /// The router's settings groups (`RouterSettings::default().with(|s| …)`).
 pub use tool_router::{
-    DataSettings, EventSettings, ListSettings, OptionalTools, ReadSettings, ResultSettings,
-    SearchSettings, SearchVia, ToolSearchMode,
+    DataSettings, EventSettings, LedgerSettings, ListSettings, OptionalTools, ReadSettings,
+    ResultSettings, SearchSettings, SearchVia, ToolSearchMode,
 };
 
 /// `#[async_trait]`, for implementing [`HostHandler`], [`McpBackend`] or [`ToolHandler`].

@@ -34,6 +34,7 @@ mod process_faults;
 mod prompts;
 mod setup;
 mod shared;
+mod stats;
 mod trust;
 mod watch;
 mod wire;
@@ -120,6 +121,9 @@ enum Command {
         #[arg(long = "arg")]
         args: Vec<String>,
     },
+    /// What MCP cost: the ledger's runs added up, per server (the context its specs take,
+    /// calls, latency) and per tool (errors by kind, what the model was given).
+    Stats(stats::StatsArgs),
     /// List resources (all servers, or one page of one server).
     ListResources(human::ListArgs),
     /// List resource templates (all servers, or one page of one server).
@@ -424,6 +428,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Prompt { config, server, name, args } => {
             crate::prompts::get(&config, &server, &name, &args).await
         }
+        Command::Stats(args) => stats::run(&args),
         Command::ListResources(args) => human::list(args, tool_router::LIST_MCP_RESOURCES).await,
         Command::ListTemplates(args) => {
             human::list(args, tool_router::LIST_MCP_RESOURCE_TEMPLATES).await

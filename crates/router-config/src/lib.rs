@@ -452,6 +452,14 @@ fn parse_settings(
             "pin_tools" => switches.2 = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
+            "ledger" => settings.ledger.keep = flag()?,
+            "context_window_tokens" => settings.ledger.context_tokens = bytes(1000)? as u64,
+            "spec_share_warning" => {
+                settings.ledger.spec_share_warning =
+                    value.as_f64().filter(|share| (0.0..=1.0).contains(share)).ok_or_else(|| {
+                        err(key, format!("expected a share between 0 and 1, found {value}"))
+                    })?
+            }
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }

@@ -27,6 +27,10 @@ pub struct LedgerReport {
     pub servers: Vec<ServerCost>,
     /// Per tool of a server, sorted by server then tool.
     pub tools: Vec<ToolCost>,
+    /// A sentence per server whose loaded specs take more than the configured share of the
+    /// context (`spec_share_warning` of `context_window_tokens`), with what to do about it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One server's share.

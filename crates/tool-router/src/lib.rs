@@ -58,8 +58,8 @@ pub use search::mode::{
     ToolSearchMode, spec_bytes,
 };
 pub use settings::{
-    DataSettings, EventSettings, ListSettings, OptionalTools, ReadSettings, ResultSettings,
-    RouterSettings, SearchSettings,
+    DataSettings, EventSettings, LedgerSettings, ListSettings, OptionalTools, ReadSettings,
+    ResultSettings, RouterSettings, SearchSettings,
 };
 pub use skills::handler::{LIST_MCP_SKILLS, LOAD_MCP_SKILL};
 pub use spec::{ToolFormat, ToolSpec};

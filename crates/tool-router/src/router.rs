@@ -136,6 +136,7 @@ impl ToolRouter {
                 router.handlers.insert(spec.name.clone(), Registered { spec, handler });
             }
         }
+        router.ledger = Arc::new(Ledger::with_settings(&settings.ledger));
         router.omit_result_text = !settings.events.result_text;
         router.event_payload_bytes = (settings.events.payload_bytes
             != crate::results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES)
@@ -366,7 +367,7 @@ impl ToolRouter {
         let started = std::time::Instant::now();
         let mut cost = None;
         let routed = mcp_backend::with_call_id(&call_id, self.route(ctx, call, &mut cost));
-        let (outcome, from_server) = crate::ledger::counting_from_server(routed).await;
+        let (outcome, from_server, ended_after) = crate::ledger::measuring(routed).await;
         let (server, tool) = cost.unwrap_or_else(|| (ROUTER.to_string(), "(unknown tool)".into()));
         let failed;
         let output = match &outcome {
@@ -377,7 +378,8 @@ impl ToolRouter {
             }
             Err(FunctionCallError::Fatal(_)) => return outcome,
         };
-        self.ledger.call(&server, &tool, started.elapsed(), output, from_server);
+        let duration = ended_after.unwrap_or_else(|| started.elapsed());
+        self.ledger.call(&server, &tool, duration, output, from_server);
         outcome
     }
 

@@ -30,6 +30,8 @@ pub struct RouterSettings {
     pub search: SearchSettings,
     /// Model tools offered only when asked for.
     pub tools: OptionalTools,
+    /// The ledger of what MCP costs.
+    pub ledger: LedgerSettings,
 }
 
 impl RouterSettings {
@@ -179,6 +181,26 @@ pub struct OptionalTools {
     pub list_skills: bool,
     /// `prompt_tool` (default false): offer `get_mcp_prompt`.
     pub get_prompt: bool,
+}
+
+/// The ledger (see `tool_router::ledger`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LedgerSettings {
+    /// `ledger` (default true): keep each run's ledger in the router's state folder when it
+    /// shuts down (`mcp-router stats` adds the runs up). The running router counts either way.
+    pub keep: bool,
+    /// `context_window_tokens` (default 200,000): the model's context, for the share below.
+    pub context_tokens: u64,
+    /// `spec_share_warning` (default 0.05): a server whose loaded tool specs take more than
+    /// this share of the context is named in the ledger's warnings.
+    pub spec_share_warning: f64,
+}
+
+impl Default for LedgerSettings {
+    fn default() -> Self {
+        Self { keep: true, context_tokens: 200_000, spec_share_warning: 0.05 }
+    }
 }
 
 impl Default for ContentPolicy {

@@ -18,6 +18,7 @@ mod first_hour;
 mod host;
 mod interop;
 mod interop_era;
+mod ledger;
 mod live;
 mod load;
 mod logs;

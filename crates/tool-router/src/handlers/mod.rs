@@ -55,7 +55,9 @@ where
     if !ctx.has_listener() {
         // Nobody listens: skip building the events (the end event copies the whole payload).
         let outcome = work.await;
-        return (outcome, started.elapsed());
+        let duration = started.elapsed();
+        crate::ledger::ended_after(duration);
+        return (outcome, duration);
     }
     let limit = ctx.event_payload_bytes();
     let mut invocation = invocation;
@@ -75,6 +77,7 @@ where
     let outcome = work.await;
     let (call_id, invocation, ui_resource_uri, _) = unended.begun.take().expect("taken once");
     let duration = started.elapsed();
+    crate::ledger::ended_after(duration);
     let (result, summary) = to_event(&outcome);
     let bounded = event_bounds::result(result, limit);
     let mut result = bounded.value;

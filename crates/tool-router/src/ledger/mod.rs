@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::settings::LedgerSettings;
 use router_protocol::{
     LedgerReport, LedgerRun, ServerCost, ServerSpecs, ToolCalls, ToolCost, ToolOutput,
 };
@@ -28,6 +29,7 @@ const FLUSH_LIMIT: Duration = Duration::from_secs(10);
 pub struct Ledger {
     book: Arc<Mutex<Book>>,
     counter: tokens::Counter,
+    settings: LedgerSettings,
 }
 
 #[derive(Default)]
@@ -49,6 +51,11 @@ impl Ledger {
     /// An empty ledger.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty ledger whose reports warn as `settings` say.
+    pub fn with_settings(settings: &LedgerSettings) -> Self {
+        Self { settings: settings.clone(), ..Self::default() }
     }
 
     fn book(&self) -> std::sync::MutexGuard<'_, Book> {
@@ -150,7 +157,7 @@ impl Ledger {
 
     /// This run so far, added up.
     pub fn report(&self) -> LedgerReport {
-        report(&[self.run()])
+        report(&[self.run()], &self.settings)
     }
 
     /// Whether anything was recorded (a run with nothing is not kept).
@@ -160,31 +167,52 @@ impl Ledger {
     }
 }
 
+/// What the handlers learn of the call being dispatched: the bytes its server sent, and its
+/// duration as its end event tells it (so the ledger's latency is the events').
+#[derive(Default)]
+pub(crate) struct Measured {
+    from_server: std::sync::atomic::AtomicU64,
+    /// Microseconds plus one (0: no end event measured it).
+    duration_us: std::sync::atomic::AtomicU64,
+}
+
 tokio::task_local! {
-    /// The bytes the server sent for the call being dispatched (set by the router around
-    /// each call, added to by the handlers that hear from a server).
-    static FROM_SERVER: Arc<std::sync::atomic::AtomicU64>;
+    /// Set by the router around each call it dispatches.
+    static MEASURED: Arc<Measured>;
 }
 
 /// The server sent `bytes()` bytes for the call being dispatched (measured only when a
 /// dispatch counts them).
 pub(crate) fn from_server(bytes: impl FnOnce() -> usize) {
-    let _ = FROM_SERVER.try_with(|sum| {
-        sum.fetch_add(bytes() as u64, std::sync::atomic::Ordering::Relaxed);
+    let _ = MEASURED.try_with(|m| {
+        m.from_server.fetch_add(bytes() as u64, std::sync::atomic::Ordering::Relaxed);
     });
 }
 
-/// `work` with the bytes the server sends for it counted: its output and that count.
-pub(crate) async fn counting_from_server<T>(
+/// The call being dispatched took `duration`, as its end event says.
+pub(crate) fn ended_after(duration: Duration) {
+    let _ = MEASURED.try_with(|m| {
+        let micros = duration.as_micros().min(u128::from(u64::MAX - 1)) as u64;
+        m.duration_us.store(micros + 1, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+/// `work` measured: its output, the bytes its server sent, and its end event's duration.
+pub(crate) async fn measuring<T>(
     work: impl std::future::Future<Output = T>,
-) -> (T, u64) {
-    let sum = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let out = FROM_SERVER.scope(sum.clone(), work).await;
-    (out, sum.load(std::sync::atomic::Ordering::Relaxed))
+) -> (T, u64, Option<Duration>) {
+    let measured = Arc::new(Measured::default());
+    let out = MEASURED.scope(measured.clone(), work).await;
+    let from_server = measured.from_server.load(std::sync::atomic::Ordering::Relaxed);
+    let duration = match measured.duration_us.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        micros => Some(Duration::from_micros(micros - 1)),
+    };
+    (out, from_server, duration)
 }
 
 /// Seconds since the Unix epoch.
-pub(crate) fn now_unix() -> u64 {
+pub fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -220,7 +248,7 @@ fn error_kind(output: &ToolOutput, text: &str) -> Option<&'static str> {
 
 /// `runs` added up: calls, errors and bytes summed; percentiles over every duration kept;
 /// each server's specs as its largest run had them (a config's tool list, not a sum of turns).
-pub fn report(runs: &[LedgerRun]) -> LedgerReport {
+pub fn report(runs: &[LedgerRun], settings: &LedgerSettings) -> LedgerReport {
     let mut tools: BTreeMap<(String, String), ToolCalls> = BTreeMap::new();
     let mut specs: BTreeMap<String, ServerSpecs> = BTreeMap::new();
     for run in runs {
@@ -254,7 +282,7 @@ pub fn report(runs: &[LedgerRun]) -> LedgerReport {
     let mut names: Vec<&String> = specs.keys().chain(tools.keys().map(|(s, _)| s)).collect();
     names.sort();
     names.dedup();
-    let servers = names
+    let servers: Vec<ServerCost> = names
         .into_iter()
         .map(|server| {
             let spec = specs.get(server).cloned().unwrap_or_default();
@@ -286,13 +314,36 @@ pub fn report(runs: &[LedgerRun]) -> LedgerReport {
         })
         .collect();
     let tokenizer = runs.last().map_or(tokens::TOKENIZER, |r| r.tokenizer.as_str());
+    let warnings = warnings(&servers, settings);
     LedgerReport {
         tokenizer: tokenizer.to_string(),
         runs: runs.len() as u64,
         since: runs.iter().map(|r| r.at).min(),
         servers,
         tools: tool_rows,
+        warnings,
     }
+}
+
+/// A sentence per server whose loaded specs take more than `settings`' share of the context.
+fn warnings(servers: &[ServerCost], settings: &LedgerSettings) -> Vec<String> {
+    let context = settings.context_tokens.max(1) as f64;
+    servers
+        .iter()
+        .filter(|s| s.server != ROUTER)
+        .filter(|s| s.spec_tokens_loaded as f64 > settings.spec_share_warning * context)
+        .map(|s| {
+            format!(
+                "MCP server '{}': its {} tool specs take {} tokens, {:.1}% of a {}-token context (more than the {:.1}% of spec_share_warning); turn tool search on (tool_search = \"on\") or keep the tools you use (enabled_tools / disabled_tools)",
+                s.server,
+                s.tools_loaded,
+                s.spec_tokens_loaded,
+                100.0 * s.spec_tokens_loaded as f64 / context,
+                settings.context_tokens,
+                100.0 * settings.spec_share_warning,
+            )
+        })
+        .collect()
 }
 
 fn tool_cost(row: &ToolCalls) -> ToolCost {

@@ -100,7 +100,8 @@ fn runs_add_up_and_percentiles_span_them() {
             ..Default::default()
         }],
     };
-    let report = report(&[run(100, vec![1000, 2000]), run(50, vec![3000, 4000])]);
+    let runs = [run(100, vec![1000, 2000]), run(50, vec![3000, 4000])];
+    let report = report(&runs, &LedgerSettings::default());
     assert_eq!((report.runs, report.since), (2, Some(50)));
     let tool = &report.tools[0];
     assert_eq!((tool.calls, tool.bytes_to_model), (4, 20));
@@ -140,5 +141,31 @@ fn the_file_is_bounded_rotated_and_a_corrupt_one_set_aside() {
         aside
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .any(|n| n.contains(".corrupt-"))
+    );
+}
+
+#[test]
+fn a_server_whose_specs_take_more_than_their_share_is_named_with_what_to_do() {
+    let mut settings = LedgerSettings::default();
+    settings.context_tokens = 1000;
+    settings.spec_share_warning = 0.01;
+    let ledger = Ledger::with_settings(&settings);
+    let spec = |server: &str, text: String| SpecSeen { server: server.into(), loaded: true, text };
+    let big = "a tool that does many things ".repeat(10);
+    ledger.specs(vec![
+        spec("big", big.clone()),
+        spec("small", "x".into()),
+        spec(ROUTER, big.clone()),
+    ]);
+    let report = ledger.report();
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    let tokens = tokens::count(&big);
+    assert!(tokens > 10, "{tokens}");
+    assert_eq!(
+        report.warnings[0],
+        format!(
+            "MCP server 'big': its 1 tool specs take {tokens} tokens, {:.1}% of a 1000-token context (more than the 1.0% of spec_share_warning); turn tool search on (tool_search = \"on\") or keep the tools you use (enabled_tools / disabled_tools)",
+            tokens as f64 / 10.0
+        )
     );
 }

@@ -1,0 +1,222 @@
+//! `mcp-router stats`: what MCP cost, from the ledger's runs (every router that used the state
+//! folder — `exec`, `serve`, the one-shot commands, an embedded host — adds its run when it
+//! shuts down): per server, the context its specs take and its calls; per tool, calls,
+//! errors, latency, what the model was given against what the server sent.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use mcp_host::events::{LedgerReport, ServerCost};
+use mcp_host::ledger;
+
+/// `mcp-router stats`'s arguments.
+#[derive(clap::Args)]
+pub(crate) struct StatsArgs {
+    /// Only the runs that ended within this long: `90s`, `30m`, `12h`, `7d` (default: every
+    /// run the ledger keeps).
+    #[arg(long)]
+    since: Option<String>,
+    /// Print the `LedgerReport` JSON (`mcp_host::events::LedgerReport`).
+    #[arg(long)]
+    json: bool,
+    /// The state folder whose `ledger/` is read (default: `$MCP_ROUTER_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`; a host's `state_dir`).
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+}
+
+/// Prints the report; exit 0 (with `no runs kept yet` when there are none).
+pub(crate) fn run(args: &StatsArgs) -> anyhow::Result<i32> {
+    let base = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => mcp_host::default_state_dir()
+            .context("no state folder: set MCP_ROUTER_CACHE_DIR, XDG_CACHE_HOME or HOME")?,
+    };
+    let since = match args.since.as_deref() {
+        None => None,
+        Some(text) => Some(ledger::now_unix().saturating_sub(parse_since(text)?.as_secs())),
+    };
+    let loaded = ledger::store::load(&base.join("ledger"), since);
+    for warning in &loaded.warnings {
+        eprintln!("mcp-router: warning: {warning}");
+    }
+    let report = ledger::report(&loaded.runs, &mcp_host::LedgerSettings::default());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", table(&report));
+    }
+    Ok(0)
+}
+
+/// `30m`, `12h`, `7d`, `90s` as a duration.
+fn parse_since(text: &str) -> anyhow::Result<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok().filter(|_| !number.is_empty()).with_context(|| {
+        format!("--since: expected a number and a unit (90s, 30m, 12h, 7d), found `{text}`")
+    })?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => bail!("--since: the unit must be s, m, h or d (90s, 30m, 12h, 7d), found `{text}`"),
+    };
+    Ok(Duration::from_secs(n.saturating_mul(seconds)))
+}
+
+/// The report as the terminal shows it: a line on the runs, the servers, the tools, the
+/// warnings, and which server takes the most context and which is slowest.
+pub(crate) fn table(report: &LedgerReport) -> String {
+    if report.runs == 0 {
+        return "no runs kept yet (a router adds its run to the ledger when it shuts down)\n"
+            .to_string();
+    }
+    let mut out = format!("{} runs; tokens: {}\n\n", report.runs, report.tokenizer);
+    let header = [
+        "SERVER",
+        "SPECS",
+        "SPEC TOKENS",
+        "SHARE",
+        "BEHIND SEARCH",
+        "CALLS",
+        "ERRORS",
+        "P50",
+        "P95",
+        "TO MODEL",
+        "TOKENS",
+        "FROM SERVER",
+    ];
+    let rows: Vec<Vec<String>> = report
+        .servers
+        .iter()
+        .map(|s| {
+            vec![
+                s.server.clone(),
+                s.tools_loaded.to_string(),
+                s.spec_tokens_loaded.to_string(),
+                format!("{:.0}%", 100.0 * s.context_share),
+                format!("{} ({} tokens)", s.tools_deferred, s.spec_tokens_deferred),
+                s.calls.to_string(),
+                s.errors.to_string(),
+                ms(s.p50_ms),
+                ms(s.p95_ms),
+                bytes(s.bytes_to_model),
+                s.tokens_to_model.to_string(),
+                bytes(s.bytes_from_server),
+            ]
+        })
+        .collect();
+    out += &columns(&header, &rows);
+    let header = [
+        "SERVER",
+        "TOOL",
+        "CALLS",
+        "ERRORS",
+        "P50",
+        "P95",
+        "MAX",
+        "TO MODEL",
+        "TOKENS",
+        "FROM SERVER",
+    ];
+    let rows: Vec<Vec<String>> = report
+        .tools
+        .iter()
+        .map(|t| {
+            let errors: Vec<String> = t.errors.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            vec![
+                t.server.clone(),
+                t.tool.clone(),
+                t.calls.to_string(),
+                if errors.is_empty() { "0".into() } else { errors.join(", ") },
+                ms(t.p50_ms),
+                ms(t.p95_ms),
+                ms(t.max_ms),
+                bytes(t.bytes_to_model),
+                t.tokens_to_model.to_string(),
+                bytes(t.bytes_from_server),
+            ]
+        })
+        .collect();
+    out += "\n";
+    out += &columns(&header, &rows);
+    let servers = || report.servers.iter().filter(|s| s.server != ledger::ROUTER);
+    let most = servers().max_by(|a, b| a.spec_tokens_loaded.cmp(&b.spec_tokens_loaded));
+    let slowest = servers().filter(|s| s.calls > 0).max_by(|a, b| a.p95_ms.total_cmp(&b.p95_ms));
+    out += "\n";
+    if let Some(ServerCost { server, spec_tokens_loaded, context_share, .. }) = most {
+        out += &format!(
+            "most context: {server} ({spec_tokens_loaded} spec tokens, {:.0}% of the specs)\n",
+            100.0 * context_share
+        );
+    }
+    if let Some(ServerCost { server, p95_ms, .. }) = slowest {
+        out += &format!("slowest: {server} (p95 {})\n", ms(*p95_ms));
+    }
+    for warning in &report.warnings {
+        out += &format!("warning: {warning}\n");
+    }
+    out
+}
+
+/// Milliseconds as people read them.
+fn ms(value: f64) -> String {
+    match value {
+        v if v >= 1000.0 => format!("{:.2} s", v / 1000.0),
+        v if v >= 10.0 => format!("{v:.0} ms"),
+        v => format!("{v:.1} ms"),
+    }
+}
+
+/// Bytes as people read them.
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1 << 20)),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+/// Left-aligned columns, two spaces apart.
+fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> =
+            cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}", w = *w)).collect();
+        padded.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    for row in rows {
+        out += &line(row.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_a_number_and_a_unit() {
+        assert_eq!(parse_since("90s").expect("ok"), Duration::from_secs(90));
+        assert_eq!(parse_since("7d").expect("ok"), Duration::from_secs(7 * 86_400));
+        for bad in ["", "h", "7", "7w", "-1h"] {
+            let error = parse_since(bad).expect_err(bad).to_string();
+            assert!(error.starts_with("--since:"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn no_runs_says_so() {
+        assert!(table(&LedgerReport::default()).starts_with("no runs kept yet"));
+    }
+}
