@@ -58,6 +58,8 @@ pub(crate) struct ManagedServer {
     pub(crate) state: watch::Sender<ServerState>,
     /// Restarts so far (reset after a stable run).
     restarts: AtomicU32,
+    /// Every restart since the manager started (never reset): what the ledger counts.
+    pub(crate) restarted: AtomicU32,
     /// The resources the model read from this server, watched across restarts.
     pub(crate) watched: Arc<mcp_connection::Watched>,
     /// The last `WWW-Authenticate` challenge a request to it met (a 401 or a 403
@@ -158,6 +160,7 @@ impl Servers {
             config,
             state,
             restarts: AtomicU32::new(0),
+            restarted: AtomicU32::new(0),
             watched,
             challenge: Arc::default(),
             list_generation,
@@ -194,6 +197,7 @@ impl Servers {
         let managed = ManagedServer {
             state: watch::channel(failed).0,
             restarts: AtomicU32::new(0),
+            restarted: AtomicU32::new(0),
             watched: Arc::new(mcp_connection::Watched::new(0)),
             challenge: Arc::default(),
             list_generation: Arc::default(),
@@ -383,6 +387,7 @@ impl Servers {
         }
         let server = &managed.config.name;
         let attempt = managed.restarts.fetch_add(1, Ordering::SeqCst) + 1;
+        managed.restarted.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(%server, attempt, %reason, "restarting MCP server");
         self.events.send(EventMsg::McpServerRestarting(McpServerRestartingEvent {
             server: server.clone(),

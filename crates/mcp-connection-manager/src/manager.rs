@@ -225,6 +225,15 @@ impl McpConnectionManager {
         told
     }
 
+    /// Each server's restarts since this manager started, by name (what the ledger counts).
+    pub fn restart_counts(&self) -> Vec<(String, u32)> {
+        let all = self.servers.servers.snapshot();
+        let count = |m: &crate::lifecycle::ManagedServer| {
+            m.restarted.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        all.iter().map(|(name, managed)| (name.clone(), count(managed))).collect()
+    }
+
     /// For each ready stdio server, the process id of the server itself (for diagnostics and
     /// tests; see [`McpConnectionManager::process_groups`] for the guard heading its group).
     pub fn child_pids(&self) -> Vec<(String, u32)> {

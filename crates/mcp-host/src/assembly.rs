@@ -175,6 +175,19 @@ impl Assembly {
     }
 }
 
+/// The ledger learns from `manager` each server's restarts and held definitions.
+fn tell_facts(ledger: &tool_router::ledger::Ledger, manager: &McpConnectionManager) {
+    let mut held: std::collections::BTreeMap<String, u64> = Default::default();
+    for (server, _, _) in manager.held_definitions() {
+        *held.entry(server).or_default() += 1;
+    }
+    let facts = manager.restart_counts().into_iter().map(|(server, restarts)| {
+        let held = held.get(&server).copied().unwrap_or(0);
+        (server, u64::from(restarts), held)
+    });
+    ledger.server_facts(facts.collect::<Vec<_>>());
+}
+
 /// Adds this run to the ledger in `dir` (nothing when nothing was recorded); a failure to
 /// write is a warning, never the shutdown's.
 async fn keep_run(ledger: Arc<tool_router::ledger::Ledger>, dir: std::path::PathBuf) {
@@ -293,6 +306,7 @@ impl Running {
     /// What MCP cost this run so far, per server and tool (the router's ledger; see
     /// [`tool_router::ledger`]). Waits for the token counts of the calls made before it.
     pub fn ledger(&self) -> LedgerReport {
+        tell_facts(self.router.ledger(), &self.manager);
         self.router.ledger().report()
     }
 
@@ -322,6 +336,9 @@ pub struct ShutdownHandle {
 impl ShutdownHandle {
     /// See [`Running::shutdown`]. A second shutdown returns at once and sends nothing.
     pub async fn shutdown(&self) {
+        if let Some(kept) = &self.ledger {
+            tell_facts(&kept.ledger, &self.manager);
+        }
         self.manager.shutdown().await;
         if let Some(kept) = &self.ledger
             && !kept.kept.swap(true, std::sync::atomic::Ordering::SeqCst)

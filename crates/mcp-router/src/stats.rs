@@ -20,6 +20,10 @@ pub(crate) struct StatsArgs {
     /// Print the `LedgerReport` JSON (`mcp_host::events::LedgerReport`).
     #[arg(long)]
     json: bool,
+    /// The config whose `context_window_tokens` and `spec_share_warning` the warnings follow
+    /// (default: their defaults, 200,000 and 0.05).
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// The state folder whose `ledger/` is read (default: `$MCP_ROUTER_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`; a host's `state_dir`).
     #[arg(long)]
@@ -41,7 +45,14 @@ pub(crate) fn run(args: &StatsArgs) -> anyhow::Result<i32> {
     for warning in &loaded.warnings {
         eprintln!("mcp-router: warning: {warning}");
     }
-    let report = ledger::report(&loaded.runs, &mcp_host::LedgerSettings::default());
+    let settings = match &args.config {
+        Some(path) => {
+            let strictness = router_config::Strictness::Lenient;
+            router_config::load_config_file_with(path, strictness)?.settings.ledger
+        }
+        None => mcp_host::LedgerSettings::default(),
+    };
+    let report = ledger::report(&loaded.runs, &settings);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -89,6 +100,8 @@ pub(crate) fn table(report: &LedgerReport) -> String {
         "TO MODEL",
         "TOKENS",
         "FROM SERVER",
+        "RESTARTS",
+        "HELD",
     ];
     let rows: Vec<Vec<String>> = report
         .servers
@@ -107,6 +120,8 @@ pub(crate) fn table(report: &LedgerReport) -> String {
                 bytes(s.bytes_to_model),
                 s.tokens_to_model.to_string(),
                 bytes(s.bytes_from_server),
+                s.restarts.to_string(),
+                s.held.to_string(),
             ]
         })
         .collect();
@@ -185,8 +200,8 @@ fn bytes(n: u64) -> String {
 fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
         }
     }
     let line = |cells: Vec<String>| {
@@ -213,6 +228,59 @@ mod tests {
             let error = parse_since(bad).expect_err(bad).to_string();
             assert!(error.starts_with("--since:"), "{bad}: {error}");
         }
+    }
+
+    /// The table as a user reads it (servers, tools, the two lines, the warnings).
+    #[test]
+    fn the_table() {
+        let tool = |server: &str, tool: &str, calls: u64, ms: f64| mcp_host::events::ToolCost {
+            server: server.into(),
+            tool: tool.into(),
+            calls,
+            errors: [("timeout".to_string(), 1)].into_iter().filter(|_| calls > 2).collect(),
+            p50_ms: ms,
+            p95_ms: ms * 3.0,
+            max_ms: ms * 3.0,
+            bytes_to_model: 2048 * calls,
+            tokens_to_model: 500 * calls,
+            bytes_from_server: 9000 * calls,
+        };
+        let tools =
+            vec![tool("fetch", "fetch", 3, 400.0), tool("github", "search_issues", 2, 90.0)];
+        let runs = [mcp_host::events::LedgerRun {
+            at: 1,
+            tokenizer: "o200k_base".into(),
+            servers: ["fetch", "github"]
+                .iter()
+                .zip([(1, 300), (30, 12_000)])
+                .map(|(server, (tools, bytes))| mcp_host::events::ServerSpecs {
+                    server: server.to_string(),
+                    tools_loaded: tools,
+                    spec_bytes_loaded: bytes,
+                    spec_tokens_loaded: bytes / 4,
+                    restarts: u64::from(*server == "fetch"),
+                    ..Default::default()
+                })
+                .collect(),
+            tools: tools
+                .iter()
+                .map(|t| mcp_host::events::ToolCalls {
+                    server: t.server.clone(),
+                    tool: t.tool.clone(),
+                    calls: t.calls,
+                    errors: t.errors.clone(),
+                    durations_us: (0..t.calls)
+                        .map(|i| (t.p50_ms * 1000.0) as u64 * (i + 1))
+                        .collect(),
+                    bytes_to_model: t.bytes_to_model,
+                    tokens_to_model: t.tokens_to_model,
+                    bytes_from_server: t.bytes_from_server,
+                })
+                .collect(),
+        }];
+        let mut settings = mcp_host::LedgerSettings::default();
+        settings.context_tokens = 50_000;
+        insta::assert_snapshot!(table(&ledger::report(&runs, &settings)));
     }
 
     #[test]

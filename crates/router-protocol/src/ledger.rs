@@ -53,6 +53,13 @@ pub struct ServerCost {
     pub spec_tokens_deferred: u64,
     /// Its loaded specs' share of every loaded spec byte (0 to 1).
     pub context_share: f64,
+    /// Times it was restarted (its process died, its connection closed), over the runs.
+    #[serde(default)]
+    pub restarts: u64,
+    /// Its definitions held from the model (pinned, changed, not approved) at the end of the
+    /// latest run.
+    #[serde(default)]
+    pub held: u64,
     /// The sums of its tools' rows.
     pub calls: u64,
     /// Failed calls of its tools, every kind.
@@ -136,6 +143,12 @@ pub struct ServerSpecs {
     pub spec_bytes_deferred: u64,
     /// Tokens their specs would take.
     pub spec_tokens_deferred: u64,
+    /// Its restarts in the run.
+    #[serde(default)]
+    pub restarts: u64,
+    /// Its definitions held from the model when the run ended.
+    #[serde(default)]
+    pub held: u64,
 }
 
 /// A tool's calls in a run.
@@ -158,4 +171,75 @@ pub struct ToolCalls {
     pub tokens_to_model: u64,
     /// Bytes the server sent.
     pub bytes_from_server: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> LedgerReport {
+        LedgerReport {
+            tokenizer: "o200k_base".into(),
+            runs: 2,
+            since: Some(1_765_000_000),
+            servers: vec![ServerCost {
+                server: "github".into(),
+                tools_loaded: 40,
+                spec_bytes_loaded: 48_000,
+                spec_tokens_loaded: 11_500,
+                tools_deferred: 2,
+                spec_bytes_deferred: 900,
+                spec_tokens_deferred: 210,
+                context_share: 0.8,
+                restarts: 1,
+                held: 0,
+                calls: 3,
+                errors: 1,
+                bytes_to_model: 5000,
+                tokens_to_model: 1200,
+                bytes_from_server: 9000,
+                p50_ms: 120.5,
+                p95_ms: 800.25,
+                max_ms: 800.25,
+            }],
+            tools: vec![ToolCost {
+                server: "github".into(),
+                tool: "search_issues".into(),
+                calls: 3,
+                errors: BTreeMap::from([("timeout".to_string(), 1)]),
+                p50_ms: 120.5,
+                p95_ms: 800.25,
+                max_ms: 800.25,
+                bytes_to_model: 5000,
+                tokens_to_model: 1200,
+                bytes_from_server: 9000,
+            }],
+            warnings: vec!["MCP server 'github': …".into()],
+        }
+    }
+
+    /// `mcp-router stats --json` and `Running::ledger`: a contract, changed on purpose.
+    #[test]
+    fn the_report_shape() {
+        insta::assert_json_snapshot!(report());
+    }
+
+    #[test]
+    fn a_run_reads_back_as_written_and_older_lines_without_facts_still_read() {
+        let run = LedgerRun {
+            at: 5,
+            tokenizer: "o200k_base".into(),
+            servers: vec![ServerSpecs { server: "a".into(), restarts: 2, ..Default::default() }],
+            tools: vec![ToolCalls {
+                server: "a".into(),
+                tool: "t".into(),
+                calls: 1,
+                ..Default::default()
+            }],
+        };
+        let line = serde_json::to_string(&run).expect("json");
+        assert_eq!(serde_json::from_str::<LedgerRun>(&line).expect("back"), run);
+        let older = r#"{"at":1,"tokenizer":"x","servers":[{"server":"a","tools_loaded":0,"spec_bytes_loaded":0,"spec_tokens_loaded":0,"tools_deferred":0,"spec_bytes_deferred":0,"spec_tokens_deferred":0}],"tools":[]}"#;
+        assert_eq!(serde_json::from_str::<LedgerRun>(older).expect("older").servers[0].restarts, 0);
+    }
 }

@@ -236,3 +236,37 @@ fn ledger_false_keeps_no_run_and_bad_values_are_refused_naming_the_key() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_server_that_crashed_is_counted_as_restarted_and_its_failed_call_by_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (config, state) = (config(&dir), dir.path().join("state"));
+    let mut exec = ExecSession::spawn({
+        let mut command = exec_command(&config);
+        command.env("MCP_ROUTER_CACHE_DIR", &state);
+        command
+    });
+    exec.send(&json!({"call_id": "1", "name": "mcp__notes__crash", "arguments": {}}));
+    exec.output("1");
+    exec.send(&json!({"call_id": "2", "name": "mcp__notes__echo", "arguments": {"text": "x"}}));
+    let after = exec.output("2");
+    assert_eq!(model_text(&after), "Echo: x", "restarted by the next call: {after}");
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+    let (stdout, stderr, code) = stats(&state, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).expect("the report");
+    let servers = report["servers"].as_array().expect("servers");
+    let notes = servers.iter().find(|s| s["server"] == "notes").expect("notes");
+    assert_eq!(
+        (&notes["restarts"], &notes["calls"], &notes["errors"]),
+        (&json!(1), &json!(2), &json!(1))
+    );
+    let docs = servers.iter().find(|s| s["server"] == "docs");
+    assert!(docs.is_none_or(|docs| docs["restarts"] == 0), "{docs:?}");
+    let crash =
+        report["tools"].as_array().expect("tools").iter().find(|t| t["tool"] == "crash").cloned();
+    assert_eq!(crash.expect("crash")["errors"], json!({"failed": 1}));
+    let (table, _, _) = stats(&state, &[]);
+    assert!(table.contains("RESTARTS"), "{table}");
+}

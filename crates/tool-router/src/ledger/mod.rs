@@ -38,6 +38,8 @@ struct Book {
     specs: BTreeMap<String, ServerSpecs>,
     /// Bumped by every tool list recorded: a count queued for an older list is dropped.
     specs_generation: u64,
+    /// Each server's restarts and held definitions, as the manager last told them.
+    facts: BTreeMap<String, (u64, u64)>,
 }
 
 /// One spec the model was given (or would be, for a tool behind search).
@@ -143,14 +145,33 @@ impl Ledger {
         }
     }
 
+    /// What the connection manager knows of each server: its restarts so far and its
+    /// definitions held from the model now (replacing what it said before).
+    pub fn server_facts(&self, facts: impl IntoIterator<Item = (String, u64, u64)>) {
+        let mut book = self.book();
+        book.facts =
+            facts.into_iter().map(|(server, restarts, held)| (server, (restarts, held))).collect();
+    }
+
     /// This run so far, as the ledger file keeps it (waits for the token counts queued).
     pub fn run(&self) -> LedgerRun {
         self.counter.flush(FLUSH_LIMIT);
         let book = self.book();
+        let mut servers = book.specs.clone();
+        for (server, (restarts, held)) in &book.facts {
+            if *restarts == 0 && *held == 0 {
+                continue;
+            }
+            let row = servers.entry(server.clone()).or_insert_with(|| ServerSpecs {
+                server: server.clone(),
+                ..ServerSpecs::default()
+            });
+            (row.restarts, row.held) = (*restarts, *held);
+        }
         LedgerRun {
             at: now_unix(),
             tokenizer: tokens::TOKENIZER.to_string(),
-            servers: book.specs.values().cloned().collect(),
+            servers: servers.into_values().collect(),
             tools: book.tools.values().cloned().collect(),
         }
     }
@@ -251,7 +272,16 @@ fn error_kind(output: &ToolOutput, text: &str) -> Option<&'static str> {
 pub fn report(runs: &[LedgerRun], settings: &LedgerSettings) -> LedgerReport {
     let mut tools: BTreeMap<(String, String), ToolCalls> = BTreeMap::new();
     let mut specs: BTreeMap<String, ServerSpecs> = BTreeMap::new();
+    // Restarts add up; held definitions are the latest run's (runs come oldest first).
+    let mut restarts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut held: BTreeMap<String, u64> = BTreeMap::new();
     for run in runs {
+        for row in &run.servers {
+            *restarts.entry(row.server.clone()).or_default() += row.restarts;
+        }
+        if !run.servers.is_empty() {
+            held = run.servers.iter().map(|row| (row.server.clone(), row.held)).collect();
+        }
         for row in &run.tools {
             let sum =
                 tools.entry((row.server.clone(), row.tool.clone())).or_insert_with(|| ToolCalls {
@@ -279,7 +309,12 @@ pub fn report(runs: &[LedgerRun], settings: &LedgerSettings) -> LedgerReport {
     }
     let tool_rows: Vec<ToolCost> = tools.values().map(tool_cost).collect();
     let loaded_total: u64 = specs.values().map(|s| s.spec_bytes_loaded).sum();
-    let mut names: Vec<&String> = specs.keys().chain(tools.keys().map(|(s, _)| s)).collect();
+    let mut names: Vec<&String> = specs
+        .keys()
+        .chain(tools.keys().map(|(s, _)| s))
+        .chain(restarts.iter().filter(|(_, n)| **n > 0).map(|(s, _)| s))
+        .chain(held.iter().filter(|(_, n)| **n > 0).map(|(s, _)| s))
+        .collect();
     names.sort();
     names.dedup();
     let servers: Vec<ServerCost> = names
@@ -302,6 +337,8 @@ pub fn report(runs: &[LedgerRun], settings: &LedgerSettings) -> LedgerReport {
                     0 => 0.0,
                     total => spec.spec_bytes_loaded as f64 / total as f64,
                 },
+                restarts: restarts.get(server).copied().unwrap_or(0),
+                held: held.get(server).copied().unwrap_or(0),
                 calls: of.iter().map(|t| t.calls).sum(),
                 errors: of.iter().flat_map(|t| t.errors.values()).sum(),
                 bytes_to_model: of.iter().map(|t| t.bytes_to_model).sum(),
