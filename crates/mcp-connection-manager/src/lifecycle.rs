@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use crate::options::ManagerOptions;
 use crate::restart::{self, Observed, RestartPolicy, STABLE_UPTIME, Step};
 use crate::server_map::{ServerMap, Snapshot};
-use crate::start::{StartServer, fingerprint};
+use crate::start::StartServer;
 use crate::toolcache::CatalogSlot;
 use mcp_connection::HostHandler;
 use mcp_connection::ServerConfig;
@@ -310,41 +310,6 @@ impl Servers {
         if won {
             tracing::info!(server = %managed.config.name, "starting lazy MCP server on first use");
             self.spawn_start(managed, self.options.lifecycle.restart_backoff);
-        }
-    }
-
-    /// The fingerprint of the credentials stored for an HTTP server (0 for none, or for a
-    /// stdio server).
-    fn fingerprint(&self, config: &ServerConfig) -> u64 {
-        fingerprint(self.options.token_store.as_ref(), config)
-    }
-
-    /// A ready server's requests are refused for want of sign-in (its token expired and could
-    /// not be refreshed, or was revoked): it is marked failed with the login hint, and
-    /// `mcp_server_failed` says so, once per connection.
-    pub(crate) fn signed_out(&self, server: &str, conn: &SharedConnection, sign_in: &SignIn) {
-        let Some(managed) = self.servers.get(server) else { return };
-        let credentials = self.fingerprint(&managed.config);
-        let error = sign_in.advice(server);
-        let replaced = managed.state.send_if_modified(|state| {
-            let current =
-                matches!(state, ServerState::Ready { conn: c, .. } if Arc::ptr_eq(c, conn));
-            if current {
-                *state = ServerState::Failed {
-                    error: error.as_str().into(),
-                    retry_at: Instant::now(),
-                    signed_out: Some(SignedOut { sign_in: sign_in.clone(), credentials }),
-                };
-            }
-            current
-        });
-        if replaced {
-            tracing::warn!(%server, "MCP server needs sign-in again");
-            self.events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
-                server: server.to_string(),
-                elapsed: Duration::ZERO,
-                error,
-            }));
         }
     }
 

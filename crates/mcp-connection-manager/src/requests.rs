@@ -1,17 +1,58 @@
 //! Requests to one server, as every part of the manager (and a followed task) sends them:
 //! bounded by the server's tool timeout, a failure classified (a broken connection marked dead,
-//! a refused sign-in remembered), and sent once more on a new connection when that cannot repeat
+//! a refused sign-in remembered: `Servers::signed_out`), and sent once more on a new connection when that cannot repeat
 //! an effect.
 
 use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use router_protocol::{EventMsg, McpServerFailedEvent};
+use tokio::time::Instant;
 
 use mcp_backend::{McpError, SignIn};
-use mcp_connection::SharedConnection;
 use mcp_connection::{Exchange, ExchangeError, Final, Retry, Round};
+use mcp_connection::{ServerConfig, SharedConnection};
 
-use crate::lifecycle::Servers;
+use crate::lifecycle::{ServerState, Servers, SignedOut};
+use crate::start::fingerprint;
 
 impl Servers {
+    /// The fingerprint of the credentials stored for an HTTP server (0 for none, or for a
+    /// stdio server).
+    pub(crate) fn fingerprint(&self, config: &ServerConfig) -> u64 {
+        fingerprint(self.options.token_store.as_ref(), config)
+    }
+
+    /// A ready server's requests are refused for want of sign-in (its token expired and could
+    /// not be refreshed, or was revoked): it is marked failed with the login hint, and
+    /// `mcp_server_failed` says so, once per connection.
+    pub(crate) fn signed_out(&self, server: &str, conn: &SharedConnection, sign_in: &SignIn) {
+        let Some(managed) = self.servers.get(server) else { return };
+        let credentials = self.fingerprint(&managed.config);
+        let error = sign_in.advice(server);
+        let replaced = managed.state.send_if_modified(|state| {
+            let current =
+                matches!(state, ServerState::Ready { conn: c, .. } if Arc::ptr_eq(c, conn));
+            if current {
+                *state = ServerState::Failed {
+                    error: error.as_str().into(),
+                    retry_at: Instant::now(),
+                    signed_out: Some(SignedOut { sign_in: sign_in.clone(), credentials }),
+                };
+            }
+            current
+        });
+        if replaced {
+            tracing::warn!(%server, "MCP server needs sign-in again");
+            self.events.send(EventMsg::McpServerFailed(McpServerFailedEvent {
+                server: server.to_string(),
+                elapsed: Duration::ZERO,
+                error,
+            }));
+        }
+    }
+
     /// `completion/complete` on one server for `argument` of `reference` (a resource template
     /// or a prompt), with its request span.
     pub(crate) async fn complete(

@@ -87,6 +87,16 @@ pub(crate) fn table(report: &LedgerReport) -> String {
             .to_string();
     }
     let mut out = format!("{} runs; tokens: {}\n\n", report.runs, report.tokenizer);
+    out += &server_table(report);
+    out += "\n";
+    out += &tool_table(report);
+    out += "\n";
+    out += &summary(report);
+    out
+}
+
+/// A row per server.
+fn server_table(report: &LedgerReport) -> String {
     let header = [
         "SERVER",
         "SPECS",
@@ -125,7 +135,11 @@ pub(crate) fn table(report: &LedgerReport) -> String {
             ]
         })
         .collect();
-    out += &columns(&header, &rows);
+    columns(&header, &rows)
+}
+
+/// A row per tool.
+fn tool_table(report: &LedgerReport) -> String {
     let header = [
         "SERVER",
         "TOOL",
@@ -157,12 +171,15 @@ pub(crate) fn table(report: &LedgerReport) -> String {
             ]
         })
         .collect();
-    out += "\n";
-    out += &columns(&header, &rows);
+    columns(&header, &rows)
+}
+
+/// Which server takes the most context, which is slowest, and the warnings.
+fn summary(report: &LedgerReport) -> String {
+    let mut out = String::new();
     let servers = || report.servers.iter().filter(|s| s.server != ledger::ROUTER);
     let most = servers().max_by(|a, b| a.spec_tokens_loaded.cmp(&b.spec_tokens_loaded));
     let slowest = servers().filter(|s| s.calls > 0).max_by(|a, b| a.p95_ms.total_cmp(&b.p95_ms));
-    out += "\n";
     if let Some(ServerCost { server, spec_tokens_loaded, context_share, .. }) = most {
         out += &format!(
             "most context: {server} ({spec_tokens_loaded} spec tokens, {:.0}% of the specs)\n",

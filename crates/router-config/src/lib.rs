@@ -317,14 +317,17 @@ const TIMED_SETTINGS: [&str; 5] = [
     "background_tasks_after_sec",
 ];
 
-/// A setting of time: `None` when `key` is not one, else whether `value` could be used (the
-/// error's `expected …` words).
-fn timed_setting(
+/// A setting parsed on its own — one of time, or one of the ledger's: `None` when `key` is
+/// not one, else whether `value` could be used (the error's `expected …` words).
+fn own_setting(
     key: &str,
     value: &Value,
     settings: &mut RouterSettings,
     manager: &mut ManagerOptions,
 ) -> Option<Result<(), String>> {
+    if ["ledger", "context_window_tokens", "spec_share_warning"].contains(&key) {
+        return Some(ledger_setting(key, value, &mut settings.ledger));
+    }
     TIMED_SETTINGS.contains(&key).then(|| set_timed(key, value, settings, manager))
 }
 
@@ -414,7 +417,7 @@ fn parse_settings(
     let mut manager = ManagerOptions::default();
     let mut switches = (true, false, true);
     for (key, value) in table {
-        if let Some(timed) = timed_setting(key, value, &mut settings, &mut manager) {
+        if let Some(timed) = own_setting(key, value, &mut settings, &mut manager) {
             timed.map_err(|e| err(key, e))?;
             continue;
         }
@@ -452,20 +455,40 @@ fn parse_settings(
             "pin_tools" => switches.2 = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
-            "ledger" => settings.ledger.keep = flag()?,
-            "context_window_tokens" => settings.ledger.context_tokens = bytes(1000)? as u64,
-            "spec_share_warning" => {
-                settings.ledger.spec_share_warning =
-                    value.as_f64().filter(|share| (0.0..=1.0).contains(share)).ok_or_else(|| {
-                        err(key, format!("expected a share between 0 and 1, found {value}"))
-                    })?
-            }
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }
         }
     }
     Ok((settings, manager, switches))
+}
+
+/// One of the ledger's keys (`ledger`, `context_window_tokens`, `spec_share_warning`).
+fn ledger_setting(
+    key: &str,
+    value: &Value,
+    ledger: &mut tool_router::LedgerSettings,
+) -> Result<(), String> {
+    match key {
+        "ledger" => {
+            ledger.keep =
+                value.as_bool().ok_or_else(|| format!("expected true or false, found {value}"))?
+        }
+        "context_window_tokens" => {
+            ledger.context_tokens = value
+                .as_u64()
+                .filter(|n| *n >= 1000)
+                .ok_or_else(|| format!("expected a whole number of at least 1000, found {value}"))?
+        }
+        _ => {
+            ledger.spec_share_warning =
+                value
+                    .as_f64()
+                    .filter(|share| (0.0..=1.0).contains(share))
+                    .ok_or_else(|| format!("expected a share between 0 and 1, found {value}"))?
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -400,8 +400,10 @@ fn every_dependency_is_used() {
             .parse()
             .expect("TOML");
         let src = rust_text(&krate.join("src"));
-        let all =
-            src.clone() + &rust_text(&krate.join("tests")) + &rust_text(&krate.join("benches"));
+        let all = src.clone()
+            + &rust_text(&krate.join("tests"))
+            + &rust_text(&krate.join("benches"))
+            + &rust_text(&krate.join("examples"));
         let name = krate.file_name().expect("name").to_string_lossy().into_owned();
         found.extend(
             unused(&manifest, "dependencies", &src).into_iter().map(|d| format!("{name}: {d}")),

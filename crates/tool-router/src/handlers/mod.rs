@@ -55,9 +55,7 @@ where
     if !ctx.has_listener() {
         // Nobody listens: skip building the events (the end event copies the whole payload).
         let outcome = work.await;
-        let duration = started.elapsed();
-        crate::ledger::ended_after(duration);
-        return (outcome, duration);
+        return (outcome, ended(started));
     }
     let limit = ctx.event_payload_bytes();
     let mut invocation = invocation;
@@ -76,8 +74,7 @@ where
     };
     let outcome = work.await;
     let (call_id, invocation, ui_resource_uri, _) = unended.begun.take().expect("taken once");
-    let duration = started.elapsed();
-    crate::ledger::ended_after(duration);
+    let duration = ended(started);
     let (result, summary) = to_event(&outcome);
     let bounded = event_bounds::result(result, limit);
     let mut result = bounded.value;
@@ -102,6 +99,13 @@ where
         summary,
     })));
     (outcome, duration)
+}
+
+/// The time since `started`: the call's duration, as its end event and the ledger have it.
+fn ended(started: Instant) -> Duration {
+    let duration = started.elapsed();
+    crate::ledger::ended_after(duration);
+    duration
 }
 
 /// The model's call the host dropped before it finished (exec's `cancel`, a cancelled turn):

@@ -283,20 +283,8 @@ pub fn report(runs: &[LedgerRun], settings: &LedgerSettings) -> LedgerReport {
             held = run.servers.iter().map(|row| (row.server.clone(), row.held)).collect();
         }
         for row in &run.tools {
-            let sum =
-                tools.entry((row.server.clone(), row.tool.clone())).or_insert_with(|| ToolCalls {
-                    server: row.server.clone(),
-                    tool: row.tool.clone(),
-                    ..Default::default()
-                });
-            sum.calls += row.calls;
-            for (kind, n) in &row.errors {
-                *sum.errors.entry(kind.clone()).or_default() += n;
-            }
-            sum.durations_us.extend(&row.durations_us);
-            sum.bytes_to_model += row.bytes_to_model;
-            sum.tokens_to_model += row.tokens_to_model;
-            sum.bytes_from_server += row.bytes_from_server;
+            let key = (row.server.clone(), row.tool.clone());
+            add_calls(tools.entry(key).or_default(), row);
         }
         for row in &run.servers {
             let kept = specs.entry(row.server.clone()).or_default();
@@ -322,32 +310,11 @@ pub fn report(runs: &[LedgerRun], settings: &LedgerSettings) -> LedgerReport {
         .map(|server| {
             let spec = specs.get(server).cloned().unwrap_or_default();
             let of: Vec<&ToolCalls> = tools.values().filter(|t| &t.server == server).collect();
-            let mut durations: Vec<u64> =
-                of.iter().flat_map(|t| t.durations_us.iter().copied()).collect();
-            let (p50_ms, p95_ms, max_ms) = percentiles(&mut durations);
-            ServerCost {
-                server: server.clone(),
-                tools_loaded: spec.tools_loaded,
-                spec_bytes_loaded: spec.spec_bytes_loaded,
-                spec_tokens_loaded: spec.spec_tokens_loaded,
-                tools_deferred: spec.tools_deferred,
-                spec_bytes_deferred: spec.spec_bytes_deferred,
-                spec_tokens_deferred: spec.spec_tokens_deferred,
-                context_share: match loaded_total {
-                    0 => 0.0,
-                    total => spec.spec_bytes_loaded as f64 / total as f64,
-                },
-                restarts: restarts.get(server).copied().unwrap_or(0),
-                held: held.get(server).copied().unwrap_or(0),
-                calls: of.iter().map(|t| t.calls).sum(),
-                errors: of.iter().flat_map(|t| t.errors.values()).sum(),
-                bytes_to_model: of.iter().map(|t| t.bytes_to_model).sum(),
-                tokens_to_model: of.iter().map(|t| t.tokens_to_model).sum(),
-                bytes_from_server: of.iter().map(|t| t.bytes_from_server).sum(),
-                p50_ms,
-                p95_ms,
-                max_ms,
-            }
+            let facts = (
+                restarts.get(server).copied().unwrap_or(0),
+                held.get(server).copied().unwrap_or(0),
+            );
+            server_cost(server, spec, &of, loaded_total, facts)
         })
         .collect();
     let tokenizer = runs.last().map_or(tokens::TOKENIZER, |r| r.tokenizer.as_str());
@@ -381,6 +348,56 @@ fn warnings(servers: &[ServerCost], settings: &LedgerSettings) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// `row`'s calls added to `sum` (named after `row`).
+fn add_calls(sum: &mut ToolCalls, row: &ToolCalls) {
+    if sum.server.is_empty() {
+        (sum.server, sum.tool) = (row.server.clone(), row.tool.clone());
+    }
+    sum.calls += row.calls;
+    for (kind, n) in &row.errors {
+        *sum.errors.entry(kind.clone()).or_default() += n;
+    }
+    sum.durations_us.extend(&row.durations_us);
+    sum.bytes_to_model += row.bytes_to_model;
+    sum.tokens_to_model += row.tokens_to_model;
+    sum.bytes_from_server += row.bytes_from_server;
+}
+
+/// One server's row: its specs, the sums of its tools' rows, its `(restarts, held)`.
+fn server_cost(
+    server: &str,
+    spec: ServerSpecs,
+    of: &[&ToolCalls],
+    loaded_total: u64,
+    (restarts, held): (u64, u64),
+) -> ServerCost {
+    let mut durations: Vec<u64> = of.iter().flat_map(|t| t.durations_us.iter().copied()).collect();
+    let (p50_ms, p95_ms, max_ms) = percentiles(&mut durations);
+    ServerCost {
+        server: server.to_string(),
+        tools_loaded: spec.tools_loaded,
+        spec_bytes_loaded: spec.spec_bytes_loaded,
+        spec_tokens_loaded: spec.spec_tokens_loaded,
+        tools_deferred: spec.tools_deferred,
+        spec_bytes_deferred: spec.spec_bytes_deferred,
+        spec_tokens_deferred: spec.spec_tokens_deferred,
+        context_share: match loaded_total {
+            0 => 0.0,
+            total => spec.spec_bytes_loaded as f64 / total as f64,
+        },
+        restarts,
+        held,
+        calls: of.iter().map(|t| t.calls).sum(),
+        errors: of.iter().flat_map(|t| t.errors.values()).sum(),
+        bytes_to_model: of.iter().map(|t| t.bytes_to_model).sum(),
+        tokens_to_model: of.iter().map(|t| t.tokens_to_model).sum(),
+        bytes_from_server: of.iter().map(|t| t.bytes_from_server).sum(),
+        p50_ms,
+        p95_ms,
+        max_ms,
+    }
 }
 
 fn tool_cost(row: &ToolCalls) -> ToolCost {
