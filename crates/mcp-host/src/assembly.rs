@@ -304,10 +304,16 @@ impl Running {
     }
 
     /// What MCP cost this run so far, per server and tool (the router's ledger; see
-    /// [`tool_router::ledger`]). Waits for the token counts of the calls made before it.
-    pub fn ledger(&self) -> LedgerReport {
-        tell_facts(self.router.ledger(), &self.manager);
-        self.router.ledger().report()
+    /// [`tool_router::ledger`]). Waits for the token counts of the calls made before it (on a
+    /// blocking thread, not the caller's).
+    pub async fn ledger(&self) -> LedgerReport {
+        let ledger = self.router.ledger().clone();
+        tell_facts(&ledger, &self.manager);
+        let counted = ledger.clone();
+        match tokio::task::spawn_blocking(move || counted.report()).await {
+            Ok(report) => report,
+            Err(_) => ledger.report(),
+        }
     }
 
     /// Where this run's ledger is kept when it shuts down (`None`: not kept — `ledger =

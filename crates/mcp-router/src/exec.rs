@@ -317,6 +317,9 @@ impl Session {
                     }),
                 }
             }
+            ExecInput::Ledger => Box::pin(async move {
+                Some(ExecOutput::Ledger { report: Box::new(running.ledger().await) })
+            }),
             ExecInput::ListSkills => {
                 Box::pin(async move { Some(ExecOutput::Skills(running.router.skills().await)) })
             }

@@ -262,8 +262,7 @@ mod tests {
             tokens_to_model: 500 * calls,
             bytes_from_server: 9000 * calls,
         };
-        let tools =
-            vec![tool("fetch", "fetch", 3, 400.0), tool("github", "search_issues", 2, 90.0)];
+        let tools = [tool("fetch", "fetch", 3, 400.0), tool("github", "search_issues", 2, 90.0)];
         let runs = [mcp_host::events::LedgerRun {
             at: 1,
             tokenizer: "o200k_base".into(),

@@ -8,6 +8,8 @@
 //! - `{"type": "take_notices"}`;
 //! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten);
 //! - `{"type": "list_skills"}` (every server's skills, for the host's prompt);
+//! - `{"type": "ledger"}` (what MCP cost so far this run: the answer is `{"type": "ledger",
+//!   "report": LedgerReport}`);
 //! - `{"type": "list_prompts"}` and `{"type": "get_prompt", "server", "name", "arguments"?}`
 //!   (prompts, for slash commands);
 //! - `{"type": "cancel", "call_id": "…"}` (the host gives up a call in flight);
@@ -43,6 +45,8 @@ pub enum ExecInput {
     ResetTools,
     /// Every server's skills (SEP-2640).
     ListSkills,
+    /// What MCP cost so far this run (the ledger).
+    Ledger,
     /// Every server's prompts.
     ListPrompts,
     /// One prompt, with arguments (an object of strings).
@@ -302,6 +306,7 @@ impl Fields {
             Some("take_notices") => ExecInput::TakeNotices,
             Some("reset_tools") => ExecInput::ResetTools,
             Some("list_skills") => ExecInput::ListSkills,
+            Some("ledger") => ExecInput::Ledger,
             Some("list_prompts") => ExecInput::ListPrompts,
             Some("read_ui_resource") => ExecInput::ReadUiResource {
                 server: need(self.server, "server")?,
@@ -375,6 +380,11 @@ pub enum ExecOutput {
     },
     /// The answer to `list_skills`: `{"type": "skills", "skills": […], "errors"?}`.
     Skills(crate::skills::Skills),
+    /// The answer to `ledger`: `{"type": "ledger", "report": LedgerReport}`.
+    Ledger {
+        /// What MCP cost so far this run, per server and tool.
+        report: Box<crate::LedgerReport>,
+    },
     /// The answer to `list_prompts`: `{"type": "prompts", "prompts": […], "errors"?,
     /// }`.
     Prompts(crate::prompts::Prompts),

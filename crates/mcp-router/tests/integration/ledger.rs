@@ -40,6 +40,9 @@ fn calls() -> Vec<Value> {
     ]
 }
 
+/// A tool's calls, bytes and tokens given to the model, and its end events' durations.
+type Expected = (u64, u64, u64, Vec<f64>);
+
 /// One exec run with its state in `state`: the tools it gave the model, its stdout lines.
 fn run_exec(config: &Path, state: &Path) -> (Vec<Value>, Vec<Value>) {
     let mut exec = ExecSession::spawn({
@@ -96,7 +99,7 @@ fn stats_tells_what_exec_gave_the_model_in_its_own_bytes_tokens_and_durations() 
     let count = mcp_host::ledger::tokens::count;
 
     // Per tool: the outputs' text, byte for byte and token for token; the end events' durations.
-    let mut expected: BTreeMap<(String, String), (u64, u64, u64, Vec<f64>)> = BTreeMap::new();
+    let mut expected: BTreeMap<(String, String), Expected> = BTreeMap::new();
     for end in lines.iter().filter(|l| l["type"] == "mcp_tool_call_end") {
         let invocation = &end["invocation"];
         let key = (

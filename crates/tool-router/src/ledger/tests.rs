@@ -146,9 +146,8 @@ fn the_file_is_bounded_rotated_and_a_corrupt_one_set_aside() {
 
 #[test]
 fn a_server_whose_specs_take_more_than_their_share_is_named_with_what_to_do() {
-    let mut settings = LedgerSettings::default();
-    settings.context_tokens = 1000;
-    settings.spec_share_warning = 0.01;
+    let settings =
+        LedgerSettings { context_tokens: 1000, spec_share_warning: 0.01, ..Default::default() };
     let ledger = Ledger::with_settings(&settings);
     let spec = |server: &str, text: String| SpecSeen { server: server.into(), loaded: true, text };
     let big = "a tool that does many things ".repeat(10);
