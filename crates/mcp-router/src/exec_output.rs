@@ -65,8 +65,8 @@ struct WithId<'a> {
 }
 
 impl Outgoing {
-    /// What the live view makes of it: outputs and error lines (answers to requests are not
-    /// shown).
+    /// What the live view makes of it: outputs, error lines and the ledger (other answers to
+    /// requests are not shown).
     fn view_item(&self) -> Option<ViewItem> {
         match &self.line {
             ExecOutput::FunctionCallOutput { call_id, output } => {
@@ -78,6 +78,7 @@ impl Outgoing {
                     text: if ok { String::new() } else { crate::watch::output_text(output) },
                 })
             }
+            ExecOutput::Ledger { report } => Some(ViewItem::Ledger(report.clone())),
             ExecOutput::Error { message, call_id, line } => Some(ViewItem::Error {
                 message: message.clone(),
                 line: *line,

@@ -17,15 +17,14 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
 use router_protocol::EventMsg;
 
+#[path = "live_panels.rs"]
+mod panels;
 #[path = "live_text.rs"]
 mod text;
-use text::{
-    CALL_TOOL_MIN, NARROW_SERVER_COLUMNS, cut, first_line, keep_columns, name_room, progress_text,
-    shown_names, tools_cell,
-};
+use text::{CALL_TOOL_MIN, cut, first_line, name_room, progress_text, shown_names};
 
 /// Most finished calls kept (the oldest are dropped first).
 const MAX_CALLS: usize = 500;
@@ -94,6 +93,8 @@ pub(crate) enum ViewItem {
     },
     /// A line for the notices panel (e.g. "the demo has finished").
     Notice(String),
+    /// What MCP cost so far (the ledger), for the costs panel.
+    Ledger(Box<router_protocol::LedgerReport>),
 }
 
 impl From<EventMsg> for ViewItem {
@@ -131,6 +132,9 @@ pub(crate) struct LiveState {
     events: u64,
     /// The stream ended (exec or the recording finished).
     ended: bool,
+    /// The ledger as last received, and whether its panel replaces the calls (`c`).
+    ledger: Option<Box<router_protocol::LedgerReport>>,
+    show_costs: bool,
 }
 
 impl LiveState {
@@ -144,6 +148,8 @@ impl LiveState {
             selected: None,
             events: 0,
             ended: false,
+            ledger: None,
+            show_costs: false,
         }
     }
 
@@ -168,6 +174,7 @@ impl LiveState {
                 self.notice(format!("error{call}{line}: {message}"));
             }
             ViewItem::Notice(text) => self.notice(text),
+            ViewItem::Ledger(report) => self.ledger = Some(report),
         }
     }
 
@@ -394,6 +401,7 @@ impl LiveState {
         match code {
             KeyCode::Char('q') | KeyCode::Esc => return true,
             KeyCode::Char('c') if modifiers.contains(KeyModifiers::CONTROL) => return true,
+            KeyCode::Char('c') => self.show_costs = !self.show_costs,
             KeyCode::Char('p') | KeyCode::Char(' ') => match self.paused.take() {
                 Some(queued) => {
                     for item in queued {
@@ -467,7 +475,10 @@ impl LiveState {
         );
         frame.render_widget(self.servers_table(width), servers);
         let room = calls.height.saturating_sub(3) as usize;
-        frame.render_widget(self.calls_table(now, room, width), calls);
+        match self.show_costs {
+            true => frame.render_widget(self.costs(width, calls.height), calls),
+            false => frame.render_widget(self.calls_table(now, room, width), calls),
+        }
         frame.render_widget(self.detail(now), detail);
         let shown = notices.height.saturating_sub(2) as usize;
         let lines: Vec<Line<'_>> = self
@@ -481,7 +492,7 @@ impl LiveState {
             notices,
         );
         frame.render_widget(
-            Paragraph::new("q quit   p pause   ↑/↓ select a call")
+            Paragraph::new("q quit   p pause   ↑/↓ select a call   c costs")
                 .style(Style::new().fg(Color::DarkGray)),
             footer,
         );
@@ -492,63 +503,6 @@ impl LiveState {
     fn names(&self, room: usize) -> (u16, BTreeMap<String, String>) {
         let servers = self.servers.keys().map(String::as_str);
         shown_names(servers.chain(self.calls.iter().map(|c| c.server.as_str())), room)
-    }
-
-    /// The servers; a terminal under 100 columns leaves out protocol, resources and restarts.
-    fn servers_table(&self, columns: u16) -> Table<'_> {
-        let narrow = columns < 100;
-        let (width, names) = self.names(name_room(columns));
-        let rows = self.servers.iter().map(move |(name, s)| {
-            let (phase, color) = match s.phase {
-                ServerPhase::Idle => ("idle", Color::Gray),
-                ServerPhase::Starting => ("starting", Color::Yellow),
-                ServerPhase::Ready => ("ready", Color::Green),
-                ServerPhase::Failed => ("failed", Color::Red),
-                ServerPhase::Restarting => ("restarting", Color::Yellow),
-                ServerPhase::Stopped => ("stopped", Color::Gray),
-            };
-            let mut cells = vec![
-                Cell::from(names.get(name).cloned().unwrap_or_default()),
-                Cell::from(s.transport.as_str()),
-                Cell::from(phase).style(Style::new().fg(color)),
-                Cell::from(s.protocol.as_str()),
-                Cell::from(tools_cell(s.tools, s.held.len())),
-                Cell::from(if s.resources { "yes" } else { "" }),
-                Cell::from(s.restarts.to_string()),
-                Cell::from(s.last_error.as_deref().unwrap_or("")),
-            ];
-            if narrow {
-                keep_columns(&mut cells, NARROW_SERVER_COLUMNS);
-            }
-            Row::new(cells)
-        });
-        let mut widths = vec![
-            Constraint::Length(width),
-            Constraint::Length(15),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(12),
-            Constraint::Length(9),
-            Constraint::Length(8),
-            Constraint::Min(10),
-        ];
-        let mut header = vec![
-            "server",
-            "transport",
-            "state",
-            "protocol",
-            "tools",
-            "resources",
-            "restarts",
-            "last error",
-        ];
-        if narrow {
-            keep_columns(&mut widths, NARROW_SERVER_COLUMNS);
-            keep_columns(&mut header, NARROW_SERVER_COLUMNS);
-        }
-        Table::new(rows, widths)
-            .header(Row::new(header).style(Style::new().add_modifier(Modifier::BOLD)))
-            .block(Block::new().borders(Borders::ALL).title(" servers "))
     }
 
     /// The calls shown in `room` rows, oldest first: the selected one, then those in flight,

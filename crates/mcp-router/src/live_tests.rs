@@ -420,3 +420,59 @@ fn held_definitions_are_counted_until_approved() {
     state.push(changed(DefinitionKind::Prompt, "add", DefinitionDecision::Approved), now);
     assert_eq!(docs_row(&state), before);
 }
+
+/// The ledger's report the costs panel draws: three servers, one of them slow and failing.
+fn costs_report() -> router_protocol::LedgerReport {
+    let server = |name: &str, share: f64, tokens: u64, p95: f64, calls: u64, errors: u64| {
+        router_protocol::ServerCost {
+            server: name.into(),
+            tools_loaded: tokens / 100,
+            spec_tokens_loaded: tokens,
+            context_share: share,
+            calls,
+            errors,
+            p95_ms: p95,
+            ..Default::default()
+        }
+    };
+    router_protocol::LedgerReport {
+        tokenizer: "o200k_base".into(),
+        runs: 1,
+        since: Some(1),
+        servers: vec![
+            server("docs", 0.25, 877, 52.4, 3, 0),
+            server("github_enterprise_server", 0.7, 2400, 1250.0, 5, 2),
+            server("notes", 0.05, 150, 0.0, 0, 0),
+        ],
+        tools: vec![],
+        warnings: vec!["MCP server 'github_enterprise_server': its 24 tool specs take …".into()],
+    }
+}
+
+/// `c` shows the costs in place of the calls, at 80×24 and 160×45: a row per server with the
+/// most context first, bars for its share and its p95, a dash before its first call, the
+/// warnings; `c` again brings the calls back. Before any ledger the panel says how one comes.
+#[test]
+fn the_costs_panel_at_80x24_and_160x45() {
+    let (mut state, now) = scripted();
+    state.key(KeyCode::Char('c'), KeyModifiers::NONE, now);
+    let waiting = render(&state, now, 80, 24);
+    assert!(waiting.contains("no ledger yet"), "{waiting}");
+    state.push(ViewItem::Ledger(Box::new(costs_report())), now);
+    let small = render(&state, now, 80, 24);
+    insta::assert_snapshot!("live_costs_80x24", small);
+    let rows: Vec<&str> = small.lines().filter(|l| l.contains('█') || l.contains('░')).collect();
+    assert_eq!(rows.len(), 3, "{small}");
+    assert!(rows[0].contains("github_enterpri") && rows[0].contains("1.25 s"), "{small}");
+    assert!(rows[2].contains("notes") && rows[2].contains('—'), "{small}");
+    assert!(small.lines().all(|l| l.chars().count() <= 80), "{small}");
+    let large = render(&state, now, 160, 45);
+    insta::assert_snapshot!("live_costs_160x45", large);
+    assert!(
+        large.contains("5 calls, 2 failed") && large.contains("warning: MCP server"),
+        "{large}"
+    );
+    state.key(KeyCode::Char('c'), KeyModifiers::NONE, now);
+    let calls = render(&state, now, 80, 24);
+    assert!(!calls.contains("costs, tokens") && calls.contains("call-3"), "{calls}");
+}

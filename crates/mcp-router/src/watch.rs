@@ -58,7 +58,7 @@ pub(crate) fn watch(file: Option<&std::path::Path>) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// An exec line that is not an event, for the view: an output or an error line.
+/// An exec line that is not an event, for the view: an output, an error line or the ledger.
 fn view_item(value: &serde_json::Value) -> Option<ViewItem> {
     let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
     match value["type"].as_str()? {
@@ -71,6 +71,7 @@ fn view_item(value: &serde_json::Value) -> Option<ViewItem> {
                 text: output_text(&output),
             })
         }
+        "ledger" => Some(ViewItem::Ledger(serde_json::from_value(value["report"].clone()).ok()?)),
         "error" => Some(ViewItem::Error {
             message: text(&value["message"]).unwrap_or_default(),
             line: value["line"].as_u64(),

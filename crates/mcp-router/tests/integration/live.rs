@@ -312,3 +312,40 @@ fn watch_replays_a_recording_in_the_view() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// The ledger a host asked for in an exec stream (`{"type": "ledger"}`) is the costs panel of
+/// `watch` on that stream: `c` shows each server's bars in a real terminal.
+#[test]
+fn watch_shows_the_ledger_of_a_recorded_stream_as_bars() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = one_server(&dir);
+    // The host asks for the ledger once its calls are answered.
+    let mut exec = crate::exec::ExecSession::spawn({
+        let mut command = exec_command(&config);
+        command.env("MCP_ROUTER_CACHE_DIR", dir.path().join("cache"));
+        command
+    });
+    for call in calls() {
+        exec.send(&call);
+        exec.output(call["call_id"].as_str().expect("id"));
+    }
+    exec.send(&json!({"type": "ledger"}));
+    let ledger = exec.line("the ledger", |v| v["type"] == "ledger");
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let stream = dir.path().join("stream.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&stream, text).expect("write the stream");
+    let servers = ledger["report"]["servers"].as_array().expect("servers");
+    let docs = servers.iter().find(|s| s["server"] == "docs").expect("docs");
+    assert_eq!((&docs["server"], &docs["calls"]), (&json!("docs"), &json!(4)), "{ledger}");
+    let tmux = Tmux::start(&format!("'{ROUTER}' watch '{}'; sleep 60", stream.display()));
+    tmux.wait_for("the calls", |s| s.contains("mcp__docs__echo") || s.contains(" echo "));
+    tmux.keys("c");
+    let screen = tmux.wait_for("the costs panel", |s| s.contains("costs, tokens: o200k_base"));
+    assert!(
+        screen.lines().any(|l| l.contains("docs") && l.contains('█') && l.contains(" ms")),
+        "{screen}"
+    );
+    tmux.keys("q");
+}
