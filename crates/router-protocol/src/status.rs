@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// The shared router's status answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouterStatus {
     /// The router's process id.
     pub pid: u32,
@@ -28,7 +28,7 @@ pub struct RouterStatus {
 }
 
 /// One open session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionStatus {
     /// Its id (call ids of its model are `s<id>-<n>`).
     pub id: u64,
@@ -42,6 +42,15 @@ pub struct SessionStatus {
     pub calls_in_flight: usize,
     /// Its calls so far (a call refused for the per-session cap is not counted).
     pub calls: u64,
+    /// Tokens of the tool specs it was last given (its `tools/list`), as the ledger counts them.
+    #[serde(default)]
+    pub spec_tokens: u64,
+    /// Tokens its calls' outputs gave its model.
+    #[serde(default)]
+    pub tokens_to_model: u64,
+    /// Its part of every session's tokens (specs and outputs), 0 to 1.
+    #[serde(default)]
+    pub share: f64,
 }
 
 /// One server the router runs.
@@ -183,6 +192,9 @@ mod tests {
                 client: Some("claude-code 2.1.0".to_string()),
                 calls_in_flight: 1,
                 calls: 7,
+                spec_tokens: 3100,
+                tokens_to_model: 900,
+                share: 1.0,
             }],
             servers: vec![
                 server("docs", Scope::everyone()),

@@ -253,7 +253,7 @@ impl ToolRouter {
     pub async fn tool_list(&self, format: ToolFormat) -> Vec<Value> {
         let specs = self.specs().await;
         let mut out: Vec<Value> = specs.iter().map(|s| s.to_format(format)).collect();
-        self.count_specs(&specs, &out, format).await;
+        self.count_tool_list(&specs, &out, format).await;
         let Some(mcp) = &self.mcp else { return out };
         if !self.search.active() || self.search.via == SearchVia::Router {
             return out;
@@ -276,9 +276,11 @@ impl ToolRouter {
         out
     }
 
-    /// The ledger learns the tool list the model is given: `specs` as `shown` in `format`, by
-    /// server, and what the specs of the tools behind search would take.
-    async fn count_specs(&self, specs: &[ToolSpec], shown: &[Value], format: ToolFormat) {
+    /// The ledger learns the tool list the model is given: `specs` as `shown` (each spec as the
+    /// host sent it: in a provider's format, or as an MCP `Tool`), by server, and what the specs
+    /// of the tools behind search would take in `format`. [`ToolRouter::tool_list`] tells it
+    /// itself; a host that gives the model [`ToolRouter::specs`] in a shape of its own calls this.
+    pub async fn count_tool_list(&self, specs: &[ToolSpec], shown: &[Value], format: ToolFormat) {
         let known = match &self.mcp {
             Some(mcp) => mcp.backend.known_tools().await.tools,
             None => Arc::default(),

@@ -70,7 +70,12 @@ impl ServerHandler for SessionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         locked(&self.shared.peers).insert(self.id, context.peer.clone());
-        let tools = self.router.specs().await.into_iter().map(to_tool).collect();
+        let specs = self.router.specs().await;
+        let tools: Vec<_> = specs.iter().cloned().map(to_tool).collect();
+        // The ledger counts what this session's client was given, as it was given.
+        let shown: Vec<serde_json::Value> =
+            tools.iter().map(|t| serde_json::to_value(t).unwrap_or_default()).collect();
+        self.router.count_tool_list(&specs, &shown, mcp_host::ToolFormat::OpenAi).await;
         Ok(ListToolsResult::with_all_items(tools))
     }
 

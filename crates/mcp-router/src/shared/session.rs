@@ -27,6 +27,9 @@ pub(crate) struct Shared {
     settings: RouterSettings,
     events: EventSender,
     sessions: Mutex<BTreeMap<u64, SessionInfo>>,
+    /// Each open session's ledger (its router's), for `status`; a session's run is kept when
+    /// it ends.
+    ledgers: Mutex<BTreeMap<u64, Arc<mcp_host::ledger::Ledger>>>,
     next_session: AtomicU64,
     /// Open sessions; `idle_since` is when it last fell to zero (`None` while one is open),
     /// watched by `serve` for its idle timeout.
@@ -66,6 +69,7 @@ impl Shared {
             settings,
             events,
             sessions: Mutex::default(),
+            ledgers: Mutex::default(),
             next_session: AtomicU64::new(1),
             open: AtomicUsize::new(0),
             idle_since: tokio::sync::watch::Sender::new(Some(Instant::now())),
@@ -104,8 +108,12 @@ impl Shared {
             client: None,
             calls_in_flight: 0,
             calls: 0,
+            spec_tokens: 0,
+            tokens_to_model: 0,
+            share: 0.0,
         };
         locked(&self.sessions).insert(id, info);
+        locked(&self.ledgers).insert(id, router.ledger().clone());
         self.open.fetch_add(1, Ordering::SeqCst);
         self.idle_since.send_replace(None);
         tracing::info!(session = id, transport, "session opened");
@@ -130,7 +138,19 @@ impl Shared {
 
     /// The sessions now, by id.
     pub(crate) fn sessions(&self) -> Vec<SessionInfo> {
-        locked(&self.sessions).values().cloned().collect()
+        let mut sessions: Vec<SessionInfo> = locked(&self.sessions).values().cloned().collect();
+        let ledgers = locked(&self.ledgers).clone();
+        for session in &mut sessions {
+            let Some(ledger) = ledgers.get(&session.id) else { continue };
+            let run = ledger.run_now();
+            session.spec_tokens = run.servers.iter().map(|s| s.spec_tokens_loaded).sum();
+            session.tokens_to_model = run.tools.iter().map(|t| t.tokens_to_model).sum();
+        }
+        let all: u64 = sessions.iter().map(|s| s.spec_tokens + s.tokens_to_model).sum();
+        for session in sessions.iter_mut().filter(|_| all > 0) {
+            session.share = (session.spec_tokens + session.tokens_to_model) as f64 / all as f64;
+        }
+        sessions
     }
 
     /// The sessions' clients.
@@ -183,6 +203,24 @@ impl Shared {
     }
 }
 
+/// A session's run added to the ledger in the default state folder, off the runtime's threads
+/// (nothing when it recorded nothing; a failure to write is a warning).
+fn keep_run(ledger: Arc<mcp_host::ledger::Ledger>) {
+    let Some(dir) = mcp_host::default_state_dir().map(|d| d.join("ledger")) else { return };
+    let keep = move || {
+        if ledger.is_empty() {
+            return;
+        }
+        if let Err(e) = mcp_host::ledger::store::append(&dir, &ledger.run()) {
+            tracing::warn!("cannot add a session's run to the ledger in {}: {e}", dir.display());
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(keep)),
+        Err(_) => keep(),
+    }
+}
+
 fn unix_seconds(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
@@ -201,6 +239,10 @@ impl Drop for SessionGuard {
     fn drop(&mut self) {
         locked(&self.tasks).drain(..).for_each(|task| task.abort());
         locked(&self.shared.sessions).remove(&self.id);
+        let ledger = locked(&self.shared.ledgers).remove(&self.id);
+        if let Some(ledger) = ledger.filter(|_| self.shared.settings.ledger.keep) {
+            keep_run(ledger);
+        }
         locked(&self.shared.peers).remove(&self.id);
         self.shared.changes.forget(self.id);
         for group in &self.groups {

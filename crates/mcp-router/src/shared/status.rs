@@ -165,11 +165,14 @@ fn describe(status: &RouterStatus, approve: &str) -> Vec<String> {
     lines.push(format!("sessions: {}", status.sessions.len()));
     for s in &status.sessions {
         lines.push(format!(
-            "  #{} {} {} calls, {} in flight",
+            "  #{} {} {} calls, {} in flight; {} spec tokens, {} tokens of outputs ({:.0}% of the sessions')",
             s.id,
             s.client.as_deref().unwrap_or(&s.transport),
             s.calls,
-            s.calls_in_flight
+            s.calls_in_flight,
+            s.spec_tokens,
+            s.tokens_to_model,
+            100.0 * s.share
         ));
     }
     lines.push("servers:".to_string());

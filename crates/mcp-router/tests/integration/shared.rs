@@ -279,6 +279,18 @@ async fn agents_share_one_process_per_server_and_keep_their_own_sessions() {
     let (_, text) = call(&c, "mcp__docs__ask", json!({})).await;
     assert_eq!(text, r#"accepted: {"name":"cy"}"#);
     assert_eq!(machine.servers().len(), 2, "still one process per server");
+    // Each session's share of what the sessions cost (its specs and outputs, its ledger's;
+    // tokens are counted off the call path, so the status has them a moment later).
+    let counted = |s: &Value, key: &str| s[key].as_u64().unwrap_or(0);
+    let mut sessions = Vec::new();
+    wait_for("every session's tokens counted", Duration::from_secs(30), || {
+        sessions = machine.status()["sessions"].as_array().cloned().expect("sessions");
+        sessions.iter().all(|s| counted(s, "spec_tokens") > 0 && counted(s, "tokens_to_model") > 0)
+    });
+    let shares: f64 = sessions.iter().map(|s| s["share"].as_f64().expect("share")).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{sessions:#?}");
+    let text = String::from_utf8(machine.command(&["status"]).output().expect("status").stdout);
+    assert!(text.expect("UTF-8").contains(" spec tokens, "), "the status text says it too");
 
     // An agent killed mid-call leaves the router and the others working.
     let mut a = a;
@@ -297,6 +309,12 @@ async fn agents_share_one_process_per_server_and_keep_their_own_sessions() {
     assert!(!failed && text == "Echo: still here", "{text}");
     wait_for("a's session closed", Duration::from_secs(10), || {
         machine.status()["sessions"].as_array().map(Vec::len) == Some(2)
+    });
+    // Its run is in the ledger of the router's state folder.
+    let ledger = machine.runtime.join("cache").join("ledger").join("ledger.jsonl");
+    wait_for("a's run in the ledger", Duration::from_secs(10), || {
+        std::fs::read_to_string(&ledger)
+            .is_ok_and(|text| text.contains("mcp__notes__echo") || text.contains("\"echo\""))
     });
 
     // The last agents leave: after the idle timeout the router stops, every server with it,

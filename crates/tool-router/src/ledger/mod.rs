@@ -52,11 +52,13 @@ pub(crate) struct SpecSeen {
 impl Ledger {
     /// An empty ledger.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_settings(&LedgerSettings::default())
     }
 
-    /// An empty ledger whose reports warn as `settings` say.
+    /// An empty ledger whose reports warn as `settings` say. The tokenizer starts loading (once
+    /// per process, on a thread of its own).
     pub fn with_settings(settings: &LedgerSettings) -> Self {
+        tokens::warm();
         Self { settings: settings.clone(), ..Self::default() }
     }
 
@@ -156,6 +158,12 @@ impl Ledger {
     /// This run so far, as the ledger file keeps it (waits for the token counts queued).
     pub fn run(&self) -> LedgerRun {
         self.counter.flush(FLUSH_LIMIT);
+        self.run_now()
+    }
+
+    /// This run as counted so far, without waiting for the token counts still queued (for a
+    /// status that must not wait).
+    pub fn run_now(&self) -> LedgerRun {
         let book = self.book();
         let mut servers = book.specs.clone();
         for (server, (restarts, held)) in &book.facts {

@@ -26,6 +26,19 @@ pub fn count(text: &str) -> u64 {
     }
 }
 
+/// Loads the tokenizer's vocabulary on a thread of its own, once per process (it takes a
+/// moment, longest in a debug build), so that the first counts do not wait for it.
+pub(crate) fn warm() {
+    #[cfg(feature = "tokens")]
+    {
+        static WARMED: std::sync::Once = std::sync::Once::new();
+        WARMED.call_once(|| {
+            let load = || drop(tiktoken_rs::o200k_base_singleton());
+            let _ = std::thread::Builder::new().name("mcp-router-tokenizer".into()).spawn(load);
+        });
+    }
+}
+
 /// A text to count and what to do with its count.
 struct Job {
     text: String,
