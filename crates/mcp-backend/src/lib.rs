@@ -19,6 +19,7 @@ mod prompts;
 mod qualify;
 mod skills;
 mod tasks;
+mod trace;
 
 pub use apps::{UI_EXTENSION_ID, app_visible, model_visible, ui_resource_uri};
 pub use backend::{KnownTools, McpBackend, no_capability, no_skills};
@@ -39,6 +40,7 @@ pub use qualify::{
 };
 pub use skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, ServerSkills, SkillApproval, SkillsListing};
 pub use tasks::{NO_SUCH_TASK, TaskHandle, status_name};
+pub use trace::{TraceContext, current_trace, with_trace};
 
 /// Bytes of `value` as compact JSON, counted without building the text (what a listing costs
 /// to keep, what an item costs in a payload).

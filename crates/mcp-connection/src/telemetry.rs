@@ -127,6 +127,8 @@ impl Telemetry {
         );
         if !span.is_disabled() {
             self.record(&span, method, tool, uri);
+            #[cfg(feature = "otel")]
+            adopt_host_trace(&span);
         }
         RequestSpan {
             span,
@@ -224,6 +226,7 @@ impl RequestSpan {
     /// the trace context into the request's `_meta`. Does nothing when the span is not recorded.
     pub fn tag(&mut self, meta: &mut Option<RequestMetaObject>) {
         if self.span.is_disabled() {
+            host_trace(meta);
             return;
         }
         let telemetry = &self.telemetry;
@@ -243,6 +246,10 @@ impl RequestSpan {
             if let Some(state) = state {
                 meta.set_tracestate(state);
             }
+            return;
+        }
+        if let Some(trace) = mcp_backend::current_trace() {
+            set_trace(meta, &trace);
         }
     }
 
@@ -325,6 +332,55 @@ pub(crate) fn error_type(error: &ServiceError) -> String {
         ServiceError::Cancelled { .. } => "cancelled".to_string(),
         _ => "other".to_string(),
     }
+}
+
+/// The host's trace context for the call being made (`mcp_backend::current_trace`), in a
+/// request's `_meta` when the router puts no span of its own there: passed on unchanged, as a
+/// W3C intermediary without spans does.
+fn host_trace(meta: &mut Option<RequestMetaObject>) {
+    if let Some(trace) = mcp_backend::current_trace() {
+        set_trace(meta.get_or_insert_with(RequestMetaObject::new), &trace);
+    }
+}
+
+fn set_trace(meta: &mut RequestMetaObject, trace: &mcp_backend::TraceContext) {
+    meta.set_traceparent(trace.traceparent().to_string());
+    if let Some(state) = trace.tracestate() {
+        meta.set_tracestate(state.to_string());
+    }
+}
+
+/// With the host's trace context for the call (`mcp_backend::current_trace`) and no span of
+/// the router's around `span` in a trace already (a host that embeds the router without
+/// spans, a `serve` client's `_meta`): `span` continues the host's trace, as its child.
+#[cfg(feature = "otel")]
+pub(crate) fn adopt_host_trace(span: &Span) {
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    let Some(trace) = mcp_backend::current_trace() else { return };
+    let around = Span::current().context();
+    if around.span().span_context().is_valid() {
+        return;
+    }
+    if let Some(remote) = remote_context(&trace) {
+        let _ = span.set_parent(remote);
+    }
+}
+
+/// The OpenTelemetry context of a host's trace context (a remote parent).
+#[cfg(feature = "otel")]
+fn remote_context(trace: &mcp_backend::TraceContext) -> Option<opentelemetry::Context> {
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId};
+    let flags = if trace.sampled() { TraceFlags::SAMPLED } else { TraceFlags::default() };
+    let state = trace.tracestate().and_then(|s| s.parse().ok()).unwrap_or_default();
+    let context = SpanContext::new(
+        TraceId::from_hex(trace.trace_id()).ok()?,
+        SpanId::from_hex(trace.span_id()).ok()?,
+        flags,
+        true,
+        state,
+    );
+    Some(opentelemetry::Context::new().with_remote_span_context(context))
 }
 
 /// The W3C trace context of `span` (`traceparent`, and `tracestate` when not empty), when the

@@ -57,7 +57,7 @@ mod assembly;
 pub mod render;
 
 pub use assembly::{Assembly, Running, ShutdownHandle, StartError};
-pub use mcp_backend::{McpBackend, McpError, SkillApproval};
+pub use mcp_backend::{McpBackend, McpError, SkillApproval, TraceContext};
 /// The router's state folder when a host names none (catalogs, pins, the ledger).
 pub use mcp_connection_manager::default_state_dir;
 /// Sign-in to servers behind OAuth (`oauth::Login`, `oauth::TokenStore`).

@@ -32,7 +32,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
-use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput};
+use tool_router::{CallContext, ToolArguments, ToolCall, ToolOutput, TraceContext};
 
 use crate::exec_output::{Outgoing, write_lines};
 use crate::setup;
@@ -243,7 +243,10 @@ impl Session {
         }
         match ExecLine::parse(&line) {
             Ok(ExecLine { input: ExecInput::Call(call), .. }) => {
-                self.call(number, to_call(call), calls)
+                // An invalid trace context is ignored (a new trace), as W3C asks.
+                let parent = call.traceparent.as_deref();
+                let trace = parent.and_then(|p| TraceContext::parse(p, call.tracestate.as_deref()));
+                self.call(number, to_call(call), trace, calls)
             }
             Ok(ExecLine { input, id }) => self.request(number, id, input),
             Err(rejected) => {
@@ -284,7 +287,13 @@ impl Session {
 
     /// A call, on its own task. A call id still in flight is refused (the call in flight goes
     /// on): its output could not be told from the other's.
-    fn call(&self, number: u64, call: ToolCall, calls: &mut JoinSet<()>) {
+    fn call(
+        &self,
+        number: u64,
+        call: ToolCall,
+        trace: Option<TraceContext>,
+        calls: &mut JoinSet<()>,
+    ) {
         // Held until the call is registered, so a call that ends at once still finds itself.
         let mut registry = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
         if registry.contains_key(&call.call_id) {
@@ -300,7 +309,7 @@ impl Session {
         let in_flight = self.in_flight.clone();
         let key = call.call_id.clone();
         let registered = key.clone();
-        let ctx = CallContext::new(self.events.clone());
+        let mut ctx = CallContext::new(self.events.clone());
         let out = self.out.clone();
         let view = self.view.clone();
         // The host-side span of the call (GenAI's `execute_tool`): the request spans of the
@@ -313,6 +322,12 @@ impl Session {
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.call_id,
         );
+        if let Some(trace) = trace {
+            // The host's turn is the call's parent: its span id, its trace.
+            #[cfg(feature = "otel")]
+            crate::otel::continue_trace(&span, &trace);
+            ctx = ctx.with_trace_context(trace);
+        }
         calls.spawn(tracing::Instrument::instrument(
             async move {
                 let call_id = call.call_id.clone();

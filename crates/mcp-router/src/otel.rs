@@ -71,3 +71,17 @@ where
     let layers: Layers<S> = vec![Box::new(trace_layer), Box::new(metrics_layer)];
     Ok(Some((layers, Exporters { tracer, meter })))
 }
+
+/// `span` (exec's `execute_tool`) continues the host's trace: its parent is the host's span
+/// that `trace` names, so the router's spans and the server's join the host's trace.
+pub(crate) fn continue_trace(span: &tracing::Span, trace: &mcp_host::TraceContext) {
+    use opentelemetry::propagation::TextMapPropagator as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    let mut carrier = std::collections::HashMap::new();
+    carrier.insert("traceparent".to_string(), trace.traceparent().to_string());
+    if let Some(state) = trace.tracestate() {
+        carrier.insert("tracestate".to_string(), state.to_string());
+    }
+    let propagator = opentelemetry_sdk::propagation::TraceContextPropagator::new();
+    let _ = span.set_parent(propagator.extract(&carrier));
+}

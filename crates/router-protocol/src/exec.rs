@@ -2,8 +2,9 @@
 //! straight from the line's text) and the lines it reads besides events ([`ExecOutput`]).
 //!
 //! Input, one JSON object per line:
-//! - a call: `{"call_id": "…", "name": "…", "arguments": "<JSON text>" | {…} | absent}`; other
-//!   fields (e.g. `"type": "function_call"` of a Responses API item) are ignored;
+//! - a call: `{"call_id": "…", "name": "…", "arguments": "<JSON text>" | {…} | absent,
+//!   "traceparent"?, "tracestate"?}` (the host's W3C trace context for the call); other fields
+//!   (e.g. `"type": "function_call"` of a Responses API item) are ignored;
 //! - `{"type": "list_tools", "format": "openai" | "anthropic"}` (format optional);
 //! - `{"type": "take_notices"}`;
 //! - `{"type": "reset_tools"}` (a new conversation: tool search's revealed tools are forgotten);
@@ -109,6 +110,11 @@ pub struct ExecCall {
     /// `arguments` as written: JSON text (a string), an object, or anything else (refused by
     /// the loop); `None` when absent or `null`.
     pub arguments: Option<Value>,
+    /// The host's W3C `traceparent` for the call (and its `tracestate`), as written: every
+    /// request the call makes carries it, so the server's work joins the host's trace.
+    pub traceparent: Option<String>,
+    /// The host's `tracestate`, with `traceparent`.
+    pub tracestate: Option<String>,
 }
 
 /// A line that could not be taken: why, and the call id it carries when one can be read (then
@@ -262,6 +268,8 @@ struct Fields {
     request: Option<String>,
     decision: Option<String>,
     reason: Option<String>,
+    traceparent: Option<String>,
+    tracestate: Option<String>,
 }
 
 /// The line's fields, into what it asks (and its `id`).
@@ -281,6 +289,8 @@ fn read_input<'de, A: MapAccess<'de>>(
             "name" => f.name = Some(map.next_value::<String>()?),
             "arguments" => f.arguments = map.next_value::<Option<Value>>()?,
             "format" => f.format = map.next_value::<Option<String>>()?,
+            "traceparent" => f.traceparent = map.next_value::<Option<String>>()?,
+            "tracestate" => f.tracestate = map.next_value::<Option<String>>()?,
             "server" => f.server = map.next_value::<Option<String>>()?,
             "uri" => f.uri = map.next_value::<Option<String>>()?,
             "request" => f.request = map.next_value::<Option<String>>()?,
@@ -336,6 +346,8 @@ impl Fields {
                 call_id: need(self.call_id, "call_id")?,
                 name: need(self.name, "name")?,
                 arguments: self.arguments,
+                traceparent: self.traceparent,
+                tracestate: self.tracestate,
             }),
         })
     }
@@ -465,7 +477,13 @@ mod tests {
     #[test]
     fn lines_decode_once_into_calls_and_requests() {
         let call = |arguments| {
-            ExecInput::Call(ExecCall { call_id: "1".into(), name: "x".into(), arguments })
+            ExecInput::Call(ExecCall {
+                call_id: "1".into(),
+                name: "x".into(),
+                arguments,
+                traceparent: None,
+                tracestate: None,
+            })
         };
         let cases = [
             (r#"{"call_id":"1","name":"x","arguments":"{}"}"#, call(Some(Value::from("{}")))),

@@ -111,12 +111,14 @@ pub struct CallContext {
     result_text: bool,
     /// `None`: the router's `event_payload_bytes`.
     event_payload_bytes: Option<usize>,
+    /// The host's trace context: sent on every request of the call.
+    pub(crate) trace: Option<std::sync::Arc<mcp_backend::TraceContext>>,
 }
 
 impl CallContext {
     /// A context whose events go to `events`.
     pub fn new(events: EventSender) -> Self {
-        Self { events, result_text: true, event_payload_bytes: None }
+        Self { events, result_text: true, event_payload_bytes: None, trace: None }
     }
 
     /// With `false`, end events leave the result's content out (`result_omitted: true`; the
@@ -149,6 +151,19 @@ impl CallContext {
     /// Whether the bound was set on this context.
     pub(crate) fn has_event_payload_bytes(&self) -> bool {
         self.event_payload_bytes.is_some()
+    }
+
+    /// The host's W3C trace context for the calls made with this context: every request they
+    /// send carries it (in `_meta`, and as HTTP headers), so a server's work joins the host's
+    /// trace; with the `otel` feature the router's own spans come between.
+    pub fn with_trace_context(mut self, trace: mcp_backend::TraceContext) -> Self {
+        self.trace = Some(std::sync::Arc::new(trace));
+        self
+    }
+
+    /// The host's trace context, if it gave one.
+    pub fn trace_context(&self) -> Option<&mcp_backend::TraceContext> {
+        self.trace.as_deref()
     }
 
     /// Whether events reach anyone (see [`EventSender::is_active`]).

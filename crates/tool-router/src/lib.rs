@@ -46,7 +46,7 @@ pub use invocation::{
     ToolOutput,
 };
 pub use lists::handler::{LIST_MCP_RESOURCE_TEMPLATES, LIST_MCP_RESOURCES};
-pub use mcp_backend::McpBackend;
+pub use mcp_backend::{McpBackend, TraceContext};
 pub use results::event_bounds::DEFAULT_EVENT_PAYLOAD_BYTES;
 pub use results::kept;
 pub use results::kept::{KeptLimits, RESULTS_PREFIX, RESULTS_SERVER};

@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime};
 
 use mcp_host::backend::KnownTools;
 use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
-use mcp_host::{McpBackend, ToolRouter};
+use mcp_host::{McpBackend, ToolRouter, TraceContext};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer};
@@ -324,7 +324,14 @@ impl SessionServer {
             name: request.name.to_string(),
             arguments: arguments.into(),
         };
-        let ctx = CallContext::new(self.shared.events.clone());
+        let mut ctx = CallContext::new(self.shared.events.clone());
+        // The client's trace context goes on to the servers (W3C, in `_meta`).
+        let parent = context.meta.get_traceparent();
+        if let Some(trace) =
+            parent.and_then(|p| TraceContext::parse(p, context.meta.get_tracestate()))
+        {
+            ctx = ctx.with_trace_context(trace);
+        }
         let mut ended = self.ended.subscribe();
         let outcome = tokio::select! {
             outcome = self.router.dispatch_to_output(&ctx, call) => Ok(outcome),

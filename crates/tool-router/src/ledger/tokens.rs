@@ -33,7 +33,9 @@ pub(crate) fn warm() {
     {
         static WARMED: std::sync::Once = std::sync::Once::new();
         WARMED.call_once(|| {
-            let load = || drop(tiktoken_rs::o200k_base_singleton());
+            let load = || {
+                tiktoken_rs::o200k_base_singleton();
+            };
             let _ = std::thread::Builder::new().name("mcp-router-tokenizer".into()).spawn(load);
         });
     }

@@ -35,6 +35,7 @@ impl ToolRouter {
         let started = std::time::Instant::now();
         let mut cost = None;
         let routed = mcp_backend::with_call_id(&call_id, self.route(ctx, call, &mut cost));
+        let routed = mcp_backend::with_trace(ctx.trace.clone(), routed);
         let (outcome, from_server, ended_after) = crate::ledger::measuring(routed).await;
         let (server, tool) = cost.unwrap_or_else(|| (ROUTER.to_string(), "(unknown tool)".into()));
         let failed;
