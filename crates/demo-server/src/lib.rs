@@ -22,5 +22,5 @@ pub use resources::{
     resources,
 };
 pub use serve::{ServeArgs, run_http, run_stdio, serve};
-pub use server::DemoServer;
+pub use server::{DemoServer, TRACEPARENT_HEADER_KEY};
 pub use skills::{bundled_skills_dir, load_skills};

@@ -58,6 +58,21 @@ const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 /// Where a 2026-07-28 request asks for log messages at a level.
 pub(crate) const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
+/// The `params._meta` `request` carries (see [`params_meta`]), to read.
+#[cfg(feature = "streamable-http")]
+pub(crate) fn params_meta_of(request: &ClientRequest) -> Option<&RequestMetaObject> {
+    match request {
+        ClientRequest::ListResourcesRequest(r) => r.params.as_ref()?.meta.as_ref(),
+        ClientRequest::ListResourceTemplatesRequest(r) => r.params.as_ref()?.meta.as_ref(),
+        ClientRequest::ListToolsRequest(r) => r.params.as_ref()?.meta.as_ref(),
+        ClientRequest::ReadResourceRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::CallToolRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::CompleteRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::SubscribeRequest(r) => r.params.meta.as_ref(),
+        _ => None,
+    }
+}
+
 /// The params-level `_meta` of the requests the manager tags.
 pub(crate) fn params_meta(request: &mut ClientRequest) -> Option<&mut Option<RequestMetaObject>> {
     Some(match request {

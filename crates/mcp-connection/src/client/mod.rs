@@ -11,6 +11,8 @@ mod handler;
 mod remote;
 mod router_client;
 pub(crate) mod startup;
+#[cfg(feature = "streamable-http")]
+mod trace_headers;
 pub(crate) mod traced;
 
 pub use connect::{Connector, Transports};

@@ -50,7 +50,8 @@ pub(crate) async fn open_http(
     // A static bearer token, or no place to keep credentials: plain HTTP.
     let tokens = tokens.filter(|_| bearer_token_env_var.is_none());
     let Some(tokens) = tokens else {
-        let transport = StreamableHttpClientTransport::from_config(transport_config);
+        let http = super::trace_headers::TraceHeaders(super::trace_headers::plain_client());
+        let transport = StreamableHttpClientTransport::with_client(http, transport_config);
         let transport = client.traced(transport);
         let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
             http_handshake_error((&challenge_slot.challenge, challenge_slot.address.as_deref()), &e)
@@ -64,7 +65,8 @@ pub(crate) async fn open_http(
             }
             other => HandshakeError::Launch(other.to_string()),
         })?;
-    let http = AuthClient::new(reqwest::Client::default(), auth);
+    let http =
+        super::trace_headers::TraceHeaders(AuthClient::new(reqwest::Client::default(), auth));
     let transport = StreamableHttpClientTransport::with_client(http, transport_config);
     let transport = client.traced(transport);
     let service = client.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {

@@ -37,5 +37,6 @@ mod support;
 mod tasks;
 mod telemetry;
 mod tidy;
+mod trace;
 mod trust;
 mod wire;

@@ -99,6 +99,9 @@ fn attributes(span: &Value) -> HashMap<String, String> {
         .collect()
 }
 
+/// The host's span that a call line names (W3C's example).
+const HOST_PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 #[test]
 fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
     let (endpoint, received) = collector();
@@ -132,6 +135,9 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
             json!({"call_id": "e1", "name": "mcp__docs__echo", "arguments": {"text": "hi"}}),
             json!({"call_id": "f1", "name": "mcp__docs__fail", "arguments": {}}),
             json!({"call_id": "w1", "name": "mcp__web__echo", "arguments": {"text": "over http"}}),
+            // The host's turn: the call continues its trace.
+            json!({"call_id": "t1", "name": "mcp__web__echo", "arguments": {"text": "traced"},
+                   "traceparent": HOST_PARENT, "tracestate": "rojo=00f067aa0ba902b7"}),
         ] {
             writeln!(stdin, "{line}").expect("write");
         }
@@ -168,9 +174,21 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
     assert!(!attrs["mcp.protocol.version"].is_empty());
     assert!(!attrs.contains_key("otel.name") && !attrs.contains_key("otel.kind"));
 
+    let of_call = |name: &str, id: &str| {
+        spans
+            .iter()
+            .find(|s| {
+                let attrs = attributes(s);
+                s["name"] == name
+                    && (attrs.get("gen_ai.tool.call.id").map(String::as_str) == Some(id)
+                        || attrs.get("mcp_router.call_id").map(String::as_str) == Some(id))
+            })
+            .unwrap_or_else(|| panic!("no span {name} of call {id}"))
+            .clone()
+    };
     // The request span is a child of exec's execute_tool span: one trace per call.
-    let echo = named("tools/call echo");
-    let host = named("execute_tool mcp__docs__echo");
+    let echo = of_call("tools/call echo", "e1");
+    let host = of_call("execute_tool mcp__docs__echo", "e1");
     assert_eq!(echo["traceId"], host["traceId"]);
     assert_eq!(echo["parentSpanId"], host["spanId"]);
     assert_eq!(attributes(&echo)["gen_ai.tool.name"], "echo");
@@ -201,6 +219,27 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
     for method in ["resources/read", "tools/call"] {
         assert!(methods.iter().any(|m| m == method), "{method} in {methods:?}");
     }
+    // One trace from the host's turn to the server: exec's span is the host span's child, the
+    // request span exec's, and the server got the request span's context, in `_meta` and as
+    // the HTTP header.
+    let turn = of_call("execute_tool mcp__web__echo", "t1");
+    let hex = |v: &Value| v.as_str().expect("hex").to_lowercase();
+    assert_eq!(hex(&turn["traceId"]), "4bf92f3577b34da6a3ce929d0e0e4736", "{turn}");
+    assert_eq!(hex(&turn["parentSpanId"]), "00f067aa0ba902b7", "{turn}");
+    let request = of_call("tools/call echo", "t1");
+    assert_eq!(
+        (&request["traceId"], &request["parentSpanId"]),
+        (&turn["traceId"], &turn["spanId"])
+    );
+    let result = lines
+        .iter()
+        .find(|l| l["type"] == "function_call_output" && l["call_id"] == "t1")
+        .map(|l| l["output"]["result"]["Ok"]["_meta"].clone())
+        .expect("t1's output");
+    let sent = format!("00-{}-{}-01", hex(&request["traceId"]), hex(&request["spanId"]));
+    assert_eq!(result["traceparent"], sent.as_str(), "{result}");
+    assert_eq!(result[demo_server::TRACEPARENT_HEADER_KEY], sent.as_str(), "{result}");
+
     let all = format!("{received:?}");
     assert!(all.contains("tools/call"), "spans were received");
     for secret in [env_secret, header_secret, token_secret] {

@@ -271,6 +271,16 @@ async fn agents_share_one_process_per_server_and_keep_their_own_sessions() {
         .await;
         assert!(!failed && text.contains("\"contents\""), "{text}");
     }
+    // A client's trace context (`_meta`) reaches the shared server the call goes to.
+    let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut params = CallToolRequestParams::new("mcp__notes__echo");
+    params.arguments = json!({"text": "traced"}).as_object().cloned();
+    let mut meta = rmcp::model::RequestMetaObject::new();
+    meta.0.set_traceparent(parent);
+    params.meta = Some(meta);
+    let result = a.service.call_tool(params).await.expect("tools/call");
+    let received = result.meta.as_ref().and_then(|m| m.get_traceparent());
+    assert_eq!(received, Some(parent), "{result:?}");
     // A server's question goes to the session whose call asked it, never to another.
     let (failed, text) = call(&b, "mcp__docs__ask", json!({})).await;
     assert!(!failed, "{text}");
