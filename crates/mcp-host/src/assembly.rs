@@ -316,6 +316,20 @@ impl Running {
         }
     }
 
+    /// The host's turn ended: what it cost — the calls since the last turn ended, with the
+    /// specs as they are now — sent as the `mcp_turn_cost` event and returned.
+    pub async fn end_turn(&self) -> LedgerReport {
+        let ledger = self.router.ledger().clone();
+        tell_facts(&ledger, &self.manager);
+        let counted = ledger.clone();
+        let report = match tokio::task::spawn_blocking(move || counted.turn()).await {
+            Ok(report) => report,
+            Err(_) => ledger.turn(),
+        };
+        self.events.send(router_protocol::EventMsg::McpTurnCost(Box::new(report.clone())));
+        report
+    }
+
     /// Where this run's ledger is kept when it shuts down (`None`: not kept — `ledger =
     /// false`, or no state folder).
     pub fn ledger_dir(&self) -> Option<&Path> {

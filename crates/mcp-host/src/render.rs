@@ -168,6 +168,15 @@ fn describe_more(event: &EventMsg) -> String {
                 e.server, e.task, e.status
             )
         }
+        EventMsg::McpTurnCost(report) => {
+            let calls: u64 = report.tools.iter().map(|t| t.calls).sum();
+            let tokens: u64 = report.tools.iter().map(|t| t.tokens_to_model).sum();
+            let specs: u64 = report.servers.iter().map(|s| s.spec_tokens_loaded).sum();
+            format!(
+                "mcp_turn_cost        {calls} calls, {tokens} tokens of outputs, {specs} spec tokens ({})",
+                report.tokenizer
+            )
+        }
         // An event kind added after this transcript was written: its JSON.
         other => serde_json::to_string(other).unwrap_or_default(),
     }

@@ -78,6 +78,10 @@ impl Session {
             ExecInput::GetPrompt { server, name, arguments } => {
                 get_prompt(running, server, name, arguments, error)
             }
+            ExecInput::EndTurn => Box::pin(async move {
+                running.end_turn().await;
+                None
+            }),
             ExecInput::Ledger => Box::pin(async move {
                 Some(ExecOutput::Ledger { report: Box::new(running.ledger().await) })
             }),

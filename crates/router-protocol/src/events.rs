@@ -57,6 +57,10 @@ pub enum EventMsg {
     /// A tool call the server runs as a task (SEP-2663) changed status, or the server said
     /// something new about it; or the call was handed to the background.
     McpTaskStatus(McpTaskStatusEvent),
+    /// What the host's turn cost, when the host asks at its end (`Running::end_turn`, exec's
+    /// `{"type": "end_turn"}`): the ledger's report of the calls since the last turn ended,
+    /// with the specs as they are now.
+    McpTurnCost(Box<crate::LedgerReport>),
 }
 
 /// `mcp_task_status`: a tool call answered with a task (SEP-2663), as the router follows it —
@@ -456,6 +460,32 @@ mod tests {
             tool: "read_mcp_resource".to_string(),
             arguments: Some(std::sync::Arc::new(json!({"server": "docs", "uri": "memo://1"}))),
         }
+    }
+
+    /// `mcp_turn_cost`: the report's fields beside the tag.
+    #[test]
+    fn turn_cost_shape() {
+        let report = crate::LedgerReport {
+            tokenizer: "o200k_base".into(),
+            runs: 1,
+            since: Some(1_796_000_000),
+            servers: vec![crate::ServerCost {
+                server: "notes".into(),
+                tools_loaded: 14,
+                spec_tokens_loaded: 877,
+                calls: 2,
+                ..Default::default()
+            }],
+            tools: vec![crate::ToolCost {
+                server: "notes".into(),
+                tool: "echo".into(),
+                calls: 2,
+                tokens_to_model: 6,
+                ..Default::default()
+            }],
+            warnings: vec![],
+        };
+        insta::assert_json_snapshot!(EventMsg::McpTurnCost(Box::new(report)));
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! - `{"type": "list_skills"}` (every server's skills, for the host's prompt);
 //! - `{"type": "ledger"}` (what MCP cost so far this run: the answer is `{"type": "ledger",
 //!   "report": LedgerReport}`);
+//! - `{"type": "end_turn"}` (the host's turn ended: its cost comes as the `mcp_turn_cost`
+//!   event, and no answer line);
 //! - `{"type": "list_prompts"}` and `{"type": "get_prompt", "server", "name", "arguments"?}`
 //!   (prompts, for slash commands);
 //! - `{"type": "cancel", "call_id": "…"}` (the host gives up a call in flight);
@@ -48,6 +50,8 @@ pub enum ExecInput {
     ListSkills,
     /// What MCP cost so far this run (the ledger).
     Ledger,
+    /// The host's turn ended: its cost as the `mcp_turn_cost` event.
+    EndTurn,
     /// Every server's prompts.
     ListPrompts,
     /// One prompt, with arguments (an object of strings).
@@ -317,6 +321,7 @@ impl Fields {
             Some("reset_tools") => ExecInput::ResetTools,
             Some("list_skills") => ExecInput::ListSkills,
             Some("ledger") => ExecInput::Ledger,
+            Some("end_turn") => ExecInput::EndTurn,
             Some("list_prompts") => ExecInput::ListPrompts,
             Some("read_ui_resource") => ExecInput::ReadUiResource {
                 server: need(self.server, "server")?,

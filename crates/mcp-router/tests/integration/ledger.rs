@@ -273,3 +273,42 @@ fn a_server_that_crashed_is_counted_as_restarted_and_its_failed_call_by_kind() {
     let (table, _, _) = stats(&state, &[]);
     assert!(table.contains("RESTARTS"), "{table}");
 }
+
+/// `{"type": "end_turn"}`: the turn's cost as the `mcp_turn_cost` event — the calls since the
+/// last turn ended, the specs as they are now.
+#[test]
+fn the_host_asks_what_its_turn_cost_and_gets_an_event_of_that_turn_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (config, state) = (config(&dir), dir.path().join("state"));
+    let mut exec = ExecSession::spawn({
+        let mut command = exec_command(&config);
+        command.env("MCP_ROUTER_CACHE_DIR", &state);
+        command
+    });
+    exec.send(&json!({"type": "list_tools", "format": "openai"}));
+    exec.line("tools", |v| v["type"] == "tools");
+    let echo =
+        |id: &str| json!({"call_id": id, "name": "mcp__notes__echo", "arguments": {"text": id}});
+    for id in ["1", "2"] {
+        exec.send(&echo(id));
+        exec.output(id);
+    }
+    exec.send(&json!({"type": "end_turn"}));
+    let first = exec.line("the first turn's cost", |v| v["type"] == "mcp_turn_cost");
+    exec.send(&echo("3"));
+    exec.output("3");
+    exec.send(&json!({"type": "end_turn", "id": 2}));
+    let (lines, code) = exec.finish();
+    assert_eq!(code, 0);
+    let turns: Vec<&Value> = lines.iter().filter(|l| l["type"] == "mcp_turn_cost").collect();
+    assert_eq!(turns.len(), 2, "one event per end_turn, no answer line: {lines:#?}");
+    assert_eq!(turns[0], &first);
+    let calls = |turn: &Value| turn["tools"][0]["calls"].as_u64();
+    assert_eq!((calls(turns[0]), calls(turns[1])), (Some(2), Some(1)));
+    let notes = |turn: &Value| {
+        let servers = turn["servers"].as_array().expect("servers").clone();
+        servers.into_iter().find(|s| s["server"] == "notes").expect("notes")
+    };
+    assert!(notes(turns[1])["spec_tokens_loaded"].as_u64() > Some(0), "the specs as they are now");
+    assert!(lines.iter().all(|l| l["id"] != 2), "end_turn has no answer line");
+}

@@ -40,6 +40,8 @@ struct Book {
     specs_generation: u64,
     /// Each server's restarts and held definitions, as the manager last told them.
     facts: BTreeMap<String, (u64, u64)>,
+    /// Each tool's calls when the last turn ended ([`Ledger::turn`]).
+    turn_mark: BTreeMap<(String, String), ToolCalls>,
 }
 
 /// One spec the model was given (or would be, for a tool behind search).
@@ -182,6 +184,27 @@ impl Ledger {
             servers: servers.into_values().collect(),
             tools: book.tools.values().cloned().collect(),
         }
+    }
+
+    /// The turn that ends now: the calls since the last turn ended (or since the start), with
+    /// the specs as they are now — what the host's turn cost (waits for its token counts).
+    pub fn turn(&self) -> LedgerReport {
+        self.counter.flush(FLUSH_LIMIT);
+        let mut now = self.run_now();
+        let mark = {
+            let mut book = self.book();
+            let marked = now.tools.iter().map(|t| ((t.server.clone(), t.tool.clone()), t.clone()));
+            std::mem::replace(&mut book.turn_mark, marked.collect())
+        };
+        now.tools = now
+            .tools
+            .into_iter()
+            .filter_map(|row| {
+                let before = mark.get(&(row.server.clone(), row.tool.clone()));
+                since(row, before)
+            })
+            .collect();
+        report(&[now], &self.settings)
     }
 
     /// This run so far, added up.
@@ -356,6 +379,29 @@ fn warnings(servers: &[ServerCost], settings: &LedgerSettings) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// `row`'s calls since `before` (`None`: there were none then); `None` when there are none.
+fn since(mut row: ToolCalls, before: Option<&ToolCalls>) -> Option<ToolCalls> {
+    let Some(before) = before else { return Some(row) };
+    let calls = row.calls.saturating_sub(before.calls);
+    if calls == 0 {
+        return None;
+    }
+    for (kind, n) in &before.errors {
+        if let Some(now) = row.errors.get_mut(kind) {
+            *now = now.saturating_sub(*n);
+        }
+    }
+    row.errors.retain(|_, n| *n > 0);
+    // The latest durations are the turn's (as many as it made calls, within what is kept).
+    let kept = row.durations_us.len();
+    row.durations_us.drain(..kept.saturating_sub(calls as usize));
+    row.calls = calls;
+    row.bytes_to_model = row.bytes_to_model.saturating_sub(before.bytes_to_model);
+    row.tokens_to_model = row.tokens_to_model.saturating_sub(before.tokens_to_model);
+    row.bytes_from_server = row.bytes_from_server.saturating_sub(before.bytes_from_server);
+    Some(row)
 }
 
 /// `row`'s calls added to `sum` (named after `row`).

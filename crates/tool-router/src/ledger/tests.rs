@@ -168,3 +168,25 @@ fn a_server_whose_specs_take_more_than_their_share_is_named_with_what_to_do() {
         )
     );
 }
+
+#[test]
+fn a_turn_is_the_calls_since_the_last_turn_ended() {
+    let ledger = Ledger::new();
+    let output = |text: &str| ToolOutput::Function {
+        content: text.to_string().into(),
+        content_items: None,
+        success: Some(true),
+    };
+    ledger.call("s", "a", Duration::from_millis(10), &output("one"), 5);
+    ledger.call("s", "b", Duration::from_millis(20), &ToolOutput::failure("request timed out"), 0);
+    let first = ledger.turn();
+    assert_eq!(first.tools.len(), 2);
+    ledger.call("s", "a", Duration::from_millis(30), &output("three"), 7);
+    let second = ledger.turn();
+    assert_eq!(second.tools.len(), 1, "b was not called this turn: {second:?}");
+    let a = &second.tools[0];
+    assert_eq!((a.calls, a.bytes_to_model, a.bytes_from_server, a.p50_ms), (1, 5, 7, 30.0));
+    assert_eq!(a.tokens_to_model, tokens::count("three"));
+    assert!(ledger.turn().tools.is_empty(), "nothing since");
+    assert_eq!(ledger.report().tools[0].calls, 2, "the run still has every call");
+}
