@@ -116,6 +116,7 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
         "config.toml",
         &format!(
             "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\nenv = {{ API_KEY = \"{env_secret}\" }}\n\
+             [mcp_servers.old]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"old\"]\nprotocol = \"2025-11-25\"\n\
              [mcp_servers.web]\nurl = \"{}\"\nbearer_token_env_var = \"MCP_ROUTER_OTEL_BEARER\"\nhttp_headers = {{ \"X-Api-Key\" = \"{header_secret}\" }}\n",
             web.url
         ),
@@ -138,6 +139,9 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
             // The host's turn: the call continues its trace.
             json!({"call_id": "t1", "name": "mcp__web__echo", "arguments": {"text": "traced"},
                    "traceparent": HOST_PARENT, "tracestate": "rojo=00f067aa0ba902b7"}),
+            // The same over stdio to a server of the older era.
+            json!({"call_id": "t2", "name": "mcp__old__echo", "arguments": {"text": "traced"},
+                   "traceparent": HOST_PARENT}),
         ] {
             writeln!(stdin, "{line}").expect("write");
         }
@@ -239,6 +243,18 @@ fn exec_exports_request_spans_and_the_duration_metric_over_otlp() {
     let sent = format!("00-{}-{}-01", hex(&request["traceId"]), hex(&request["spanId"]));
     assert_eq!(result["traceparent"], sent.as_str(), "{result}");
     assert_eq!(result[demo_server::TRACEPARENT_HEADER_KEY], sent.as_str(), "{result}");
+    let old_turn = of_call("execute_tool mcp__old__echo", "t2");
+    assert_eq!(hex(&old_turn["traceId"]), "4bf92f3577b34da6a3ce929d0e0e4736", "{old_turn}");
+    assert_eq!(hex(&old_turn["parentSpanId"]), "00f067aa0ba902b7", "{old_turn}");
+    let old_request = of_call("tools/call echo", "t2");
+    assert_eq!(attributes(&old_request)["mcp.protocol.version"], "2025-11-25");
+    let old_received = lines
+        .iter()
+        .find(|l| l["type"] == "function_call_output" && l["call_id"] == "t2")
+        .and_then(|l| l["output"]["result"]["Ok"]["_meta"]["traceparent"].as_str())
+        .expect("t2's echo carries the traceparent the server received");
+    let sent = format!("00-{}-{}-01", hex(&old_request["traceId"]), hex(&old_request["spanId"]));
+    assert_eq!(old_received, sent);
 
     let all = format!("{received:?}");
     assert!(all.contains("tools/call"), "spans were received");

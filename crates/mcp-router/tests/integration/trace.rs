@@ -46,10 +46,17 @@ fn meta(output: &Value) -> Value {
 }
 
 #[test]
-fn a_host_traceparent_reaches_a_stdio_server_unchanged() {
+fn a_host_traceparent_reaches_stdio_servers_of_both_eras_unchanged() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let text = format!("[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\n");
+    let text = format!(
+        "[mcp_servers.docs]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"docs\"]\n\n\
+         [mcp_servers.old]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"old\"]\nprotocol = \"2025-11-25\"\n"
+    );
     let config = write_config(&dir, "config.toml", &text);
+    // Both eras: a 2025-11-25 server gets it in `_meta` too.
+    let old = json!({"call_id": "5", "name": "mcp__old__echo", "arguments": {"text": "x"},
+                     "traceparent": PARENT});
+    assert_eq!(meta(&outputs(&config, &[old])[0])["traceparent"], PARENT);
     let calls = [
         echo("1", json!({"traceparent": PARENT, "tracestate": "rojo=00f067aa0ba902b7"})),
         echo("2", json!({})),
