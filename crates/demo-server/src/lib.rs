@@ -15,6 +15,7 @@ mod server;
 mod skills;
 mod tasks;
 mod tools;
+mod traced;
 
 pub use options::{DemoError, DemoOptions, Fault, ProcessFaults};
 pub use resources::{
@@ -22,5 +23,6 @@ pub use resources::{
     resources,
 };
 pub use serve::{ServeArgs, run_http, run_stdio, serve};
-pub use server::{DemoServer, TRACEPARENT_HEADER_KEY};
+pub use server::DemoServer;
 pub use skills::{bundled_skills_dir, load_skills};
+pub use traced::TRACEPARENT_HEADER_KEY;

@@ -18,10 +18,6 @@ use crate::resources::options_registry;
 use crate::tools::{Asking, added_tool, call, tools};
 use rmcp::model::{CallToolResult, ContentBlock};
 
-/// The `_meta` key of a tool result that repeats the `traceparent` HTTP header the call came
-/// with (streamable HTTP), for tests of what reached the server.
-pub const TRACEPARENT_HEADER_KEY: &str = "io.github.mcp-router/traceparent-header";
-
 /// The server handler for one connection: resources from a shared registry, plus tools.
 #[derive(Clone)]
 pub struct DemoServer {
@@ -429,14 +425,7 @@ impl ServerHandler for DemoServer {
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        // A caller's W3C trace context comes back in the result's `_meta`, as a server that
-        // joins the caller's trace would record it (lets tests see what reached the server).
-        let traceparent = context.meta.get_traceparent().map(str::to_string);
-        // And the `traceparent` HTTP header, over streamable HTTP.
-        let header = context
-            .extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.headers.get("traceparent")?.to_str().ok().map(str::to_string));
+        let received = crate::traced::Received::of(&context);
         let asking = Asking {
             peer: context.peer,
             modern,
@@ -445,13 +434,7 @@ impl ServerHandler for DemoServer {
         };
         let mut response = call(request, asking, self.options.process_faults.as_deref()).await?;
         if let CallToolResponse::Complete(result) = &mut response {
-            if let Some(traceparent) = traceparent {
-                result.meta.get_or_insert_with(Default::default).set_traceparent(traceparent);
-            }
-            if let Some(header) = header {
-                let meta = result.meta.get_or_insert_with(Default::default);
-                meta.0.insert(TRACEPARENT_HEADER_KEY.to_string(), header.into());
-            }
+            received.echo(result);
         }
         Ok(response)
     }

@@ -168,18 +168,21 @@ fn describe_more(event: &EventMsg) -> String {
                 e.server, e.task, e.status
             )
         }
-        EventMsg::McpTurnCost(report) => {
-            let calls: u64 = report.tools.iter().map(|t| t.calls).sum();
-            let tokens: u64 = report.tools.iter().map(|t| t.tokens_to_model).sum();
-            let specs: u64 = report.servers.iter().map(|s| s.spec_tokens_loaded).sum();
-            format!(
-                "mcp_turn_cost        {calls} calls, {tokens} tokens of outputs, {specs} spec tokens ({})",
-                report.tokenizer
-            )
-        }
+        EventMsg::McpTurnCost(report) => describe_turn(report),
         // An event kind added after this transcript was written: its JSON.
         other => serde_json::to_string(other).unwrap_or_default(),
     }
+}
+
+/// `mcp_turn_cost`: the turn's calls and tokens, and the specs' tokens.
+fn describe_turn(report: &router_protocol::LedgerReport) -> String {
+    let calls: u64 = report.tools.iter().map(|t| t.calls).sum();
+    let tokens: u64 = report.tools.iter().map(|t| t.tokens_to_model).sum();
+    let specs: u64 = report.servers.iter().map(|s| s.spec_tokens_loaded).sum();
+    format!(
+        "mcp_turn_cost        {calls} calls, {tokens} tokens of outputs, {specs} spec tokens ({})",
+        report.tokenizer
+    )
 }
 
 /// `mcp_tool_definition_changed`: the tool, how it stands against its pin, what became of it,

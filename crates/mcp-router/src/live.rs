@@ -299,7 +299,6 @@ impl LiveState {
             EventMsg::McpToolCallBegin(e) => self.begin_call(e, now),
             EventMsg::McpToolCallEnd(e) => self.end_call(e, now),
             EventMsg::McpToolCallProgress(e) => self.progress(e),
-            EventMsg::McpTurnCost(report) => self.notice(crate::live::text::turn_notice(report)),
             EventMsg::McpTaskStatus(e) if !e.background && e.call_id.is_some() => {
                 self.task_status(e)
             }

@@ -108,11 +108,3 @@ pub(super) fn first_line(text: &str) -> &str {
         None => line,
     }
 }
-
-/// The notice of a turn's cost (`mcp_turn_cost`).
-pub(super) fn turn_notice(report: &router_protocol::LedgerReport) -> String {
-    let calls: u64 = report.tools.iter().map(|t| t.calls).sum();
-    let tokens: u64 = report.tools.iter().map(|t| t.tokens_to_model).sum();
-    let specs: u64 = report.servers.iter().map(|s| s.spec_tokens_loaded).sum();
-    format!("turn: {calls} calls, {tokens} tokens of outputs, {specs} spec tokens")
-}

@@ -69,8 +69,12 @@ impl ToolRouter {
             // One event rule for a server the router cannot reach, whatever the tool: a call
             // to an MCP name it cannot route gets its begin/end pair, as a read naming an
             // unknown server does; the model's output is the same.
+            // (Only where no server owns the name: a held, disabled or app-only tool of a
+            // known server is refused before any event, as before.)
             Err(FunctionCallError::RespondToModel(why))
-                if self.mcp.is_some() && looks_qualified(&name) =>
+                if self.mcp.is_some()
+                    && looks_qualified(&name)
+                    && why.starts_with("unsupported call: ") =>
             {
                 let rest = name.strip_prefix("mcp__").unwrap_or(&name);
                 let (server, tool) = rest.split_once("__").unwrap_or((rest, ""));
