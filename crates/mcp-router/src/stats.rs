@@ -178,13 +178,18 @@ fn tool_table(report: &LedgerReport) -> String {
 fn summary(report: &LedgerReport) -> String {
     let mut out = String::new();
     let servers = || report.servers.iter().filter(|s| s.server != ledger::ROUTER);
-    let most = servers().max_by(|a, b| a.spec_tokens_loaded.cmp(&b.spec_tokens_loaded));
+    let most = servers()
+        .filter(|s| s.spec_tokens_loaded > 0)
+        .max_by(|a, b| a.spec_tokens_loaded.cmp(&b.spec_tokens_loaded));
     let slowest = servers().filter(|s| s.calls > 0).max_by(|a, b| a.p95_ms.total_cmp(&b.p95_ms));
-    if let Some(ServerCost { server, spec_tokens_loaded, context_share, .. }) = most {
-        out += &format!(
-            "most context: {server} ({spec_tokens_loaded} spec tokens, {:.0}% of the specs)\n",
-            100.0 * context_share
-        );
+    match most {
+        Some(ServerCost { server, spec_tokens_loaded, context_share, .. }) => {
+            out += &format!(
+                "most context: {server} ({spec_tokens_loaded} spec tokens, {:.0}% of the specs)\n",
+                100.0 * context_share
+            )
+        }
+        None => out += "no tool list was counted (the runs gave the model none)\n",
     }
     if let Some(ServerCost { server, p95_ms, .. }) = slowest {
         out += &format!("slowest: {server} (p95 {})\n", ms(*p95_ms));
@@ -297,6 +302,30 @@ mod tests {
         let mut settings = mcp_host::LedgerSettings::default();
         settings.context_tokens = 50_000;
         insta::assert_snapshot!(table(&ledger::report(&runs, &settings)));
+    }
+
+    /// Runs whose host never asked for a tool list (the demo, a host that lists no tools) name
+    /// no server as taking the most context.
+    #[test]
+    fn without_a_tool_list_no_server_is_said_to_take_the_most_context() {
+        let run = mcp_host::events::LedgerRun {
+            at: 1,
+            tokenizer: "o200k_base".into(),
+            servers: vec![],
+            tools: vec![mcp_host::events::ToolCalls {
+                server: "docs".into(),
+                tool: "echo".into(),
+                calls: 1,
+                durations_us: vec![2000],
+                ..Default::default()
+            }],
+        };
+        let text = table(&ledger::report(&[run], &mcp_host::LedgerSettings::default()));
+        assert!(
+            text.contains("\nno tool list was counted (the runs gave the model none)\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nslowest: docs (p95 2.0 ms)\n"), "{text}");
     }
 
     #[test]

@@ -253,20 +253,23 @@ fn a_tool_call_stays_within_its_allocation_count_in_both_eras() {
 /// tagged in `_meta` for the transport to find; → 35 with `dispatch`'s route boxed, so that a
 /// task spawned per call holds 208 bytes, not 1,088; → 34 with the answer known by its ends
 /// (`mcp_connection::straight::answer_by_ends`, no `Peek` first); → 33 with the end event taking
-/// the call's own id, not a copy. Bare rmcp: 76.)
+/// the call's own id, not a copy; → 35 with the ledger (2026-12-06: the server and tool a call
+/// is counted under named for it; the rest of a call's count — bytes, tokens off the call path,
+/// a measure of the call in the task — allocates nothing once its row exists). Bare rmcp: 76.)
 const CEILING_LEGACY: u64 = 37;
 /// 35 measured (2026-07-28: the per-request client context), plus a margin of 4 (163 before
 /// progress tracking; 171 → 165 by the same two changes; → 156 by the same three; → 104 by the
 /// same parse; → 96 around the cache; → 70 written directly, the client's context no longer
 /// copied for the line; → 67 by the same URI; → 39 without the `Peer`, which rebuilt the
 /// context for every request; → 36 by the same binding; → 37 by the same box; → 36 by the same
-/// ends; → 35 by the same id. Bare rmcp: 112).
+/// ends; → 35 by the same id; → 37 by the same ledger. Bare rmcp: 112).
 const CEILING_MODERN: u64 = 39;
 /// 44 measured (2025-11-25, `mcp__d__echo` with a short text: 44 → 45 by `dispatch`'s box, → 44
-/// by the answer known by its ends), plus a margin of 3 (53 while tool calls went through rmcp's
-/// `Peer`, before `mcp_connection::straight` sent them).
+/// by the answer known by its ends, → 46 by the same ledger), plus a margin of 3 (53 while tool
+/// calls went through rmcp's `Peer`, before `mcp_connection::straight` sent them).
 const TOOL_CALL_CEILING_LEGACY: u64 = 47;
-/// 45 measured (2026-07-28: 46 by the same box, 45 by the same ends), plus a margin of 3 (80
+/// 45 measured (2026-07-28: 46 by the same box, 45 by the same ends, 47 by the same ledger),
+/// plus a margin of 3 (80
 /// through the `Peer`, which rebuilt the client context, tasks extension included, for every
 /// call).
 const TOOL_CALL_CEILING_MODERN: u64 = 48;

@@ -83,6 +83,37 @@ impl ToolOutput {
         (chat_text(text_only), images)
     }
 
+    /// The bytes of [`ToolOutput::model_text`], text and images together, counted without
+    /// copying the common outputs (a function's text, an MCP result of text blocks).
+    pub fn model_bytes(&self) -> usize {
+        match self {
+            Self::Function { content, content_items, .. }
+                if content_items.as_ref().is_none_or(Vec::is_empty) =>
+            {
+                content.len()
+            }
+            Self::Mcp { result: Err(message) } => message.len(),
+            Self::Mcp { result: Ok(result) }
+                if !result.content.is_empty()
+                    && result.content.iter().all(|b| matches!(b, ContentBlock::Text(_))) =>
+            {
+                let texts: usize = result
+                    .content
+                    .iter()
+                    .map(|b| match b {
+                        ContentBlock::Text(t) => t.text.len(),
+                        _ => 0,
+                    })
+                    .sum();
+                texts + result.content.len() - 1
+            }
+            _ => {
+                let (text, images) = self.model_text();
+                text.len() + images
+            }
+        }
+    }
+
     /// The output's text and images, in order.
     fn parts(&self) -> Vec<Part> {
         match self {
@@ -255,6 +286,37 @@ mod tests {
         result.is_error = Some(false);
         let output = ToolOutput::Mcp { result: Ok(Arc::new(result)) };
         insta::assert_json_snapshot!("provider_mcp_mixed", all_formats(&output));
+    }
+
+    /// `model_bytes` is what `model_text` gives, whatever the output, copied or not.
+    #[test]
+    fn model_bytes_are_the_model_text_s() {
+        let mcp = |blocks: Vec<ContentBlock>| ToolOutput::Mcp {
+            result: Ok(Arc::new(CallToolResult::success(blocks))),
+        };
+        let mut structured = CallToolResult::success(vec![]);
+        structured.structured_content = Some(serde_json::json!({"a": [1, 2]}));
+        for output in [
+            ToolOutput::failure("unsupported call: x"),
+            ToolOutput::Mcp { result: Err("tool call error: gone".into()) },
+            mcp(vec![ContentBlock::text("one"), ContentBlock::text("twö")]),
+            mcp(vec![
+                ContentBlock::text("a chart"),
+                ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ]),
+            mcp(vec![ContentBlock::embedded_text("memo://1", "the memo")]),
+            mcp(vec![]),
+            ToolOutput::Mcp { result: Ok(Arc::new(structured)) },
+        ] {
+            let (text, images) = output.model_text();
+            assert_eq!(output.model_bytes(), text.len() + images, "{output:?}");
+        }
+        let image = mcp(vec![ContentBlock::image("iVBORw0KGgo=", "image/png")]);
+        assert_eq!(
+            image.model_text(),
+            (String::new(), 12),
+            "an image is its base64, beside the text"
+        );
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! takes milliseconds, so a router counts on one thread of its own ([`Counter`]), off the
 //! call path; a report waits for the counts queued before it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
+
+use router_protocol::ToolOutput;
 use std::time::Duration;
 
 /// The tokenizer the counts come from, as reports name it.
@@ -41,10 +44,24 @@ pub(crate) fn warm() {
     }
 }
 
-/// A text to count and what to do with its count.
-struct Job {
-    text: String,
-    apply: Box<dyn FnOnce(u64) + Send>,
+/// What the counting thread counts.
+enum Job {
+    /// A text, and what to do with its count (a tool list's spec).
+    Text { text: String, apply: Box<dyn FnOnce(u64) + Send> },
+    /// What the model reads of a call's output (shared with the caller: nothing copied on the
+    /// call path), added to `into`.
+    Output { output: ToolOutput, into: Arc<AtomicU64> },
+}
+
+impl Job {
+    fn run(self) {
+        match self {
+            Job::Text { text, apply } => apply(count(&text)),
+            Job::Output { output, into } => {
+                into.fetch_add(count(&output.model_text().0), Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// Counts texts on a thread of its own (started with the first text, ended when the counter
@@ -63,14 +80,28 @@ impl Counter {
             apply(count(&text));
             return;
         }
+        self.queue(Job::Text { text, apply: Box::new(apply) });
+    }
+
+    /// Count what the model reads of `output` into `into` (on the counting thread; with no
+    /// tokenizer, the estimate at once).
+    pub(crate) fn count_output(&self, output: &ToolOutput, into: Arc<AtomicU64>) {
+        let job = Job::Output { output: output.clone(), into };
+        match cfg!(feature = "tokens") {
+            true => self.queue(job),
+            false => job.run(),
+        }
+    }
+
+    fn queue(&self, job: Job) {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         let sender = queue.get_or_insert_with(|| self.start());
         *self.pending.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        if let Err(mpsc::SendError(job)) = sender.send(Job { text, apply: Box::new(apply) }) {
+        if let Err(mpsc::SendError(job)) = sender.send(job) {
             // The thread is gone (it could not start): count here.
             *queue = None;
             self.done();
-            (job.apply)(count(&job.text));
+            job.run();
         }
     }
 
@@ -80,7 +111,7 @@ impl Counter {
         let started =
             std::thread::Builder::new().name("mcp-router-tokens".into()).spawn(move || {
                 for job in rx {
-                    (job.apply)(count(&job.text));
+                    job.run();
                     let (left, changed) = &*pending;
                     *left.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
                     changed.notify_all();

@@ -61,9 +61,6 @@ impl ToolRouter {
         cost: &mut Option<(String, String)>,
     ) -> Result<ToolOutput, FunctionCallError> {
         let ToolCall { call_id, name, arguments } = call;
-        if self.handlers.contains_key(&name) {
-            *cost = Some((ROUTER.to_string(), name.clone()));
-        }
         let resolved = match self.resolve(&name).await {
             Ok(resolved) => resolved,
             // One event rule for a server the router cannot reach, whatever the tool: a call
@@ -85,11 +82,11 @@ impl ToolRouter {
         };
         match resolved {
             Route::Function(handler) => {
-                let arguments = function_arguments(arguments)?;
-                let named = arguments.as_ref().and_then(|a| a.get("server")?.as_str());
-                if let (Some(server), Some((_, tool))) = (named, cost.as_ref()) {
-                    *cost = Some((server.to_string(), tool.clone()));
-                }
+                let parsed = function_arguments(arguments);
+                // The ledger counts it under the server its arguments name, else the router.
+                let named = parsed.as_ref().ok().and_then(|a| a.as_ref()?.get("server")?.as_str());
+                *cost = Some((named.unwrap_or(ROUTER).to_string(), name.clone()));
+                let arguments = parsed?;
                 let invocation = ToolInvocation { call_id, tool_name: name, arguments };
                 handler.handle(ctx, invocation).await
             }
