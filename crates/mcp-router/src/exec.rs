@@ -86,8 +86,19 @@ pub(crate) async fn run(
         0 => wait_for_calls(&mut calls, None, Some(&mut signals)).await.unwrap_or(0),
         signal => signal,
     };
-    // A second signal from here on exits at once.
-    tokio::spawn(async move { std::process::exit(signals.next().await) });
+    // A second signal from here on exits at once. A first one that comes only now (stdin
+    // ended, the calls answered, and then the signal) lets the shutdown finish — every line
+    // written — and gives the exit code.
+    let late = Arc::new(std::sync::atomic::AtomicI32::new(0));
+    tokio::spawn({
+        let late = late.clone();
+        async move {
+            if exit_code == 0 {
+                late.store(signals.next().await, std::sync::atomic::Ordering::SeqCst);
+            }
+            std::process::exit(signals.next().await)
+        }
+    });
     if exit_code != 0 {
         // Each call in flight is cancelled (its server told) and writes its one output.
         session.cancel_all();
@@ -106,7 +117,8 @@ pub(crate) async fn run(
     if let Some(view) = view {
         view.close();
     }
-    Ok(exit_code)
+    let late = late.load(std::sync::atomic::Ordering::SeqCst);
+    Ok(if exit_code == 0 && late != 0 { late } else { exit_code })
 }
 
 /// SIGTERM and SIGINT, caught for as long as exec runs.
