@@ -86,19 +86,7 @@ pub(crate) async fn run(
         0 => wait_for_calls(&mut calls, None, Some(&mut signals)).await.unwrap_or(0),
         signal => signal,
     };
-    // A second signal from here on exits at once. A first one that comes only now (stdin
-    // ended, the calls answered, and then the signal) lets the shutdown finish — every line
-    // written — and gives the exit code.
-    let late = Arc::new(std::sync::atomic::AtomicI32::new(0));
-    tokio::spawn({
-        let late = late.clone();
-        async move {
-            if exit_code == 0 {
-                late.store(signals.next().await, std::sync::atomic::Ordering::SeqCst);
-            }
-            std::process::exit(signals.next().await)
-        }
-    });
+    let late = signals.from_now_on(exit_code);
     if exit_code != 0 {
         // Each call in flight is cancelled (its server told) and writes its one output.
         session.cancel_all();
@@ -118,7 +106,7 @@ pub(crate) async fn run(
         view.close();
     }
     let late = late.load(std::sync::atomic::Ordering::SeqCst);
-    Ok(if exit_code == 0 && late != 0 { late } else { exit_code })
+    Ok(if late != 0 { late } else { exit_code })
 }
 
 /// SIGTERM and SIGINT, caught for as long as exec runs.
@@ -131,6 +119,22 @@ impl Signals {
     fn new() -> std::io::Result<Self> {
         use tokio::signal::unix::{SignalKind, signal};
         Ok(Self { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
+    }
+
+    /// The signals while exec ends, the session having ended with `exit_code`: a second
+    /// signal exits at once. A first one that comes only now (stdin ended, the calls answered,
+    /// then the signal) lets the shutdown finish — every line written — and its code, in what
+    /// this returns, is the exit code.
+    fn from_now_on(mut self, exit_code: i32) -> Arc<std::sync::atomic::AtomicI32> {
+        let late = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let told = late.clone();
+        tokio::spawn(async move {
+            if exit_code == 0 {
+                told.store(self.next().await, std::sync::atomic::Ordering::SeqCst);
+            }
+            std::process::exit(self.next().await)
+        });
+        late
     }
 
     /// The next signal, as exec's exit code: 143 for SIGTERM, 130 for SIGINT.

@@ -1,6 +1,6 @@
 //! Tokens, counted with OpenAI's `o200k_base` (the `tokens` feature: `tiktoken-rs`, its
 //! vocabulary built in) or estimated as bytes / 4 and labelled so. Counting a large result
-//! takes milliseconds, so a router counts on one thread of its own ([`Counter`]), off the
+//! takes milliseconds, so a router counts on one thread of its own (`Counter`), off the
 //! call path; a report waits for the counts queued before it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
