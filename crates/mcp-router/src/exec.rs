@@ -86,7 +86,7 @@ pub(crate) async fn run(
         0 => wait_for_calls(&mut calls, None, Some(&mut signals)).await.unwrap_or(0),
         signal => signal,
     };
-    let late = signals.from_now_on(exit_code);
+    let late = signals.watch_while_ending(exit_code);
     if exit_code != 0 {
         // Each call in flight is cancelled (its server told) and writes its one output.
         session.cancel_all();
@@ -125,7 +125,7 @@ impl Signals {
     /// signal exits at once. A first one that comes only now (stdin ended, the calls answered,
     /// then the signal) lets the shutdown finish — every line written — and its code, in what
     /// this returns, is the exit code.
-    fn from_now_on(mut self, exit_code: i32) -> Arc<std::sync::atomic::AtomicI32> {
+    fn watch_while_ending(mut self, exit_code: i32) -> Arc<std::sync::atomic::AtomicI32> {
         let late = Arc::new(std::sync::atomic::AtomicI32::new(0));
         let told = late.clone();
         tokio::spawn(async move {
