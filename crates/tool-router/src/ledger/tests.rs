@@ -190,3 +190,15 @@ fn a_turn_is_the_calls_since_the_last_turn_ended() {
     assert!(ledger.turn().tools.is_empty(), "nothing since");
     assert_eq!(ledger.report().tools[0].calls, 2, "the run still has every call");
 }
+
+#[test]
+fn a_text_past_the_exact_bound_is_scaled_from_its_beginning() {
+    let unit = "the quick brown fox jumps over the lazy dog. ";
+    let exact = unit.repeat(tokens::EXACT_BYTES / unit.len());
+    let long = unit.repeat(4 * tokens::EXACT_BYTES / unit.len());
+    let (short, scaled) = (tokens::count(&exact), tokens::count(&long));
+    assert!(exact.len() <= tokens::EXACT_BYTES && long.len() > tokens::EXACT_BYTES);
+    // A text of one repeated sentence scales to about four times its first part's count.
+    let expected = short * long.len() as u64 / exact.len() as u64;
+    assert!(scaled.abs_diff(expected) <= expected / 100 + 2, "{scaled} against {expected}");
+}

@@ -17,8 +17,28 @@ pub const TOKENIZER: &str = "o200k_base";
 #[cfg(not(feature = "tokens"))]
 pub const TOKENIZER: &str = router_protocol::TOKENS_ESTIMATED;
 
-/// The tokens of `text` (see [`TOKENIZER`]).
+/// The most bytes of one text counted token by token (what the default budgets let reach the
+/// model, 64 KiB); a longer text is counted on its first [`EXACT_BYTES`] and scaled by its
+/// length, so that a huge payload (an unlimited budget) costs the counting thread at most
+/// that much work.
+pub const EXACT_BYTES: usize = 64 * 1024;
+
+/// The tokens of `text` (see [`TOKENIZER`]): exact up to [`EXACT_BYTES`], scaled from its
+/// beginning past it.
 pub fn count(text: &str) -> u64 {
+    if text.len() <= EXACT_BYTES {
+        return count_all(text);
+    }
+    let mut end = EXACT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let sample = count_all(&text[..end]);
+    (sample as u128 * text.len() as u128 / end.max(1) as u128) as u64
+}
+
+/// Every token of `text`.
+fn count_all(text: &str) -> u64 {
     #[cfg(feature = "tokens")]
     {
         tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len() as u64
@@ -58,7 +78,16 @@ impl Job {
         match self {
             Job::Text { text, apply } => apply(count(&text)),
             Job::Output { output, into } => {
-                into.fetch_add(count(&output.model_text().0), Ordering::Relaxed);
+                let tokens = match &output {
+                    // A function's text (a list, a read) is counted where it is, not copied.
+                    ToolOutput::Function { content, content_items, .. }
+                        if content_items.as_ref().is_none_or(Vec::is_empty) =>
+                    {
+                        count(content)
+                    }
+                    _ => count(&output.model_text().0),
+                };
+                into.fetch_add(tokens, Ordering::Relaxed);
             }
         }
     }
