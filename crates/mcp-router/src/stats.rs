@@ -182,14 +182,22 @@ fn summary(report: &LedgerReport) -> String {
         .filter(|s| s.spec_tokens_loaded > 0)
         .max_by(|a, b| a.spec_tokens_loaded.cmp(&b.spec_tokens_loaded));
     let slowest = servers().filter(|s| s.calls > 0).max_by(|a, b| a.p95_ms.total_cmp(&b.p95_ms));
-    match most {
-        Some(ServerCost { server, spec_tokens_loaded, context_share, .. }) => {
+    let deferred = servers()
+        .filter(|s| s.spec_tokens_deferred > 0)
+        .max_by(|a, b| a.spec_tokens_deferred.cmp(&b.spec_tokens_deferred));
+    match (most, deferred) {
+        (Some(ServerCost { server, spec_tokens_loaded, context_share, .. }), _) => {
             out += &format!(
                 "most context: {server} ({spec_tokens_loaded} spec tokens, {:.0}% of the specs)\n",
                 100.0 * context_share
             )
         }
-        None => out += "no tool list was counted (the runs gave the model none)\n",
+        (None, Some(ServerCost { server, tools_deferred, spec_tokens_deferred, .. })) => {
+            out += &format!(
+                "no MCP server's specs were loaded (all behind tool search); the most behind it: {server} ({tools_deferred} tools, {spec_tokens_deferred} tokens)\n"
+            )
+        }
+        (None, None) => out += "no tool list was counted (the runs gave the model none)\n",
     }
     if let Some(ServerCost { server, p95_ms, .. }) = slowest {
         out += &format!("slowest: {server} (p95 {})\n", ms(*p95_ms));
@@ -326,6 +334,34 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\nslowest: docs (p95 2.0 ms)\n"), "{text}");
+    }
+
+    /// With every MCP tool behind tool search only the router's specs are loaded: the line says
+    /// so and names the server with the most behind it.
+    #[test]
+    fn with_every_tool_behind_search_the_most_behind_it_is_named() {
+        let spec = |server: &str, loaded: u64, deferred: u64| mcp_host::events::ServerSpecs {
+            server: server.into(),
+            tools_loaded: u64::from(loaded > 0),
+            spec_tokens_loaded: loaded,
+            spec_bytes_loaded: loaded * 4,
+            tools_deferred: 12,
+            spec_tokens_deferred: deferred,
+            ..Default::default()
+        };
+        let run = mcp_host::events::LedgerRun {
+            at: 1,
+            tokenizer: "o200k_base".into(),
+            servers: vec![
+                spec(ledger::ROUTER, 1331, 0),
+                spec("files", 0, 1734),
+                spec("git", 0, 1197),
+            ],
+            tools: vec![],
+        };
+        let text = table(&ledger::report(&[run], &mcp_host::LedgerSettings::default()));
+        let line = "\nno MCP server's specs were loaded (all behind tool search); the most behind it: files (12 tools, 1734 tokens)\n";
+        assert!(text.contains(line), "{text}");
     }
 
     #[test]
