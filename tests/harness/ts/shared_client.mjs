@@ -3,17 +3,23 @@
 // answers an elicitation with its own name, prints one JSON line with what it saw, then keeps
 // the session open for HOLD_MS (so the test can look at the processes) and closes it.
 // Usage: node shared_client.mjs ROUTER CONFIG NAME HOLD_MS
+//    or: node shared_client.mjs URL SECRET NAME HOLD_MS (streamable HTTP, the bearer secret)
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [router, config, name, hold] = process.argv.slice(2);
-const transport = new StdioClientTransport({
-  command: router,
-  args: ['connect', '--config', config],
-  env: process.env,
-  stderr: 'inherit',
-});
+const transport = router.startsWith('http')
+  ? new StreamableHTTPClientTransport(new URL(router), {
+    requestInit: { headers: { Authorization: `Bearer ${config}` } },
+  })
+  : new StdioClientTransport({
+    command: router,
+    args: ['connect', '--config', config],
+    env: process.env,
+    stderr: 'inherit',
+  });
 const client = new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {} } });
 let asked = 0;
 client.setRequestHandler(ElicitRequestSchema, async () => {

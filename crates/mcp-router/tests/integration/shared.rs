@@ -803,6 +803,43 @@ fn a_python_sdk_client_works_over_http_with_the_secret() {
     assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
 }
 
+/// Over HTTP too, the SDKs' default clients of both eras list and call: the Python SDK's
+/// `mcp.Client` (2026-07-28) and the TypeScript SDK's `Client` (2025-11-25), each with the
+/// bearer secret (the Python `ClientSession` is the test above).
+#[test]
+fn the_sdks_default_clients_of_both_eras_call_over_http() {
+    use crate::interop::{harness_dir, node, python};
+    let machine = Machine::new("shared-sdk-eras-http");
+    let (mut router, url, secret) = serve_http(&machine);
+    let modern = std::process::Command::new(python())
+        .arg(harness_dir().join("py/modern_client.py"))
+        .args([url.as_str(), secret.as_str()])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("the Python SDK's Client");
+    let stdout = String::from_utf8_lossy(&modern.stdout);
+    assert!(modern.status.success(), "{modern:?}");
+    let saw: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    assert_eq!((&saw["protocol"], &saw["echo"]), (&json!("2026-07-28"), &json!("Echo: modern")));
+    let ts = std::process::Command::new(node())
+        .arg(harness_dir().join("ts/shared_client.mjs"))
+        .args([url.as_str(), secret.as_str(), "ts-http", "0"])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("the TypeScript SDK's Client");
+    assert!(ts.status.success(), "{ts:?}");
+    let saw: Value = serde_json::from_slice(&ts.stdout).expect("its JSON line");
+    assert_eq!(saw["echo"], "Echo: ts-http", "{saw}");
+    assert_eq!(saw["ask"], r#"accepted: {"name":"ts-http"}"#, "{saw}");
+    // SAFETY: SIGTERM to the router this test started.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(router.id() as i32, libc::SIGTERM);
+    }
+    assert!(router.wait().expect("wait").success());
+    assert_eq!(wait_gone(&machine.marker, Duration::from_secs(10)), Vec::<u32>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_prompts_pass_through_named_by_server() {
     use crate::interop::{python, python_script};
