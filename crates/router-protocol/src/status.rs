@@ -25,6 +25,10 @@ pub struct RouterStatus {
     pub sessions: Vec<SessionStatus>,
     /// The servers: the shared ones, then those run per session or per working directory.
     pub servers: Vec<ServerEntry>,
+    /// The tasks alive on its runtime now (tokio's count): back where it was once sessions
+    /// have opened and closed, or something was left running.
+    #[serde(default)]
+    pub alive_tasks: usize,
 }
 
 /// One open session.
@@ -201,6 +205,7 @@ mod tests {
                 server("mine", Scope::session(1)),
                 server("calc", Scope::working_directory(Some("/home/ada/project".into()))),
             ],
+            alive_tasks: 42,
         }
     }
 

@@ -34,6 +34,9 @@ pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> RouterStatus {
         http: info.http.clone(),
         sessions: shared.sessions(),
         servers,
+        alive_tasks: tokio::runtime::Handle::try_current()
+            .map(|runtime| runtime.metrics().num_alive_tasks())
+            .unwrap_or(0),
     }
 }
 

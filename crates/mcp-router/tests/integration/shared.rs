@@ -1296,3 +1296,62 @@ fn the_python_sdks_2026_client_calls_through_connect() {
     let tools = saw["tools"].as_array().expect("tools");
     assert!(tools.iter().any(|t| t == "mcp__docs__echo"), "{saw}");
 }
+
+/// A hundred sessions open and close — each with a server of its own (`shared = false`), every
+/// tenth killed mid-call — while one stays open: afterwards the router has as many tasks
+/// alive as before, no call in flight, no session but the one, and no server process but the
+/// shared ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_sessions_open_and_close_and_leave_nothing_behind() {
+    let machine = Machine::new("soak");
+    let mine = format!(
+        "[mcp_servers.mine]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{}-mine\"]\nshared = false\n",
+        machine.marker
+    );
+    machine.rewrite("", &mine);
+    let keeper = machine.connect("keeper").await;
+    let (failed, text) = call(&keeper, "mcp__notes__echo", json!({"text": "k"})).await;
+    assert!(!failed, "{text}");
+    let (failed, text) = call(&keeper, "mcp__mine__echo", json!({"text": "k"})).await;
+    assert!(!failed, "{text}");
+    let settled = |status: &Value| {
+        let sessions = status["sessions"].as_array().cloned().unwrap_or_default();
+        sessions.len() == 1 && sessions.iter().all(|s| s["calls_in_flight"] == 0)
+    };
+    wait_for("the keeper alone", Duration::from_secs(10), || settled(&machine.status()));
+    let baseline = machine.status()["alive_tasks"].as_u64().expect("alive tasks");
+    let processes = machine.servers().len();
+    assert!(baseline > 0 && processes == 3, "{baseline} tasks, {processes} servers");
+    for i in 0..100 {
+        let mut session = machine.connect(&format!("s{i}")).await;
+        if i % 2 == 0 {
+            let (failed, text) = call(&session, "mcp__mine__echo", json!({"text": "x"})).await;
+            assert!(!failed, "{text}");
+        }
+        if i % 10 == 5 {
+            // Killed mid-call: the call is in flight when its client goes.
+            let peer = session.service.peer().clone();
+            let slow = tokio::spawn(async move {
+                let mut params = CallToolRequestParams::new("mcp__notes__sleep");
+                params.arguments = json!({"ms": 3000}).as_object().cloned();
+                peer.call_tool(params).await
+            });
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            session.bridge.kill().await.expect("kill the bridge");
+            assert!(slow.await.expect("join").is_err());
+        } else {
+            let _ = session.service.cancel().await;
+            let _ = session.bridge.wait().await;
+        }
+    }
+    let mut last = Value::Null;
+    wait_for("every session closed and its tasks ended", Duration::from_secs(30), || {
+        last = machine.status();
+        settled(&last) && last["alive_tasks"].as_u64() == Some(baseline)
+    });
+    wait_for("the sessions' own servers gone", Duration::from_secs(10), || {
+        machine.servers().len() == processes
+    });
+    let (failed, text) = call(&keeper, "mcp__notes__echo", json!({"text": "still"})).await;
+    assert!(!failed && text == "Echo: still", "{text}");
+}
