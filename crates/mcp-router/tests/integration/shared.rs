@@ -1355,3 +1355,40 @@ async fn a_hundred_sessions_open_and_close_and_leave_nothing_behind() {
     let (failed, text) = call(&keeper, "mcp__notes__echo", json!({"text": "still"})).await;
     assert!(!failed && text == "Echo: still", "{text}");
 }
+
+/// Every tool a server lists reaches every session that may see it: a session's first
+/// `tools/list`, asked while the servers start, names the same tools as `exec` on that config
+/// — shared servers, one of the session's own and one of its directory's alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_session_s_first_tool_list_is_exec_s_for_servers_of_every_scope() {
+    let machine = Machine::new("scopes-tools");
+    let own = format!(
+        "[mcp_servers.mine]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{m}-mine\"]\nshared = false\n\n\
+         [mcp_servers.here]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{m}-here\"]\nshared = \"cwd\"\n",
+        m = machine.marker
+    );
+    machine.rewrite("", &own);
+    let session = machine.connect("first").await;
+    let listed = session.service.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    let mut exec = crate::exec::ExecSession::spawn({
+        let mut command = crate::support::exec_command(&machine.config);
+        command.env("MCP_ROUTER_CACHE_DIR", machine.runtime.join("exec-cache"));
+        command
+    });
+    exec.send(&json!({"type": "list_tools", "format": "openai"}));
+    let tools = exec.line("tools", |v| v["type"] == "tools");
+    let mut expected: Vec<String> = tools["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    expected.sort();
+    let _ = exec.finish();
+    for scope in ["mcp__docs__echo", "mcp__mine__echo", "mcp__here__echo"] {
+        assert!(names.iter().any(|n| n == scope), "{scope} missing: {names:?}");
+    }
+    assert_eq!(names, expected, "the session's first list against exec's");
+}
