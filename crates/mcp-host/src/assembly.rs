@@ -191,16 +191,27 @@ fn tell_facts(ledger: &tool_router::ledger::Ledger, manager: &McpConnectionManag
 /// Adds this run to the ledger in `dir` (nothing when nothing was recorded); a failure to
 /// write is a warning, never the shutdown's.
 async fn keep_run(ledger: Arc<tool_router::ledger::Ledger>, dir: std::path::PathBuf) {
-    let kept = tokio::task::spawn_blocking(move || {
-        if ledger.is_empty() {
-            return Ok(());
-        }
-        tool_router::ledger::store::append(&dir, &ledger.run())
+    let kept = counted(ledger, move |ledger| {
+        tool_router::ledger::store::keep(ledger, &dir)
             .map_err(|e| format!("cannot add this run to the ledger in {}: {e}", dir.display()))
     })
     .await;
-    if let Ok(Err(why)) = kept {
+    if let Err(why) = kept {
         tracing::warn!("{why}");
+    }
+}
+
+/// `read` of `ledger`, on a blocking thread (it waits for the token counts queued): on the
+/// caller's when that thread could not run it.
+async fn counted<T: Send + 'static>(
+    ledger: Arc<tool_router::ledger::Ledger>,
+    read: impl Fn(&tool_router::ledger::Ledger) -> T + Send + Sync + 'static,
+) -> T {
+    let read = Arc::new(read);
+    let (on_blocking, theirs) = (read.clone(), ledger.clone());
+    match tokio::task::spawn_blocking(move || on_blocking(&theirs)).await {
+        Ok(value) => value,
+        Err(_) => read(&ledger),
     }
 }
 
@@ -307,25 +318,15 @@ impl Running {
     /// [`tool_router::ledger`]). Waits for the token counts of the calls made before it (on a
     /// blocking thread, not the caller's).
     pub async fn ledger(&self) -> LedgerReport {
-        let ledger = self.router.ledger().clone();
-        tell_facts(&ledger, &self.manager);
-        let counted = ledger.clone();
-        match tokio::task::spawn_blocking(move || counted.report()).await {
-            Ok(report) => report,
-            Err(_) => ledger.report(),
-        }
+        tell_facts(self.router.ledger(), &self.manager);
+        counted(self.router.ledger().clone(), |ledger| ledger.report()).await
     }
 
     /// The host's turn ended: what it cost — the calls since the last turn ended, with the
     /// specs as they are now — sent as the `mcp_turn_cost` event and returned.
     pub async fn end_turn(&self) -> LedgerReport {
-        let ledger = self.router.ledger().clone();
-        tell_facts(&ledger, &self.manager);
-        let counted = ledger.clone();
-        let report = match tokio::task::spawn_blocking(move || counted.turn()).await {
-            Ok(report) => report,
-            Err(_) => ledger.turn(),
-        };
+        tell_facts(self.router.ledger(), &self.manager);
+        let report = counted(self.router.ledger().clone(), |ledger| ledger.turn()).await;
         self.events.send(router_protocol::EventMsg::McpTurnCost(Box::new(report.clone())));
         report
     }

@@ -208,10 +208,7 @@ impl Shared {
 fn keep_run(ledger: Arc<mcp_host::ledger::Ledger>) {
     let Some(dir) = mcp_host::default_state_dir().map(|d| d.join("ledger")) else { return };
     let keep = move || {
-        if ledger.is_empty() {
-            return;
-        }
-        if let Err(e) = mcp_host::ledger::store::append(&dir, &ledger.run()) {
+        if let Err(e) = mcp_host::ledger::store::keep(&ledger, &dir) {
             tracing::warn!("cannot add a session's run to the ledger in {}: {e}", dir.display());
         }
     };

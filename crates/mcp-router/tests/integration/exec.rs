@@ -74,6 +74,13 @@ impl ExecSession {
         }
     }
 
+    /// exec on `config` with its state (catalogs, pins, the ledger) in `state`.
+    pub(crate) fn in_state(config: &std::path::Path, state: &std::path::Path) -> Self {
+        let mut command = exec_command(config);
+        command.env("MCP_ROUTER_CACHE_DIR", state);
+        Self::spawn(command)
+    }
+
     /// The exec process's id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::exec::ExecSession;
-use crate::support::{DEMO, exec_command, router_command, write_config};
+use crate::support::{DEMO, router_command, write_config};
 
 fn config(dir: &tempfile::TempDir) -> std::path::PathBuf {
     let text = format!(
@@ -45,11 +45,7 @@ type Expected = (u64, u64, u64, Vec<f64>);
 
 /// One exec run with its state in `state`: the tools it gave the model, its stdout lines.
 fn run_exec(config: &Path, state: &Path) -> (Vec<Value>, Vec<Value>) {
-    let mut exec = ExecSession::spawn({
-        let mut command = exec_command(config);
-        command.env("MCP_ROUTER_CACHE_DIR", state);
-        command
-    });
+    let mut exec = ExecSession::in_state(config, state);
     exec.send(&json!({"type": "list_tools", "format": "openai"}));
     let tools = exec.line("tools", |v| v["type"] == "tools");
     for call in calls() {
@@ -244,11 +240,7 @@ fn ledger_false_keeps_no_run_and_bad_values_are_refused_naming_the_key() {
 fn a_server_that_crashed_is_counted_as_restarted_and_its_failed_call_by_kind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (config, state) = (config(&dir), dir.path().join("state"));
-    let mut exec = ExecSession::spawn({
-        let mut command = exec_command(&config);
-        command.env("MCP_ROUTER_CACHE_DIR", &state);
-        command
-    });
+    let mut exec = ExecSession::in_state(&config, &state);
     exec.send(&json!({"call_id": "1", "name": "mcp__notes__crash", "arguments": {}}));
     exec.output("1");
     exec.send(&json!({"call_id": "2", "name": "mcp__notes__echo", "arguments": {"text": "x"}}));
@@ -280,11 +272,7 @@ fn a_server_that_crashed_is_counted_as_restarted_and_its_failed_call_by_kind() {
 fn the_host_asks_what_its_turn_cost_and_gets_an_event_of_that_turn_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (config, state) = (config(&dir), dir.path().join("state"));
-    let mut exec = ExecSession::spawn({
-        let mut command = exec_command(&config);
-        command.env("MCP_ROUTER_CACHE_DIR", &state);
-        command
-    });
+    let mut exec = ExecSession::in_state(&config, &state);
     exec.send(&json!({"type": "list_tools", "format": "openai"}));
     exec.line("tools", |v| v["type"] == "tools");
     let echo =

@@ -320,11 +320,7 @@ fn watch_shows_the_ledger_of_a_recorded_stream_as_bars() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = one_server(&dir);
     // The host asks for the ledger once its calls are answered.
-    let mut exec = crate::exec::ExecSession::spawn({
-        let mut command = exec_command(&config);
-        command.env("MCP_ROUTER_CACHE_DIR", dir.path().join("cache"));
-        command
-    });
+    let mut exec = crate::exec::ExecSession::in_state(&config, &dir.path().join("cache"));
     for call in calls() {
         exec.send(&call);
         exec.output(call["call_id"].as_str().expect("id"));

@@ -1372,11 +1372,8 @@ async fn a_session_s_first_tool_list_is_exec_s_for_servers_of_every_scope() {
     let listed = session.service.list_all_tools().await.expect("tools/list");
     let mut names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    let mut exec = crate::exec::ExecSession::spawn({
-        let mut command = crate::support::exec_command(&machine.config);
-        command.env("MCP_ROUTER_CACHE_DIR", machine.runtime.join("exec-cache"));
-        command
-    });
+    let state = machine.runtime.join("exec-cache");
+    let mut exec = crate::exec::ExecSession::in_state(&machine.config, &state);
     exec.send(&json!({"type": "list_tools", "format": "openai"}));
     let tools = exec.line("tools", |v| v["type"] == "tools");
     let mut expected: Vec<String> = tools["tools"]

@@ -7,18 +7,14 @@
 use serde_json::{Value, json};
 
 use crate::exec::ExecSession;
-use crate::support::{DEMO, HttpServer, exec_command, write_config};
+use crate::support::{DEMO, HttpServer, write_config};
 
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// Exec on `config`; `calls` one at a time; their outputs.
 fn outputs(config: &std::path::Path, calls: &[Value]) -> Vec<Value> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exec = ExecSession::spawn({
-        let mut command = exec_command(config);
-        command.env("MCP_ROUTER_CACHE_DIR", dir.path());
-        command
-    });
+    let mut exec = ExecSession::in_state(config, dir.path());
     let outputs = calls
         .iter()
         .map(|call| {

@@ -44,6 +44,8 @@ struct Book {
     specs: BTreeMap<String, ServerSpecs>,
     /// Bumped by every tool list recorded: a count queued for an older list is dropped.
     specs_generation: u64,
+    /// What the last tool list held (see [`fingerprint`]): the same list is not counted again.
+    specs_fingerprint: Option<u64>,
     /// Each server's restarts and held definitions, as the manager last told them.
     facts: BTreeMap<String, (u64, u64)>,
     /// Each tool's calls when the last turn ended ([`Ledger::turn`]).
@@ -125,6 +127,12 @@ impl Ledger {
     pub(crate) fn specs(&self, seen: Vec<SpecSeen>) {
         let generation = {
             let mut book = self.book();
+            // The same list as last time (a host asks every turn): counted already.
+            let fingerprint = fingerprint(&seen);
+            if book.specs_fingerprint == Some(fingerprint) {
+                return;
+            }
+            book.specs_fingerprint = Some(fingerprint);
             book.specs_generation += 1;
             book.specs.clear();
             for spec in &seen {
@@ -278,6 +286,16 @@ pub(crate) async fn measuring<T>(
         micros => Some(Duration::from_micros(micros - 1)),
     };
     (out, measured.from_server.get(), duration)
+}
+
+/// A hash of a tool list's specs, servers and whether each was loaded.
+fn fingerprint(seen: &[SpecSeen]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for spec in seen {
+        (spec.server.as_str(), spec.loaded, spec.text.as_str()).hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// Seconds since the Unix epoch.

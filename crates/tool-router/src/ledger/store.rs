@@ -34,6 +34,15 @@ pub fn append(dir: &Path, run: &LedgerRun) -> std::io::Result<()> {
     file.write_all(line.as_bytes())
 }
 
+/// `ledger`'s run added to the ledger in `dir` (nothing when it recorded nothing); blocks
+/// while the run's token counts finish (call it off an async runtime's threads).
+pub fn keep(ledger: &super::Ledger, dir: &Path) -> std::io::Result<()> {
+    if ledger.is_empty() {
+        return Ok(());
+    }
+    append(dir, &ledger.run())
+}
+
 /// The runs read back, oldest first, and what could not be read.
 #[derive(Debug, Default)]
 pub struct Loaded {

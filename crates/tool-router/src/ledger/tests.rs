@@ -82,6 +82,13 @@ fn a_tool_list_replaces_the_last_and_shares_are_of_loaded_bytes() {
         })
         .collect();
     assert_eq!(rows, [("a", 6, 0, 0, 0.75), ("b", 2, 1, 8, 0.25)]);
+    // The same list again (a host asks every turn) changes nothing.
+    ledger.specs(vec![
+        spec("a", true, "xxxxxx"),
+        spec("b", true, "xx"),
+        spec("b", false, "xxxxxxxx"),
+    ]);
+    assert_eq!(ledger.report().servers, report.servers);
     assert_eq!(report.servers[1].spec_tokens_deferred, tokens::count("xxxxxxxx"));
 }
 
