@@ -199,10 +199,10 @@ enum Command {
     /// Run the shared router: one process per configured server for every agent of this user
     /// and config, each agent's session its own (on a Unix socket; `--listen` adds loopback
     /// HTTP with a bearer secret).
-    Serve(shared::serve::ServeArgs),
+    Serve(shared::ServeArgs),
     /// The stdio bridge an agent lists as a server: joins the shared router for this config,
     /// starting it when none runs.
-    Connect(shared::connect::ConnectArgs),
+    Connect(shared::ConnectArgs),
     /// Wire agents to the shared router: one `mcp-router connect` entry in each agent's own
     /// MCP config, the rest of the file kept byte for byte; `--undo` puts it back.
     Wire(wire::WireArgs),
@@ -453,16 +453,16 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             trust::main(&config, json, refresh, command).await
         }
         Command::Auth { command: AuthCommand::Status(config) } => auth::status(&config).await,
-        Command::Serve(args) => shared::serve::run(args).await,
-        Command::Connect(args) => shared::connect::run(args).await,
+        Command::Serve(args) => shared::serve(args).await,
+        Command::Connect(args) => shared::connect(args).await,
         Command::Wire(args) => wire::run(&args),
         Command::Import(args) => import::run(&args),
         Command::Add(args) => add::run(&args).await,
         Command::Outdated(args) => installed::outdated(&args).await,
         Command::Remove(args) => installed::remove(&args),
         Command::Update(args) => installed::update(&args).await,
-        Command::Status { config, json } => shared::status::run(&config, json).await,
-        Command::Stop { config } => shared::status::stop(&config).await,
+        Command::Status { config, json } => shared::status(&config, json).await,
+        Command::Stop { config } => shared::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,
     }
 }

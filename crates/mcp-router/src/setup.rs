@@ -83,14 +83,7 @@ pub(crate) fn approve_command(arg: &ConfigArg) -> String {
     format!("mcp-router trust approve --config {}", shell_word(&path.to_string_lossy()))
 }
 
-/// `text` as one shell word: as it is when that is safe, else single-quoted.
-pub(crate) fn shell_word(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./,:=@%+".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
+pub(crate) use shared_router::shell_word;
 
 /// The servers `start` would leave idle until used (reads the tool cache, starts nothing).
 pub(crate) fn idle_servers(config: &ConfigFile) -> std::collections::BTreeSet<String> {

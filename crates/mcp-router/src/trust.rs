@@ -10,7 +10,7 @@ use mcp_connection_manager::{PinKey, PinStore, Review, ServerConfig, ToolCache, 
 use router_protocol::{DefinitionKind, McpToolDefinitionChangedEvent};
 
 use crate::setup::{ConfigArg, config};
-use crate::shared::own::as_run_in;
+use shared_router::as_run_in;
 
 /// What `trust` does.
 #[derive(clap::Subcommand)]

@@ -12,7 +12,7 @@ use crate::live::{LiveView, ViewItem, describe};
 /// `q`), else as one readable line each.
 pub(crate) fn watch(file: Option<&std::path::Path>) -> anyhow::Result<i32> {
     use std::io::{BufRead, IsTerminal};
-    let input = crate::shared::events::watched(file)?;
+    let input = watched(file)?;
     let name = file.map(|p| p.display().to_string()).unwrap_or_else(|| "stdin".into());
     let view = if std::io::stdout().is_terminal() {
         LiveView::open(&format!("mcp-router watch {name}"))
@@ -113,4 +113,21 @@ fn other_line(value: &serde_json::Value) -> String {
         Some(other) => other.to_string(),
         None => "a line without a type".to_string(),
     }
+}
+
+/// What `mcp-router watch` reads: stdin (no path, or `-`), a shared router's events socket, or
+/// a file of exec lines.
+fn watched(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn std::io::Read>> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+        return Ok(Box::new(std::io::stdin()));
+    };
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        let stream = std::os::unix::net::UnixStream::connect(path)
+            .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", path.display()))?;
+        return Ok(Box::new(stream));
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(Box::new(file))
 }

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
+
+use tokio::time::Instant;
 
 use mcp_host::backend::KnownTools;
 use mcp_host::{CallContext, EventSender, McpConnectionManager, RouterSettings, ToolCall};
@@ -47,6 +49,8 @@ pub(crate) struct Shared {
     listeners: Mutex<BTreeMap<u64, Vec<SubscriptionSink>>>,
     /// What the servers' events moved (a session waits on it to hear of its own servers').
     pub(super) moved: super::events::Moved,
+    /// Where a session's run is added to the ledger when it ends (`None`: not kept).
+    ledger_dir: Option<std::path::PathBuf>,
 }
 
 /// What `mcp-router status` says of a session.
@@ -60,8 +64,10 @@ impl Shared {
         calls: Arc<CallOwners>,
         own: OwnServers,
         moved: super::events::Moved,
+        ledger_dir: Option<std::path::PathBuf>,
     ) -> Arc<Self> {
         Arc::new(Self {
+            ledger_dir,
             own,
             moved,
             listeners: Mutex::default(),
@@ -203,10 +209,9 @@ impl Shared {
     }
 }
 
-/// A session's run added to the ledger in the default state folder, off the runtime's threads
-/// (nothing when it recorded nothing; a failure to write is a warning).
-fn keep_run(ledger: Arc<mcp_host::ledger::Ledger>) {
-    let Some(dir) = mcp_host::default_state_dir().map(|d| d.join("ledger")) else { return };
+/// A session's run added to the ledger in `dir`, off the runtime's threads (nothing when it
+/// recorded nothing; a failure to write is a warning).
+fn keep_run(ledger: Arc<mcp_host::ledger::Ledger>, dir: std::path::PathBuf) {
     let keep = move || {
         if let Err(e) = mcp_host::ledger::store::keep(&ledger, &dir) {
             tracing::warn!("cannot add a session's run to the ledger in {}: {e}", dir.display());
@@ -237,8 +242,8 @@ impl Drop for SessionGuard {
         locked(&self.tasks).drain(..).for_each(|task| task.abort());
         locked(&self.shared.sessions).remove(&self.id);
         let ledger = locked(&self.shared.ledgers).remove(&self.id);
-        if let Some(ledger) = ledger.filter(|_| self.shared.settings.ledger.keep) {
-            keep_run(ledger);
+        if let (Some(ledger), Some(dir)) = (ledger, &self.shared.ledger_dir) {
+            keep_run(ledger, dir.clone());
         }
         locked(&self.shared.peers).remove(&self.id);
         self.shared.changes.forget(self.id);

@@ -1,5 +1,5 @@
-//! `mcp-router status`: what the shared router for a config runs — its sessions, its servers
-//! (state, process, memory) and the calls in flight — asked over its status socket.
+//! What the shared router for a config runs — its sessions, its servers (state, process,
+//! memory) and the calls in flight — answered on its status socket; and stopping it.
 
 use std::sync::Arc;
 
@@ -12,7 +12,6 @@ use tokio::net::UnixStream;
 use super::place::{Place, current_uid};
 use super::serve::RouterInfo;
 use super::session::Shared;
-use crate::setup::ConfigArg;
 
 /// The status answer: the router, its sessions and its servers (the shared ones, then the
 /// ones run per session or per working directory).
@@ -93,12 +92,10 @@ pub(crate) async fn send(mut stream: UnixStream, answer: RouterStatus) {
     let _ = stream.shutdown().await;
 }
 
-/// The status answer of the shared router for `config`, as it wrote it; `None` (said on
-/// stderr) when none runs.
-async fn status_text(config: &ConfigArg) -> anyhow::Result<Option<String>> {
-    let place = Place::for_config(config.config.as_deref())?;
+/// The status answer of the shared router of `place`, as it wrote it (a
+/// `router_protocol::RouterStatus`, one JSON line); `None` when none runs there.
+pub async fn status_text(place: &Place) -> anyhow::Result<Option<String>> {
     let Ok(mut stream) = UnixStream::connect(place.status_socket()).await else {
-        eprintln!("mcp-router: no shared router runs for this config");
         return Ok(None);
     };
     let mut text = String::new();
@@ -106,11 +103,11 @@ async fn status_text(config: &ConfigArg) -> anyhow::Result<Option<String>> {
     Ok(Some(text))
 }
 
-/// `mcp-router stop [--config FILE]`: the shared router named by its status answer (which it
-/// gives only to its own user) is sent SIGTERM, and its exit awaited (at most 30 s). Exit 1 when
+/// Stops the shared router of `place`: the process its status answer names (it gives that only
+/// to its own user) is sent SIGTERM, and its exit awaited (at most 30 s). Its pid; `None` when
 /// none runs.
-pub(crate) async fn stop(config: &ConfigArg) -> anyhow::Result<i32> {
-    let Some(text) = status_text(config).await? else { return Ok(1) };
+pub async fn stop(place: &Place) -> anyhow::Result<Option<u32>> {
+    let Some(text) = status_text(place).await? else { return Ok(None) };
     let status: RouterStatus = serde_json::from_str(text.trim())
         .context("the router's status is not what this version reads")?;
     let pid = libc::pid_t::try_from(status.pid).context("a process id out of range")?;
@@ -137,102 +134,5 @@ pub(crate) async fn stop(config: &ConfigArg) -> anyhow::Result<i32> {
             "the shared router (pid {pid}) did not stop within 30 s"
         );
     }
-    outln!("stopped the shared router (pid {pid})");
-    Ok(0)
-}
-
-/// `mcp-router status [--config FILE] [--json]`.
-pub(crate) async fn run(config: &ConfigArg, as_json: bool) -> anyhow::Result<i32> {
-    let Some(text) = status_text(config).await? else { return Ok(1) };
-    if as_json {
-        outln!("{}", text.trim());
-        return Ok(0);
-    }
-    let status: RouterStatus =
-        serde_json::from_str(text.trim()).context("the router's status is not its JSON")?;
-    for line in describe(&status, &crate::setup::approve_command(config)) {
-        outln!("{line}");
-    }
-    Ok(0)
-}
-
-/// The status as lines for a person; `approve` is the command that approves held definitions.
-fn describe(status: &RouterStatus, approve: &str) -> Vec<String> {
-    let mut lines = vec![format!(
-        "shared router pid {} ({} KiB) on {}{}",
-        status.pid,
-        status.rss_kib.map_or_else(|| "?".to_string(), |kib| kib.to_string()),
-        status.socket.display(),
-        status.http.as_ref().map(|url| format!(" and {url}")).unwrap_or_default()
-    )];
-    lines.push(format!("sessions: {}", status.sessions.len()));
-    for s in &status.sessions {
-        lines.push(format!(
-            "  #{} {} {} calls, {} in flight; {} spec tokens, {} tokens of outputs ({:.0}% of the sessions')",
-            s.id,
-            s.client.as_deref().unwrap_or(&s.transport),
-            s.calls,
-            s.calls_in_flight,
-            s.spec_tokens,
-            s.tokens_to_model,
-            100.0 * s.share
-        ));
-    }
-    lines.push("servers:".to_string());
-    for s in &status.servers {
-        let process = match (s.pid, s.rss_kib) {
-            (Some(pid), Some(kib)) => format!(" pid {pid}, {kib} KiB"),
-            (Some(pid), None) => format!(" pid {pid}"),
-            _ => String::new(),
-        };
-        let whose = match &s.scope {
-            Scope::Session { session, .. } => format!("session #{session}"),
-            Scope::WorkingDirectory { cwd: Some(cwd), .. } => format!("for {}", cwd.display()),
-            Scope::WorkingDirectory { cwd: None, .. } => "for the router's directory".to_string(),
-            Scope::Everyone { .. } => "shared".to_string(),
-        };
-        lines.push(format!("  {} ({whose}) {}{process}", s.name, s.state));
-        if let Some(sandbox) = &s.sandbox {
-            lines.push(format!("    sandbox: {sandbox}"));
-        }
-        if s.held > 0 {
-            // A directory's server is approved where its agents work.
-            let cd = match &s.scope {
-                Scope::WorkingDirectory { cwd: Some(cwd), .. } => {
-                    format!("cd {} && ", crate::setup::shell_word(&cwd.to_string_lossy()))
-                }
-                _ => String::new(),
-            };
-            lines.push(format!(
-                "    held from the model: {} (`{cd}{approve} {}` lets them in)",
-                s.held, s.name
-            ));
-        }
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_person_reads_each_servers_sandbox_and_what_is_held_with_the_command_that_works() {
-        let status: RouterStatus = serde_json::from_value(serde_json::json!({
-            "pid": 7, "rss_kib": 100, "started": 0, "socket": "/run/r.sock", "events": "/run/r.events",
-            "sessions": [],
-            "servers": [
-                {"name": "calc", "state": "ready", "pid": 8, "rss_kib": 50,
-                 "sandbox": "landlock ABI 7: …", "held": 2, "shared": true},
-                {"name": "git", "state": "ready", "held": 1, "shared": "cwd", "cwd": "/home/ada/my proj"},
-                {"name": "time", "state": "idle", "shared": true}
-            ]
-        }))
-        .expect("a status");
-        let lines = describe(&status, "mcp-router trust approve --config /c.toml");
-        let text = lines.join("\n");
-        assert!(text.contains("  calc (shared) ready pid 8, 50 KiB\n    sandbox: landlock ABI 7: …\n    held from the model: 2 (`mcp-router trust approve --config /c.toml calc` lets them in)"), "{text}");
-        assert!(text.contains("    held from the model: 1 (`cd '/home/ada/my proj' && mcp-router trust approve --config /c.toml git` lets them in)"), "{text}");
-        assert!(text.ends_with("  time (shared) idle"), "{text}");
-    }
+    Ok(Some(status.pid))
 }

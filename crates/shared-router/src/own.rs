@@ -111,10 +111,10 @@ impl OwnServers {
         config.servers = servers;
         if config.pin_tools {
             // Its servers keep the pins of their agents' directory.
-            config.manager.trust.pins = pins_for(cwd);
+            config.manager.trust.pins = pins_for(config.manager.trust.pins.clone(), cwd);
             // Their pins are the directory's: approved from there.
             if let (Some(cwd), Some(approve)) = (cwd, &config.manager.trust.approve_command) {
-                let cd = crate::setup::shell_word(&cwd.to_string_lossy());
+                let cd = crate::shell::shell_word(&cwd.to_string_lossy());
                 config.manager.trust.approve_command = Some(format!("cd {cd} && {approve}"));
             }
         }
@@ -194,9 +194,13 @@ pub(crate) fn split_off(config: &mut ConfigFile) -> ConfigFile {
 }
 
 /// The pins of the servers run for the agents working in `cwd` (the router's own directory
-/// for a session that has none).
-fn pins_for(cwd: Option<&Path>) -> Option<mcp_connection_manager::PinStore> {
-    let base = mcp_connection_manager::PinStore::default_location()?;
+/// for a session that has none), under `base` (the router's pins; the default place when it
+/// names none).
+fn pins_for(
+    base: Option<mcp_connection_manager::PinStore>,
+    cwd: Option<&Path>,
+) -> Option<mcp_connection_manager::PinStore> {
+    let base = base.or_else(mcp_connection_manager::PinStore::default_location)?;
     let dir = cwd.map(Path::to_path_buf).or_else(|| std::env::current_dir().ok())?;
     Some(base.for_directory(&dir))
 }
@@ -204,7 +208,7 @@ fn pins_for(cwd: Option<&Path>) -> Option<mcp_connection_manager::PinStore> {
 /// `server` of `config` as the shared router runs it for an agent working in `cwd`, with the
 /// pins it keeps: an entry not shared by every session runs there (unless it names its own
 /// `cwd`) and keeps the pins of the agent's directory; every other entry keeps `pins`.
-pub(crate) fn as_run_in(
+pub fn as_run_in(
     config: &ConfigFile,
     server: ServerConfig,
     cwd: &Path,

@@ -1,48 +1,29 @@
-//! `mcp-router connect`: what an agent lists as an ordinary stdio server. It joins the shared
-//! router for this user and config — starting it when none runs; two racing start one — and
-//! carries the agent's MCP messages to it and back until either side ends.
+//! The client side of the shared router, what an agent lists as an ordinary stdio server
+//! (`mcp-router connect`): [`join`] the router for this user and config — starting it when
+//! none runs; two racing start one — then [`bridge`] the agent's MCP messages to it and back
+//! until either side ends.
 
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use tokio::net::UnixStream;
 
 use super::place::{Place, lock};
-use crate::setup::ConfigArg;
 
-/// Past this size, the log of a router `connect` starts begins afresh.
-const LOG_LIMIT: u64 = 1 << 20;
-
-/// How long `connect` waits for a router it started to take sessions.
+/// How long [`join`] waits for a router it started to take sessions.
 const START_WAIT: Duration = Duration::from_secs(30);
 
-/// `mcp-router connect`'s options.
-#[derive(clap::Args, Default)]
-pub(crate) struct ConnectArgs {
-    #[command(flatten)]
-    pub(crate) config: ConfigArg,
-    /// A router this `connect` starts stops once no session has been open this many seconds.
-    #[arg(long, default_value_t = 60)]
-    pub(crate) idle_timeout: u64,
-}
-
-/// Join (or start) the shared router and bridge stdin/stdout to it.
-pub(crate) async fn run(args: ConnectArgs) -> anyhow::Result<i32> {
-    let place = Place::for_config(args.config.config.as_deref())?;
-    let stream = match UnixStream::connect(place.socket()).await {
-        Ok(stream) => stream,
-        Err(_) => start_router(&place, &args).await?,
-    };
-    bridge(stream).await;
-    Ok(0)
-}
-
-/// Start the router under the start lock (a `connect` that waited for the lock finds the
-/// router its racer started) and connect to it.
-async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixStream> {
+/// A session with the router of `place`: connected to the one running, else to one `start`
+/// starts (a process that serves `place`, its stderr in `Place::log`), under the place's
+/// start lock (a `join` that waited for the lock finds the router its racer started).
+pub async fn join(
+    place: &Place,
+    start: impl FnOnce(&Place) -> anyhow::Result<std::process::Child>,
+) -> anyhow::Result<UnixStream> {
+    if let Ok(stream) = UnixStream::connect(place.socket()).await {
+        return Ok(stream);
+    }
     let start_lock = place.start_lock();
     let held = tokio::task::spawn_blocking(move || lock(&start_lock, true))
         .await
@@ -53,7 +34,7 @@ async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixS
         }
         return Ok(stream);
     }
-    let mut child = spawn_serve(place, args)?;
+    let mut child = start(place)?;
     let deadline = Instant::now() + START_WAIT;
     let stream = loop {
         if let Ok(stream) = UnixStream::connect(place.socket()).await {
@@ -80,31 +61,6 @@ async fn start_router(place: &Place, args: &ConnectArgs) -> anyhow::Result<UnixS
     Ok(stream)
 }
 
-/// `mcp-router serve` for this config, in a process group of its own (the agent's Ctrl-C or
-/// exit does not end it; its idle timeout does), its stderr appended to the place's log.
-fn spawn_serve(place: &Place, args: &ConnectArgs) -> anyhow::Result<std::process::Child> {
-    let exe = std::env::current_exe().context("cannot find the mcp-router executable")?;
-    // Appended to, and started afresh once past 1 MiB.
-    let long = std::fs::metadata(place.log()).is_ok_and(|m| m.len() > LOG_LIMIT);
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(!long)
-        .write(true)
-        .truncate(long)
-        .open(place.log())
-        .with_context(|| format!("cannot open {}", place.log().display()))?;
-    let mut command = std::process::Command::new(exe);
-    command.arg("serve").arg("--idle-timeout").arg(args.idle_timeout.to_string());
-    if let Some(config) = &args.config.config {
-        command.arg("--config").arg(std::fs::canonicalize(config)?);
-    }
-    if args.config.strict {
-        command.arg("--strict");
-    }
-    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).process_group(0);
-    command.spawn().context("cannot start the shared router")
-}
-
 /// The last lines of the log, for an error message.
 fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -116,7 +72,7 @@ fn log_tail(path: &Path) -> String {
 /// plain reads (one wake-up per message each way, nothing scheduled in between). Ends when
 /// the router closes the session, or soon after the agent closes stdin (what the router still
 /// sends for it is written first).
-async fn bridge(stream: UnixStream) {
+pub async fn bridge(stream: UnixStream) {
     let Ok(stream) = stream.into_std().and_then(|s| {
         s.set_nonblocking(false)?;
         Ok(s)

@@ -67,15 +67,23 @@ impl Watchers {
         }
     }
 
-    /// Accept watchers (processes of this user only) on `listener`.
+    /// Accept watchers (processes of this user only) on `listener`; each watcher is a task of
+    /// this one's, ended with it.
     pub(crate) async fn serve(self, listener: UnixListener) {
+        let mut watchers = tokio::task::JoinSet::new();
         loop {
-            let Ok((mut stream, _)) = listener.accept().await else { continue };
+            let mut stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(_) => continue,
+                },
+                Some(_) = watchers.join_next() => continue,
+            };
             if stream.peer_cred().map(|c| c.uid()).ok() != Some(current_uid()) {
                 continue;
             }
             let mut lines = self.lines.subscribe();
-            tokio::spawn(async move {
+            watchers.spawn(async move {
                 loop {
                     let line = match lines.recv().await {
                         Ok(line) => line,
@@ -96,21 +104,4 @@ impl Watchers {
             });
         }
     }
-}
-
-/// What `mcp-router watch` reads: stdin (no path, or `-`), a shared router's events socket, or
-/// a file of exec lines.
-pub(crate) fn watched(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn std::io::Read>> {
-    use std::os::unix::fs::FileTypeExt as _;
-    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
-        return Ok(Box::new(std::io::stdin()));
-    };
-    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
-        let stream = std::os::unix::net::UnixStream::connect(path)
-            .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", path.display()))?;
-        return Ok(Box::new(stream));
-    }
-    let file = std::fs::File::open(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    Ok(Box::new(file))
 }

@@ -15,7 +15,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use super::place::{Place, new_secret};
 use super::session::{SessionServer, Shared};
 
-/// Listen on `addr` (loopback only) and serve sessions there; returns the URL clients use.
+/// Listen on `addr` (loopback only) and serve sessions there; returns the URL clients use and
+/// the task that accepts them (the caller owns it: its connections end with it).
 /// The secret goes to the place's secret file, the URL and pid to its address file. A session
 /// that sends nothing for `idle` (the router's idle timeout, when it has one) is closed, so a
 /// client that went away without a `DELETE` cannot keep the router running; its client, if it
@@ -25,7 +26,7 @@ pub(crate) async fn start(
     addr: SocketAddr,
     place: &Place,
     idle: Option<std::time::Duration>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, impl Future<Output = ()> + use<>)> {
     check_loopback(addr)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -49,8 +50,7 @@ pub(crate) async fn start(
         Arc::new(sessions),
         config,
     );
-    tokio::spawn(accept(listener, service, secret));
-    Ok(url)
+    Ok((url, accept(listener, service, secret)))
 }
 
 /// Refuses an address other machines could reach.
@@ -66,11 +66,19 @@ pub(crate) fn check_loopback(addr: SocketAddr) -> anyhow::Result<()> {
 
 type Service = StreamableHttpService<SessionServer, LocalSessionManager>;
 
+/// Accept connections until dropped; each connection is a task of this one's, ended with it.
 async fn accept(listener: tokio::net::TcpListener, service: Service, secret: Arc<String>) {
+    let mut connections = tokio::task::JoinSet::new();
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+            Some(_) = connections.join_next() => continue,
+        };
         let (service, secret) = (service.clone(), secret.clone());
-        tokio::spawn(async move {
+        connections.spawn(async move {
             let handler =
                 hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
                     let (service, secret) = (service.clone(), secret.clone());

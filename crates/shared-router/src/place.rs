@@ -10,7 +10,7 @@ use sha2::Digest as _;
 
 /// The files of one shared router: one per user and config.
 #[derive(Debug, Clone)]
-pub(crate) struct Place {
+pub struct Place {
     dir: PathBuf,
     key: String,
 }
@@ -19,7 +19,7 @@ impl Place {
     /// The place for `config` (its canonical path; `None`: the bundled demo servers) in the
     /// user's runtime directory (`$XDG_RUNTIME_DIR/mcp-router`, else `/tmp/mcp-router-UID`),
     /// created 0700 and refused when another user owns it or others may enter it.
-    pub(crate) fn for_config(config: Option<&Path>) -> anyhow::Result<Self> {
+    pub fn for_config(config: Option<&Path>) -> anyhow::Result<Self> {
         let base = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
             Some(runtime) => PathBuf::from(runtime).join("mcp-router"),
             None => std::env::temp_dir().join(format!("mcp-router-{}", current_uid())),
@@ -28,7 +28,7 @@ impl Place {
     }
 
     /// The place for `config` under `dir` (created 0700 and checked as above).
-    pub(crate) fn in_dir(dir: PathBuf, config: Option<&Path>) -> anyhow::Result<Self> {
+    pub fn in_dir(dir: PathBuf, config: Option<&Path>) -> anyhow::Result<Self> {
         private_dir(&dir)?;
         let key = match config {
             None => "demo".to_string(),
@@ -44,43 +44,43 @@ impl Place {
     }
 
     /// The Unix socket sessions connect to.
-    pub(crate) fn socket(&self) -> PathBuf {
+    pub fn socket(&self) -> PathBuf {
         self.file("sock")
     }
 
     /// The socket `mcp-router status` asks.
-    pub(crate) fn status_socket(&self) -> PathBuf {
+    pub fn status_socket(&self) -> PathBuf {
         self.file("status.sock")
     }
 
     /// The socket the router's events stream from (JSON lines, what `mcp-router watch`
     /// reads).
-    pub(crate) fn events_socket(&self) -> PathBuf {
+    pub fn events_socket(&self) -> PathBuf {
         self.file("events.sock")
     }
 
     /// The lock a running router holds for its whole life (one router per place).
-    pub(crate) fn serve_lock(&self) -> PathBuf {
+    pub fn serve_lock(&self) -> PathBuf {
         self.file("serve.lock")
     }
 
     /// The lock `connect`s take while one of them starts the router (two racing start one).
-    pub(crate) fn start_lock(&self) -> PathBuf {
+    pub fn start_lock(&self) -> PathBuf {
         self.file("start.lock")
     }
 
     /// The bearer secret of the TCP listener (0600).
-    pub(crate) fn secret(&self) -> PathBuf {
+    pub fn secret(&self) -> PathBuf {
         self.file("secret")
     }
 
     /// Where the router writes its address and pid when it listens on TCP.
-    pub(crate) fn address(&self) -> PathBuf {
+    pub fn address(&self) -> PathBuf {
         self.file("http")
     }
 
     /// The log of a router `connect` started.
-    pub(crate) fn log(&self) -> PathBuf {
+    pub fn log(&self) -> PathBuf {
         self.file("log")
     }
 
