@@ -9,6 +9,9 @@
 //!   after a time limit and return at most a row cap.
 //! - Tables are named after the resource (sanitised, unique per server and URI); importing the
 //!   same server and URI again replaces its table.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod error;
 mod import;

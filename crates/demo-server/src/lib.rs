@@ -6,6 +6,9 @@
 //! ([`run_stdio`]) or streamable HTTP ([`run_http`]); [`ServeArgs`] is the one option set of
 //! every binary that serves it. The library never exits the process or writes to stdout:
 //! what the `crash` and `garbage` tools do to a process is the binary's ([`ProcessFaults`]).
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod oauth;
 mod options;

@@ -20,6 +20,7 @@ use base64::Engine as _;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use hyper::header::HeaderValue;
 use hyper::{Request, Response, StatusCode};
 use serde_json::{Value, json};
 use sha2::Digest as _;
@@ -59,7 +60,7 @@ pub(crate) struct AuthServer {
 fn respond(status: StatusCode, body: Value) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = status;
-    response.headers_mut().insert("content-type", "application/json".parse().expect("static"));
+    response.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
     response
 }
 
@@ -148,7 +149,10 @@ impl AuthServer {
             "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\", scope=\"mcp\"",
             self.base
         );
-        response.headers_mut().insert("www-authenticate", value.parse().expect("ascii"));
+        // The base is the server's own address: ASCII, so always a header value.
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert("www-authenticate", value);
+        }
         response
     }
 
@@ -255,7 +259,10 @@ impl AuthServer {
         );
         let mut response = Response::new(Full::new(Bytes::new()).boxed());
         *response.status_mut() = StatusCode::FOUND;
-        response.headers_mut().insert("location", location.parse().expect("ascii"));
+        // Percent-encoded throughout: always a header value.
+        if let Ok(location) = HeaderValue::from_str(&location) {
+            response.headers_mut().insert("location", location);
+        }
         response
     }
 

@@ -150,6 +150,7 @@ fn elicited(answer: &Value, field: &str) -> String {
     }
 }
 
+#[allow(clippy::expect_used, reason = "a schema of one required string is always valid")]
 fn elicitation(message: &str, field: &str) -> InputRequest {
     let schema = ElicitationSchema::builder()
         .required_string(field)

@@ -5,6 +5,9 @@
 //! Both sides depend on this crate and on nothing of each other: the connection manager
 //! implements the trait, the router's handlers only call it. It does no IO and knows no
 //! transport.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod apps;
 mod backend;

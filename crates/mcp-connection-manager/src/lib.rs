@@ -3,6 +3,9 @@
 //! listings, aggregates all-server lists sorted by server name, and qualifies every server's
 //! tools. Implements `mcp_backend::McpBackend`, the tool router's interface to MCP. One
 //! server's connection is the `mcp-connection` crate's.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod backend;
 mod catalog;

@@ -5,6 +5,9 @@
 //! runs many of these; nothing here knows about more than one server.
 //!
 //! Only this crate talks to rmcp transports and spawns server processes.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod auth;
 mod client;

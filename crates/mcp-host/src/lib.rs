@@ -52,6 +52,9 @@
 //! `mcp-connection-manager` (the servers), `mcp-backend` (the trait between them), and
 //! `router-protocol` (events and outputs). A host that brings a backend of its own implements
 //! [`McpBackend`] and builds a [`ToolRouter`] over it (see the `own_backend` example).
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod assembly;
 pub mod render;

@@ -22,6 +22,9 @@
 //!
 //! -32025 is not defined by MCP; it is taken from the JSON-RPC server-error range as erlmcp
 //! (an Erlang MCP server) does.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod connection;
 mod content;

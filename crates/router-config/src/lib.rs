@@ -9,6 +9,9 @@
 //! and named in [`ConfigFile::unusable`] while the rest run; the router's own section and the
 //! file's syntax still fail the whole file. [`Strictness::Strict`] fails the file for a bad
 //! entry too.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 use std::path::Path;
 use std::time::Duration;

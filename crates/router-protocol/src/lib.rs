@@ -3,6 +3,9 @@
 //!
 //! Only this crate defines event shapes; every other crate builds them through these types, so a
 //! change to what a UI sees is a change here (and to its snapshot tests).
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod events;
 mod exec;

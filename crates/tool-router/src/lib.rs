@@ -7,6 +7,9 @@
 //! transport and no connection manager. Its only IO is the data-source database (a private
 //! temporary SQLite file, through `data-sources`) and the kept tool results that overflow
 //! memory (a private temporary directory, [`kept`]).
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod handler;
 mod handlers;
@@ -23,14 +26,17 @@ mod spec;
 
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
+#[allow(clippy::expect_used, reason = "test support: a broken fixture fails the test")]
 mod fake_capabilities;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
+#[allow(clippy::expect_used, reason = "test support: a broken fixture fails the test")]
 pub mod fuzz;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(any(test, feature = "fuzzing"))]
 #[cfg_attr(not(test), allow(dead_code))]
+#[allow(clippy::expect_used, reason = "test support: a broken fixture fails the test")]
 mod test_support;
 
 pub use handler::ToolHandler;

@@ -23,6 +23,9 @@
 //! - Named operators (`;`, `?`, `&`) accept their variables in any order; a name that is not
 //!   one of the expression's variables fails the match unless a variable is exploded.
 //! - Non-ASCII characters in the URI are accepted where unreserved characters are.
+// Library code handles a poisoned lock and a missing value (one rule per crate, where it locks);
+// `expect` is for tests, and for an invariant marked where it holds.
+#![cfg_attr(not(test), warn(clippy::expect_used))]
 
 mod expand;
 mod matcher;

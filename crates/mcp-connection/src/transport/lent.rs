@@ -24,6 +24,7 @@ impl<T> Lent<T> {
         (Self { inner: Some(inner), slot: slot.clone() }, slot)
     }
 
+    #[allow(clippy::expect_used, reason = "`inner` is taken only by the drop")]
     fn inner(&mut self) -> &mut T {
         self.inner.as_mut().expect("a lent transport is taken back only by its drop")
     }

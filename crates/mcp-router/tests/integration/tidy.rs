@@ -428,6 +428,23 @@ fn section<'a>(map: &'a str, krate: &str) -> &'a str {
     &rest[..end.unwrap_or(rest.len())]
 }
 
+/// Every library crate's root warns on `expect` outside tests (the lock rule of
+/// docs/architecture.md), so a `lock().expect(…)` in library code fails clippy.
+#[test]
+fn every_library_crate_warns_on_expect() {
+    let (mut missing, mut libraries) = (Vec::new(), 0);
+    for dir in crate_dirs(&root()) {
+        let lib = dir.join("src/lib.rs");
+        let Ok(text) = std::fs::read_to_string(&lib) else { continue };
+        libraries += 1;
+        if !text.contains("#![cfg_attr(not(test), warn(clippy::expect_used))]") {
+            missing.push(lib.display().to_string());
+        }
+    }
+    assert!(libraries >= 12, "the library crates were found ({libraries})");
+    assert_eq!(missing, Vec::<String>::new(), "library crates that do not warn on `expect`");
+}
+
 #[test]
 fn the_code_map_names_every_crate_and_module() {
     let root = root();

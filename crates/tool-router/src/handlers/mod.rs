@@ -73,6 +73,7 @@ where
         begun: Some((call_id, invocation, ui_resource_uri, arguments.cut_from)),
     };
     let outcome = work.await;
+    #[allow(clippy::expect_used, reason = "set just above, taken only here")]
     let (call_id, invocation, ui_resource_uri, _) = unended.begun.take().expect("taken once");
     let duration = ended(started);
     let (result, summary) = to_event(&outcome);
@@ -80,12 +81,7 @@ where
     let mut result = bounded.value;
     let result_omitted = !ctx.result_text() && result.is_ok();
     if result_omitted {
-        result = result.map(|full| {
-            let mut empty = CallToolResult::success(Vec::new());
-            empty.is_error = Some(full.is_error());
-            empty.result_type = None;
-            CallResult::from(empty)
-        });
+        result = result.map(|full| without_content(&full));
     }
     ctx.emit(EventMsg::McpToolCallEnd(Box::new(McpToolCallEndEvent {
         ui_resource_uri,
@@ -99,6 +95,14 @@ where
         summary,
     })));
     (outcome, duration)
+}
+
+/// An end event's result when the host asked for no result text: empty, with its error flag.
+fn without_content(full: &CallResult) -> CallResult {
+    let mut empty = CallToolResult::success(Vec::new());
+    empty.is_error = Some(full.is_error());
+    empty.result_type = None;
+    CallResult::from(empty)
 }
 
 /// The time since `started`: the call's duration, as its end event and the ledger have it.

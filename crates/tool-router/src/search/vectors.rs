@@ -20,6 +20,7 @@ pub(crate) struct Vectors {
 }
 
 /// The vectors, read on first use.
+#[allow(clippy::expect_used, reason = "compiled in and parsed by a unit test")]
 pub(crate) fn vectors() -> &'static Vectors {
     static VECTORS: OnceLock<Vectors> = OnceLock::new();
     VECTORS.get_or_init(|| Vectors::parse(DATA).expect("the compiled-in search vectors"))
