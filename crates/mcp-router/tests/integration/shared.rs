@@ -156,6 +156,15 @@ args = ["--name", "{marker}-notes"]
         serde_json::from_slice(&out.stdout).expect("status JSON")
     }
 
+    /// Until the router's status shows a call in flight (at most 10 s).
+    fn wait_for_a_call_in_flight(&self) {
+        wait_for("a call in flight", Duration::from_secs(10), || {
+            let status = self.status();
+            let sessions = status["sessions"].as_array().cloned().unwrap_or_default();
+            sessions.iter().any(|s| s["calls_in_flight"].as_u64() > Some(0))
+        });
+    }
+
     /// The demo servers' processes (not their guards, which carry the marker too).
     fn servers(&self) -> Vec<u32> {
         crate::support::live_processes(|_, cmdline, _| {
@@ -312,7 +321,7 @@ async fn agents_share_one_process_per_server_and_keep_their_own_sessions() {
             peer.call_tool(params).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    machine.wait_for_a_call_in_flight();
     a.bridge.kill().await.expect("kill a's bridge");
     assert!(slow.await.expect("join").is_err(), "a's call ended with its bridge");
     let (failed, text) = call(&b, "mcp__notes__echo", json!({"text": "still here"})).await;
@@ -487,7 +496,7 @@ async fn config_edits_apply_live_to_the_servers_that_changed_only() {
             peer.call_tool(params).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    machine.wait_for_a_call_in_flight();
     let extra = format!(
         "[mcp_servers.extra]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{}-extra\"]\n",
         machine.marker
