@@ -11,6 +11,7 @@ mod backend;
 mod catalog;
 mod declared;
 mod idle;
+mod integrity;
 mod lifecycle;
 mod listings;
 mod manager;
@@ -30,13 +31,16 @@ mod trust;
 mod waiting;
 
 pub use idle::{LazyOver, idle_at_start};
+pub use integrity::package_digest;
 pub use manager::{McpConnectionManager, ServerStatus};
 pub use mcp_connection::oauth;
 pub use mcp_connection::sandbox_exec;
 pub use mcp_connection::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,
 };
-pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig};
+pub use mcp_connection::{
+    PackageIntegrity, ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig,
+};
 pub use reconfigure::Reconfigured;
 /// Default `startup_timeout_sec` (Codex's).
 pub const DEFAULT_STARTUP_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_STARTUP_TIMEOUT;

@@ -52,6 +52,11 @@ impl StartServer {
             transport: transport_name(&self.config.transport).to_string(),
         }));
         let started = Instant::now();
+        if let Some(integrity) = &self.config.integrity
+            && let Err(why) = crate::integrity::check(&self.config.name, integrity).await
+        {
+            return self.failed(&ConnectError::Failed(why), started.elapsed());
+        }
         let client = RouterClient::new(
             &self.config,
             self.events.clone(),

@@ -48,6 +48,19 @@ pub struct ServerConfig {
     /// (`ManagerOptions::sandbox`, `[mcp_router] sandbox`, else the default profile). Not used
     /// for HTTP servers.
     pub sandbox: Option<router_protocol::Sandbox>,
+    /// `integrity`: the installed package the server runs from (what `mcp-router add` installed
+    /// and recorded), checked before every start; `None` checks nothing.
+    pub integrity: Option<PackageIntegrity>,
+}
+
+/// A package a server runs from and the digest it had when it was installed: before each start
+/// its files must still have it, or the server is refused and nothing of it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageIntegrity {
+    /// The package: a file, or a folder (every file, link and folder under it, by path).
+    pub path: PathBuf,
+    /// Its SHA-256 digest, lower-case hex (`mcp_connection_manager::package_digest`).
+    pub sha256: String,
 }
 
 /// The `tool_changes` config key: what becomes of a tool whose definition is not the one
@@ -218,6 +231,7 @@ impl ServerConfig {
             approval: None,
             tool_approvals: BTreeMap::new(),
             sandbox: None,
+            integrity: None,
         }
     }
 
@@ -268,6 +282,7 @@ impl fmt::Debug for ServerConfig {
             .field("disabled_tools", &self.disabled_tools)
             .field("protocol", &self.protocol)
             .field("startup", &self.startup)
+            .field("integrity", &self.integrity)
             .finish()
     }
 }

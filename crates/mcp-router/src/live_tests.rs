@@ -89,6 +89,7 @@ fn scripted() -> (LiveState, Instant) {
             },
             tools: 12,
             sandbox: None,
+            integrity: None,
         }),
         t0,
     );

@@ -987,4 +987,27 @@ mod tests {
             "c.toml: server `a`: key `shared`: expected true, false or \"cwd\", found \"session\""
         );
     }
+
+    #[test]
+    fn an_installed_servers_integrity_is_read_and_checked_for_shape() {
+        let digest = "AB".repeat(32);
+        let text = format!(
+            "[mcp_servers.a]\ncommand = \"node\"\nintegrity = {{ path = \"/p/a\", sha256 = \"{digest}\" }}\n"
+        );
+        let file =
+            parse_config_file(&text, ConfigFormat::CodexToml, Path::new("c.toml")).expect("valid");
+        let integrity = file.servers[0].integrity.clone().expect("read");
+        assert_eq!(integrity.path, Path::new("/p/a"));
+        assert_eq!(integrity.sha256, "ab".repeat(32));
+        for (bad, why) in [
+            ("{ path = \"p/a\", sha256 = \"ab\" }", "is relative"),
+            ("{ path = \"/p/a\", sha256 = \"xyz\" }", "is not 64 hex digits"),
+            ("\"/p/a\"", "expected a table"),
+        ] {
+            let text = format!("[mcp_servers.a]\ncommand = \"node\"\nintegrity = {bad}\n");
+            let error = parse_config_file(&text, ConfigFormat::CodexToml, Path::new("c.toml"))
+                .expect_err("refused");
+            assert!(error.to_string().contains(why), "{error}");
+        }
+    }
 }

@@ -51,6 +51,7 @@ const CODEX_KEYS: &[&str] = &[
     "shared",
     "sandbox",
     "registry",
+    "integrity",
 ];
 const MCP_JSON_KEYS: &[&str] = &[
     "command",
@@ -386,6 +387,9 @@ impl ServerWalker<'_> {
             config.sandbox =
                 Some(crate::sandbox::sandbox(value).map_err(|e| self.err("sandbox", e))?);
         }
+        if let Some(value) = table.get("integrity") {
+            config.integrity = Some(integrity(value).map_err(|e| self.err("integrity", e))?);
+        }
         // Where `mcp-router add` took the entry from (`outdated` reads it; nothing runs by it).
         if let Some(value) = table.get("registry") {
             let entry = |key: &str| value.get(key).and_then(Value::as_str).is_some();
@@ -421,4 +425,20 @@ impl ServerWalker<'_> {
             })
             .collect()
     }
+}
+
+/// An entry's `integrity`: `{ path = "…", sha256 = "<64 hex digits>" }`, the package `mcp-router
+/// add` installed and its digest then (checked before every start). A path must be absolute.
+fn integrity(value: &Value) -> Result<mcp_connection_manager::PackageIntegrity, String> {
+    let expected = "expected a table with an absolute `path` and a hex `sha256`";
+    let path = value.get("path").and_then(Value::as_str).ok_or(expected)?;
+    let sha256 = value.get("sha256").and_then(Value::as_str).ok_or(expected)?;
+    let path = PathBuf::from(path);
+    if !path.is_absolute() {
+        return Err(format!("{expected} (`{}` is relative)", path.display()));
+    }
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{expected} (`{sha256}` is not 64 hex digits)"));
+    }
+    Ok(mcp_connection_manager::PackageIntegrity { path, sha256: sha256.to_ascii_lowercase() })
 }
