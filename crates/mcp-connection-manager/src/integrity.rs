@@ -109,6 +109,9 @@ mod tests {
         dir
     }
 
+    /// One change made to a package.
+    type Change = dyn Fn(&Path);
+
     #[test]
     fn any_change_to_a_package_changes_its_digest_and_nothing_else_does() {
         let dir = package();
@@ -116,7 +119,7 @@ mod tests {
         assert_eq!(first.len(), 64);
         assert_eq!(package_digest(dir.path()).expect("again"), first, "the same files");
         assert_eq!(package_digest(package().path()).expect("a copy"), first, "wherever it is");
-        let changes: [(&str, &dyn Fn(&Path)); 6] = [
+        let changes: [(&str, &Change); 6] = [
             ("a byte", &|p| std::fs::write(p.join("lib/util.js"), "exports.x = 2").expect("w")),
             ("a file added", &|p| std::fs::write(p.join("lib/evil.js"), "").expect("w")),
             ("a file removed", &|p| std::fs::remove_file(p.join("lib/util.js")).expect("rm")),
