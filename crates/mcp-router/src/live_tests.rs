@@ -89,7 +89,6 @@ fn scripted() -> (LiveState, Instant) {
             },
             tools: 12,
             sandbox: None,
-            integrity: None,
         }),
         t0,
     );
