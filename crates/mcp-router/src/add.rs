@@ -52,6 +52,47 @@ pub(crate) struct Listed {
 pub(crate) struct Entry {
     pub(crate) table: toml::Table,
     pub(crate) shown: Vec<String>,
+    /// An npm package the router installs itself, with the arguments its command takes: its
+    /// command is set once it is installed ([`Entry::install`]).
+    npm: Option<(crate::packages::NpmPlan, Vec<String>)>,
+}
+
+impl Entry {
+    /// The npm package (if any) fetched, checked against its registry's integrity and installed
+    /// in a staging folder; the entry then runs it with `node` and records its digest. The
+    /// staged package goes in its place when the entry is written (`Staged::commit`).
+    pub(crate) async fn install(&mut self) -> anyhow::Result<Option<crate::packages::Staged>> {
+        let Some((plan, args)) = self.npm.take() else { return Ok(None) };
+        let staged = crate::packages::install_npm(&plan, &crate::packages::root()?).await?;
+        let program = staged.program().to_string_lossy().into_owned();
+        let words: Vec<String> = std::iter::once(program).chain(args).collect();
+        self.table.insert("command".into(), "node".into());
+        self.table.insert(
+            "args".into(),
+            toml::Value::Array(words.iter().map(|a| a.as_str().into()).collect()),
+        );
+        let mut integrity = toml::Table::new();
+        integrity.insert("path".into(), staged.dir.to_string_lossy().as_ref().into());
+        integrity.insert("sha256".into(), staged.digest.as_str().into());
+        self.table.insert("integrity".into(), toml::Value::Table(integrity));
+        let shown = [
+            format!("command: node {}", words.join(" ")),
+            format!(
+                "package: npm {} {}, its tarball matched the registry's {}…; installed in {} with its install scripts off",
+                plan.id,
+                plan.version,
+                staged.npm_integrity.get(..24).unwrap_or(&staged.npm_integrity),
+                staged.dir.display()
+            ),
+            format!(
+                "integrity: its files' SHA-256 {}… is checked before every start",
+                &staged.digest[..16]
+            ),
+        ];
+        // In place of the command and package lines of an npx entry.
+        self.shown.splice(0..2, shown);
+        Ok(Some(staged))
+    }
 }
 
 pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
@@ -87,6 +128,7 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
     );
     let given = given_env(&args.env)?;
     let mut entry = entry_of(server, &given, &|program| on_path(program))?;
+    let staged = entry.install().await?;
     if let Some(base) = &listed.registry {
         let mut source = toml::Table::new();
         source.insert("name".into(), name.into());
@@ -105,6 +147,9 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
     if !args.yes && !consent()? {
         println!("nothing added");
         return Ok(1);
+    }
+    if let Some(staged) = staged {
+        staged.commit()?;
     }
     write(&args.config, &existing, &entry_name, entry.table, &format!("{name} {version}"))?;
     println!("added `{entry_name}`; its first start pins its tools, prompts and templates");
@@ -195,7 +240,7 @@ pub(crate) fn entry_of(
     for package in packages {
         let kind = package["registryType"].as_str().unwrap_or_default();
         let runtime = match kind {
-            "npm" => "npx",
+            "npm" => "npm",
             "pypi" => "uvx",
             "oci" => "docker",
             other => {
@@ -208,8 +253,10 @@ pub(crate) fn entry_of(
             missing.push(format!("a {kind} package over {transport}"));
             continue;
         }
-        if !here(runtime) {
-            missing.push(format!("{kind} needs `{runtime}`, which is not on the PATH"));
+        if !here(runtime) || (kind == "npm" && !here("node")) {
+            let needs = if kind == "npm" { "`npm` and `node`" } else { runtime };
+            let needs = if kind == "npm" { needs.to_string() } else { format!("`{needs}`") };
+            missing.push(format!("{kind} needs {needs}, which is not on the PATH"));
             continue;
         }
         return package_entry(package, kind, runtime, given);
@@ -220,7 +267,7 @@ pub(crate) fn entry_of(
         anyhow::ensure!(!url.contains('{'), "the remote's URL needs values ({url}), not supported");
         let mut table = toml::Table::new();
         table.insert("url".into(), url.into());
-        return Ok(Entry { table, shown: vec![format!("url: {url}")] });
+        return Ok(Entry { table, shown: vec![format!("url: {url}")], npm: None });
     }
     anyhow::bail!(
         "nothing of it can run here: {}",
@@ -247,8 +294,18 @@ fn package_entry(
             && !version.contains(['^', '~', '*', '>', '<', ' ']),
         "the package's version `{version}` is not exact"
     );
+    let mut table = toml::Table::new();
+    let mut npm = None;
+    if kind == "npm" {
+        // Installed and run by the router (`Entry::install`), not by npx.
+        let plan = crate::packages::NpmPlan {
+            registry: package["registryBaseUrl"].as_str().map(str::to_string),
+            id: id.to_string(),
+            version: version.to_string(),
+        };
+        npm = Some((plan, arguments(&package["packageArguments"])?));
+    }
     let mut args: Vec<String> = match kind {
-        "npm" => vec!["-y".into()],
         "oci" => vec!["run".into(), "-i".into(), "--rm".into()],
         _ => Vec::new(),
     };
@@ -260,7 +317,6 @@ fn package_entry(
         _ => format!("{id}:{version}"),
     });
     args.extend(arguments(&package["packageArguments"])?);
-    let mut table = toml::Table::new();
     table.insert("command".into(), runtime.into());
     table.insert(
         "args".into(),
@@ -300,7 +356,7 @@ fn package_entry(
     if !passed.is_empty() {
         table.insert("env_vars".into(), toml::Value::Array(passed));
     }
-    Ok(Entry { table, shown })
+    Ok(Entry { table, shown, npm })
 }
 
 /// A package's declared arguments as words: positional values, named `--flag value`.

@@ -88,6 +88,18 @@ pub(crate) fn remove(args: &RemoveArgs) -> anyhow::Result<i32> {
     let edited = without(&text, &args.name, path)?;
     std::fs::write(path, edited).with_context(|| format!("writing {}", path.display()))?;
     println!("removed `{}` from {}", args.name, path.display());
+    // The package `add` installed for it goes too (only ever one in the router's store).
+    let table: toml::Table = toml::from_str(&text).unwrap_or_default();
+    let entry = table.get("mcp_servers").and_then(|s| s.get(&args.name));
+    let installed = entry.and_then(|e| e.get("integrity")?.get("path")?.as_str());
+    if let (Some(dir), Ok(store)) = (installed, crate::packages::root()) {
+        let dir = std::path::Path::new(dir);
+        if dir.starts_with(&store) && dir.is_dir() {
+            std::fs::remove_dir_all(dir)
+                .with_context(|| format!("removing its package {}", dir.display()))?;
+            println!("removed its package {}", dir.display());
+        }
+    }
     Ok(0)
 }
 
@@ -196,11 +208,12 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
         .collect();
     given.splice(0..0, crate::add::given_env(&args.env)?);
     let mut new = crate::add::entry_of(&latest.server, &given, &crate::add::on_path)?;
+    let staged = new.install().await?;
     let mut source = source.as_table().cloned().unwrap_or_default();
     source.insert("version".into(), newest.as_str().into());
     new.table.insert("registry".into(), toml::Value::Table(source));
     println!("mcp-router update: {} {name} {pinned} → {newest}", args.name);
-    for key in ["command", "args", "url", "env", "env_vars"] {
+    for key in ["command", "args", "url", "env", "env_vars", "integrity"] {
         let show =
             |t: &toml::Table| t.get(key).map(ToString::to_string).unwrap_or_else(|| "-".into());
         let (before, after) = (show(entry), show(&new.table));
@@ -216,6 +229,9 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
         return Ok(1);
     }
     let rest = without(&text, &args.name, path)?;
+    if let Some(staged) = staged {
+        staged.commit()?;
+    }
     crate::add::write(path, &rest, &args.name, new.table, &format!("{name} {newest}"))?;
     println!("updated `{}`: {pinned} → {newest}", args.name);
     Ok(0)

@@ -30,6 +30,7 @@ mod installed;
 mod live;
 #[cfg(feature = "otel")]
 mod otel;
+mod packages;
 mod process_faults;
 mod prompts;
 mod setup;

@@ -28,12 +28,13 @@ fn serve(dir: &Path) -> (Child, String) {
     (child, format!("http://127.0.0.1:{port}"))
 }
 
-fn notes(version: &str) -> Value {
+fn notes(version: &str, url: &str) -> Value {
     json!({
         "name": "io.github.ada/notes",
         "version": version,
         "packages": [{
             "registryType": "npm",
+            "registryBaseUrl": url,
             "identifier": "@ada/notes-mcp",
             "version": version,
             "transport": {"type": "stdio"},
@@ -50,20 +51,27 @@ fn notes(version: &str) -> Value {
     })
 }
 
-fn publish(root: &Path, version: &str, status: &str, message: Option<&str>) {
+/// `io.github.ada/notes` at `version` in the MCP registry folder `root` (served at `url`), and
+/// its npm package in the same folder (npm's paths).
+fn publish(root: &Path, url: &str, version: &str, status: &str, message: Option<&str>) {
     let dir = root.join("v0.1/servers/io.github.ada/notes/versions");
     std::fs::create_dir_all(&dir).expect("dirs");
     let official =
         json!({"status": status, "statusMessage": message, "isLatest": version == "1.1.0"});
-    let body = json!({"server": notes(version), "_meta": {"io.modelcontextprotocol.registry/official": official}});
+    let body = json!({"server": notes(version, url), "_meta": {"io.modelcontextprotocol.registry/official": official}});
     std::fs::write(dir.join(version), body.to_string()).expect("a version");
     if version == "1.1.0" {
         std::fs::write(dir.join("latest"), body.to_string()).expect("latest");
     }
+    if which("npm").is_some() && status != "deleted" {
+        let work = root.parent().expect("the registry's folder").join("packing");
+        let tarball = pack(&work, "notes-mcp", version, &root.join("tarballs"));
+        publish_npm(root, url, "notes-mcp", version, &sha512_integrity(&tarball));
+    }
 }
 
 fn add(config: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = router_command()
+    let out = router_beside(config)
         .arg("add")
         .args(args)
         .arg("--config")
@@ -79,10 +87,11 @@ fn add(config: &Path, args: &[&str]) -> (String, String, i32) {
 fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("registry");
-    publish(&root, "1.0.0", "active", None);
-    publish(&root, "1.1.0", "deprecated", Some("use io.github.ada/notes2"));
-    publish(&root, "0.9.0", "deleted", Some("it leaked notes"));
+    std::fs::create_dir_all(&root).expect("registry");
     let (mut registry, url) = serve(&root);
+    publish(&root, &url, "1.0.0", "active", None);
+    publish(&root, &url, "1.1.0", "deprecated", Some("use io.github.ada/notes2"));
+    publish(&root, &url, "0.9.0", "deleted", Some("it leaked notes"));
     let config = dir.path().join("router.toml");
     std::fs::write(&config, "# mine\n").expect("a config");
 
@@ -106,13 +115,15 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
             "--yes",
         ],
     );
-    if !Path::new("/usr/bin/npx").exists() && which("npx").is_none() {
-        assert!(err.contains("npm needs `npx`"), "{err}");
+    if which("npm").is_none() || which("node").is_none() {
+        assert!(err.contains("npm needs `npm` and `node`"), "{err}");
         registry.kill().ok();
         return;
     }
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("command: npx -y @ada/notes-mcp@1.0.0 --root /srv"), "{out}");
+    let program =
+        dir.path().join("packages/npm/@ada+notes-mcp@1.0.0/node_modules/@ada/notes-mcp/server.js");
+    assert!(out.contains(&format!("command: node {} --root /srv", program.display())), "{out}");
     assert!(
         out.contains("env NOTES_TOKEN: a secret, passed from the router's environment"),
         "{out}"
@@ -121,10 +132,10 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
     assert!(text.starts_with("# mine\n"), "{text}");
     let table: toml::Table = toml::from_str(&text).expect("TOML");
     let entry = &table["mcp_servers"]["notes"];
-    assert_eq!(entry["command"].as_str(), Some("npx"));
+    assert_eq!(entry["command"].as_str(), Some("node"));
     let args: Vec<&str> =
         entry["args"].as_array().expect("args").iter().filter_map(|a| a.as_str()).collect();
-    assert_eq!(args, ["-y", "@ada/notes-mcp@1.0.0", "--root", "/srv"]);
+    assert_eq!(args, [program.to_str().expect("a path"), "--root", "/srv"]);
     assert_eq!(entry["env"]["NOTES_DIR"].as_str(), Some("/srv/notes"));
     assert_eq!(entry["env"]["NOTES_LANG"].as_str(), Some("en"));
     assert_eq!(entry["env_vars"].as_array().map(Vec::len), Some(1));
@@ -158,7 +169,7 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
         err.contains("io.github.ada/notes 1.1.0 is deprecated: use io.github.ada/notes2"),
         "{err}"
     );
-    assert!(out.contains("@ada/notes-mcp@1.1.0"), "{out}");
+    assert!(out.contains("@ada+notes-mcp@1.1.0"), "{out}");
 
     // Deleted: refused, nothing written; a required value missing: refused.
     let before = std::fs::read_to_string(&config).expect("config");
@@ -230,7 +241,7 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
     );
     assert_eq!(code, 0, "{err}");
     let update = |extra: &[&str]| {
-        let out = router_command()
+        let out = router_beside(&config)
             .args(["update", "again", "--config"])
             .arg(&config)
             .args(extra)
@@ -244,8 +255,8 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
     assert_eq!(code, 1, "no consent without --yes: {out}{err}");
     assert!(out.contains("again io.github.ada/notes 1.0.0 → 1.1.0"), "{out}");
     assert!(
-        out.contains("@ada/notes-mcp@1.0.0") && out.contains("@ada/notes-mcp@1.1.0"),
-        "the args' change: {out}"
+        out.contains("@ada+notes-mcp@1.0.0") && out.contains("@ada+notes-mcp@1.1.0"),
+        "the args' and integrity's change: {out}"
     );
     let (out, err, code) = update(&["--yes"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -284,4 +295,184 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
 fn which(program: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
+}
+
+/// A small MCP server in plain Node.js (no dependency): one tool, `greet`, whose description
+/// is `description`; each start appends a line to the file its `--log=FILE` argument names.
+const GREETER: &str = r#"#!/usr/bin/env node
+const fs = require('fs');
+const log = process.argv.find((a) => a.startsWith('--log='));
+if (log) fs.appendFileSync(log.slice(6), 'started\n');
+const loud = process.argv.includes('--loud');
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch (e) { return; }
+  if (m.id === undefined) return;
+  const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
+  if (m.method === 'initialize') return ok({ protocolVersion: '2025-11-25',
+    capabilities: { tools: {} }, serverInfo: { name: 'greeter', version: '1.0.0' } });
+  if (m.method === 'tools/list') return ok({ tools: [{ name: 'greet', description: 'DESCRIPTION',
+    inputSchema: { type: 'object', properties: {} } }] });
+  if (m.method === 'tools/call') return ok({ content: [{ type: 'text',
+    text: (loud ? 'HELLO' : 'hello') + ' from the greeter' }] });
+  if (m.method === 'ping') return ok({});
+  send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no such method' } });
+});
+"#;
+
+/// The npm package `@ada/<name>` at `version` (the greeter server), packed by npm into `out`;
+/// its tarball's path.
+fn pack(dir: &Path, name: &str, version: &str, out: &Path) -> std::path::PathBuf {
+    let source = dir.join(format!("{name}-{version}"));
+    std::fs::create_dir_all(&source).expect("dir");
+    let manifest =
+        json!({"name": format!("@ada/{name}"), "version": version, "bin": {name: "server.js"}});
+    std::fs::write(source.join("package.json"), manifest.to_string()).expect("package.json");
+    std::fs::write(source.join("server.js"), GREETER.replace("DESCRIPTION", "Greet the user."))
+        .expect("server.js");
+    std::fs::create_dir_all(out).expect("out");
+    let packed = Command::new("npm")
+        .args(["pack", "--silent", "--pack-destination"])
+        .arg(out)
+        .current_dir(&source)
+        .env("npm_config_cache", dir.join("npm-cache"))
+        .output()
+        .expect("npm pack");
+    assert!(packed.status.success(), "{}", String::from_utf8_lossy(&packed.stderr));
+    out.join(format!("ada-{name}-{version}.tgz"))
+}
+
+/// npm's metadata of `@ada/<name>` at `version` in the registry folder `root` (served at
+/// `url`), with `integrity` for its tarball (`tarballs/ada-<name>-<version>.tgz`).
+fn publish_npm(root: &Path, url: &str, name: &str, version: &str, integrity: &str) {
+    let dir = root.join("@ada").join(name);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let tarball = format!("{url}/tarballs/ada-{name}-{version}.tgz");
+    let meta = json!({"name": format!("@ada/{name}"), "version": version,
+        "dist": {"tarball": tarball, "integrity": integrity}});
+    std::fs::write(dir.join(version), meta.to_string()).expect("metadata");
+}
+
+/// `mcp-router` for a test whose config is `config`: packages installed beside it, npm's cache
+/// there too, and npm's registry a closed port (a test's packages have no dependency).
+fn router_beside(config: &Path) -> Command {
+    let dir = config.parent().expect("the config's folder");
+    let mut command = router_command();
+    command
+        .env("MCP_ROUTER_PACKAGES", dir.join("packages"))
+        .env("npm_config_cache", dir.join("npm-cache"))
+        .env("npm_config_registry", "http://127.0.0.1:9");
+    command
+}
+
+fn sha512_integrity(file: &Path) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let bytes = std::fs::read(file).expect("tarball");
+    let digest = sha2::Sha512::digest(&bytes);
+    format!("sha512-{}", base64::engine::general_purpose::STANDARD.encode(digest))
+}
+
+/// `add` of an npm package installs it itself: the tarball checked against the registry's
+/// integrity (a wrong one refused, nothing installed), installed with its scripts off, run with
+/// `node`, its folder's digest recorded; a file of it changed afterwards refuses its next start
+/// before anything of it runs.
+#[test]
+fn an_npm_package_is_installed_checked_and_refused_once_tampered() {
+    if which("npm").is_none() || which("node").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("registry");
+    let tarball = pack(dir.path(), "greeter", "1.0.0", &root.join("tarballs"));
+    let (mut registry, url) = serve(&root);
+    publish_npm(&root, &url, "greeter", "1.0.0", &sha512_integrity(&tarball));
+    let log = dir.path().join("greeter.log");
+    let server = |version: &str| {
+        json!({"name": "io.github.ada/greeter", "version": version, "packages": [{
+            "registryType": "npm", "registryBaseUrl": url, "identifier": "@ada/greeter",
+            "version": version, "transport": {"type": "stdio"},
+            "packageArguments": [{"type": "positional", "value": "--loud"},
+                {"type": "positional", "value": format!("--log={}", log.display())}]}]})
+    };
+    let file = dir.path().join("server.json");
+    std::fs::write(&file, server("1.0.0").to_string()).expect("server.json");
+    let (config, packages) = (dir.path().join("router.toml"), dir.path().join("packages"));
+    let file_arg = file.to_string_lossy().into_owned();
+    let (out, err, code) = add(&config, &[&file_arg, "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let installed = packages.join("npm/@ada+greeter@1.0.0");
+    let program = installed.join("node_modules/@ada/greeter/server.js");
+    let command = format!("command: node {} --loud --log={}", program.display(), log.display());
+    assert!(out.contains(&command), "{out}");
+    assert!(out.contains("its tarball matched the registry's sha512-"), "{out}");
+    assert!(out.contains("is checked before every start"), "{out}");
+    let table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&config).expect("config")).expect("TOML");
+    let entry = &table["mcp_servers"]["greeter"];
+    assert_eq!(entry["command"].as_str(), Some("node"));
+    let recorded = entry["integrity"]["sha256"].as_str().expect("a digest").to_string();
+    assert_eq!(recorded, mcp_connection_manager::package_digest(&installed).expect("digest"));
+    assert_eq!(entry["integrity"]["path"].as_str(), installed.to_str());
+    let staging: Vec<_> = std::fs::read_dir(packages.join("npm"))
+        .expect("the store")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(staging, ["@ada+greeter@1.0.0"], "no staging folder left");
+
+    // It runs, from where it was installed.
+    let call = |config: &Path| {
+        let mut exec = crate::exec::ExecSession::spawn(crate::support::exec_command(config));
+        exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__greeter__greet", "arguments": {}}));
+        let output = exec.output("g");
+        exec.finish();
+        output.to_string()
+    };
+    let said = call(&config);
+    assert!(said.contains("HELLO from the greeter"), "{said}");
+    let starts = std::fs::read_to_string(&log).unwrap_or_default().lines().count();
+    assert_eq!(starts, 1, "one start");
+
+    // A file of it changed: refused before anything of it runs.
+    let mut text = std::fs::read_to_string(&program).expect("server.js");
+    text.push_str("\n// one more line\n");
+    std::fs::write(&program, text).expect("tamper");
+    let said = call(&config);
+    assert!(said.contains("is not what was installed"), "{said}");
+    assert!(said.contains("refused before anything of it ran"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap_or_default().lines().count(),
+        starts,
+        "nothing of it ran"
+    );
+
+    // A tarball that does not match the registry's integrity: refused, nothing installed.
+    let other = pack(dir.path(), "greeter", "2.0.0", &root.join("tarballs"));
+    publish_npm(&root, &url, "greeter", "2.0.0", &sha512_integrity(&tarball));
+    assert!(other.exists());
+    std::fs::write(&file, server("2.0.0").to_string()).expect("server.json");
+    let before = std::fs::read_to_string(&config).expect("config");
+    let (out, err, code) = add(&config, &[&file_arg, "--as", "greeter2", "--yes"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("does not match the registry's integrity"), "{err}");
+    assert!(err.contains("nothing installed"), "{err}");
+    assert_eq!(std::fs::read_to_string(&config).expect("config"), before);
+    let store: Vec<_> = std::fs::read_dir(packages.join("npm"))
+        .expect("the store")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(store, ["@ada+greeter@1.0.0"], "nothing of 2.0.0");
+    // Removed: its entry and the package installed for it.
+    let out = router_beside(&config)
+        .args(["remove", "greeter", "--config"])
+        .arg(&config)
+        .output()
+        .expect("remove");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!installed.exists(), "its package is gone");
+    registry.kill().ok();
+    registry.wait().ok();
 }

@@ -1,0 +1,177 @@
+//! The packages `mcp-router add` installs itself, so that what runs is what was checked: an npm
+//! package's tarball is fetched from its registry and must match the `dist.integrity` the registry
+//! publishes for that exact version; it is installed (install scripts off, nothing of it run)
+//! into a folder of its own under the router's package store, and the folder's digest is written
+//! to the entry (`integrity`), which the manager checks before every start.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use anyhow::{Context as _, bail};
+use base64::Engine as _;
+use serde_json::Value;
+use sha2::Digest as _;
+
+/// The npm registry when a package names none.
+const NPM: &str = "https://registry.npmjs.org";
+
+/// Most bytes of one package's tarball.
+const MAX_TARBALL: usize = 200 << 20;
+
+/// An npm package to install: its registry, name, exact version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NpmPlan {
+    pub(crate) registry: Option<String>,
+    pub(crate) id: String,
+    pub(crate) version: String,
+}
+
+/// A package installed in a staging folder: put in its place by [`Staged::commit`], gone if
+/// dropped before (the user said no).
+pub(crate) struct Staged {
+    staging: PathBuf,
+    /// Where it goes.
+    pub(crate) dir: PathBuf,
+    /// Its command, relative to its folder.
+    bin: PathBuf,
+    /// The registry's integrity of the tarball (`sha512-…`), which it matched.
+    pub(crate) npm_integrity: String,
+    /// The installed folder's digest (`mcp_connection_manager::package_digest`).
+    pub(crate) digest: String,
+}
+
+impl Staged {
+    /// The command's path once committed.
+    pub(crate) fn program(&self) -> PathBuf {
+        self.dir.join(&self.bin)
+    }
+
+    /// Put in its place (a folder of the same version there before is replaced).
+    pub(crate) fn commit(mut self) -> anyhow::Result<PathBuf> {
+        if self.dir.exists() {
+            std::fs::remove_dir_all(&self.dir)
+                .with_context(|| format!("removing the old {}", self.dir.display()))?;
+        }
+        std::fs::rename(&self.staging, &self.dir)
+            .with_context(|| format!("moving the package to {}", self.dir.display()))?;
+        self.staging = PathBuf::new();
+        Ok(self.dir.clone())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.staging.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// Where installed packages live: `$MCP_ROUTER_PACKAGES`, else
+/// `$XDG_DATA_HOME/mcp-router/packages`, else `~/.local/share/mcp-router/packages` (outside the
+/// folders a sandboxed server may not read: it runs from here).
+pub(crate) fn root() -> anyhow::Result<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("MCP_ROUTER_PACKAGES") {
+        return Ok(dir);
+    }
+    let data = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")));
+    Ok(data
+        .context("no HOME to keep packages in (set MCP_ROUTER_PACKAGES)")?
+        .join("mcp-router/packages"))
+}
+
+/// `plan` fetched, checked and installed into a staging folder under `root`.
+pub(crate) async fn install_npm(plan: &NpmPlan, root: &Path) -> anyhow::Result<Staged> {
+    let base = plan.registry.as_deref().unwrap_or(NPM).trim_end_matches('/');
+    let (id, version) = (&plan.id, &plan.version);
+    let url = format!("{base}/{}/{}", id.replace('/', "%2f"), version);
+    let client = reqwest::Client::new();
+    let meta: Value =
+        fetch(&client, &url).await?.json().await.context("npm's answer is not JSON")?;
+    let tarball = meta["dist"]["tarball"].as_str().context("npm names no tarball")?;
+    let integrity = meta["dist"]["integrity"].as_str().unwrap_or_default();
+    let Some(expected) = integrity.strip_prefix("sha512-") else {
+        bail!(
+            "npm publishes no sha512 integrity for {id} {version}: it cannot be checked, nothing installed"
+        );
+    };
+    let bytes = fetch(&client, tarball).await?.bytes().await.context("reading the tarball")?;
+    anyhow::ensure!(bytes.len() <= MAX_TARBALL, "the tarball of {id} {version} is over 200 MiB");
+    let found = base64::engine::general_purpose::STANDARD.encode(sha2::Sha512::digest(&bytes));
+    if found != expected {
+        bail!(
+            "the tarball of {id} {version} does not match the registry's integrity (sha512-{expected} published, sha512-{found} fetched): nothing installed"
+        );
+    }
+    let store = root.join("npm");
+    std::fs::create_dir_all(&store).with_context(|| format!("creating {}", store.display()))?;
+    let name = format!("{}@{version}", id.replace('/', "+"));
+    let staging = store.join(format!(".{name}.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging)?;
+    let mut staged = Staged {
+        staging: staging.clone(),
+        dir: store.join(&name),
+        bin: PathBuf::new(),
+        npm_integrity: integrity.to_string(),
+        digest: String::new(),
+    };
+    std::fs::write(staging.join("package.tgz"), &bytes)?;
+    npm_install(&staging).await?;
+    staged.bin = command_of(&staging, id)?;
+    staged.digest = mcp_connection_manager::package_digest(&staging)?;
+    Ok(staged)
+}
+
+async fn fetch(client: &reqwest::Client, url: &str) -> anyhow::Result<reqwest::Response> {
+    let response = client.get(url).send().await.with_context(|| format!("fetching {url}"))?;
+    anyhow::ensure!(response.status().is_success(), "{url} answered {}", response.status());
+    Ok(response)
+}
+
+/// `npm install` of the checked tarball in `dir`: no install scripts (nothing of it runs), no
+/// dev dependencies, no audit; its dependencies from the user's npm registry.
+async fn npm_install(dir: &Path) -> anyhow::Result<()> {
+    let out = tokio::process::Command::new("npm")
+        .args(["install", "--prefix", ".", "--no-save", "--ignore-scripts", "--omit=dev"])
+        .args(["--no-audit", "--no-fund", "--no-update-notifier", "./package.tgz"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .context("running npm")?;
+    if !out.status.success() {
+        let error = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = error.lines().rev().take(5).collect();
+        bail!(
+            "npm install failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        );
+    }
+    Ok(())
+}
+
+/// The package's command (its `bin`: the one it names, the one named after it, or its only
+/// one), relative to the install folder.
+fn command_of(dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
+    let package = dir.join("node_modules").join(id);
+    let text = std::fs::read_to_string(package.join("package.json"))
+        .with_context(|| format!("{id} was not installed"))?;
+    let manifest: Value = serde_json::from_str(&text).context("its package.json is not JSON")?;
+    let short = id.rsplit('/').next().unwrap_or(id);
+    let bin = match &manifest["bin"] {
+        Value::String(path) => Some(path.as_str()),
+        Value::Object(bins) if bins.len() == 1 => bins.values().next().and_then(Value::as_str),
+        Value::Object(bins) => bins.get(short).and_then(Value::as_str),
+        _ => None,
+    };
+    let bin = bin.with_context(|| format!("{id} has no command (`bin`) to run"))?;
+    let relative = Path::new("node_modules").join(id).join(bin);
+    anyhow::ensure!(
+        !bin.split('/').any(|part| part == ".."),
+        "{id}'s command {bin} lies outside it"
+    );
+    Ok(relative)
+}
