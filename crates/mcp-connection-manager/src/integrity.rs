@@ -7,7 +7,7 @@ use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-use mcp_connection::PackageIntegrity;
+use router_protocol::PackageIntegrity;
 use sha2::{Digest as _, Sha256};
 
 /// The digest of the package at `path` (lower-case hex SHA-256): of a file, its bytes; of a

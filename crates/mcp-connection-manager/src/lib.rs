@@ -38,9 +38,7 @@ pub use mcp_connection::sandbox_exec;
 pub use mcp_connection::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,
 };
-pub use mcp_connection::{
-    PackageIntegrity, ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig,
-};
+pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig};
 pub use reconfigure::Reconfigured;
 /// Default `startup_timeout_sec` (Codex's).
 pub const DEFAULT_STARTUP_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_STARTUP_TIMEOUT;
@@ -64,7 +62,7 @@ pub use options::{
     LifecycleOptions, ListOptions, ManagerOptions, RequestOptions, StartupOptions, TaskOptions,
     TrustOptions, WatchOptions,
 };
-pub use router_protocol::{ApprovalPolicy, Sandbox};
+pub use router_protocol::{ApprovalPolicy, PackageIntegrity, Sandbox};
 pub use toolcache::{CachedCatalog, CatalogFailure, ToolCache};
 pub use trust::pins::{Pin, ServerPins};
 pub use trust::store::{PinKey, PinStore, PinsError, Review, UnusablePins};

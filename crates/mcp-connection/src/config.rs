@@ -50,17 +50,7 @@ pub struct ServerConfig {
     pub sandbox: Option<router_protocol::Sandbox>,
     /// `integrity`: the installed package the server runs from (what `mcp-router add` installed
     /// and recorded), checked before every start; `None` checks nothing.
-    pub integrity: Option<PackageIntegrity>,
-}
-
-/// A package a server runs from and the digest it had when it was installed: before each start
-/// its files must still have it, or the server is refused and nothing of it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackageIntegrity {
-    /// The package: a file, or a folder (every file, link and folder under it, by path).
-    pub path: PathBuf,
-    /// Its SHA-256 digest, lower-case hex (`mcp_connection_manager::package_digest`).
-    pub sha256: String,
+    pub integrity: Option<router_protocol::PackageIntegrity>,
 }
 
 /// The `tool_changes` config key: what becomes of a tool whose definition is not the one

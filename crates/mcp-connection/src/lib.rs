@@ -29,9 +29,7 @@ mod watched;
 // What the connection manager, the bench and the binaries use; nothing else is public.
 pub use client::direct::{list_resource_templates, list_resources};
 pub use client::{ConnectError, Connection, Connector, RouterClient, SharedConnection, Transports};
-pub use config::{
-    PackageIntegrity, ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig,
-};
+pub use config::{ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig};
 pub use errors::never_sent;
 pub use host::{
     APPS_MIME_TYPE, AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, TrustAnswer,

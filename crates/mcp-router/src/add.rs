@@ -325,6 +325,18 @@ fn package_entry(
     let words: Vec<String> = std::iter::once(runtime.to_string()).chain(args).collect();
     let mut shown =
         vec![format!("command: {}", words.join(" ")), format!("package: {kind} {id} {version}")];
+    environment(package, given, &mut table, &mut shown)?;
+    Ok(Entry { table, shown, npm })
+}
+
+/// The environment a package declares, into `table`: a given value or its default (`env`), a
+/// secret passed through by name (`env_vars`, never its value); a required one missing refused.
+fn environment(
+    package: &Value,
+    given: &[(String, String)],
+    table: &mut toml::Table,
+    shown: &mut Vec<String>,
+) -> anyhow::Result<()> {
     let (mut env, mut passed) = (toml::Table::new(), Vec::new());
     for var in package["environmentVariables"].as_array().into_iter().flatten() {
         let name = var["name"].as_str().context("an environment variable without a name")?;
@@ -356,7 +368,7 @@ fn package_entry(
     if !passed.is_empty() {
         table.insert("env_vars".into(), toml::Value::Array(passed));
     }
-    Ok(Entry { table, shown, npm })
+    Ok(())
 }
 
 /// A package's declared arguments as words: positional values, named `--flag value`.

@@ -38,7 +38,7 @@ pub use ledger::{
 pub use output::{ContentItem, ResourceChange, ToolOutput};
 pub use prompts::{PromptSummary, Prompts};
 pub use provider::OutputFormat;
-pub use sandbox::Sandbox;
+pub use sandbox::{PackageIntegrity, Sandbox};
 pub use shared::{CallResult, SharedText};
 pub use sink::{EventReceiver, EventSender, TryRecvError, event_channel};
 pub use skills::{SkillSummary, Skills};

@@ -69,3 +69,13 @@ impl Sandbox {
         })
     }
 }
+
+/// A package a server runs from and the digest it had when it was installed: before each start
+/// its files must still have it, or the server is refused and nothing of it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageIntegrity {
+    /// The package: a file, or a folder (every file, link and folder under it, by path).
+    pub path: std::path::PathBuf,
+    /// Its SHA-256 digest, lower-case hex (`mcp_connection_manager::package_digest`).
+    pub sha256: String,
+}
