@@ -52,44 +52,61 @@ pub(crate) struct Listed {
 pub(crate) struct Entry {
     pub(crate) table: toml::Table,
     pub(crate) shown: Vec<String>,
-    /// An npm package the router installs itself, with the arguments its command takes: its
-    /// command is set once it is installed ([`Entry::install`]).
-    npm: Option<(crate::packages::NpmPlan, Vec<String>)>,
+    /// A package the router installs itself: its command is set once it is installed
+    /// ([`Entry::install`]).
+    pending: Option<Pending>,
+}
+
+/// A package to install, with the arguments (and values) its `server.json` gives.
+enum Pending {
+    Npm(crate::packages::NpmPlan, Vec<String>),
+    Mcpb(crate::mcpb::McpbPlan, Vec<String>, Vec<(String, String)>),
 }
 
 impl Entry {
-    /// The npm package (if any) fetched, checked against its registry's integrity and installed
-    /// in a staging folder; the entry then runs it with `node` and records its digest. The
-    /// staged package goes in its place when the entry is written (`Staged::commit`).
+    /// The package (if any) fetched, checked (an npm tarball against its registry's integrity,
+    /// a bundle against its `fileSha256`) and installed in a staging folder; the entry then runs
+    /// it from where it goes and records its digest (`integrity`). The staged package goes in
+    /// its place when the entry is written (`Staged::commit`).
     pub(crate) async fn install(&mut self) -> anyhow::Result<Option<crate::packages::Staged>> {
-        let Some((plan, args)) = self.npm.take() else { return Ok(None) };
-        let staged = crate::packages::install_npm(&plan, &crate::packages::root()?).await?;
-        let program = staged.program().to_string_lossy().into_owned();
-        let words: Vec<String> = std::iter::once(program).chain(args).collect();
-        self.table.insert("command".into(), "node".into());
-        self.table.insert(
-            "args".into(),
-            toml::Value::Array(words.iter().map(|a| a.as_str().into()).collect()),
-        );
+        let root = crate::packages::root();
+        let installed = match self.pending.take() {
+            None => return Ok(None),
+            Some(Pending::Npm(plan, args)) => {
+                crate::packages::install_npm(&plan, args, &root?).await?
+            }
+            Some(Pending::Mcpb(plan, args, given)) => {
+                crate::mcpb::install(&plan, args, &given, &root?).await?
+            }
+        };
+        let staged = installed.staged;
+        self.table.insert("command".into(), installed.command.as_str().into());
+        let words = installed.args.iter().map(|a| a.as_str().into()).collect();
+        self.table.insert("args".into(), toml::Value::Array(words));
+        let mut env =
+            self.table.get("env").and_then(toml::Value::as_table).cloned().unwrap_or_default();
+        env.extend(installed.env.into_iter().map(|(k, v)| (k, toml::Value::from(v))));
+        if !env.is_empty() {
+            self.table.insert("env".into(), toml::Value::Table(env));
+        }
+        let mut shown = installed.shown;
+        if !installed.passed.is_empty() {
+            let names: Vec<toml::Value> =
+                installed.passed.iter().map(|n| n.as_str().into()).collect();
+            self.table.insert("env_vars".into(), toml::Value::Array(names));
+            for name in &installed.passed {
+                shown.push(format!("env {name}: sensitive, passed from the router's environment (never written to the config)"));
+            }
+        }
         let mut integrity = toml::Table::new();
         integrity.insert("path".into(), staged.dir.to_string_lossy().as_ref().into());
         integrity.insert("sha256".into(), staged.digest.as_str().into());
         self.table.insert("integrity".into(), toml::Value::Table(integrity));
-        let shown = [
-            format!("command: node {}", words.join(" ")),
-            format!(
-                "package: npm {} {}, its tarball matched the registry's {}…; installed in {} with its install scripts off",
-                plan.id,
-                plan.version,
-                staged.npm_integrity.get(..24).unwrap_or(&staged.npm_integrity),
-                staged.dir.display()
-            ),
-            format!(
-                "integrity: its files' SHA-256 {}… is checked before every start",
-                &staged.digest[..16]
-            ),
-        ];
-        // In place of the command and package lines of an npx entry.
+        shown.push(format!(
+            "integrity: its files' SHA-256 {}… is checked before every start",
+            &staged.digest[..16]
+        ));
+        // In place of the command and package lines.
         self.shown.splice(0..2, shown);
         Ok(Some(staged))
     }
@@ -243,6 +260,8 @@ pub(crate) fn entry_of(
             "npm" => "npm",
             "pypi" => "uvx",
             "oci" => "docker",
+            // What a bundle runs is known once it is fetched and checked.
+            "mcpb" => "mcpb",
             other => {
                 missing.push(format!("{other} packages are not supported"));
                 continue;
@@ -253,7 +272,7 @@ pub(crate) fn entry_of(
             missing.push(format!("a {kind} package over {transport}"));
             continue;
         }
-        if !here(runtime) || (kind == "npm" && !here("node")) {
+        if kind != "mcpb" && (!here(runtime) || (kind == "npm" && !here("node"))) {
             let needs = if kind == "npm" { "`npm` and `node`" } else { runtime };
             let needs = if kind == "npm" { needs.to_string() } else { format!("`{needs}`") };
             missing.push(format!("{kind} needs {needs}, which is not on the PATH"));
@@ -267,7 +286,7 @@ pub(crate) fn entry_of(
         anyhow::ensure!(!url.contains('{'), "the remote's URL needs values ({url}), not supported");
         let mut table = toml::Table::new();
         table.insert("url".into(), url.into());
-        return Ok(Entry { table, shown: vec![format!("url: {url}")], npm: None });
+        return Ok(Entry { table, shown: vec![format!("url: {url}")], pending: None });
     }
     anyhow::bail!(
         "nothing of it can run here: {}",
@@ -295,16 +314,7 @@ fn package_entry(
         "the package's version `{version}` is not exact"
     );
     let mut table = toml::Table::new();
-    let mut npm = None;
-    if kind == "npm" {
-        // Installed and run by the router (`Entry::install`), not by npx.
-        let plan = crate::packages::NpmPlan {
-            registry: package["registryBaseUrl"].as_str().map(str::to_string),
-            id: id.to_string(),
-            version: version.to_string(),
-        };
-        npm = Some((plan, arguments(&package["packageArguments"])?));
-    }
+    let pending = pending(package, kind, given)?;
     let mut args: Vec<String> = match kind {
         "oci" => vec!["run".into(), "-i".into(), "--rm".into()],
         _ => Vec::new(),
@@ -326,7 +336,41 @@ fn package_entry(
     let mut shown =
         vec![format!("command: {}", words.join(" ")), format!("package: {kind} {id} {version}")];
     environment(package, given, &mut table, &mut shown)?;
-    Ok(Entry { table, shown, npm })
+    Ok(Entry { table, shown, pending })
+}
+
+/// The package the router installs itself for `package`, if it is one of those (npm, mcpb).
+fn pending(
+    package: &Value,
+    kind: &str,
+    given: &[(String, String)],
+) -> anyhow::Result<Option<Pending>> {
+    let id = package["identifier"].as_str().unwrap_or_default();
+    let version = package["version"].as_str().unwrap_or_default();
+    if kind == "npm" {
+        // Installed and run by the router (`Entry::install`), not by npx.
+        let plan = crate::packages::NpmPlan {
+            registry: package["registryBaseUrl"].as_str().map(str::to_string),
+            id: id.to_string(),
+            version: version.to_string(),
+        };
+        return Ok(Some(Pending::Npm(plan, arguments(&package["packageArguments"])?)));
+    }
+    if kind == "mcpb" {
+        let sha256 = package["fileSha256"].as_str().unwrap_or_default();
+        anyhow::ensure!(
+            sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()),
+            "the bundle {id} has no fileSha256 to check it by: refused"
+        );
+        let plan = crate::mcpb::McpbPlan {
+            url: id.to_string(),
+            sha256: sha256.to_string(),
+            version: version.to_string(),
+        };
+        let args = arguments(&package["packageArguments"])?;
+        return Ok(Some(Pending::Mcpb(plan, args, given.to_vec())));
+    }
+    Ok(None)
 }
 
 /// The environment a package declares, into `table`: a given value or its default (`env`), a

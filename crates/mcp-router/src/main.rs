@@ -28,6 +28,7 @@ mod human;
 mod import;
 mod installed;
 mod live;
+mod mcpb;
 #[cfg(feature = "otel")]
 mod otel;
 mod packages;

@@ -2,7 +2,8 @@
 //! package's tarball is fetched from its registry and must match the `dist.integrity` the registry
 //! publishes for that exact version; it is installed (install scripts off, nothing of it run)
 //! into a folder of its own under the router's package store, and the folder's digest is written
-//! to the entry (`integrity`), which the manager checks before every start.
+//! to the entry (`integrity`), which the manager checks before every start. An MCP bundle
+//! (`.mcpb`) goes the same way (`mcpb.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -32,18 +33,29 @@ pub(crate) struct Staged {
     staging: PathBuf,
     /// Where it goes.
     pub(crate) dir: PathBuf,
-    /// Its command, relative to its folder.
-    bin: PathBuf,
-    /// The registry's integrity of the tarball (`sha512-…`), which it matched.
-    pub(crate) npm_integrity: String,
     /// The installed folder's digest (`mcp_connection_manager::package_digest`).
     pub(crate) digest: String,
 }
 
 impl Staged {
-    /// The command's path once committed.
-    pub(crate) fn program(&self) -> PathBuf {
-        self.dir.join(&self.bin)
+    /// An empty staging folder for the package `name` (a file name) under `store`.
+    pub(crate) fn new(store: &Path, name: &str) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(store).with_context(|| format!("creating {}", store.display()))?;
+        let staging = store.join(format!(".{name}.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir_all(&staging)?;
+        Ok(Self { staging, dir: store.join(name), digest: String::new() })
+    }
+
+    /// The staging folder (what is installed goes there).
+    pub(crate) fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Its digest, once everything is in it.
+    pub(crate) fn seal(&mut self) -> anyhow::Result<()> {
+        self.digest = mcp_connection_manager::package_digest(&self.staging)?;
+        Ok(())
     }
 
     /// Put in its place (a folder of the same version there before is replaced).
@@ -67,6 +79,20 @@ impl Drop for Staged {
     }
 }
 
+/// What an installed package runs and what `add` shows of it.
+pub(crate) struct Installed {
+    pub(crate) staged: Staged,
+    pub(crate) command: String,
+    /// Its arguments, with the paths where it will be once committed.
+    pub(crate) args: Vec<String>,
+    /// Environment values it declares (a bundle's).
+    pub(crate) env: Vec<(String, String)>,
+    /// Variables passed through by name from the router's environment (secrets).
+    pub(crate) passed: Vec<String>,
+    /// What was checked and where it goes, for the user.
+    pub(crate) shown: Vec<String>,
+}
+
 /// Where installed packages live: `$MCP_ROUTER_PACKAGES`, else
 /// `$XDG_DATA_HOME/mcp-router/packages`, else `~/.local/share/mcp-router/packages` (outside the
 /// folders a sandboxed server may not read: it runs from here).
@@ -81,8 +107,13 @@ pub(crate) fn root() -> anyhow::Result<PathBuf> {
         .join("mcp-router/packages"))
 }
 
-/// `plan` fetched, checked and installed into a staging folder under `root`.
-pub(crate) async fn install_npm(plan: &NpmPlan, root: &Path) -> anyhow::Result<Staged> {
+/// `plan` fetched, checked and installed into a staging folder under `root`; run with `node`
+/// and `args`.
+pub(crate) async fn install_npm(
+    plan: &NpmPlan,
+    args: Vec<String>,
+    root: &Path,
+) -> anyhow::Result<Installed> {
     let base = plan.registry.as_deref().unwrap_or(NPM).trim_end_matches('/');
     let (id, version) = (&plan.id, &plan.version);
     let url = format!("{base}/{}/{}", id.replace('/', "%2f"), version);
@@ -104,27 +135,36 @@ pub(crate) async fn install_npm(plan: &NpmPlan, root: &Path) -> anyhow::Result<S
             "the tarball of {id} {version} does not match the registry's integrity (sha512-{expected} published, sha512-{found} fetched): nothing installed"
         );
     }
-    let store = root.join("npm");
-    std::fs::create_dir_all(&store).with_context(|| format!("creating {}", store.display()))?;
     let name = format!("{}@{version}", id.replace('/', "+"));
-    let staging = store.join(format!(".{name}.{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging)?;
-    let mut staged = Staged {
-        staging: staging.clone(),
-        dir: store.join(&name),
-        bin: PathBuf::new(),
-        npm_integrity: integrity.to_string(),
-        digest: String::new(),
-    };
-    std::fs::write(staging.join("package.tgz"), &bytes)?;
-    npm_install(&staging).await?;
-    staged.bin = command_of(&staging, id)?;
-    staged.digest = mcp_connection_manager::package_digest(&staging)?;
-    Ok(staged)
+    let mut staged = Staged::new(&root.join("npm"), &name)?;
+    std::fs::write(staged.staging().join("package.tgz"), &bytes)?;
+    npm_install(staged.staging()).await?;
+    let bin = command_of(staged.staging(), id)?;
+    staged.seal()?;
+    let program = staged.dir.join(bin).to_string_lossy().into_owned();
+    let args: Vec<String> = std::iter::once(program).chain(args).collect();
+    let shown = vec![
+        format!("command: node {}", args.join(" ")),
+        format!(
+            "package: npm {id} {version}, its tarball matched the registry's {}…; installed in {} with its install scripts off",
+            integrity.get(..24).unwrap_or(integrity),
+            staged.dir.display()
+        ),
+    ];
+    Ok(Installed {
+        staged,
+        command: "node".into(),
+        args,
+        env: Vec::new(),
+        passed: Vec::new(),
+        shown,
+    })
 }
 
-async fn fetch(client: &reqwest::Client, url: &str) -> anyhow::Result<reqwest::Response> {
+pub(crate) async fn fetch(
+    client: &reqwest::Client,
+    url: &str,
+) -> anyhow::Result<reqwest::Response> {
     let response = client.get(url).send().await.with_context(|| format!("fetching {url}"))?;
     anyhow::ensure!(response.status().is_success(), "{url} answered {}", response.status());
     Ok(response)

@@ -476,3 +476,132 @@ fn an_npm_package_is_installed_checked_and_refused_once_tampered() {
     registry.kill().ok();
     registry.wait().ok();
 }
+
+/// A zip of `files` (path, text, executable), deflated, as an MCP bundle.
+fn bundle(files: &[(&str, &str, bool)]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, text, executable) in files {
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .unix_permissions(if *executable { 0o755 } else { 0o644 });
+        zip.start_file(*path, options).expect("an entry");
+        zip.write_all(text.as_bytes()).expect("its bytes");
+    }
+    zip.finish().expect("the zip").into_inner()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An MCP bundle: refused when it does not match its `fileSha256` or would unpack outside its
+/// folder (nothing unpacked); else unpacked into the store and run as its manifest says
+/// (`${__dirname}`, a user value given with `--env`, a sensitive one passed by name only), its
+/// folder's digest checked before every start: a file made executable refuses the next.
+#[test]
+fn an_mcp_bundle_is_checked_by_its_sha256_and_refused_once_changed() {
+    if which("node").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("registry");
+    std::fs::create_dir_all(root.join("bundles")).expect("dirs");
+    let (mut registry, url) = serve(&root);
+    let manifest = json!({"manifest_version": "0.3", "name": "greeter-bundle", "version": "1.0.0",
+        "server": {"type": "node", "entry_point": "server/index.js", "mcp_config": {
+            "command": "node",
+            "args": ["${__dirname}/server/index.js", "--loud", "--log=${user_config.log}"],
+            "env": {"GREETING_TOKEN": "${user_config.token}"}}},
+        "user_config": {"log": {"type": "string", "title": "the log", "required": true},
+            "token": {"type": "string", "title": "a token", "sensitive": true}}});
+    let manifest = manifest.to_string();
+    let server_js = GREETER.replace("DESCRIPTION", "Greet the user.");
+    let good =
+        bundle(&[("manifest.json", &manifest, false), ("server/index.js", &server_js, false)]);
+    let escaping = bundle(&[("manifest.json", &manifest, false), ("../evil.js", "x", false)]);
+    std::fs::write(root.join("bundles/greeter.mcpb"), &good).expect("bundle");
+    std::fs::write(root.join("bundles/escaping.mcpb"), &escaping).expect("bundle");
+    let server_json = |file: &str, sha256: &str| {
+        json!({"name": "io.github.ada/greeter-bundle", "version": "1.0.0", "packages": [{
+            "registryType": "mcpb", "identifier": format!("{url}/bundles/{file}"),
+            "version": "1.0.0", "fileSha256": sha256, "transport": {"type": "stdio"}}]})
+        .to_string()
+    };
+    let file = dir.path().join("server.json");
+    let file_arg = file.to_string_lossy().into_owned();
+    let (config, packages) = (dir.path().join("router.toml"), dir.path().join("packages"));
+    std::fs::write(&config, "").expect("config");
+    let log = dir.path().join("bundle.log");
+    let log_value = format!("log={}", log.display());
+    let listing = || -> Vec<String> {
+        std::fs::read_dir(packages.join("mcpb"))
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    // Not what its fileSha256 says, or escaping its folder: refused, nothing unpacked.
+    std::fs::write(&file, server_json("greeter.mcpb", &sha256_hex(b"another"))).expect("json");
+    let (out, err, code) = add(&config, &[&file_arg, "--env", &log_value, "--yes"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("does not match its fileSha256"), "{err}");
+    assert!(err.contains("nothing unpacked or run"), "{err}");
+    std::fs::write(&file, server_json("escaping.mcpb", &sha256_hex(&escaping))).expect("json");
+    let (_, err, code) = add(&config, &[&file_arg, "--env", &log_value, "--yes"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("lies outside it: refused"), "{err}");
+    assert_eq!(listing(), Vec::<String>::new(), "nothing unpacked, no staging left");
+    assert_eq!(std::fs::read_to_string(&config).expect("config"), "");
+
+    // Matching: unpacked and run from the store.
+    std::fs::write(&file, server_json("greeter.mcpb", &sha256_hex(&good))).expect("json");
+    let (out, err, code) = add(&config, &[&file_arg, "--env", &log_value, "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let installed = packages.join("mcpb/greeter-bundle@1.0.0");
+    let program = installed.join("server/index.js");
+    assert!(
+        out.contains(&format!(
+            "command: node {} --loud --log={}",
+            program.display(),
+            log.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("its SHA-256 matched the fileSha256 given"), "{out}");
+    assert!(
+        out.contains("env GREETING_TOKEN: sensitive, passed from the router's environment"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&config).expect("config");
+    let table: toml::Table = toml::from_str(&text).expect("TOML");
+    let entry = &table["mcp_servers"]["greeter-bundle"];
+    assert_eq!(entry["env_vars"].as_array().map(Vec::len), Some(1), "{text}");
+    assert!(entry.get("env").is_none(), "no sensitive value written: {text}");
+    let recorded = entry["integrity"]["sha256"].as_str().expect("a digest");
+    assert_eq!(recorded, mcp_connection_manager::package_digest(&installed).expect("digest"));
+    let call = || {
+        let mut exec = crate::exec::ExecSession::spawn(crate::support::exec_command(&config));
+        exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__greeter-bundle__greet", "arguments": {}}));
+        let output = exec.output("g");
+        exec.finish();
+        output.to_string()
+    };
+    let said = call();
+    assert!(said.contains("HELLO from the greeter"), "{said}");
+    let starts = || std::fs::read_to_string(&log).unwrap_or_default().lines().count();
+    assert_eq!(starts(), 1);
+
+    // A file of it made executable: refused before anything of it runs.
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let said = call();
+    assert!(said.contains("is not what was installed"), "{said}");
+    assert_eq!(starts(), 1, "nothing of it ran");
+    registry.kill().ok();
+    registry.wait().ok();
+}
