@@ -221,9 +221,8 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
             println!("  {key}: {before} → {after}");
         }
     }
-    println!(
-        "  its definitions are checked against its pins at its next start: a changed one is held until approved"
-    );
+    let place = staged.as_ref().map(|s| (s.staging(), s.dir.as_path()));
+    let trial = crate::trial::Trial::run(path, &args.name, &new.table, place).await?;
     if !args.yes && !crate::add::consent()? {
         println!("nothing changed");
         return Ok(1);
@@ -233,7 +232,9 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
         staged.commit()?;
     }
     crate::add::write(path, &rest, &args.name, new.table, &format!("{name} {newest}"))?;
-    println!("updated `{}`: {pinned} → {newest}", args.name);
+    // Consented as shown: its first start holds nothing the user has not seen.
+    trial.approve()?;
+    println!("updated `{}`: {pinned} → {newest}; its definitions pinned as shown", args.name);
     Ok(0)
 }
 

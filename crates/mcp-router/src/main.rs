@@ -37,6 +37,7 @@ mod prompts;
 mod setup;
 mod shared;
 mod stats;
+mod trial;
 mod trust;
 mod watch;
 mod wire;

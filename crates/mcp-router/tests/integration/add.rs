@@ -324,12 +324,23 @@ require('readline').createInterface({ input: process.stdin }).on('line', (line) 
 /// The npm package `@ada/<name>` at `version` (the greeter server), packed by npm into `out`;
 /// its tarball's path.
 fn pack(dir: &Path, name: &str, version: &str, out: &Path) -> std::path::PathBuf {
+    pack_described(dir, name, version, "Greet the user.", out)
+}
+
+/// [`pack`], its tool described as `description`.
+fn pack_described(
+    dir: &Path,
+    name: &str,
+    version: &str,
+    description: &str,
+    out: &Path,
+) -> std::path::PathBuf {
     let source = dir.join(format!("{name}-{version}"));
     std::fs::create_dir_all(&source).expect("dir");
     let manifest =
         json!({"name": format!("@ada/{name}"), "version": version, "bin": {name: "server.js"}});
     std::fs::write(source.join("package.json"), manifest.to_string()).expect("package.json");
-    std::fs::write(source.join("server.js"), GREETER.replace("DESCRIPTION", "Greet the user."))
+    std::fs::write(source.join("server.js"), GREETER.replace("DESCRIPTION", description))
         .expect("server.js");
     std::fs::create_dir_all(out).expect("out");
     let packed = Command::new("npm")
@@ -602,6 +613,96 @@ fn an_mcp_bundle_is_checked_by_its_sha256_and_refused_once_changed() {
     let said = call();
     assert!(said.contains("is not what was installed"), "{said}");
     assert_eq!(starts(), 1, "nothing of it ran");
+    registry.kill().ok();
+    registry.wait().ok();
+}
+
+/// `update` to a version whose tool says something new: the new version is started once on
+/// trial (sandboxed, nothing pinned), its tools held against what was approved of the current
+/// version, the change shown before consent; no consent changes nothing; with consent the new
+/// version's tools are pinned as shown, under its new identity.
+#[test]
+fn update_shows_what_a_new_version_changes_after_a_trial_start() {
+    if which("npm").is_none() || which("node").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("registry");
+    std::fs::create_dir_all(&root).expect("registry");
+    let (mut registry, url) = serve(&root);
+    let entries = root.join("v0.1/servers/io.github.ada/greeter/versions");
+    std::fs::create_dir_all(&entries).expect("dirs");
+    for (version, description) in
+        [("1.0.0", "Greet the user."), ("1.1.0", "Greet the user loudly.")]
+    {
+        let work = dir.path().join("packing");
+        let tarball =
+            pack_described(&work, "greeter", version, description, &root.join("tarballs"));
+        publish_npm(&root, &url, "greeter", version, &sha512_integrity(&tarball));
+        let server = json!({"name": "io.github.ada/greeter", "version": version, "packages": [{
+            "registryType": "npm", "registryBaseUrl": url, "identifier": "@ada/greeter",
+            "version": version, "transport": {"type": "stdio"}}]});
+        let body = json!({"server": server, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}});
+        std::fs::write(entries.join(version), body.to_string()).expect("a version");
+    }
+    let latest = std::fs::read(entries.join("1.0.0")).expect("1.0.0");
+    std::fs::write(entries.join("latest"), latest).expect("latest");
+    let config = dir.path().join("router.toml");
+    std::fs::write(&config, "").expect("config");
+    let state = dir.path().join("state");
+    let (_, err, code) =
+        add(&config, &["io.github.ada/greeter@1.0.0", "--registry", &url, "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    // Its first start pins its tool.
+    let mut command = crate::support::exec_command(&config);
+    command.env("MCP_ROUTER_CACHE_DIR", &state);
+    let mut exec = crate::exec::ExecSession::spawn(command);
+    exec.send(
+        &json!({"type": "call", "call_id": "g", "name": "mcp__greeter__greet", "arguments": {}}),
+    );
+    assert!(exec.output("g").to_string().contains("hello from the greeter"));
+    exec.finish();
+    // 1.1.0 is published.
+    let newer = std::fs::read(entries.join("1.1.0")).expect("1.1.0");
+    std::fs::write(entries.join("latest"), newer).expect("latest");
+    let update = |extra: &[&str]| {
+        let out = router_beside(&config)
+            .args(["update", "greeter", "--config"])
+            .arg(&config)
+            .args(extra)
+            .env("MCP_ROUTER_CACHE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .expect("update");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (text(&out.stdout), text(&out.stderr), out.status.code().unwrap_or(-1))
+    };
+    let before = std::fs::read_to_string(&config).expect("config");
+    let (out, err, code) = update(&[]);
+    assert_eq!(code, 1, "no consent: {out}{err}");
+    assert!(out.contains("definitions after a trial start: 1 tools (greet)"), "{out}");
+    assert!(out.contains("tool greet: changed"), "{out}");
+    assert!(out.contains("description: \"Greet the user.\" → \"Greet the user loudly.\""), "{out}");
+    assert_eq!(std::fs::read_to_string(&config).expect("config"), before, "nothing changed");
+    let store = dir.path().join("packages/npm");
+    let installed: Vec<String> = std::fs::read_dir(&store)
+        .expect("the store")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(installed, ["@ada+greeter@1.0.0"], "1.1.0 not kept without consent");
+
+    let (out, err, code) = update(&["--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("its definitions pinned as shown"), "{out}");
+    // Pinned under the new version's identity, as shown, before it ever started for real.
+    let file = router_config::load_config_file(&config).expect("the config");
+    let server = file.servers.iter().find(|s| s.name == "greeter").expect("greeter");
+    let pins = mcp_connection_manager::PinStore::at(state.join("pins"));
+    let pinned = pins.load(&mcp_connection_manager::PinKey::of(server)).expect("readable");
+    let pinned = pinned.expect("pins of the new version");
+    let tool = pinned.pin(router_protocol::DefinitionKind::Tool, "greet").expect("greet pinned");
+    assert!(tool.definition.to_string().contains("Greet the user loudly."), "{tool:?}");
     registry.kill().ok();
     registry.wait().ok();
 }
