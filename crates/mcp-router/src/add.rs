@@ -55,6 +55,10 @@ pub(crate) struct Entry {
     /// A package the router installs itself: its command is set once it is installed
     /// ([`Entry::install`]).
     pending: Option<Pending>,
+    /// Its secret variables (passed through by name until `secrets::keep` finds their values).
+    pub(crate) secrets: Vec<String>,
+    /// Secret values to put in the secret store when the entry is written.
+    pub(crate) to_store: Vec<(String, String)>,
 }
 
 /// A package to install, with the arguments (and values) its `server.json` gives.
@@ -95,8 +99,9 @@ impl Entry {
                 installed.passed.iter().map(|n| n.as_str().into()).collect();
             self.table.insert("env_vars".into(), toml::Value::Array(names));
             for name in &installed.passed {
-                shown.push(format!("env {name}: sensitive, passed from the router's environment (never written to the config)"));
+                shown.push(format!("env {name}: a secret, passed from the router's environment (never written to the config)"));
             }
+            self.secrets.extend(installed.passed);
         }
         let mut integrity = toml::Table::new();
         integrity.insert("path".into(), staged.dir.to_string_lossy().as_ref().into());
@@ -146,6 +151,7 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
     let given = given_env(&args.env)?;
     let mut entry = entry_of(server, &given, &|program| on_path(program))?;
     let staged = entry.install().await?;
+    crate::secrets::keep(&mut entry, &entry_name, &given)?;
     if let Some(base) = &listed.registry {
         let mut source = toml::Table::new();
         source.insert("name".into(), name.into());
@@ -168,6 +174,7 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
     if let Some(staged) = staged {
         staged.commit()?;
     }
+    crate::secrets::store(&entry_name, &entry.to_store)?;
     write(&args.config, &existing, &entry_name, entry.table, &format!("{name} {version}"))?;
     println!("added `{entry_name}`; its first start pins its tools, prompts and templates");
     Ok(0)
@@ -286,7 +293,14 @@ pub(crate) fn entry_of(
         anyhow::ensure!(!url.contains('{'), "the remote's URL needs values ({url}), not supported");
         let mut table = toml::Table::new();
         table.insert("url".into(), url.into());
-        return Ok(Entry { table, shown: vec![format!("url: {url}")], pending: None });
+        let shown = vec![format!("url: {url}")];
+        return Ok(Entry {
+            table,
+            shown,
+            pending: None,
+            secrets: Vec::new(),
+            to_store: Vec::new(),
+        });
     }
     anyhow::bail!(
         "nothing of it can run here: {}",
@@ -335,8 +349,8 @@ fn package_entry(
     let words: Vec<String> = std::iter::once(runtime.to_string()).chain(args).collect();
     let mut shown =
         vec![format!("command: {}", words.join(" ")), format!("package: {kind} {id} {version}")];
-    environment(package, given, &mut table, &mut shown)?;
-    Ok(Entry { table, shown, pending })
+    let secrets = environment(package, given, &mut table, &mut shown)?;
+    Ok(Entry { table, shown, pending, secrets, to_store: Vec::new() })
 }
 
 /// The package the router installs itself for `package`, if it is one of those (npm, mcpb).
@@ -374,13 +388,14 @@ fn pending(
 }
 
 /// The environment a package declares, into `table`: a given value or its default (`env`), a
-/// secret passed through by name (`env_vars`, never its value); a required one missing refused.
+/// secret passed through by name (`env_vars`, never its value; `secrets::keep` may keep it in
+/// the secret store instead); a required one missing refused. The secrets' names.
 fn environment(
     package: &Value,
     given: &[(String, String)],
     table: &mut toml::Table,
     shown: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let (mut env, mut passed) = (toml::Table::new(), Vec::new());
     for var in package["environmentVariables"].as_array().into_iter().flatten() {
         let name = var["name"].as_str().context("an environment variable without a name")?;
@@ -410,9 +425,9 @@ fn environment(
         table.insert("env".into(), toml::Value::Table(env));
     }
     if !passed.is_empty() {
-        table.insert("env_vars".into(), toml::Value::Array(passed));
+        table.insert("env_vars".into(), toml::Value::Array(passed.clone()));
     }
-    Ok(())
+    Ok(passed.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
 }
 
 /// A package's declared arguments as words: positional values, named `--flag value`.

@@ -88,7 +88,13 @@ pub(crate) fn remove(args: &RemoveArgs) -> anyhow::Result<i32> {
     let edited = without(&text, &args.name, path)?;
     std::fs::write(path, edited).with_context(|| format!("writing {}", path.display()))?;
     println!("removed `{}` from {}", args.name, path.display());
-    // The package `add` installed for it goes too (only ever one in the router's store).
+    // Its secrets go, and the package `add` installed for it (only ever one in the store).
+    if let Some(store) = router_config::SecretStore::default_location() {
+        let forgotten = store.remove(&args.name, None).map_err(anyhow::Error::msg)?;
+        if forgotten > 0 {
+            println!("forgot its {forgotten} secrets in {}", store.path().display());
+        }
+    }
     let table: toml::Table = toml::from_str(&text).unwrap_or_default();
     let entry = table.get("mcp_servers").and_then(|s| s.get(&args.name));
     let installed = entry.and_then(|e| e.get("integrity")?.get("path")?.as_str());
@@ -209,11 +215,12 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
     given.splice(0..0, crate::add::given_env(&args.env)?);
     let mut new = crate::add::entry_of(&latest.server, &given, &crate::add::on_path)?;
     let staged = new.install().await?;
+    crate::secrets::keep(&mut new, &args.name, &given)?;
     let mut source = source.as_table().cloned().unwrap_or_default();
     source.insert("version".into(), newest.as_str().into());
     new.table.insert("registry".into(), toml::Value::Table(source));
     println!("mcp-router update: {} {name} {pinned} → {newest}", args.name);
-    for key in ["command", "args", "url", "env", "env_vars", "integrity"] {
+    for key in ["command", "args", "url", "env", "env_vars", "env_secrets", "integrity"] {
         let show =
             |t: &toml::Table| t.get(key).map(ToString::to_string).unwrap_or_else(|| "-".into());
         let (before, after) = (show(entry), show(&new.table));
@@ -231,6 +238,7 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
     if let Some(staged) = staged {
         staged.commit()?;
     }
+    crate::secrets::store(&args.name, &new.to_store)?;
     crate::add::write(path, &rest, &args.name, new.table, &format!("{name} {newest}"))?;
     // Consented as shown: its first start holds nothing the user has not seen.
     trial.approve()?;

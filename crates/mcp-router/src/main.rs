@@ -34,6 +34,7 @@ mod otel;
 mod packages;
 mod process_faults;
 mod prompts;
+mod secrets;
 mod setup;
 mod shared;
 mod stats;
@@ -222,6 +223,9 @@ enum Command {
     /// Move a server `add` put in the config to its registry's latest version, after showing
     /// what changes and asking.
     Update(installed::UpdateArgs),
+    /// The secret store: servers' secret variables, kept out of the config.
+    #[command(subcommand)]
+    Secret(secrets::SecretCommand),
     /// What the shared router for this config runs: sessions, servers, processes, memory.
     Status {
         #[command(flatten)]
@@ -464,6 +468,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Outdated(args) => installed::outdated(&args).await,
         Command::Remove(args) => installed::remove(&args),
         Command::Update(args) => installed::update(&args).await,
+        Command::Secret(command) => secrets::run(&command),
         Command::Status { config, json } => shared::status(&config, json).await,
         Command::Stop { config } => shared::stop(&config).await,
         Command::ServeDemo(args) => serve_demo(args).await,

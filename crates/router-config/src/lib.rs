@@ -23,9 +23,11 @@ use tool_router::{RouterSettings, SearchVia as Via, ToolSearchMode as Mode};
 mod errors;
 mod oauth;
 mod sandbox;
+mod secrets;
 mod servers;
 
 pub use errors::{ConfigError, ConfigFormat};
+pub use secrets::SecretStore;
 
 use crate::servers::ServerWalker;
 

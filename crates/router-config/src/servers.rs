@@ -26,6 +26,7 @@ const CODEX_KEYS: &[&str] = &[
     "args",
     "env",
     "env_vars",
+    "env_secrets",
     "cwd",
     "url",
     "bearer_token_env_var",
@@ -58,6 +59,7 @@ const MCP_JSON_KEYS: &[&str] = &[
     "args",
     "env",
     "env_vars",
+    "env_secrets",
     "cwd",
     "url",
     "headers",
@@ -109,6 +111,32 @@ impl ServerWalker<'_> {
                 Err(std::env::VarError::NotUnicode(_)) => {
                     tracing::warn!(server = self.name, variable = %name, "env_vars: the value is not UTF-8; not passed");
                 }
+            }
+        }
+        for name in self.strings(table, "env_secrets")?.unwrap_or_default() {
+            if env.contains_key(&name) {
+                continue;
+            }
+            let store = crate::SecretStore::default_location();
+            let store = store.ok_or_else(|| {
+                self.err(
+                    "env_secrets",
+                    "no folder for the secret store (set HOME or MCP_ROUTER_HOME)",
+                )
+            })?;
+            match store.get(self.name, &name) {
+                Ok(Some(value)) => drop(env.insert(name, value)),
+                Ok(None) => {
+                    return Err(self.err(
+                        "env_secrets",
+                        format!(
+                            "the secret `{name}` is not in the secret store {}: store it with `mcp-router secret set {} {name}`",
+                            store.path().display(),
+                            self.name
+                        ),
+                    ));
+                }
+                Err(why) => return Err(self.err("env_secrets", why)),
             }
         }
         Ok(env)
@@ -260,7 +288,7 @@ impl ServerWalker<'_> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(self.err("url", "must start with http:// or https://"));
         }
-        for key in ["args", "env", "env_vars", "cwd"] {
+        for key in ["args", "env", "env_vars", "env_secrets", "cwd"] {
             if table.contains_key(key) {
                 return Err(self.err(key, "only applies to `command` servers"));
             }

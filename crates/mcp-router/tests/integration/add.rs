@@ -314,8 +314,10 @@ require('readline').createInterface({ input: process.stdin }).on('line', (line) 
     capabilities: { tools: {} }, serverInfo: { name: 'greeter', version: '1.0.0' } });
   if (m.method === 'tools/list') return ok({ tools: [{ name: 'greet', description: 'DESCRIPTION',
     inputSchema: { type: 'object', properties: {} } }] });
+  const token = process.env.GREETING_TOKEN;
   if (m.method === 'tools/call') return ok({ content: [{ type: 'text',
-    text: (loud ? 'HELLO' : 'hello') + ' from the greeter' }] });
+    text: (loud ? 'HELLO' : 'hello') + ' from the greeter'
+      + (token ? ' (a token of ' + token.length + ' characters)' : '') }] });
   if (m.method === 'ping') return ok({});
   send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no such method' } });
 });
@@ -371,6 +373,7 @@ fn router_beside(config: &Path) -> Command {
     let dir = config.parent().expect("the config's folder");
     let mut command = router_command();
     command
+        .env("MCP_ROUTER_HOME", dir.join("home"))
         .env("MCP_ROUTER_PACKAGES", dir.join("packages"))
         .env("npm_config_cache", dir.join("npm-cache"))
         .env("npm_config_registry", "http://127.0.0.1:9");
@@ -405,13 +408,22 @@ fn an_npm_package_is_installed_checked_and_refused_once_tampered() {
             "registryType": "npm", "registryBaseUrl": url, "identifier": "@ada/greeter",
             "version": version, "transport": {"type": "stdio"},
             "packageArguments": [{"type": "positional", "value": "--loud"},
-                {"type": "positional", "value": format!("--log={}", log.display())}]}]})
+                {"type": "positional", "value": format!("--log={}", log.display())}],
+            "environmentVariables": [{"name": "GREETING_TOKEN", "isSecret": true, "isRequired": true}]}]})
     };
     let file = dir.path().join("server.json");
     std::fs::write(&file, server("1.0.0").to_string()).expect("server.json");
     let (config, packages) = (dir.path().join("router.toml"), dir.path().join("packages"));
     let file_arg = file.to_string_lossy().into_owned();
-    let (out, err, code) = add(&config, &[&file_arg, "--yes"]);
+    // Its secret, given as `add` runs: kept in the secret store, only its name in the config.
+    let (out, err, code) = add(&config, &[&file_arg, "--env", "GREETING_TOKEN=s3cret!", "--yes"]);
+    assert!(out.contains("env GREETING_TOKEN: a secret, kept in the secret store"), "{out}");
+    assert!(!out.contains("s3cret!"), "{out}");
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(
+        text.contains("env_secrets = [\"GREETING_TOKEN\"]") && !text.contains("s3cret!"),
+        "{text}"
+    );
     assert_eq!(code, 0, "{out}{err}");
     let installed = packages.join("npm/@ada+greeter@1.0.0");
     let program = installed.join("node_modules/@ada/greeter/server.js");
@@ -435,16 +447,44 @@ fn an_npm_package_is_installed_checked_and_refused_once_tampered() {
 
     // It runs, from where it was installed.
     let call = |config: &Path| {
-        let mut exec = crate::exec::ExecSession::spawn(crate::support::exec_command(config));
+        let mut command = crate::support::exec_command(config);
+        command.env("MCP_ROUTER_HOME", dir.path().join("home"));
+        let mut exec = crate::exec::ExecSession::spawn(command);
         exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__greeter__greet", "arguments": {}}));
         let output = exec.output("g");
         exec.finish();
         output.to_string()
     };
     let said = call(&config);
-    assert!(said.contains("HELLO from the greeter"), "{said}");
+    assert!(said.contains("HELLO from the greeter (a token of 7 characters)"), "{said}");
     let starts = std::fs::read_to_string(&log).unwrap_or_default().lines().count();
     assert_eq!(starts, 1, "one start");
+
+    // Its secret forgotten: the entry cannot be used, and says how to mend it; kept again from
+    // stdin, it runs again.
+    let secret = |args: &[&str], stdin: &str| {
+        use std::io::Write as _;
+        let mut child = router_beside(&config)
+            .arg("secret")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("secret");
+        child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write");
+        let out = child.wait_with_output().expect("secret runs");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(secret(&["list"], ""), "greeter: GREETING_TOKEN\n");
+    secret(&["remove", "greeter", "GREETING_TOKEN"], "");
+    let said = call(&config);
+    assert!(said.contains("the secret `GREETING_TOKEN` is not in the secret store"), "{said}");
+    assert!(said.contains("mcp-router secret set greeter GREETING_TOKEN"), "{said}");
+    secret(&["set", "greeter", "GREETING_TOKEN"], "another\n");
+    let said = call(&config);
+    assert!(said.contains("(a token of 7 characters)"), "{said}");
+    let starts = std::fs::read_to_string(&log).unwrap_or_default().lines().count();
 
     // A file of it changed: refused before anything of it runs.
     let mut text = std::fs::read_to_string(&program).expect("server.js");
@@ -484,6 +524,9 @@ fn an_npm_package_is_installed_checked_and_refused_once_tampered() {
         .expect("remove");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!installed.exists(), "its package is gone");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("forgot its 1 secrets"));
+    let listed = router_beside(&config).args(["secret", "list"]).output().expect("list");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "", "no secret left");
     registry.kill().ok();
     registry.wait().ok();
 }
@@ -585,7 +628,7 @@ fn an_mcp_bundle_is_checked_by_its_sha256_and_refused_once_changed() {
     );
     assert!(out.contains("its SHA-256 matched the fileSha256 given"), "{out}");
     assert!(
-        out.contains("env GREETING_TOKEN: sensitive, passed from the router's environment"),
+        out.contains("env GREETING_TOKEN: a secret, passed from the router's environment"),
         "{out}"
     );
     let text = std::fs::read_to_string(&config).expect("config");
