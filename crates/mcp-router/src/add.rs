@@ -64,6 +64,7 @@ pub(crate) struct Entry {
 /// A package to install, with the arguments (and values) its `server.json` gives.
 enum Pending {
     Npm(crate::packages::NpmPlan, Vec<String>),
+    Pypi(crate::pypi::PypiPlan, Vec<String>),
     Mcpb(crate::mcpb::McpbPlan, Vec<String>, Vec<(String, String)>),
 }
 
@@ -79,6 +80,7 @@ impl Entry {
             Some(Pending::Npm(plan, args)) => {
                 crate::packages::install_npm(&plan, args, &root?).await?
             }
+            Some(Pending::Pypi(plan, args)) => crate::pypi::install(&plan, args, &root?).await?,
             Some(Pending::Mcpb(plan, args, given)) => {
                 crate::mcpb::install(&plan, args, &given, &root?).await?
             }
@@ -265,7 +267,7 @@ pub(crate) fn entry_of(
         let kind = package["registryType"].as_str().unwrap_or_default();
         let runtime = match kind {
             "npm" => "npm",
-            "pypi" => "uvx",
+            "pypi" => "python3",
             "oci" => "docker",
             // What a bundle runs is known once it is fetched and checked.
             "mcpb" => "mcpb",
@@ -369,6 +371,15 @@ fn pending(
             version: version.to_string(),
         };
         return Ok(Some(Pending::Npm(plan, arguments(&package["packageArguments"])?)));
+    }
+    if kind == "pypi" {
+        // Installed and run by the router (`Entry::install`), not by uvx.
+        let plan = crate::pypi::PypiPlan {
+            registry: package["registryBaseUrl"].as_str().map(str::to_string),
+            name: id.to_string(),
+            version: version.to_string(),
+        };
+        return Ok(Some(Pending::Pypi(plan, arguments(&package["packageArguments"])?)));
     }
     if kind == "mcpb" {
         let sha256 = package["fileSha256"].as_str().unwrap_or_default();

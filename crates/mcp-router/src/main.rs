@@ -34,6 +34,7 @@ mod otel;
 mod packages;
 mod process_faults;
 mod prompts;
+mod pypi;
 mod secrets;
 mod setup;
 mod shared;

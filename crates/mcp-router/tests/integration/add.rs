@@ -749,3 +749,169 @@ fn update_shows_what_a_new_version_changes_after_a_trial_start() {
     registry.kill().ok();
     registry.wait().ok();
 }
+
+/// The greeter as a Python package (no dependency): `ada_greeter.main`.
+const PY_GREETER: &str = r#"import json, sys
+
+def main():
+    loud = '--loud' in sys.argv
+    for arg in sys.argv:
+        if arg.startswith('--log='):
+            with open(arg[6:], 'a') as log:
+                log.write('started\n')
+    for line in sys.stdin:
+        try:
+            m = json.loads(line)
+        except ValueError:
+            continue
+        if 'id' not in m:
+            continue
+        def send(**body):
+            sys.stdout.write(json.dumps(dict(jsonrpc='2.0', id=m['id'], **body)) + '\n')
+            sys.stdout.flush()
+        method = m.get('method')
+        if method == 'initialize':
+            send(result={'protocolVersion': '2025-11-25', 'capabilities': {'tools': {}},
+                         'serverInfo': {'name': 'greeter', 'version': '1.0.0'}})
+        elif method == 'tools/list':
+            send(result={'tools': [{'name': 'greet', 'description': 'Greet the user.',
+                                    'inputSchema': {'type': 'object', 'properties': {}}}]})
+        elif method == 'tools/call':
+            send(result={'content': [{'type': 'text',
+                                      'text': ('HELLO' if loud else 'hello') + ' from the python greeter'}]})
+        elif method == 'ping':
+            send(result={})
+        else:
+            send(error={'code': -32601, 'message': 'no such method'})
+"#;
+
+/// A wheel of `ada-greeter` 1.0.0 (pure Python, one console script), as pip takes it.
+fn greeter_wheel() -> Vec<u8> {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let info = "ada_greeter-1.0.0.dist-info";
+    let files = [
+        ("ada_greeter/__init__.py".to_string(), PY_GREETER.to_string()),
+        (
+            format!("{info}/METADATA"),
+            "Metadata-Version: 2.1\nName: ada-greeter\nVersion: 1.0.0\n".into(),
+        ),
+        (
+            format!("{info}/WHEEL"),
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+                .into(),
+        ),
+        (
+            format!("{info}/entry_points.txt"),
+            "[console_scripts]\nada-greeter = ada_greeter:main\n".into(),
+        ),
+    ];
+    let mut record = String::new();
+    for (path, text) in &files {
+        let digest = sha2::Sha256::digest(text.as_bytes());
+        let hash = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest);
+        record.push_str(&format!("{path},sha256={hash},{}\n", text.len()));
+    }
+    record.push_str(&format!("{info}/RECORD,,\n"));
+    let mut all: Vec<(&str, &str, bool)> =
+        files.iter().map(|(p, t)| (p.as_str(), t.as_str(), false)).collect();
+    let record_path = format!("{info}/RECORD");
+    all.push((&record_path, &record, false));
+    bundle(&all)
+}
+
+/// A PyPI package: found in the index's simple API, its wheel checked against the sha256 there
+/// (a wrong one refused, nothing installed), installed by pip into a virtual environment of its
+/// own, run with its console script's entry point; a changed file refuses the next start.
+#[test]
+fn a_pypi_package_is_installed_checked_and_refused_once_tampered() {
+    if which("python3").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("registry");
+    std::fs::create_dir_all(root.join("packages")).expect("dirs");
+    std::fs::create_dir_all(root.join("simple/ada-greeter")).expect("dirs");
+    let wheel = greeter_wheel();
+    let file_name = "ada_greeter-1.0.0-py3-none-any.whl";
+    std::fs::write(root.join("packages").join(file_name), &wheel).expect("wheel");
+    let index = |sha256: &str| {
+        let link =
+            format!("<a href=\"../../packages/{file_name}#sha256={sha256}\">{file_name}</a>\n");
+        std::fs::write(root.join("simple/ada-greeter/index.html"), link).expect("index");
+    };
+    index(&sha256_hex(b"not the wheel"));
+    let (mut registry, url) = serve(&root);
+    let log = dir.path().join("python.log");
+    let server = json!({"name": "io.github.ada/py-greeter", "version": "1.0.0", "packages": [{
+        "registryType": "pypi", "registryBaseUrl": url, "identifier": "ada-greeter",
+        "version": "1.0.0", "transport": {"type": "stdio"},
+        "packageArguments": [{"type": "positional", "value": "--loud"},
+            {"type": "positional", "value": format!("--log={}", log.display())}]}]});
+    let file = dir.path().join("server.json");
+    std::fs::write(&file, server.to_string()).expect("server.json");
+    let file_arg = file.to_string_lossy().into_owned();
+    let config = dir.path().join("router.toml");
+    std::fs::write(&config, "").expect("config");
+    let add_quietly = |args: &[&str]| {
+        let out = router_beside(&config)
+            .arg("add")
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .env("PIP_NO_INDEX", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("add runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (text(&out.stdout), text(&out.stderr), out.status.code().unwrap_or(-1))
+    };
+
+    let (out, err, code) = add_quietly(&[&file_arg, "--yes"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("does not match the index's sha256"), "{err}");
+    assert!(!dir.path().join("packages/pypi/ada-greeter@1.0.0").exists(), "nothing installed");
+
+    index(&sha256_hex(&wheel));
+    let (out, err, code) = add_quietly(&[&file_arg, "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("its wheel matched the index's sha256"), "{out}");
+    let installed = dir.path().join("packages/pypi/ada-greeter@1.0.0");
+    let table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&config).expect("config")).expect("TOML");
+    let entry = &table["mcp_servers"]["py-greeter"];
+    assert_eq!(entry["command"].as_str(), installed.join("venv/bin/python").to_str());
+    let call = || {
+        let mut exec = crate::exec::ExecSession::spawn(crate::support::exec_command(&config));
+        exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__py-greeter__greet", "arguments": {}}));
+        let output = exec.output("g");
+        exec.finish();
+        output.to_string()
+    };
+    let said = call();
+    assert!(said.contains("HELLO from the python greeter"), "{said}");
+    let starts = || std::fs::read_to_string(&log).unwrap_or_default().lines().count();
+    assert_eq!(starts(), 1);
+    let said = call();
+    assert!(
+        said.contains("HELLO from the python greeter"),
+        "a second start is the same package: {said}"
+    );
+    assert_eq!(starts(), 2);
+
+    // A file of it changed: refused before anything of it runs.
+    let module = std::fs::read_dir(installed.join("venv/lib"))
+        .expect("lib")
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("site-packages/ada_greeter/__init__.py"))
+        .find(|p| p.exists())
+        .expect("the installed module");
+    let mut text = std::fs::read_to_string(&module).expect("module");
+    text.push_str("\n# one more line\n");
+    std::fs::write(&module, text).expect("tamper");
+    let said = call();
+    assert!(said.contains("is not what was installed"), "{said}");
+    assert_eq!(starts(), 2, "nothing of it ran");
+    registry.kill().ok();
+    registry.wait().ok();
+}
