@@ -53,70 +53,12 @@ pub(crate) struct Entry {
     pub(crate) table: toml::Table,
     pub(crate) shown: Vec<String>,
     /// A package the router installs itself: its command is set once it is installed
-    /// ([`Entry::install`]).
-    pending: Option<Pending>,
+    /// (`Entry::install`).
+    pub(crate) pending: Option<crate::packages::Pending>,
     /// Its secret variables (passed through by name until `secrets::keep` finds their values).
     pub(crate) secrets: Vec<String>,
     /// Secret values to put in the secret store when the entry is written.
     pub(crate) to_store: Vec<(String, String)>,
-}
-
-/// A package to install, with the arguments (and values) its `server.json` gives.
-enum Pending {
-    Npm(crate::packages::NpmPlan, Vec<String>),
-    Pypi(crate::pypi::PypiPlan, Vec<String>),
-    Mcpb(crate::mcpb::McpbPlan, Vec<String>, Vec<(String, String)>),
-}
-
-impl Entry {
-    /// The package (if any) fetched, checked (an npm tarball against its registry's integrity,
-    /// a bundle against its `fileSha256`) and installed in a staging folder; the entry then runs
-    /// it from where it goes and records its digest (`integrity`). The staged package goes in
-    /// its place when the entry is written (`Staged::commit`).
-    pub(crate) async fn install(&mut self) -> anyhow::Result<Option<crate::packages::Staged>> {
-        let root = crate::packages::root();
-        let installed = match self.pending.take() {
-            None => return Ok(None),
-            Some(Pending::Npm(plan, args)) => {
-                crate::packages::install_npm(&plan, args, &root?).await?
-            }
-            Some(Pending::Pypi(plan, args)) => crate::pypi::install(&plan, args, &root?).await?,
-            Some(Pending::Mcpb(plan, args, given)) => {
-                crate::mcpb::install(&plan, args, &given, &root?).await?
-            }
-        };
-        let staged = installed.staged;
-        self.table.insert("command".into(), installed.command.as_str().into());
-        let words = installed.args.iter().map(|a| a.as_str().into()).collect();
-        self.table.insert("args".into(), toml::Value::Array(words));
-        let mut env =
-            self.table.get("env").and_then(toml::Value::as_table).cloned().unwrap_or_default();
-        env.extend(installed.env.into_iter().map(|(k, v)| (k, toml::Value::from(v))));
-        if !env.is_empty() {
-            self.table.insert("env".into(), toml::Value::Table(env));
-        }
-        let mut shown = installed.shown;
-        if !installed.passed.is_empty() {
-            let names: Vec<toml::Value> =
-                installed.passed.iter().map(|n| n.as_str().into()).collect();
-            self.table.insert("env_vars".into(), toml::Value::Array(names));
-            for name in &installed.passed {
-                shown.push(format!("env {name}: a secret, passed from the router's environment (never written to the config)"));
-            }
-            self.secrets.extend(installed.passed);
-        }
-        let mut integrity = toml::Table::new();
-        integrity.insert("path".into(), staged.dir.to_string_lossy().as_ref().into());
-        integrity.insert("sha256".into(), staged.digest.as_str().into());
-        self.table.insert("integrity".into(), toml::Value::Table(integrity));
-        shown.push(format!(
-            "integrity: its files' SHA-256 {}… is checked before every start",
-            &staged.digest[..16]
-        ));
-        // In place of the command and package lines.
-        self.shown.splice(0..2, shown);
-        Ok(Some(staged))
-    }
 }
 
 pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
@@ -330,7 +272,7 @@ fn package_entry(
         "the package's version `{version}` is not exact"
     );
     let mut table = toml::Table::new();
-    let pending = pending(package, kind, given)?;
+    let pending = crate::packages::pending(package, kind, given)?;
     let mut args: Vec<String> = match kind {
         "oci" => vec!["run".into(), "-i".into(), "--rm".into()],
         _ => Vec::new(),
@@ -353,49 +295,6 @@ fn package_entry(
         vec![format!("command: {}", words.join(" ")), format!("package: {kind} {id} {version}")];
     let secrets = environment(package, given, &mut table, &mut shown)?;
     Ok(Entry { table, shown, pending, secrets, to_store: Vec::new() })
-}
-
-/// The package the router installs itself for `package`, if it is one of those (npm, mcpb).
-fn pending(
-    package: &Value,
-    kind: &str,
-    given: &[(String, String)],
-) -> anyhow::Result<Option<Pending>> {
-    let id = package["identifier"].as_str().unwrap_or_default();
-    let version = package["version"].as_str().unwrap_or_default();
-    if kind == "npm" {
-        // Installed and run by the router (`Entry::install`), not by npx.
-        let plan = crate::packages::NpmPlan {
-            registry: package["registryBaseUrl"].as_str().map(str::to_string),
-            id: id.to_string(),
-            version: version.to_string(),
-        };
-        return Ok(Some(Pending::Npm(plan, arguments(&package["packageArguments"])?)));
-    }
-    if kind == "pypi" {
-        // Installed and run by the router (`Entry::install`), not by uvx.
-        let plan = crate::pypi::PypiPlan {
-            registry: package["registryBaseUrl"].as_str().map(str::to_string),
-            name: id.to_string(),
-            version: version.to_string(),
-        };
-        return Ok(Some(Pending::Pypi(plan, arguments(&package["packageArguments"])?)));
-    }
-    if kind == "mcpb" {
-        let sha256 = package["fileSha256"].as_str().unwrap_or_default();
-        anyhow::ensure!(
-            sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()),
-            "the bundle {id} has no fileSha256 to check it by: refused"
-        );
-        let plan = crate::mcpb::McpbPlan {
-            url: id.to_string(),
-            sha256: sha256.to_string(),
-            version: version.to_string(),
-        };
-        let args = arguments(&package["packageArguments"])?;
-        return Ok(Some(Pending::Mcpb(plan, args, given.to_vec())));
-    }
-    Ok(None)
 }
 
 /// The environment a package declares, into `table`: a given value or its default (`env`), a
@@ -442,7 +341,7 @@ fn environment(
 }
 
 /// A package's declared arguments as words: positional values, named `--flag value`.
-fn arguments(list: &Value) -> anyhow::Result<Vec<String>> {
+pub(crate) fn arguments(list: &Value) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for arg in list.as_array().into_iter().flatten() {
         let value = arg["value"].as_str().or(arg["default"].as_str());
