@@ -2,11 +2,10 @@
 //! [--env NAME=VALUE]… [--yes]`: a server from the MCP registry (`GET
 //! /v0.1/servers/{name}/versions/{version}`, the latest when no version is given) or from a
 //! `server.json` file, put into the router's config with its version pinned. A deleted version is
-//! refused, a deprecated one said with its message. The package is chosen by what runs here
-//! (npm with `npx`, PyPI with `uvx`, OCI with `docker`, else a streamable HTTP remote), its
-//! command built as a list of words (never a shell line); the exact command, the environment it
-//! gets and its sandbox are shown and consent asked (`--yes` for scripts). A secret variable is
-//! never written: the entry passes it through from the router's environment by name.
+//! refused, a deprecated one said with its message. Its entry (`entry.rs`: the package chosen by
+//! what runs here, installed and checked by the router itself where it can be) is shown — the
+//! exact command, the environment it gets, its sandbox — and consent asked (`--yes` for
+//! scripts). A secret's value is never written (`secrets.rs`).
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -48,19 +47,6 @@ pub(crate) struct Listed {
     registry: Option<String>,
 }
 
-/// The entry to write: its command (or URL) and environment, and what to tell the user.
-pub(crate) struct Entry {
-    pub(crate) table: toml::Table,
-    pub(crate) shown: Vec<String>,
-    /// A package the router installs itself: its command is set once it is installed
-    /// (`Entry::install`).
-    pub(crate) pending: Option<crate::packages::Pending>,
-    /// Its secret variables (passed through by name until `secrets::keep` finds their values).
-    pub(crate) secrets: Vec<String>,
-    /// Secret values to put in the secret store when the entry is written.
-    pub(crate) to_store: Vec<(String, String)>,
-}
-
 pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
     let listed = fetch(args).await?;
     let server = &listed.server;
@@ -93,7 +79,7 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
         args.config.display()
     );
     let given = given_env(&args.env)?;
-    let mut entry = entry_of(server, &given, &|program| on_path(program))?;
+    let mut entry = crate::entry::entry_of(server, &given, &crate::packages::on_path)?;
     let staged = entry.install().await?;
     crate::secrets::keep(&mut entry, &entry_name, &given)?;
     if let Some(base) = &listed.registry {
@@ -188,187 +174,6 @@ pub(crate) fn given_env(pairs: &[String]) -> anyhow::Result<Vec<(String, String)
             Ok((k.to_string(), v.to_string()))
         })
         .collect()
-}
-
-/// Whether `program` is on the `PATH`.
-pub(crate) fn on_path(program: &str) -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
-}
-
-/// The entry for `server`: its first package whose runtime is here, else its first
-/// streamable HTTP remote.
-pub(crate) fn entry_of(
-    server: &Value,
-    given: &[(String, String)],
-    here: &dyn Fn(&str) -> bool,
-) -> anyhow::Result<Entry> {
-    let packages = server["packages"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let mut missing = Vec::new();
-    for package in packages {
-        let kind = package["registryType"].as_str().unwrap_or_default();
-        let runtime = match kind {
-            "npm" => "npm",
-            "pypi" => "python3",
-            "oci" => "docker",
-            // What a bundle runs is known once it is fetched and checked.
-            "mcpb" => "mcpb",
-            other => {
-                missing.push(format!("{other} packages are not supported"));
-                continue;
-            }
-        };
-        let transport = package["transport"]["type"].as_str().unwrap_or("stdio");
-        if transport != "stdio" {
-            missing.push(format!("a {kind} package over {transport}"));
-            continue;
-        }
-        if kind != "mcpb" && (!here(runtime) || (kind == "npm" && !here("node"))) {
-            let needs = if kind == "npm" { "`npm` and `node`" } else { runtime };
-            let needs = if kind == "npm" { needs.to_string() } else { format!("`{needs}`") };
-            missing.push(format!("{kind} needs {needs}, which is not on the PATH"));
-            continue;
-        }
-        return package_entry(package, kind, runtime, given);
-    }
-    let remotes = server["remotes"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if let Some(remote) = remotes.iter().find(|r| r["type"] == "streamable-http") {
-        let url = remote["url"].as_str().context("a remote without a url")?;
-        anyhow::ensure!(!url.contains('{'), "the remote's URL needs values ({url}), not supported");
-        let mut table = toml::Table::new();
-        table.insert("url".into(), url.into());
-        let shown = vec![format!("url: {url}")];
-        return Ok(Entry {
-            table,
-            shown,
-            pending: None,
-            secrets: Vec::new(),
-            to_store: Vec::new(),
-        });
-    }
-    anyhow::bail!(
-        "nothing of it can run here: {}",
-        if missing.is_empty() {
-            "no package or streamable HTTP remote".to_string()
-        } else {
-            missing.join("; ")
-        }
-    )
-}
-
-/// A package's entry: the command as words, the arguments and environment it declares.
-fn package_entry(
-    package: &Value,
-    kind: &str,
-    runtime: &str,
-    given: &[(String, String)],
-) -> anyhow::Result<Entry> {
-    let id = package["identifier"].as_str().context("a package without an identifier")?;
-    let version = package["version"].as_str().context("a package without a version")?;
-    anyhow::ensure!(
-        !version.is_empty()
-            && version != "latest"
-            && !version.contains(['^', '~', '*', '>', '<', ' ']),
-        "the package's version `{version}` is not exact"
-    );
-    let mut table = toml::Table::new();
-    let pending = crate::packages::pending(package, kind, given)?;
-    let mut args: Vec<String> = match kind {
-        "oci" => vec!["run".into(), "-i".into(), "--rm".into()],
-        _ => Vec::new(),
-    };
-    args.extend(arguments(&package["runtimeArguments"])?);
-    args.push(match kind {
-        "npm" => format!("{id}@{version}"),
-        "pypi" => format!("{id}=={version}"),
-        _ if id.contains('@') => id.to_string(),
-        _ => format!("{id}:{version}"),
-    });
-    args.extend(arguments(&package["packageArguments"])?);
-    table.insert("command".into(), runtime.into());
-    table.insert(
-        "args".into(),
-        toml::Value::Array(args.iter().map(|a| a.as_str().into()).collect()),
-    );
-    let words: Vec<String> = std::iter::once(runtime.to_string()).chain(args).collect();
-    let mut shown =
-        vec![format!("command: {}", words.join(" ")), format!("package: {kind} {id} {version}")];
-    let secrets = environment(package, given, &mut table, &mut shown)?;
-    Ok(Entry { table, shown, pending, secrets, to_store: Vec::new() })
-}
-
-/// The environment a package declares, into `table`: a given value or its default (`env`), a
-/// secret passed through by name (`env_vars`, never its value; `secrets::keep` may keep it in
-/// the secret store instead); a required one missing refused. The secrets' names.
-fn environment(
-    package: &Value,
-    given: &[(String, String)],
-    table: &mut toml::Table,
-    shown: &mut Vec<String>,
-) -> anyhow::Result<Vec<String>> {
-    let (mut env, mut passed) = (toml::Table::new(), Vec::new());
-    for var in package["environmentVariables"].as_array().into_iter().flatten() {
-        let name = var["name"].as_str().context("an environment variable without a name")?;
-        if var["isSecret"] == true {
-            passed.push(toml::Value::from(name));
-            shown.push(format!("env {name}: a secret, passed from the router's environment (never written to the config)"));
-            continue;
-        }
-        let value = given
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .or(var["default"].as_str());
-        match value {
-            Some(value) => {
-                shown.push(format!("env {name}={value}"));
-                env.insert(name.to_string(), value.into());
-            }
-            None if var["isRequired"] == true => anyhow::bail!(
-                "it needs `{name}` ({}): give it with --env {name}=VALUE",
-                var["description"].as_str().unwrap_or("no description")
-            ),
-            None => {}
-        }
-    }
-    if !env.is_empty() {
-        table.insert("env".into(), toml::Value::Table(env));
-    }
-    if !passed.is_empty() {
-        table.insert("env_vars".into(), toml::Value::Array(passed.clone()));
-    }
-    Ok(passed.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
-}
-
-/// A package's declared arguments as words: positional values, named `--flag value`.
-pub(crate) fn arguments(list: &Value) -> anyhow::Result<Vec<String>> {
-    let mut out = Vec::new();
-    for arg in list.as_array().into_iter().flatten() {
-        let value = arg["value"].as_str().or(arg["default"].as_str());
-        if value.is_some_and(|v| v.contains('{')) {
-            anyhow::bail!(
-                "an argument needs values filled in ({}), not supported",
-                value.unwrap_or_default()
-            );
-        }
-        match (arg["type"].as_str(), value) {
-            (Some("named"), value) => {
-                let name = arg["name"].as_str().context("a named argument without a name")?;
-                if value.is_none() && arg["isRequired"] != true {
-                    continue;
-                }
-                out.push(name.to_string());
-                out.extend(value.map(str::to_string));
-            }
-            (_, Some(value)) => out.push(value.to_string()),
-            (_, None) if arg["isRequired"] == true => anyhow::bail!(
-                "a required argument ({}) has no value",
-                arg["valueHint"].as_str().unwrap_or("?")
-            ),
-            (_, None) => {}
-        }
-    }
-    Ok(out)
 }
 
 /// The user's yes, read from the terminal (no terminal: no).

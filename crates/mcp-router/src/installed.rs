@@ -213,7 +213,7 @@ pub(crate) async fn update(args: &UpdateArgs) -> anyhow::Result<i32> {
         .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
         .collect();
     given.splice(0..0, crate::add::given_env(&args.env)?);
-    let mut new = crate::add::entry_of(&latest.server, &given, &crate::add::on_path)?;
+    let mut new = crate::entry::entry_of(&latest.server, &given, &crate::packages::on_path)?;
     let staged = new.install().await?;
     crate::secrets::keep(&mut new, &args.name, &given)?;
     let mut source = source.as_table().cloned().unwrap_or_default();

@@ -21,6 +21,7 @@ mod auth;
 mod config_text;
 mod conformance;
 mod demo;
+mod entry;
 mod exec;
 mod exec_host;
 mod exec_output;

@@ -142,7 +142,7 @@ fn launch(manifest: &Value, dir: &Path, given: &[(String, String)]) -> anyhow::R
     let command = fill(command)?.context("the command needs a sensitive value")?;
     let is_path = command.contains('/');
     anyhow::ensure!(
-        is_path || crate::add::on_path(&command),
+        is_path || crate::packages::on_path(&command),
         "the bundle runs `{command}`, which is not on the PATH"
     );
     let mut args = Vec::new();

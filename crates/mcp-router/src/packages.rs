@@ -11,8 +11,6 @@ use std::process::Stdio;
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
 use serde_json::Value;
-
-use crate::add::Entry;
 use sha2::Digest as _;
 
 /// The npm registry when a package names none.
@@ -93,107 +91,6 @@ pub(crate) struct Installed {
     pub(crate) passed: Vec<String>,
     /// What was checked and where it goes, for the user.
     pub(crate) shown: Vec<String>,
-}
-
-/// A package to install, with the arguments (and values) its `server.json` gives.
-pub(crate) enum Pending {
-    Npm(crate::packages::NpmPlan, Vec<String>),
-    Pypi(crate::pypi::PypiPlan, Vec<String>),
-    Mcpb(crate::mcpb::McpbPlan, Vec<String>, Vec<(String, String)>),
-}
-
-/// The package the router installs itself for `package`, if it is one of those (npm, mcpb).
-pub(crate) fn pending(
-    package: &Value,
-    kind: &str,
-    given: &[(String, String)],
-) -> anyhow::Result<Option<Pending>> {
-    let id = package["identifier"].as_str().unwrap_or_default();
-    let version = package["version"].as_str().unwrap_or_default();
-    if kind == "npm" {
-        // Installed and run by the router (`Entry::install`), not by npx.
-        let plan = crate::packages::NpmPlan {
-            registry: package["registryBaseUrl"].as_str().map(str::to_string),
-            id: id.to_string(),
-            version: version.to_string(),
-        };
-        return Ok(Some(Pending::Npm(plan, crate::add::arguments(&package["packageArguments"])?)));
-    }
-    if kind == "pypi" {
-        // Installed and run by the router (`Entry::install`), not by uvx.
-        let plan = crate::pypi::PypiPlan {
-            registry: package["registryBaseUrl"].as_str().map(str::to_string),
-            name: id.to_string(),
-            version: version.to_string(),
-        };
-        return Ok(Some(Pending::Pypi(plan, crate::add::arguments(&package["packageArguments"])?)));
-    }
-    if kind == "mcpb" {
-        let sha256 = package["fileSha256"].as_str().unwrap_or_default();
-        anyhow::ensure!(
-            sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()),
-            "the bundle {id} has no fileSha256 to check it by: refused"
-        );
-        let plan = crate::mcpb::McpbPlan {
-            url: id.to_string(),
-            sha256: sha256.to_string(),
-            version: version.to_string(),
-        };
-        let args = crate::add::arguments(&package["packageArguments"])?;
-        return Ok(Some(Pending::Mcpb(plan, args, given.to_vec())));
-    }
-    Ok(None)
-}
-
-impl Entry {
-    /// The package (if any) fetched, checked (an npm tarball against its registry's integrity,
-    /// a bundle against its `fileSha256`) and installed in a staging folder; the entry then runs
-    /// it from where it goes and records its digest (`integrity`). The staged package goes in
-    /// its place when the entry is written (`Staged::commit`).
-    pub(crate) async fn install(&mut self) -> anyhow::Result<Option<crate::packages::Staged>> {
-        let root = crate::packages::root();
-        let installed = match self.pending.take() {
-            None => return Ok(None),
-            Some(Pending::Npm(plan, args)) => {
-                crate::packages::install_npm(&plan, args, &root?).await?
-            }
-            Some(Pending::Pypi(plan, args)) => crate::pypi::install(&plan, args, &root?).await?,
-            Some(Pending::Mcpb(plan, args, given)) => {
-                crate::mcpb::install(&plan, args, &given, &root?).await?
-            }
-        };
-        let staged = installed.staged;
-        self.table.insert("command".into(), installed.command.as_str().into());
-        let words = installed.args.iter().map(|a| a.as_str().into()).collect();
-        self.table.insert("args".into(), toml::Value::Array(words));
-        let mut env =
-            self.table.get("env").and_then(toml::Value::as_table).cloned().unwrap_or_default();
-        env.extend(installed.env.into_iter().map(|(k, v)| (k, toml::Value::from(v))));
-        if !env.is_empty() {
-            self.table.insert("env".into(), toml::Value::Table(env));
-        }
-        let mut shown = installed.shown;
-        if !installed.passed.is_empty() {
-            let names: Vec<toml::Value> =
-                installed.passed.iter().map(|n| n.as_str().into()).collect();
-            self.table.insert("env_vars".into(), toml::Value::Array(names));
-            for name in &installed.passed {
-                shown.push(format!("env {name}: a secret, passed from the router's environment (never written to the config)"));
-            }
-            self.secrets.extend(installed.passed);
-        }
-        let mut integrity = toml::Table::new();
-        integrity.insert("path".into(), staged.dir.to_string_lossy().as_ref().into());
-        integrity.insert("sha256".into(), staged.digest.as_str().into());
-        self.table.insert("integrity".into(), toml::Value::Table(integrity));
-        shown.push(format!(
-            "integrity: its files' SHA-256 {}… is checked before every start",
-            &staged.digest[..16]
-        ));
-        // In place of the command and package lines.
-        self.shown.splice(0..2, shown);
-        Ok(Some(staged))
-    }
 }
 
 /// Where installed packages live: `$MCP_ROUTER_PACKAGES`, else
@@ -317,4 +214,10 @@ fn command_of(dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
         "{id}'s command {bin} lies outside it"
     );
     Ok(relative)
+}
+
+/// Whether `program` is on the `PATH`.
+pub(crate) fn on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }

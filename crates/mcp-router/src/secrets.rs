@@ -10,7 +10,7 @@ use std::io::{IsTerminal as _, Read as _};
 use anyhow::Context as _;
 use router_config::SecretStore;
 
-use crate::add::Entry;
+use crate::entry::Entry;
 
 /// Where `entry` (the config's `name`) gets each of its secrets: kept in the store when a value
 /// is given or found (`env_secrets`), else passed through by name (`env_vars`).
