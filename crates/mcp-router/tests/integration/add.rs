@@ -675,15 +675,16 @@ fn update_shows_what_a_new_version_changes_after_a_trial_start() {
     let (mut registry, url) = serve(&root);
     let entries = root.join("v0.1/servers/io.github.ada/greeter/versions");
     std::fs::create_dir_all(&entries).expect("dirs");
+    // The npm packages on a real npm registry, published with npm.
+    let npm = Verdaccio::start(&dir.path().join("verdaccio"));
     for (version, description) in
         [("1.0.0", "Greet the user."), ("1.1.0", "Greet the user loudly.")]
     {
         let work = dir.path().join("packing");
-        let tarball =
-            pack_described(&work, "greeter", version, description, &root.join("tarballs"));
-        publish_npm(&root, &url, "greeter", version, &sha512_integrity(&tarball));
+        pack_described(&work, "greeter", version, description, &work.join("out"));
+        npm.publish(&work.join(format!("greeter-{version}")), &work.join("npm-cache"));
         let server = json!({"name": "io.github.ada/greeter", "version": version, "packages": [{
-            "registryType": "npm", "registryBaseUrl": url, "identifier": "@ada/greeter",
+            "registryType": "npm", "registryBaseUrl": npm.url, "identifier": "@ada/greeter",
             "version": version, "transport": {"type": "stdio"}}]});
         let body = json!({"server": server, "_meta": {"io.modelcontextprotocol.registry/official": {"status": "active"}}});
         std::fs::write(entries.join(version), body.to_string()).expect("a version");
@@ -914,4 +915,88 @@ fn a_pypi_package_is_installed_checked_and_refused_once_tampered() {
     assert_eq!(starts(), 2, "nothing of it ran");
     registry.kill().ok();
     registry.wait().ok();
+}
+
+/// A real npm registry on loopback: Verdaccio from the harness, its storage in a folder of the
+/// test's, no uplink (nothing reaches out), a user who may publish.
+struct Verdaccio {
+    child: Child,
+    url: String,
+    /// `--//127.0.0.1:PORT/:_authToken=…` for `npm publish`.
+    auth: String,
+}
+
+impl Verdaccio {
+    fn start(dir: &Path) -> Self {
+        let harness = crate::interop::harness_dir();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        std::fs::create_dir_all(dir).expect("its folder");
+        let config = dir.join("verdaccio.yaml");
+        let text = format!(
+            "storage: {storage}\nauth:\n  htpasswd:\n    file: {htpasswd}\n    max_users: 10\nuplinks: {{}}\npackages:\n  '@*/*':\n    access: $all\n    publish: $authenticated\n  '**':\n    access: $all\n    publish: $authenticated\nlog: {{ type: stdout, format: pretty, level: warn }}\n",
+            storage = dir.join("storage").display(),
+            htpasswd = dir.join("htpasswd").display()
+        );
+        std::fs::write(&config, text).expect("its config");
+        let child = Command::new(harness.join("node_modules/.bin/verdaccio"))
+            .arg("--config")
+            .arg(&config)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("verdaccio starts");
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let body = r#"{"name": "ada", "password": "a-password-for-tests"}"#;
+        let token = loop {
+            let answer = http(port, "PUT", "/-/user/org.couchdb.user:ada", body);
+            let token = answer.as_deref().and_then(|a| {
+                let json = &a[a.find('{')?..];
+                serde_json::from_str::<Value>(json).ok()?["token"].as_str().map(str::to_string)
+            });
+            if let Some(token) = token {
+                break token;
+            }
+            assert!(std::time::Instant::now() < deadline, "verdaccio did not start: {answer:?}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        Self { child, auth: format!("--//127.0.0.1:{port}/:_authToken={token}"), url }
+    }
+
+    /// `npm publish` of the package in `source`.
+    fn publish(&self, source: &Path, cache: &Path) {
+        let out = Command::new("npm")
+            .args(["publish", "--registry", &format!("{}/", self.url), &self.auth])
+            .current_dir(source)
+            .env("npm_config_cache", cache)
+            .output()
+            .expect("npm publish");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+impl Drop for Verdaccio {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port` with a JSON `body`; the whole answer when it is a
+/// success.
+fn http(port: u16, method: &str, path: &str, body: &str) -> Option<String> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.starts_with("HTTP/1.1 2").then_some(answer)
 }
