@@ -873,7 +873,14 @@ fn a_pypi_package_is_installed_checked_and_refused_once_tampered() {
     assert!(err.contains("does not match the index's sha256"), "{err}");
     assert!(!dir.path().join("packages/pypi/ada-greeter@1.0.0").exists(), "nothing installed");
 
-    index(&sha256_hex(&wheel));
+    // The real index: pypiserver (from the harness) serving the wheel, with its sha256.
+    let pypi = PypiServer::start(&root.join("packages"));
+    let server = json!({"name": "io.github.ada/py-greeter", "version": "1.0.0", "packages": [{
+        "registryType": "pypi", "registryBaseUrl": pypi.url, "identifier": "ada-greeter",
+        "version": "1.0.0", "transport": {"type": "stdio"},
+        "packageArguments": [{"type": "positional", "value": "--loud"},
+            {"type": "positional", "value": format!("--log={}", log.display())}]}]});
+    std::fs::write(&file, server.to_string()).expect("server.json");
     let (out, err, code) = add_quietly(&[&file_arg, "--yes"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("its wheel matched the index's sha256"), "{out}");
@@ -998,5 +1005,43 @@ fn http(port: u16, method: &str, path: &str, body: &str) -> Option<String> {
     stream.write_all(request.as_bytes()).ok()?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
-    answer.starts_with("HTTP/1.1 2").then_some(answer)
+    let status = answer.split_whitespace().nth(1).unwrap_or_default();
+    status.starts_with('2').then_some(answer)
+}
+
+/// A real PyPI index on loopback: pypiserver from the harness, serving the files of a folder
+/// (its simple API names each with its sha256).
+struct PypiServer {
+    child: Child,
+    url: String,
+}
+
+impl PypiServer {
+    fn start(packages: &Path) -> Self {
+        let harness = crate::interop::harness_dir();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new(harness.join(".venv/bin/pypi-server"))
+            .args(["run", "-p", &port.to_string(), "-i", "127.0.0.1", "--hash-algo", "sha256"])
+            .arg(packages)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pypiserver starts");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while http(port, "GET", "/simple/", "").is_none() {
+            assert!(std::time::Instant::now() < deadline, "pypiserver did not start");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Self { child, url: format!("http://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for PypiServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
