@@ -24,7 +24,8 @@ pub(crate) struct AddArgs {
     /// The router's config to add it to (made when missing).
     #[arg(long)]
     config: PathBuf,
-    /// The registry's base URL (default: the official MCP registry).
+    /// The registry's base URL (default: the config's `[mcp_router] registry`, else the official
+    /// MCP registry).
     #[arg(long)]
     registry: Option<String>,
     /// The entry's name in the config (default: the last part of the server's name).
@@ -48,7 +49,11 @@ pub(crate) struct Listed {
 }
 
 pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
-    let listed = fetch(args).await?;
+    let (existing, current) = crate::config_text::read(&args.config)?;
+    // `--registry`, else the config's `[mcp_router] registry`, else the official one.
+    let configured = current.get("mcp_router").and_then(|s| s.get("registry"));
+    let registry = args.registry.as_deref().or(configured.and_then(toml::Value::as_str));
+    let listed = fetch(args, registry.unwrap_or(OFFICIAL)).await?;
     let server = &listed.server;
     let name = server["name"].as_str().context("the server.json has no `name`")?;
     let version = server["version"].as_str().unwrap_or("?");
@@ -71,7 +76,6 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
             .unwrap_or(name)
             .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_', "-"),
     };
-    let (existing, current) = crate::config_text::read(&args.config)?;
     let taken = current.get("mcp_servers").and_then(|s| s.get(&entry_name)).is_some();
     anyhow::ensure!(
         !taken,
@@ -111,7 +115,7 @@ pub(crate) async fn run(args: &AddArgs) -> anyhow::Result<i32> {
 }
 
 /// The server.json and its status: from the file, or from the registry.
-async fn fetch(args: &AddArgs) -> anyhow::Result<Listed> {
+async fn fetch(args: &AddArgs, base: &str) -> anyhow::Result<Listed> {
     let path = Path::new(&args.server);
     if args.server.ends_with(".json") || path.exists() {
         let text =
@@ -121,7 +125,7 @@ async fn fetch(args: &AddArgs) -> anyhow::Result<Listed> {
         return Ok(Listed { server, status: "active".into(), message: None, registry: None });
     }
     let (name, version) = args.server.split_once('@').unwrap_or((&args.server, "latest"));
-    let base = args.registry.as_deref().unwrap_or(OFFICIAL).trim_end_matches('/');
+    let base = base.trim_end_matches('/');
     let mut listed = lookup(base, name, version).await?;
     listed.registry = Some(base.to_string());
     Ok(listed)

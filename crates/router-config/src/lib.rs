@@ -460,6 +460,16 @@ fn parse_settings(
             "pin_tools" => switches.2 = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
+            // The MCP registry `mcp-router add` asks (read by the command; nothing runs by it).
+            "registry" => {
+                let url = value
+                    .as_str()
+                    .filter(|u| u.starts_with("http://") || u.starts_with("https://"));
+                url.ok_or_else(|| {
+                    format!("key `registry`: expected an http(s) URL, found {value}")
+                })
+                .map_err(|e| ConfigError::new(path, format!("[{section}] {e}")))?;
+            }
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }

@@ -269,6 +269,15 @@ fn add_pins_the_version_keeps_secrets_out_and_heeds_the_registrys_status() {
     let (out, _, code) = update(&["--yes"]);
     assert_eq!(code, 0);
     assert!(out.contains("again: 1.1.0 is the latest"), "{out}");
+    // The registry named in the config's [mcp_router] section, without --registry.
+    let own = dir.path().join("own.toml");
+    std::fs::write(&own, format!("[mcp_router]\nregistry = \"{url}\"\n")).expect("config");
+    let (out, err, code) =
+        add(&own, &["io.github.ada/notes@1.0.0", "--env", "NOTES_DIR=/srv/n", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&own).expect("config")).expect("TOML");
+    assert_eq!(table["mcp_servers"]["notes"]["registry"]["url"].as_str(), Some(url.as_str()));
     registry.kill().ok();
     registry.wait().ok();
 
