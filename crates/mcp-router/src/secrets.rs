@@ -25,12 +25,18 @@ pub(crate) fn keep(
     let store = SecretStore::default_location();
     let (mut kept, mut passed) = (Vec::new(), Vec::new());
     for var in std::mem::take(&mut entry.secrets) {
-        let value = given
+        let mut value = given
             .iter()
             .find(|(k, _)| *k == var)
             .map(|(_, v)| v.clone())
             .or_else(|| std::env::var(&var).ok().filter(|v| !v.is_empty()));
         let already = || store.as_ref().and_then(|s| s.get(name, &var).ok().flatten()).is_some();
+        if value.is_none() && store.is_some() && !already() && std::io::stdin().is_terminal() {
+            let prompt = format!(
+                "{var}, a secret of {name} (typed, not shown; Enter alone passes it from the router's environment instead): "
+            );
+            value = ask(&prompt)?.filter(|v| !v.is_empty());
+        }
         let said = match (value, &store) {
             (Some(value), Some(store)) => {
                 entry.to_store.push((var.clone(), value));
@@ -112,11 +118,13 @@ pub(crate) fn run(command: &SecretCommand) -> anyhow::Result<i32> {
         .context("no folder for the secret store (set HOME or MCP_ROUTER_HOME)")?;
     match command {
         SecretCommand::Set { server, name } => {
-            if std::io::stdin().is_terminal() {
-                eprintln!("the value of {name} for {server} (one line; it is shown as you type):");
-            }
             let mut value = String::new();
-            std::io::stdin().read_to_string(&mut value).context("reading the value")?;
+            if std::io::stdin().is_terminal() {
+                let prompt = format!("{name} for {server} (typed, not shown): ");
+                value = ask(&prompt)?.unwrap_or_default();
+            } else {
+                std::io::stdin().read_to_string(&mut value).context("reading the value")?;
+            }
             let value = value.trim_end_matches(['\n', '\r']);
             anyhow::ensure!(!value.is_empty(), "no value on stdin: nothing kept");
             store.set(server, name, value).map_err(anyhow::Error::msg)?;
@@ -133,4 +141,36 @@ pub(crate) fn run(command: &SecretCommand) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// A value typed on the terminal after `prompt`, not echoed (raw mode); Enter ends it, Escape
+/// gives none, Ctrl-C stops the command.
+fn ask(prompt: &str) -> anyhow::Result<Option<String>> {
+    use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
+    use std::io::Write as _;
+    eprint!("{prompt}");
+    std::io::stderr().flush()?;
+    crossterm::terminal::enable_raw_mode().context("the terminal cannot hide what is typed")?;
+    let typed = (|| -> anyhow::Result<Option<String>> {
+        let mut value = String::new();
+        loop {
+            match crossterm::event::read()? {
+                Event::Key(key) if key.kind != KeyEventKind::Release => match key.code {
+                    KeyCode::Enter => return Ok(Some(value)),
+                    KeyCode::Esc => return Ok(None),
+                    KeyCode::Backspace => drop(value.pop()),
+                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        anyhow::bail!("stopped at the secret's prompt; nothing written")
+                    }
+                    KeyCode::Char(c) => value.push(c),
+                    _ => {}
+                },
+                Event::Paste(text) => value.push_str(&text),
+                _ => {}
+            }
+        }
+    })();
+    let _ = crossterm::terminal::disable_raw_mode();
+    eprintln!();
+    typed
 }

@@ -1054,3 +1054,61 @@ impl Drop for PypiServer {
         let _ = self.child.wait();
     }
 }
+
+/// A secret the server needs, asked for on a real terminal (tmux) when it is not given: typed,
+/// never shown, kept in the secret store; only its name in the config.
+#[test]
+fn a_secret_is_asked_for_on_the_terminal_and_kept_out_of_sight() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("registry");
+    std::fs::create_dir_all(root.join("bundles")).expect("dirs");
+    let (mut registry, url) = serve(&root);
+    let manifest = json!({"manifest_version": "0.3", "name": "greeter-bundle", "version": "1.0.0",
+        "server": {"type": "node", "entry_point": "server/index.js", "mcp_config": {
+            "command": "node", "args": ["${__dirname}/server/index.js"],
+            "env": {"GREETING_TOKEN": "${user_config.token}"}}},
+        "user_config": {"token": {"type": "string", "title": "a token", "sensitive": true}}})
+    .to_string();
+    let good = bundle(&[("manifest.json", &manifest, false), ("server/index.js", GREETER, false)]);
+    std::fs::write(root.join("bundles/greeter.mcpb"), &good).expect("bundle");
+    let server = json!({"name": "io.github.ada/greeter-bundle", "version": "1.0.0", "packages": [{
+        "registryType": "mcpb", "identifier": format!("{url}/bundles/greeter.mcpb"),
+        "version": "1.0.0", "fileSha256": sha256_hex(&good), "transport": {"type": "stdio"}}]});
+    let file = dir.path().join("server.json");
+    std::fs::write(&file, server.to_string()).expect("server.json");
+    let config = dir.path().join("router.toml");
+    std::fs::write(&config, "").expect("config");
+    let home = dir.path().join("home");
+    let command = format!(
+        "env MCP_ROUTER_HOME={} MCP_ROUTER_PACKAGES={} PATH={} {} add {} --config {}; echo \"add exited $?\"; sleep 60",
+        home.display(),
+        dir.path().join("packages").display(),
+        std::env::var("PATH").unwrap_or_default(),
+        crate::support::ROUTER,
+        file.display(),
+        config.display()
+    );
+    let tmux = crate::live::Tmux::start(&command);
+    tmux.wait_for("the secret's prompt", |s| {
+        s.contains("GREETING_TOKEN, a secret of greeter-bundle")
+    });
+    tmux.keys("typed-s3cret");
+    tmux.keys("Enter");
+    let screen = tmux.wait_for("the consent question", |s| s.contains("Add it? [y/N]"));
+    assert!(screen.contains("env GREETING_TOKEN: a secret, kept in the secret store"), "{screen}");
+    tmux.keys("y");
+    tmux.keys("Enter");
+    let screen = tmux.wait_for("the end of add", |s| s.contains("add exited"));
+    assert!(screen.contains("add exited 0"), "{screen}");
+    assert!(!screen.contains("typed-s3cret"), "never shown: {screen}");
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(
+        text.contains("env_secrets = [\"GREETING_TOKEN\"]") && !text.contains("typed-s3cret"),
+        "{text}"
+    );
+    let store = router_config::SecretStore::at(home.join("secrets.json"));
+    assert_eq!(store.get("greeter-bundle", "GREETING_TOKEN"), Ok(Some("typed-s3cret".into())));
+    drop(tmux);
+    registry.kill().ok();
+    registry.wait().ok();
+}

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use crate::support::{DEMO, ROUTER, exec_command, marker, write_config};
 
 /// A tmux session running `command` in a 120 × 45 terminal; killed on drop.
-struct Tmux {
+pub(crate) struct Tmux {
     session: String,
 }
 
 impl Tmux {
-    fn start(command: &str) -> Self {
+    pub(crate) fn start(command: &str) -> Self {
         let session = marker("live");
         let status = Command::new("tmux")
             .args(["new-session", "-d", "-s", &session, "-x", "120", "-y", "45", command])
@@ -25,7 +25,7 @@ impl Tmux {
         Self { session }
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &self.session])
             .output()
@@ -34,7 +34,7 @@ impl Tmux {
     }
 
     /// The screen once `done` holds for it (at most 30 s).
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let screen = self.screen();
@@ -46,7 +46,7 @@ impl Tmux {
         }
     }
 
-    fn keys(&self, keys: &str) {
+    pub(crate) fn keys(&self, keys: &str) {
         let status = Command::new("tmux")
             .args(["send-keys", "-t", &self.session, keys])
             .status()
