@@ -24,9 +24,30 @@ enum Pending {
     Npm(crate::packages::NpmPlan, Vec<String>),
     Pypi(crate::pypi::PypiPlan, Vec<String>),
     Mcpb(crate::mcpb::McpbPlan, Vec<String>, Vec<(String, String)>),
+    /// An image by tag, resolved to its digest (no files: docker keeps the image).
+    Oci(crate::oci::Image),
 }
 
 impl Entry {
+    /// The image's tag in the entry's `docker run` replaced by the digest its registry serves
+    /// for it now.
+    async fn pin_image(&mut self, image: &crate::oci::Image) -> anyhow::Result<()> {
+        let digest = image.resolve().await?;
+        let (tagged, pinned) = (image.reference(), image.pinned(&digest));
+        if let Some(toml::Value::Array(args)) = self.table.get_mut("args") {
+            for arg in args.iter_mut().filter(|a| a.as_str() == Some(tagged.as_str())) {
+                *arg = pinned.as_str().into();
+            }
+        }
+        for line in self.shown.iter_mut().filter(|l| l.starts_with("command: ")) {
+            *line = line.replace(&tagged, &pinned);
+        }
+        self.shown.push(format!(
+            "image: {tagged} is {digest} now; it runs by that digest (docker checks the image against it)"
+        ));
+        Ok(())
+    }
+
     /// The package (if any) fetched, checked (an npm tarball against its registry's integrity,
     /// a bundle against its `fileSha256`) and installed in a staging folder; the entry then runs
     /// it from where it goes and records its digest (`integrity`). The staged package goes in
@@ -41,6 +62,10 @@ impl Entry {
             Some(Pending::Pypi(plan, args)) => crate::pypi::install(&plan, args, &root?).await?,
             Some(Pending::Mcpb(plan, args, given)) => {
                 crate::mcpb::install(&plan, args, &given, &root?).await?
+            }
+            Some(Pending::Oci(image)) => {
+                self.pin_image(&image).await?;
+                return Ok(None);
             }
         };
         let staged = installed.staged;
@@ -163,7 +188,7 @@ fn package_entry(
         "npm" => format!("{id}@{version}"),
         "pypi" => format!("{id}=={version}"),
         _ if id.contains('@') => id.to_string(),
-        _ => format!("{id}:{version}"),
+        _ => crate::oci::Image::parse(id, version, package["registryBaseUrl"].as_str()).reference(),
     });
     args.extend(arguments(&package["packageArguments"])?);
     table.insert("command".into(), runtime.into());
@@ -260,6 +285,10 @@ fn pending(
 ) -> anyhow::Result<Option<Pending>> {
     let id = package["identifier"].as_str().unwrap_or_default();
     let version = package["version"].as_str().unwrap_or_default();
+    if kind == "oci" && !id.contains('@') {
+        let registry = package["registryBaseUrl"].as_str();
+        return Ok(Some(Pending::Oci(crate::oci::Image::parse(id, version, registry))));
+    }
     if kind == "npm" {
         // Installed and run by the router (`Entry::install`), not by npx.
         let plan = crate::packages::NpmPlan {

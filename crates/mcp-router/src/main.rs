@@ -30,6 +30,7 @@ mod import;
 mod installed;
 mod live;
 mod mcpb;
+mod oci;
 #[cfg(feature = "otel")]
 mod otel;
 mod packages;

@@ -1112,3 +1112,99 @@ fn a_secret_is_asked_for_on_the_terminal_and_kept_out_of_sight() {
     registry.kill().ok();
     registry.wait().ok();
 }
+
+/// A registry of the OCI distribution API on loopback (Python's http.server): one image,
+/// `ada/greeter`, whose tag `1.0.0` is served after an anonymous bearer-token challenge, and a
+/// tag `lying` whose digest header is not its manifest's.
+const OCI_REGISTRY: &str = r#"
+import hashlib, http.server, json, sys
+manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 2,
+               "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},
+    "layers": []}).encode()
+digest = "sha256:" + hashlib.sha256(manifest).hexdigest()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        port = self.server.server_address[1]
+        if self.path.startswith("/token?"):
+            return self.answer(200, json.dumps({"token": "t0k"}).encode(), {})
+        for tag, header in (("1.0.0", digest), ("lying", "sha256:" + "0" * 64)):
+            if self.path == "/v2/ada/greeter/manifests/" + tag:
+                if self.headers.get("Authorization") != "Bearer t0k":
+                    challenge = 'Bearer realm="http://127.0.0.1:%d/token",service="test",scope="repository:ada/greeter:pull"' % port
+                    return self.answer(401, b"{}", {"WWW-Authenticate": challenge})
+                return self.answer(200, manifest, {"Docker-Content-Digest": header,
+                    "Content-Type": "application/vnd.oci.image.manifest.v1+json"})
+        self.answer(404, b"{}", {})
+    def answer(self, status, body, headers):
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], digest, flush=True)
+server.serve_forever()
+"#;
+
+/// An OCI image is run by the digest its registry serves for the tag at add time (found after
+/// the registry's anonymous token challenge); a registry whose digest is not its manifest's is
+/// refused.
+#[test]
+fn an_oci_image_is_run_by_the_digest_its_tag_had_when_added() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("registry.py");
+    std::fs::write(&script, OCI_REGISTRY).expect("script");
+    let mut registry = Command::new("python3")
+        .arg("-u")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 serves");
+    let mut line = String::new();
+    std::io::BufReader::new(registry.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("its port and digest");
+    let (port, digest) = line.trim().split_once(' ').expect("port digest");
+    let server = |tag: &str| {
+        json!({"name": "io.github.ada/greeter-image", "version": tag, "packages": [{
+            "registryType": "oci", "registryBaseUrl": format!("http://127.0.0.1:{port}"),
+            "identifier": "ada/greeter", "version": tag, "transport": {"type": "stdio"}}]})
+        .to_string()
+    };
+    let file = dir.path().join("server.json");
+    let file_arg = file.to_string_lossy().into_owned();
+    let config = dir.path().join("router.toml");
+    std::fs::write(&config, "").expect("config");
+    std::fs::write(&file, server("1.0.0")).expect("server.json");
+    let (out, err, code) = add(&config, &[&file_arg, "--yes"]);
+    if which("docker").is_none() {
+        assert!(err.contains("oci needs `docker`"), "{err}");
+        registry.kill().ok();
+        registry.wait().ok();
+        return;
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    let pinned = format!("127.0.0.1:{port}/ada/greeter@{digest}");
+    assert!(out.contains(&format!("command: docker run -i --rm {pinned}")), "{out}");
+    assert!(out.contains(&format!("is {digest} now; it runs by that digest")), "{out}");
+    let table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&config).expect("config")).expect("TOML");
+    let args: Vec<&str> = table["mcp_servers"]["greeter-image"]["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert_eq!(args, ["run", "-i", "--rm", pinned.as_str()]);
+
+    std::fs::write(&file, server("lying")).expect("server.json");
+    let (out, err, code) = add(&config, &[&file_arg, "--as", "lying", "--yes"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("is not its manifest's"), "{err}");
+    registry.kill().ok();
+    registry.wait().ok();
+}
