@@ -36,7 +36,7 @@ const TIMED_SETTINGS: [&str; 5] = [
     "background_tasks_after_sec",
 ];
 
-/// A setting parsed on its own — one of time, or one of the ledger's: `None` when `key` is
+/// A setting parsed on its own — one of time, one of the ledger's, or `registry`: `None` when `key` is
 /// not one, else whether `value` could be used (the error's `expected …` words).
 fn own_setting(
     key: &str,
@@ -46,6 +46,13 @@ fn own_setting(
 ) -> Option<Result<(), String>> {
     if ["ledger", "context_window_tokens", "spec_share_warning"].contains(&key) {
         return Some(ledger_setting(key, value, &mut settings.ledger));
+    }
+    // The MCP registry `mcp-router add` asks (read by the command; nothing runs by it).
+    if key == "registry" {
+        let url = value.as_str().filter(|u| u.starts_with("http://") || u.starts_with("https://"));
+        return Some(
+            url.map(drop).ok_or_else(|| format!("expected an http(s) URL, found {value}")),
+        );
     }
     TIMED_SETTINGS.contains(&key).then(|| set_timed(key, value, settings, manager))
 }
@@ -174,16 +181,6 @@ pub(crate) fn parse_settings(
             "pin_tools" => switches.2 = flag()?,
             "list_skills_tool" => settings.tools.list_skills = flag()?,
             "prompt_tool" => settings.tools.get_prompt = flag()?,
-            // The MCP registry `mcp-router add` asks (read by the command; nothing runs by it).
-            "registry" => {
-                let url = value
-                    .as_str()
-                    .filter(|u| u.starts_with("http://") || u.starts_with("https://"));
-                url.ok_or_else(|| {
-                    format!("key `registry`: expected an http(s) URL, found {value}")
-                })
-                .map_err(|e| ConfigError::new(path, format!("[{section}] {e}")))?;
-            }
             other => {
                 tracing::warn!(file = %path.display(), section, key = other, "unknown setting ignored")
             }
