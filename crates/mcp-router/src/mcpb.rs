@@ -9,7 +9,6 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 use serde_json::Value;
-use sha2::Digest as _;
 
 use crate::packages::{Installed, Staged};
 
@@ -37,7 +36,7 @@ pub(crate) async fn install(
     let response = crate::packages::fetch(&client, &plan.url).await?;
     let bytes = response.bytes().await.context("reading the bundle")?;
     anyhow::ensure!(bytes.len() <= MAX_BUNDLE, "the bundle {} is over 200 MiB", plan.url);
-    let found = hex(&sha2::Sha256::digest(&bytes));
+    let found = crate::packages::sha256_hex(&bytes);
     if !found.eq_ignore_ascii_case(&plan.sha256) {
         bail!(
             "the bundle {} does not match its fileSha256 ({} given, {found} fetched): refused, nothing unpacked or run",
@@ -71,10 +70,6 @@ pub(crate) async fn install(
         passed: launch.passed,
         shown,
     })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The bundle's `manifest.json`.

@@ -4,7 +4,6 @@
 //! so what runs later is that image or nothing: docker checks the content against the digest.
 
 use anyhow::{Context as _, bail};
-use sha2::Digest as _;
 
 /// The manifests a registry may answer with, most specific last.
 const ACCEPT: &str = "application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
@@ -77,8 +76,7 @@ impl Image {
         let header = response.headers().get("docker-content-digest").and_then(|v| v.to_str().ok());
         let header = header.map(str::to_string);
         let body = response.bytes().await.context("reading the manifest")?;
-        let computed: String =
-            sha2::Sha256::digest(&body).iter().map(|b| format!("{b:02x}")).collect();
+        let computed = crate::packages::sha256_hex(&body);
         let computed = format!("sha256:{computed}");
         match header {
             Some(header) if header != computed => bail!(

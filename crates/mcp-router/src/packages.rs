@@ -221,3 +221,9 @@ pub(crate) fn on_path(program: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
 }
+
+/// The SHA-256 of `bytes`, lower-case hex (what a bundle's `fileSha256`, an index's `#sha256=`
+/// and an image digest give).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::process::Stdio;
 
 use anyhow::{Context as _, bail};
-use sha2::Digest as _;
 
 use crate::packages::{Installed, Staged};
 
@@ -55,7 +54,7 @@ pub(crate) async fn install(
         format!("the index at {base} has no pure-Python wheel (py3-none-any) of {name} {version} with a sha256: not supported, nothing installed")
     })?;
     let bytes = crate::packages::fetch(&client, &url).await?.bytes().await?;
-    let found: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let found = crate::packages::sha256_hex(&bytes);
     if !found.eq_ignore_ascii_case(&expected) {
         bail!(
             "the wheel of {name} {version} does not match the index's sha256 ({expected} published, {found} fetched): nothing installed"

@@ -945,10 +945,7 @@ struct Verdaccio {
 impl Verdaccio {
     fn start(dir: &Path) -> Self {
         let harness = crate::interop::harness_dir();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         std::fs::create_dir_all(dir).expect("its folder");
         let config = dir.join("verdaccio.yaml");
         let text = format!(
@@ -966,20 +963,12 @@ impl Verdaccio {
             .spawn()
             .expect("verdaccio starts");
         let url = format!("http://127.0.0.1:{port}");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         let body = r#"{"name": "ada", "password": "a-password-for-tests"}"#;
-        let token = loop {
-            let answer = http(port, "PUT", "/-/user/org.couchdb.user:ada", body);
-            let token = answer.as_deref().and_then(|a| {
-                let json = &a[a.find('{')?..];
-                serde_json::from_str::<Value>(json).ok()?["token"].as_str().map(str::to_string)
-            });
-            if let Some(token) = token {
-                break token;
-            }
-            assert!(std::time::Instant::now() < deadline, "verdaccio did not start: {answer:?}");
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        };
+        let token = until("verdaccio's start and a user who may publish", || {
+            let answer = http(port, "PUT", "/-/user/org.couchdb.user:ada", body)?;
+            let json = &answer[answer.find('{')?..];
+            serde_json::from_str::<Value>(json).ok()?["token"].as_str().map(str::to_string)
+        });
         Self { child, auth: format!("--//127.0.0.1:{port}/:_authToken={token}"), url }
     }
 
@@ -1028,10 +1017,7 @@ struct PypiServer {
 impl PypiServer {
     fn start(packages: &Path) -> Self {
         let harness = crate::interop::harness_dir();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         let child = Command::new(harness.join(".venv/bin/pypi-server"))
             .args(["run", "-p", &port.to_string(), "-i", "127.0.0.1", "--hash-algo", "sha256"])
             .arg(packages)
@@ -1039,11 +1025,7 @@ impl PypiServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("pypiserver starts");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while http(port, "GET", "/simple/", "").is_none() {
-            assert!(std::time::Instant::now() < deadline, "pypiserver did not start");
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        until("pypiserver's start", || http(port, "GET", "/simple/", ""));
         Self { child, url: format!("http://127.0.0.1:{port}") }
     }
 }
@@ -1207,4 +1189,22 @@ fn an_oci_image_is_run_by_the_digest_its_tag_had_when_added() {
     assert!(err.contains("is not its manifest's"), "{err}");
     registry.kill().ok();
     registry.wait().ok();
+}
+
+/// A port free on 127.0.0.1 now (for a server that takes its port as an argument).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// What `ready` gives once it gives something (looked at every 100 ms, at most 30 s).
+fn until<T>(what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(found) = ready() {
+            return found;
+        }
+        assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
