@@ -187,8 +187,11 @@ fn package_entry(
     args.push(match kind {
         "npm" => format!("{id}@{version}"),
         "pypi" => format!("{id}=={version}"),
-        _ if id.contains('@') => id.to_string(),
-        _ => crate::oci::Image::parse(id, version, package["registryBaseUrl"].as_str()).reference(),
+        "oci" if !id.contains('@') => {
+            crate::oci::Image::parse(id, version, package["registryBaseUrl"].as_str()).reference()
+        }
+        // An image pinned by digest already, or a bundle's URL (its command comes from it).
+        _ => id.to_string(),
     });
     args.extend(arguments(&package["packageArguments"])?);
     table.insert("command".into(), runtime.into());

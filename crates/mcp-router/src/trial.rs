@@ -1,8 +1,10 @@
 //! `mcp-router update`'s trial start: the new version started once, alone, sandboxed as it will
 //! run and with nothing pinned, its tools listed and held against what the user approved of the
-//! version it replaces (that version's pins). The differences are shown before consent; with
-//! consent the new version's tools are pinned as they were shown, so its first real start holds
-//! nothing the user has not seen.
+//! version it replaces (that version's pins). The differences are shown before consent. With
+//! consent the new version (a new identity: its command or digest changed) takes the old one's
+//! pins, and the tools the trial showed are pinned over them, so its first real start holds
+//! nothing the user has not seen; when the trial start failed, that first start holds whatever
+//! differs from the old version's pins.
 
 use std::path::Path;
 
@@ -14,10 +16,12 @@ use crate::setup::ConfigArg;
 
 /// What the trial start found.
 pub(crate) struct Trial {
-    /// The new version's tools, as it listed them.
-    tools: Vec<Tool>,
+    /// The new version's tools, as it listed them (`None`: its trial start failed).
+    tools: Option<Vec<Tool>>,
     /// Where the new version's pins go (its identity as it will run), when pins are kept.
     key: Option<(PinStore, PinKey)>,
+    /// The current version's pins.
+    old: Option<(PinStore, PinKey)>,
 }
 
 impl Trial {
@@ -49,21 +53,32 @@ impl Trial {
         if let Some((staging, installed)) = staged {
             relocate(&mut trial, installed, staging);
         }
-        let tools = start_alone(&file, trial).await?;
-        let this = Self { tools, key };
-        this.compare(old.as_ref())?;
+        let tools = match start_alone(&file, trial).await? {
+            Ok(tools) => Some(tools),
+            Err(why) => {
+                println!("  its trial start failed: {why}");
+                println!(
+                    "    its definitions are held against the current version's pins at its first start instead"
+                );
+                None
+            }
+        };
+        let this = Self { tools, key, old };
+        if let Some(tools) = &this.tools {
+            this.compare(tools)?;
+        }
         Ok(this)
     }
 
     /// The new version's tools against the old one's pins, for the user.
-    fn compare(&self, old: Option<&(PinStore, PinKey)>) -> anyhow::Result<()> {
-        let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
+    fn compare(&self, tools: &[Tool]) -> anyhow::Result<()> {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         println!("  definitions after a trial start: {} tools ({})", names.len(), names.join(", "));
-        let Some((pins, key)) = old else {
+        let Some((pins, key)) = &self.old else {
             println!("    nothing of the current version is pinned here to compare with");
             return Ok(());
         };
-        let review = pins.review(key, &self.tools)?;
+        let review = pins.review(key, tools)?;
         if review.pinned.is_none() {
             println!(
                 "    the current version was never started here: nothing pinned to compare with"
@@ -92,10 +107,18 @@ impl Trial {
         Ok(())
     }
 
-    /// The user consented: the new version's tools pinned as the trial showed them.
+    /// The user consented: the new version takes the old one's pins (when it has none of its
+    /// own), and the tools the trial showed are pinned over them.
     pub(crate) fn approve(&self) -> anyhow::Result<()> {
-        if let Some((pins, key)) = &self.key {
-            pins.approve(key, &self.tools, &[])?;
+        let Some((pins, key)) = &self.key else { return Ok(()) };
+        if let Some((old_pins, old_key)) = &self.old
+            && let Some(carried) = old_pins.load(old_key)?
+            && pins.load(key)?.is_none()
+        {
+            pins.update(key, |now| *now = carried)?;
+        }
+        if let Some(tools) = &self.tools {
+            pins.approve(key, tools, &[])?;
         }
         Ok(())
     }
@@ -127,11 +150,12 @@ fn relocate(server: &mut ServerConfig, installed: &Path, staging: &Path) {
     }
 }
 
-/// `server` started alone with `file`'s settings, nothing pinned or cached; its tools.
+/// `server` started alone with `file`'s settings, nothing pinned or cached; its tools, or why
+/// it did not start.
 async fn start_alone(
     file: &router_config::ConfigFile,
     mut server: ServerConfig,
-) -> anyhow::Result<Vec<Tool>> {
+) -> anyhow::Result<Result<Vec<Tool>, String>> {
     use mcp_host::McpBackend as _;
     let name = server.name.clone();
     server.startup = mcp_connection_manager::Startup::Eager;
@@ -149,10 +173,8 @@ async fn start_alone(
     let status = running.manager.status(&name);
     let tools: Vec<Tool> = running.manager.list_tools().await.into_iter().map(|q| q.tool).collect();
     running.shutdown().await;
-    match status {
-        Some(mcp_connection_manager::ServerStatus::Failed(why)) => {
-            anyhow::bail!("its trial start failed: {why}; nothing changed")
-        }
+    Ok(match status {
+        Some(mcp_connection_manager::ServerStatus::Failed(why)) => Err(why),
         _ => Ok(tools),
-    }
+    })
 }

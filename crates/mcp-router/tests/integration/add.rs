@@ -686,12 +686,18 @@ fn update_shows_what_a_new_version_changes_after_a_trial_start() {
     std::fs::create_dir_all(&entries).expect("dirs");
     // The npm packages on a real npm registry, published with npm.
     let npm = Verdaccio::start(&dir.path().join("verdaccio"));
-    for (version, description) in
-        [("1.0.0", "Greet the user."), ("1.1.0", "Greet the user loudly.")]
-    {
+    for (version, description) in [
+        ("1.0.0", "Greet the user."),
+        ("1.1.0", "Greet the user loudly."),
+        ("1.2.0", "It does not start."),
+    ] {
         let work = dir.path().join("packing");
         pack_described(&work, "greeter", version, description, &work.join("out"));
-        npm.publish(&work.join(format!("greeter-{version}")), &work.join("npm-cache"));
+        let source = work.join(format!("greeter-{version}"));
+        if version == "1.2.0" {
+            std::fs::write(source.join("server.js"), "process.exit(3)\n").expect("a broken one");
+        }
+        npm.publish(&source, &work.join("npm-cache"));
         let server = json!({"name": "io.github.ada/greeter", "version": version, "packages": [{
             "registryType": "npm", "registryBaseUrl": npm.url, "identifier": "@ada/greeter",
             "version": version, "transport": {"type": "stdio"}}]});
@@ -754,6 +760,20 @@ fn update_shows_what_a_new_version_changes_after_a_trial_start() {
     let pins = mcp_connection_manager::PinStore::at(state.join("pins"));
     let pinned = pins.load(&mcp_connection_manager::PinKey::of(server)).expect("readable");
     let pinned = pinned.expect("pins of the new version");
+    let tool = pinned.pin(router_protocol::DefinitionKind::Tool, "greet").expect("greet pinned");
+    assert!(tool.definition.to_string().contains("Greet the user loudly."), "{tool:?}");
+
+    // A version whose trial start fails: said, and with consent it takes the old version's
+    // pins, so its first start holds whatever differs from them.
+    let newest = std::fs::read(entries.join("1.2.0")).expect("1.2.0");
+    std::fs::write(entries.join("latest"), newest).expect("latest");
+    let (out, err, code) = update(&["--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("its trial start failed"), "{out}");
+    let file = router_config::load_config_file(&config).expect("the config");
+    let server = file.servers.iter().find(|s| s.name == "greeter").expect("greeter");
+    let pinned = pins.load(&mcp_connection_manager::PinKey::of(server)).expect("readable");
+    let pinned = pinned.expect("the old version's pins, carried");
     let tool = pinned.pin(router_protocol::DefinitionKind::Tool, "greet").expect("greet pinned");
     assert!(tool.definition.to_string().contains("Greet the user loudly."), "{tool:?}");
     registry.kill().ok();
