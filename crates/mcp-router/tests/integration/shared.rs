@@ -574,6 +574,19 @@ async fn a_router_killed_leaves_no_server_and_ends_its_bridges() {
         let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
         matches!(state, None | Some("Z" | "X"))
     });
+    // A leader that is a zombie may still have threads exiting, which hold its files: until the
+    // last has, its socket still takes connections that nobody will answer.
+    let sockets: Vec<PathBuf> = machine
+        .place_files()
+        .iter()
+        .filter(|f| {
+            f.ends_with(".sock") && !f.ends_with("status.sock") && !f.ends_with("events.sock")
+        })
+        .map(|f| machine.runtime.join("mcp-router").join(f))
+        .collect();
+    wait_for("the router's socket refused", Duration::from_secs(10), || {
+        sockets.iter().all(|s| std::os::unix::net::UnixStream::connect(s).is_err())
+    });
     // The next agent starts a new router over the stale socket file.
     let again = machine.connect("bob").await;
     let (failed, text) = call(&again, "mcp__notes__echo", json!({"text": "back"})).await;
