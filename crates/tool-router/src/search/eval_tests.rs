@@ -134,25 +134,38 @@ impl PlainBm25 {
     }
 }
 
-/// Recall@1 and recall@5 (a need is found when any of its tools ranks there).
+/// Recall@1 and recall@5 (a need is found when any of its tools ranks there), and how often
+/// one of its tools is in front of the model after one search of the default limit: revealed
+/// (the first 5) or named after them (`more`, the next `MORE_NAMES`).
 #[derive(Default, Clone, Copy)]
 struct Recall {
     needs: usize,
     at1: usize,
     at5: usize,
+    in_front: usize,
 }
 
 impl Recall {
     fn add(&mut self, ranked: &[&str], expected: &[String]) {
         self.needs += 1;
-        match ranked.iter().take(5).position(|n| expected.iter().any(|e| e == n)) {
+        let shown = 5 + crate::search::handler::MORE_NAMES;
+        match ranked.iter().take(shown).position(|n| expected.iter().any(|e| e == n)) {
             Some(0) => {
                 self.at1 += 1;
                 self.at5 += 1;
+                self.in_front += 1;
             }
-            Some(_) => self.at5 += 1,
+            Some(1..5) => {
+                self.at5 += 1;
+                self.in_front += 1;
+            }
+            Some(_) => self.in_front += 1,
             None => {}
         }
+    }
+
+    fn front(&self) -> f64 {
+        self.in_front as f64 / self.needs as f64
     }
 
     fn r1(&self) -> f64 {
@@ -193,10 +206,11 @@ fn the_development_set_holds_its_figures_on_both_halves() {
     let table = measure();
     for ((ranker, key), recall) in &table {
         println!(
-            "{ranker:>4} {key:<22} {:>3} needs  recall@1 {:.3}  recall@5 {:.3}",
+            "{ranker:>4} {key:<22} {:>3} needs  recall@1 {:.3}  recall@5 {:.3}  in front {:.3}",
             recall.needs,
             recall.r1(),
-            recall.r5()
+            recall.r5(),
+            recall.front()
         );
     }
     let at = |ranker: &'static str, key: &str| table[&(ranker, key.to_string())];
@@ -206,6 +220,14 @@ fn the_development_set_holds_its_figures_on_both_halves() {
     let figures = |r: Recall| format!("recall@1 {:.3}, recall@5 {:.3}", r.r1(), r.r5());
     assert!(tune.r1() >= 0.47 && tune.r5() >= 0.69, "tuning half fell: {}", figures(tune));
     assert!(held.r1() >= 0.49 && held.r5() >= 0.70, "held-out half fell: {}", figures(held));
+    // The hits named after the revealed ones put the right tool in front of the model more
+    // often than the revealed ones alone (0.706 → 0.824 held out, 0.694 → 0.788 tuning).
+    assert!(
+        held.front() >= 0.82 && tune.front() >= 0.78,
+        "in front: {} / {}",
+        held.front(),
+        tune.front()
+    );
     // Ahead of plain BM25 on the tuning half. (On the held-out half it is not: see the output
     // and docs/benchmarks.md.)
     assert!(tune.at5 > at("bm25", "tune").at5 && tune.at1 >= at("bm25", "tune").at1);

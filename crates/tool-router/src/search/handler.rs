@@ -26,6 +26,15 @@ pub const SEARCH_MCP_TOOLS: &str = "search_mcp_tools";
 const DEFAULT_LIMIT: usize = 5;
 const MAX_LIMIT: usize = 50;
 
+/// Hits named after the revealed ones (`more`): the model may call or search for one by name.
+pub(crate) const MORE_NAMES: usize = 10;
+
+/// Most bytes of those names and their lines together.
+pub(crate) const MORE_BYTES: usize = 1024;
+
+/// Most characters of a named hit's line (its description's first sentence).
+const MORE_LINE_CHARS: usize = 60;
+
 #[derive(Debug, Default, Deserialize)]
 struct SearchArgs {
     #[serde(default)]
@@ -44,10 +53,20 @@ struct Found<'a> {
     input_schema: &'a Value,
 }
 
+/// A hit past the limit: its name and a line of what it does.
+#[derive(Serialize)]
+struct Named<'a> {
+    name: &'a str,
+    summary: String,
+}
+
 #[derive(Serialize)]
 struct SearchPayload<'a> {
     query: &'a str,
     tools: Vec<Found<'a>>,
+    /// The next hits, named (not revealed): callable by name, which reveals them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    more: Vec<Named<'a>>,
     total: usize,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     not_searchable_yet: &'a [String],
@@ -133,6 +152,7 @@ impl SearchToolsHandler {
         let payload = SearchPayload {
             query: &args.query,
             tools,
+            more: named(&hits[shown.len()..]),
             total: hits.len(),
             not_searchable_yet: &unknown,
             held: {
@@ -149,6 +169,23 @@ impl SearchToolsHandler {
         };
         produced(self.backend.as_ref(), &payload, summary)
     }
+}
+
+/// Up to [`MORE_NAMES`] of `hits`, each with the start of its description's first sentence,
+/// within [`MORE_BYTES`] together.
+fn named<'a>(hits: &[&'a mcp_backend::QualifiedTool]) -> Vec<Named<'a>> {
+    let mut used = 0;
+    let mut named = Vec::new();
+    for hit in hits.iter().take(MORE_NAMES) {
+        let description = hit.tool.description.as_deref().unwrap_or_default();
+        let summary = crate::search::mode::first_sentence(description, MORE_LINE_CHARS);
+        used += hit.qualified_name.len() + summary.len();
+        if used > MORE_BYTES {
+            break;
+        }
+        named.push(Named { name: &hit.qualified_name, summary });
+    }
+    named
 }
 
 /// A search the model asked for, validated.

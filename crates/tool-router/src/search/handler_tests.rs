@@ -241,3 +241,53 @@ async fn api_deferral_lists_every_mcp_tool_deferred_in_both_formats() {
     let plain = router_via(crate::SearchVia::Router).tool_list(ToolFormat::OpenAi).await;
     assert!(plain.iter().all(|t| t.get("defer_loading").is_none() && t["type"] == "function"));
 }
+
+/// Past the limit, the next hits are named with a line each, not revealed; one of them called by
+/// name runs (and is revealed then). The names and lines stay within their byte bound.
+#[tokio::test]
+async fn the_hits_past_the_limit_are_named_and_callable_without_another_search() {
+    let router = router(ToolSearchMode::On, 0, &[]);
+    let (output, _) =
+        call(&router, "search_mcp_tools", json!({"query": "file directory", "limit": 1})).await;
+    let found = payload(&output);
+    insta::assert_json_snapshot!("search_names_the_hits_past_the_limit", found["more"]);
+    assert_eq!(found["tools"].as_array().map(Vec::len), Some(1));
+    let more = found["more"].as_array().expect("more names");
+    assert_eq!(more.len() + 1, found["total"].as_u64().expect("total") as usize, "{found}");
+    let named: Vec<&str> = more.iter().filter_map(|m| m["name"].as_str()).collect();
+    assert!(named.iter().all(|n| n.starts_with("mcp__files__")), "{named:?}");
+    assert!(more.iter().all(|m| m["summary"].as_str().is_some_and(|s| !s.is_empty())), "{found}");
+    assert_eq!(router.revealed_count(), Some(1), "named, not revealed");
+    let (output, _) = call(&router, named[0], json!({"path": "/tmp/x"})).await;
+    assert!(matches!(output, ToolOutput::Mcp { .. }), "called by name: {output:?}");
+    assert_eq!(router.revealed_count(), Some(2), "revealed by the call");
+
+    // Many long descriptions: at most MORE_NAMES names, within MORE_BYTES.
+    let tools = (0..40)
+        .map(|i| {
+            described(
+                &format!("file_tool_{i:02}"),
+                &format!("Do file thing {i} {}", "very long words ".repeat(20)),
+            )
+        })
+        .collect();
+    let server = FakeServer { tools, ..Default::default() };
+    let search = ToolSearch::new(ToolSearchMode::On, 0, BTreeSet::new());
+    let backend = FakeBackend::with(vec![("many", server)]);
+    let router =
+        ToolRouter::build(backend, ContentPolicy::default(), None, Default::default(), search);
+    let (output, _) =
+        call(&router, "search_mcp_tools", json!({"query": "file thing", "limit": 3})).await;
+    let found = payload(&output);
+    let more = found["more"].as_array().expect("more names");
+    assert_eq!(more.len(), crate::search::handler::MORE_NAMES);
+    let bytes: usize = more
+        .iter()
+        .map(|m| m["name"].as_str().map_or(0, str::len) + m["summary"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(bytes <= crate::search::handler::MORE_BYTES, "{bytes}");
+    assert!(
+        more.iter().all(|m| m["summary"].as_str().is_some_and(|s| s.ends_with('…'))),
+        "{found}"
+    );
+}

@@ -75,7 +75,20 @@ const SHORT_SPEC_NOTE: &str = "(Input schema: in its search result.)";
 /// characters of its description's first sentence (cut at a word, `…` when cut; none when
 /// `chars` is 0), then [`SHORT_SPEC_NOTE`].
 fn short_spec(full: &ToolSpec, chars: usize) -> ToolSpec {
-    let description = full.description.trim();
+    let kept = first_sentence(&full.description, chars);
+    let kept = kept.trim_end();
+    let separator = if kept.is_empty() { "" } else { " " };
+    ToolSpec {
+        name: full.name.clone(),
+        description: format!("{kept}{separator}{SHORT_SPEC_NOTE}"),
+        parameters: json!({"type": "object"}),
+    }
+}
+
+/// At most `chars` characters of `description`'s first sentence, cut at a word, `…` when cut
+/// (nothing when `chars` is 0).
+pub(crate) fn first_sentence(description: &str, chars: usize) -> String {
+    let description = description.trim();
     let sentence = match description.find(". ").or_else(|| description.find('\n')) {
         Some(end) => &description[..end + 1],
         None => description,
@@ -89,13 +102,7 @@ fn short_spec(full: &ToolSpec, chars: usize) -> ToolSpec {
         kept = kept.trim_end().to_string();
         kept.push('…');
     }
-    let kept = kept.trim_end();
-    let separator = if kept.is_empty() { "" } else { " " };
-    ToolSpec {
-        name: full.name.clone(),
-        description: format!("{kept}{separator}{SHORT_SPEC_NOTE}"),
-        parameters: json!({"type": "object"}),
-    }
+    kept
 }
 
 /// The MCP tools the specs show.
