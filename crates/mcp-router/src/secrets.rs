@@ -94,7 +94,8 @@ pub(crate) fn store(name: &str, values: &[(String, String)]) -> anyhow::Result<(
 /// `mcp-router secret`'s subcommands.
 #[derive(clap::Subcommand)]
 pub(crate) enum SecretCommand {
-    /// Keep SERVER's secret NAME in the secret store; its value is read from stdin (one line).
+    /// Keep SERVER's secret NAME in the secret store: typed at a prompt that does not show it,
+    /// or read from stdin (one line) when stdin is not a terminal.
     Set {
         /// The server (its name in the config).
         server: String,
