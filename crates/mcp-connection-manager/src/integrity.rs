@@ -1,11 +1,15 @@
 //! Integrity at every start: a server installed by `mcp-router add` runs from a package whose
 //! digest was recorded then (`ServerConfig::integrity`); before each start (and restart) the
 //! package is read again, and a package that no longer has that digest — a file changed, added,
-//! removed or made executable — refuses the start before anything of it runs.
+//! removed or made executable — refuses the start before anything of it runs. A package read
+//! whole once is read again only when its files' metadata moved (see [`fingerprint`]): the
+//! shared router's per-session servers start from it again and again.
 
+use std::collections::HashMap;
 use std::io::Read as _;
-use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use router_protocol::PackageIntegrity;
 use sha2::{Digest as _, Sha256};
@@ -70,11 +74,77 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What every entry under `path` is, as the file system keeps it: its path, kind, device and
+/// inode, size, mode, and modification and change times (the change time is the kernel's, set
+/// on any write, chmod, link or rename and not settable by a process). Two equal fingerprints
+/// mean the same files with the same bytes, without reading them.
+fn fingerprint(path: &Path) -> std::io::Result<String> {
+    fn visit(path: &Path, relative: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+        let meta = std::fs::symlink_metadata(path)?;
+        out.push(format!(
+            "{}\0{:?}\0{} {} {} {:o} {}.{} {}.{}",
+            relative.to_string_lossy(),
+            meta.file_type(),
+            meta.dev(),
+            meta.ino(),
+            meta.size(),
+            meta.mode(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec()
+        ));
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path)? {
+                let entry = entry?;
+                visit(&entry.path(), &relative.join(entry.file_name()), out)?;
+            }
+        }
+        Ok(())
+    }
+    let mut entries = Vec::new();
+    visit(path, Path::new(""), &mut entries)?;
+    entries.sort();
+    let mut all = Sha256::new();
+    for entry in entries {
+        all.update(entry.as_bytes());
+        all.update(b"\n");
+    }
+    Ok(hex(&all.finalize()))
+}
+
+/// Packages read whole in this process: path → (fingerprint then, digest).
+static READ: Mutex<Option<HashMap<PathBuf, (String, String)>>> = Mutex::new(None);
+
+/// The digest of the package at `path`: read whole, unless its fingerprint is the one it had
+/// when this process last read it whole.
+fn current_digest(path: &Path) -> std::io::Result<String> {
+    let before = fingerprint(path)?;
+    let read = |cache: &mut Option<HashMap<PathBuf, (String, String)>>| {
+        cache
+            .get_or_insert_with(HashMap::new)
+            .get(path)
+            .filter(|(seen, _)| *seen == before)
+            .map(|(_, d)| d.clone())
+    };
+    // A poisoned lock is taken as it is: the map holds whole entries or none.
+    if let Some(digest) = read(&mut READ.lock().unwrap_or_else(|e| e.into_inner())) {
+        return Ok(digest);
+    }
+    let digest = package_digest(path)?;
+    // Kept only when nothing moved while it was read.
+    if fingerprint(path)? == before {
+        let mut cache = READ.lock().unwrap_or_else(|e| e.into_inner());
+        cache.get_or_insert_with(HashMap::new).insert(path.to_path_buf(), (before, digest.clone()));
+    }
+    Ok(digest)
+}
+
 /// `server`'s package checked against what was recorded (read off the runtime's threads); the
 /// reason it is refused, as the failure says it.
 pub(crate) async fn check(server: &str, integrity: &PackageIntegrity) -> Result<(), String> {
     let path = integrity.path.clone();
-    let found = tokio::task::spawn_blocking(move || package_digest(&path)).await;
+    let found = tokio::task::spawn_blocking(move || current_digest(&path)).await;
     let shown = integrity.path.display();
     let refused = "refused before anything of it ran";
     let again = format!(
@@ -139,6 +209,29 @@ mod tests {
             change(dir.path());
             assert_ne!(package_digest(dir.path()).expect("digest"), first, "{what}");
         }
+    }
+
+    #[test]
+    fn a_package_read_before_is_read_again_when_anything_of_it_moved() {
+        let dir = package();
+        let first = current_digest(dir.path()).expect("read whole");
+        assert_eq!(current_digest(dir.path()).expect("from what was read"), first);
+        // Same length, same modification time: the change time still moves. (The kernel's file
+        // times are coarse, a few milliseconds: the change must not fall in the tick in which
+        // the file was made, as no later tampering with an installed package does.)
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let file = dir.path().join("lib/util.js");
+        let mtime = std::fs::metadata(&file).expect("meta").modified().expect("mtime");
+        std::fs::write(&file, "exports.x = 9").expect("tamper");
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .expect("open")
+            .set_modified(mtime)
+            .expect("mtime");
+        let after = current_digest(dir.path()).expect("read again");
+        assert_ne!(after, first, "the change is seen");
+        assert_eq!(after, package_digest(dir.path()).expect("whole"));
     }
 
     #[tokio::test]
