@@ -219,6 +219,8 @@ async fn sessions_open_and_close_and_leave_no_task_behind() {
         home.status().await.servers.iter().all(|s| s.state == "ready")
     })
     .await;
+    // (A status answer's own task may still be ending as the next is counted: the baseline is
+    // what the router holds with nothing open, and no round may leave more.)
     let idle_tasks = home.status().await.alive_tasks;
     for round in 0..3 {
         let mut clients = Vec::new();
@@ -239,7 +241,7 @@ async fn sessions_open_and_close_and_leave_no_task_behind() {
             let status = home.status().await;
             status.sessions.is_empty()
                 && status.servers.iter().all(|s| s.name != "mine")
-                && status.alive_tasks == idle_tasks
+                && status.alive_tasks <= idle_tasks
         })
         .await;
     }
