@@ -23,13 +23,7 @@ pub fn package_digest(path: &Path) -> std::io::Result<String> {
     let digest = if meta.is_dir() {
         let mut entries = Vec::new();
         walk(path, Path::new(""), &mut entries)?;
-        entries.sort();
-        let mut tree = Sha256::new();
-        for entry in entries {
-            tree.update(entry.as_bytes());
-            tree.update(b"\n");
-        }
-        tree.finalize()
+        lines_digest(entries)
     } else {
         file_digest(path)?
     };
@@ -104,13 +98,19 @@ fn fingerprint(path: &Path) -> std::io::Result<String> {
     }
     let mut entries = Vec::new();
     visit(path, Path::new(""), &mut entries)?;
-    entries.sort();
+    Ok(hex(&lines_digest(entries)))
+}
+
+/// The SHA-256 of `lines` in sorted order, one per line: a tree's digest whatever order the
+/// file system lists it in.
+fn lines_digest(mut lines: Vec<String>) -> sha2::digest::Output<Sha256> {
+    lines.sort();
     let mut all = Sha256::new();
-    for entry in entries {
-        all.update(entry.as_bytes());
+    for line in lines {
+        all.update(line.as_bytes());
         all.update(b"\n");
     }
-    Ok(hex(&all.finalize()))
+    all.finalize()
 }
 
 /// Packages read whole in this process: path → (fingerprint then, digest).

@@ -133,17 +133,11 @@ async fn fetch(args: &AddArgs, base: &str) -> anyhow::Result<Listed> {
 
 /// `name` at `version` (or `latest`) in the registry at `base`.
 pub(crate) async fn lookup(base: &str, name: &str, version: &str) -> anyhow::Result<Listed> {
-    let enc = |s: &str| {
-        s.bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect::<String>()
-    };
-    let url = format!("{base}/v0.1/servers/{}/versions/{}", enc(name), enc(version));
+    let url = format!(
+        "{base}/v0.1/servers/{}/versions/{}",
+        crate::packages::encode(name),
+        crate::packages::encode(version)
+    );
     let response = reqwest::Client::new()
         .get(&url)
         .header("accept", "application/json")

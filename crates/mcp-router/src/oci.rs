@@ -112,7 +112,7 @@ async fn token(client: &reqwest::Client, challenge: &str) -> anyhow::Result<Stri
     let realm = field("realm").context("the registry's challenge names no realm")?;
     let query: Vec<String> = ["service", "scope"]
         .iter()
-        .filter_map(|name| Some(format!("{name}={}", encode(&field(name)?))))
+        .filter_map(|name| Some(format!("{name}={}", crate::packages::encode(&field(name)?))))
         .collect();
     let sep = if realm.contains('?') { '&' } else { '?' };
     let url = format!("{realm}{sep}{}", query.join("&"));
@@ -126,18 +126,6 @@ async fn token(client: &reqwest::Client, challenge: &str) -> anyhow::Result<Stri
         .context("the token answer is not JSON")?;
     let token = answer["token"].as_str().or(answer["access_token"].as_str());
     token.map(str::to_string).context("the token answer has no token")
-}
-
-/// `text` as a query value (RFC 3986 unreserved characters kept).
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -227,3 +227,16 @@ pub(crate) fn on_path(program: &str) -> bool {
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// `text` percent-encoded for a URL's path segment or query value (RFC 3986 unreserved
+/// characters kept).
+pub(crate) fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -455,15 +455,8 @@ fn an_npm_package_is_installed_checked_and_refused_once_tampered() {
     assert_eq!(staging, ["@ada+greeter@1.0.0"], "no staging folder left");
 
     // It runs, from where it was installed.
-    let call = |config: &Path| {
-        let mut command = crate::support::exec_command(config);
-        command.env("MCP_ROUTER_HOME", dir.path().join("home"));
-        let mut exec = crate::exec::ExecSession::spawn(command);
-        exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__greeter__greet", "arguments": {}}));
-        let output = exec.output("g");
-        exec.finish();
-        output.to_string()
-    };
+    let home = dir.path().join("home");
+    let call = |config: &Path| greet(config, "greeter", Some(&home));
     let said = call(&config);
     assert!(said.contains("HELLO from the greeter (a token of 7 characters)"), "{said}");
     let starts = std::fs::read_to_string(&log).unwrap_or_default().lines().count();
@@ -647,13 +640,7 @@ fn an_mcp_bundle_is_checked_by_its_sha256_and_refused_once_changed() {
     assert!(entry.get("env").is_none(), "no sensitive value written: {text}");
     let recorded = entry["integrity"]["sha256"].as_str().expect("a digest");
     assert_eq!(recorded, mcp_connection_manager::package_digest(&installed).expect("digest"));
-    let call = || {
-        let mut exec = crate::exec::ExecSession::spawn(crate::support::exec_command(&config));
-        exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__greeter-bundle__greet", "arguments": {}}));
-        let output = exec.output("g");
-        exec.finish();
-        output.to_string()
-    };
+    let call = || greet(&config, "greeter-bundle", None);
     let said = call();
     assert!(said.contains("HELLO from the greeter"), "{said}");
     let starts = || std::fs::read_to_string(&log).unwrap_or_default().lines().count();
@@ -918,13 +905,7 @@ fn a_pypi_package_is_installed_checked_and_refused_once_tampered() {
         toml::from_str(&std::fs::read_to_string(&config).expect("config")).expect("TOML");
     let entry = &table["mcp_servers"]["py-greeter"];
     assert_eq!(entry["command"].as_str(), installed.join("venv/bin/python").to_str());
-    let call = || {
-        let mut exec = crate::exec::ExecSession::spawn(crate::support::exec_command(&config));
-        exec.send(&json!({"type": "call", "call_id": "g", "name": "mcp__py-greeter__greet", "arguments": {}}));
-        let output = exec.output("g");
-        exec.finish();
-        output.to_string()
-    };
+    let call = || greet(&config, "py-greeter", None);
     let said = call();
     assert!(said.contains("HELLO from the python greeter"), "{said}");
     let starts = || std::fs::read_to_string(&log).unwrap_or_default().lines().count();
@@ -1227,4 +1208,19 @@ fn until<T>(what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
         assert!(std::time::Instant::now() < deadline, "no {what} within 30 s");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// `mcp__<server>__greet` called through `exec` on `config` (the secret store in `home`, when
+/// given): the call's output line as text.
+fn greet(config: &Path, server: &str, home: Option<&Path>) -> String {
+    let mut command = crate::support::exec_command(config);
+    if let Some(home) = home {
+        command.env("MCP_ROUTER_HOME", home);
+    }
+    let mut exec = crate::exec::ExecSession::spawn(command);
+    let name = format!("mcp__{server}__greet");
+    exec.send(&json!({"type": "call", "call_id": "g", "name": name, "arguments": {}}));
+    let output = exec.output("g");
+    exec.finish();
+    output.to_string()
 }
