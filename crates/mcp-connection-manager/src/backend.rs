@@ -104,7 +104,7 @@ impl McpBackend for McpConnectionManager {
     /// (taking them clears them), in server-name order.
     fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {
         let mut changes = Vec::new();
-        for (server, managed) in self.servers.servers.snapshot().iter() {
+        for (server, managed) in self.servers.snapshot().iter() {
             for (uri, detected_at) in managed.watched.take() {
                 changes.push(router_protocol::ResourceChange {
                     server: server.clone(),
@@ -117,7 +117,8 @@ impl McpBackend for McpConnectionManager {
     }
 
     fn held(&self, kind: router_protocol::DefinitionKind) -> Vec<router_protocol::HeldNote> {
-        self.servers.trust.notes(kind)
+        let sees = self.identities();
+        self.servers.trust.notes(kind, |key| sees.contains(key))
     }
 
     /// `tools/call` on one server, by the tool's original name. An `input_required` answer
@@ -170,7 +171,7 @@ impl McpBackend for McpConnectionManager {
     /// Whether any server declares the `completions` capability (after startups settle). Only
     /// looks.
     async fn supports_completions(&self) -> bool {
-        let names = self.servers.servers.names();
+        let names = self.servers.names();
         let checks = names.iter().map(|name| self.server_supports_completions(name));
         join_all(checks).await.into_iter().any(|yes| yes)
     }
@@ -182,7 +183,7 @@ impl McpBackend for McpConnectionManager {
     /// starting server with no catalog is waited for, and a lazy one with none is started to
     /// learn its tools. Never restarts a server.
     async fn list_tools(&self) -> Vec<QualifiedTool> {
-        let servers = self.servers.servers.snapshot();
+        let servers = self.servers.snapshot();
         let unknown = servers.iter().filter_map(|(name, managed)| {
             let state = managed.state.borrow().clone();
             let lazy = matches!(state, ServerState::Lazy);
@@ -207,7 +208,7 @@ impl McpBackend for McpConnectionManager {
     async fn known_tools(&self) -> KnownTools {
         let known = self.tools_known_now();
         for name in &known.unknown {
-            if let Some(managed) = self.servers.servers.get(name) {
+            if let Some(managed) = self.servers.get(name) {
                 self.servers.start_lazy(&managed);
             }
         }
@@ -216,7 +217,7 @@ impl McpBackend for McpConnectionManager {
 
     /// A tool the configuration filters out (`enabled_tools` / `disabled_tools`) says so.
     fn unavailable_tool(&self, qualified: &str) -> Option<String> {
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         let servers = all.keys().map(String::as_str);
         let Some((server, tool)) = mcp_backend::unlisted_tool(qualified, servers, |_, _| true)
         else {
@@ -225,10 +226,12 @@ impl McpBackend for McpConnectionManager {
             let unknown = McpError::UnknownServer(named.to_string());
             return Some(format!("unsupported call: {qualified} ({unknown})"));
         };
-        let managed = self.servers.servers.get(&server)?;
-        if let Some(held) =
-            self.servers.trust.held_message(&server, router_protocol::DefinitionKind::Tool, &tool)
-        {
+        let managed = self.servers.get(&server)?;
+        if let Some(held) = self.servers.trust.held_message(
+            &managed.key,
+            router_protocol::DefinitionKind::Tool,
+            &tool,
+        ) {
             return Some(held);
         }
         if !managed.config.tool_allowed(&tool) {
@@ -244,7 +247,7 @@ impl McpBackend for McpConnectionManager {
     }
 
     fn listed_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
-        let managed = self.servers.servers.get(server)?;
+        let managed = self.servers.get(server)?;
         let live = match &*managed.state.borrow() {
             ServerState::Ready { conn, .. } => Some(conn.tools()),
             _ => None,
@@ -272,7 +275,7 @@ impl McpBackend for McpConnectionManager {
         }
         // A tool of a server still starting (or lazy) that its catalog lists: the call will
         // wait for (or start) that server alone.
-        let servers = self.servers.servers.snapshot();
+        let servers = self.servers.snapshot();
         for (name, managed) in servers.iter() {
             let not_ready =
                 matches!(&*managed.state.borrow(), ServerState::Starting | ServerState::Lazy);
@@ -282,7 +285,7 @@ impl McpBackend for McpConnectionManager {
                     .tools
                     .iter()
                     .find(|t| mcp_backend::qualified_tool_name(name, &t.name) == qualified)
-                && !self.servers.trust.is_held(name, &tool.name)
+                && !self.servers.trust.is_held(&managed.key, &tool.name)
             {
                 return Some((name.clone(), tool.name.to_string()));
             }
@@ -296,7 +299,7 @@ impl McpBackend for McpConnectionManager {
         join_all(starting.map(|(name, _)| self.servers.settled(name))).await;
         // Not a tool the configuration filters out, nor one for the server's app alone.
         let allowed = |server: &str, tool: &str| {
-            let held = self.servers.trust.is_held(server, tool);
+            let held = self.servers.trust.is_held(&self.servers.key(server), tool);
             servers.get(server).is_some_and(|m| m.config.tool_allowed(tool) && !app_only(m, tool))
                 && !held
         };
@@ -310,10 +313,11 @@ impl McpBackend for McpConnectionManager {
             mcp_backend::unlisted_tool(qualified, servers.keys().map(String::as_str), |_, _| true)?;
         let definition = self
             .listed_tool(&server, &tool)
-            .filter(|_| self.servers.trust.is_held(&server, &tool))?;
+            .filter(|_| self.servers.trust.is_held(&self.servers.key(&server), &tool))?;
         let call_id = mcp_backend::current_call_id().map(|c| c.to_string());
         let trust = &self.servers.trust;
-        trust.ask_for_call(&server, &definition, call_id).await.then_some((server, tool))
+        let key = self.servers.key(&server);
+        trust.ask_for_call(&key, &definition, call_id).await.then_some((server, tool))
     }
 }
 
@@ -328,7 +332,7 @@ fn app_only(managed: &crate::lifecycle::ManagedServer, tool: &str) -> bool {
 
 impl AppsBackend for McpConnectionManager {
     fn app_tool(&self, server: &str, tool: &str) -> Option<rmcp::model::Tool> {
-        let managed = self.servers.servers.get(server)?;
+        let managed = self.servers.get(server)?;
         let ServerState::Ready { conn, .. } = &*managed.state.borrow() else { return None };
         let app_only = conn.app_only_tools().iter().find(|t| t.name == tool).cloned();
         let shared = || conn.tools().iter().find(|t| t.name == tool).cloned();

@@ -36,7 +36,7 @@ impl McpConnectionManager {
         Fut: Future<Output = Result<T, McpError>> + 'a,
     {
         let mut asked = Vec::new();
-        for (name, managed) in self.servers.servers.snapshot().iter() {
+        for (name, managed) in self.servers.snapshot().iter() {
             if matches!(&*managed.state.borrow(), ServerState::Lazy) {
                 if managed.catalog.get().is_some_and(|c| !(capability.cataloged)(&c)) {
                     continue;
@@ -65,7 +65,7 @@ impl McpConnectionManager {
     /// or idle one by its catalog, a starting one without a catalog once settled; an idle one
     /// without a catalog (a first run) is started to learn it, as a listing of its tools does.
     pub(crate) async fn any_declaring(&self, capability: Capability) -> bool {
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         let checks = all.iter().map(|(name, managed)| async move {
             let state = managed.state.borrow().clone();
             let waiting = matches!(state, ServerState::Starting | ServerState::Lazy);

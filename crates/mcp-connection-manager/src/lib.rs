@@ -20,6 +20,7 @@ mod prompts;
 mod reconfigure;
 mod requests;
 mod restart;
+mod scope;
 mod server_map;
 mod skills;
 mod start;
@@ -28,6 +29,7 @@ mod tasks;
 mod tests;
 mod toolcache;
 mod trust;
+mod view;
 mod waiting;
 
 pub use idle::{LazyOver, idle_at_start};
@@ -40,6 +42,8 @@ pub use mcp_connection::{
 };
 pub use mcp_connection::{ProtocolChoice, ServerConfig, Startup, ToolChanges, TransportConfig};
 pub use reconfigure::Reconfigured;
+pub use scope::Scope;
+pub use view::{ScopedInstances, ScopedView};
 /// Default `startup_timeout_sec` (Codex's).
 pub const DEFAULT_STARTUP_TIMEOUT: std::time::Duration = ServerConfig::DEFAULT_STARTUP_TIMEOUT;
 /// Default `tool_timeout_sec` (Codex's), also used for resource requests.

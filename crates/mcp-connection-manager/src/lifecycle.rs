@@ -55,6 +55,11 @@ pub(crate) struct SignedOut {
 
 pub(crate) struct ManagedServer {
     pub(crate) config: ServerConfig,
+    /// Its identity: its name, or for a scoped instance its name and scope
+    /// (`scope::instance_key`); what the trust store keys it by.
+    pub(crate) key: String,
+    /// Answers its requests (the manager's host, or its scope's).
+    pub(crate) host: Arc<dyn HostHandler>,
     pub(crate) state: watch::Sender<ServerState>,
     /// Restarts so far (reset after a stable run).
     restarts: AtomicU32,
@@ -76,7 +81,12 @@ pub(crate) struct ManagedServer {
 
 /// Everything the lifecycle of the servers needs.
 pub(crate) struct Servers {
-    pub(crate) servers: ServerMap<ManagedServer>,
+    /// The servers shared by everyone, by name.
+    pub(crate) base: ServerMap<ManagedServer>,
+    /// The entries run per session or per directory, and their instances now.
+    pub(crate) scoped: Mutex<crate::scope::ScopedEntries>,
+    /// Scoped instances ending: awaited by the manager's shutdown.
+    pub(crate) closing: crate::scope::Closing,
     startups: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) options: ManagerOptions,
     pub(crate) events: EventSender,
@@ -105,7 +115,9 @@ impl Servers {
             options.trust.approve_command.clone(),
         );
         let mut this = Self {
-            servers: ServerMap::default(),
+            base: ServerMap::default(),
+            scoped: Mutex::default(),
+            closing: Mutex::default(),
             startups: Mutex::new(Vec::new()),
             trust,
             options,
@@ -119,8 +131,8 @@ impl Servers {
         let idle = crate::idle::idle_servers(&this.options, chosen.iter().map(|(c, s)| (c, s)));
         for (config, catalog) in chosen {
             let lazy = idle.contains(&config.name);
-            let managed = this.launch(config, catalog, lazy, Arc::default());
-            this.servers.update(|map| {
+            let managed = this.launch(config, catalog, lazy, Arc::default(), None);
+            this.base.update(|map| {
                 map.insert(managed.config.name.clone(), managed);
             });
         }
@@ -143,21 +155,31 @@ impl Servers {
 
     /// A server of `config` started (or left idle, `lazy`), its lists of generation
     /// `list_generation` (a server replaced by a config change carries its predecessor's, one
-    /// further on, so nothing kept of the old one is taken for the new one's).
+    /// further on, so nothing kept of the old one is taken for the new one's); an instance of
+    /// `scope`'s when one is given.
     pub(crate) fn launch(
         &self,
         config: ServerConfig,
         catalog: CatalogSlot,
         lazy: bool,
         list_generation: Arc<std::sync::atomic::AtomicU64>,
+        scope: Option<&crate::scope::Instances>,
     ) -> Arc<ManagedServer> {
         let config = self.with_defaults(config);
-        self.trust.identify(&config);
+        let key = match scope {
+            Some(scope) => crate::scope::instance_key(&config.name, &scope.tag),
+            None => config.name.clone(),
+        };
+        let host = scope.map_or_else(|| self.host.clone(), |scope| scope.host.clone());
+        let approve_in = scope.and_then(|scope| scope.cwd.clone());
+        self.trust.identify(&key, &config, approve_in);
         let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
         let (state, _) = watch::channel(initial);
         let watched = Arc::new(mcp_connection::Watched::new(self.options.watching.max_resources));
         let managed = ManagedServer {
             config,
+            key,
+            host,
             state,
             restarts: AtomicU32::new(0),
             restarted: AtomicU32::new(0),
@@ -182,7 +204,7 @@ impl Servers {
     /// A server whose config entry cannot be used: failed for good (never started), so calls
     /// and all-server lists say why.
     fn unusable(&mut self, name: String, why: String) {
-        if self.servers.get(&name).is_some() {
+        if self.base.get(&name).is_some() {
             return;
         }
         let error = format!("its config entry cannot be used: {why}");
@@ -195,6 +217,8 @@ impl Servers {
         let failed = ServerState::Failed { error: error.into(), retry_at: never, signed_out: None };
         let config = ServerConfig::stdio(&name, "", Vec::new());
         let managed = ManagedServer {
+            key: name.clone(),
+            host: self.host.clone(),
             state: watch::channel(failed).0,
             restarts: AtomicU32::new(0),
             restarted: AtomicU32::new(0),
@@ -206,7 +230,7 @@ impl Servers {
             retired: AtomicBool::new(false),
             config,
         };
-        self.servers.update(|map| {
+        self.base.update(|map| {
             map.insert(name, Arc::new(managed));
         });
     }
@@ -372,8 +396,9 @@ impl Servers {
         let start = StartServer {
             config: managed.config.clone(),
             state: managed.state.clone(),
+            key: managed.key.clone(),
             events: self.events.clone(),
-            host: self.host.clone(),
+            host: managed.host.clone(),
             connector: self.connector.clone(),
             failure_backoff,
             response_cache: self.options.requests.response_cache,
@@ -394,7 +419,58 @@ impl Servers {
 
     pub(crate) fn managed(&self, server: &str) -> Result<Arc<ManagedServer>, McpError> {
         self.check_live()?;
-        self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))
+        self.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))
+    }
+
+    /// The server `name` names for the current request: its view's instance when the view
+    /// runs one of that name, else the shared server.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<ManagedServer>> {
+        if let Some(view) = crate::scope::current() {
+            let own = view.own.iter().find_map(|instances| instances.map.get(name));
+            if own.is_some() {
+                return own;
+            }
+        }
+        self.base.get(name)
+    }
+
+    /// Every server the current request sees, by name: the shared ones and its view's
+    /// instances (an instance over a shared server of the same name).
+    pub(crate) fn snapshot(&self) -> Snapshot<ManagedServer> {
+        let base = self.base.snapshot();
+        let Some(view) = crate::scope::current().filter(|view| !view.own.is_empty()) else {
+            return base;
+        };
+        let mut all = (*base).clone();
+        for instances in view.own.iter().rev() {
+            all.extend(instances.map.snapshot().iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        Arc::new(all)
+    }
+
+    /// Every server name the current request sees, sorted.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.snapshot().keys().cloned().collect()
+    }
+
+    /// The identity of the server `name` names for the current request (its name when it
+    /// runs no instance of it).
+    pub(crate) fn key(&self, name: &str) -> String {
+        self.get(name).map_or_else(|| name.to_string(), |managed| managed.key.clone())
+    }
+
+    /// Scoped instances no view holds any more: each ends after its calls in flight (see
+    /// `reconfigure::retire`), announced; the manager's shutdown awaits them.
+    pub(crate) fn retire_all(&self, instances: Vec<Arc<ManagedServer>>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let grace = self.options.lifecycle.shutdown_grace;
+        let ending = instances.into_iter().map(|managed| {
+            let events = self.events.clone();
+            runtime.spawn(crate::reconfigure::retire(managed, grace, Some(events)))
+        });
+        let mut closing = self.closing.lock().unwrap_or_else(|p| p.into_inner());
+        closing.retain(|handle| !handle.is_finished());
+        closing.extend(ending);
     }
 
     /// Whether the manager was shut down.
@@ -411,13 +487,21 @@ impl Servers {
     pub(crate) fn begin_shutdown(&self) -> Vec<(String, SharedConnection)> {
         self.shut_down.store(true, Ordering::SeqCst);
         self.abort_startups();
-        let all = self.servers.snapshot();
-        ready_connections(&all).into_iter().map(|(name, conn)| (name.clone(), conn)).collect()
+        let all = self.base.snapshot();
+        let mut ready: Vec<(String, SharedConnection)> =
+            ready_connections(&all).into_iter().map(|(name, conn)| (name.clone(), conn)).collect();
+        let scoped = self.scoped.lock().map(|scoped| scoped.live()).unwrap_or_default();
+        for instances in scoped {
+            let all = instances.map.snapshot();
+            let conns = ready_connections(&all).into_iter().map(|(_, conn)| conn);
+            ready.extend(conns.map(|conn| (String::new(), conn)));
+        }
+        ready
     }
 
     /// What `server`'s tool definitions that are not its pins do (`tool_changes`).
     pub(crate) fn policy(&self, server: &str) -> mcp_connection::ToolChanges {
-        self.servers.get(server).map(|m| m.config.tool_changes).unwrap_or_default()
+        self.get(server).map(|m| m.config.tool_changes).unwrap_or_default()
     }
 
     pub(crate) fn abort_startups(&self) {

@@ -46,8 +46,8 @@ impl McpConnectionManager {
         let policy = self.servers.policy(server);
         let judged = Judged { kind, policy, first, last: next_cursor.is_none() };
         let name = |t: &rmcp::model::ResourceTemplate| t.uri_template.clone();
-        let templates =
-            self.servers.trust.admit_items(server, judged, templates, name).into_inner();
+        let key = self.servers.key(server);
+        let templates = self.servers.trust.admit_items(&key, judged, templates, name).into_inner();
         Page { items: Items::Templates(templates), next_cursor, ttl_ms }
     }
 
@@ -61,7 +61,7 @@ impl McpConnectionManager {
         from: Option<String>,
     ) -> Result<SharedListing, McpError> {
         let generation = self.generation(server)?;
-        if let Some(kept) = self.kept.get(server, kind, generation)
+        if let Some(kept) = self.state().kept.get(server, kind, generation)
             && kept.listing.page_starts.iter().any(|p| p.cursor == from)
         {
             return Ok(kept);
@@ -73,14 +73,14 @@ impl McpConnectionManager {
         let listing = self.follow(server, &conn, kind, from.clone()).await;
         let listing = Arc::new(listing);
         if from.is_none() {
-            self.kept.put(&listing, generation);
+            self.state().kept.put(&listing, generation);
         }
         Ok(SharedListing { listing, kept_at: None })
     }
 
     /// `server`'s fresh kept listing of `kind`. Only looks.
     pub(crate) fn kept(&self, server: &str, kind: ListKind) -> Option<SharedListing> {
-        self.kept.get(server, kind, self.generation(server).ok()?)
+        self.state().kept.get(server, kind, self.generation(server).ok()?)
     }
 
     /// Every server's resources or templates, each paged to the end. Every server with the
@@ -94,11 +94,12 @@ impl McpConnectionManager {
         reuse: Reuse,
     ) -> Result<Aggregate, McpError> {
         if reuse == Reuse::Kept
-            && let Some(kept) = self.kept.all_kept(kind, |server| self.generation(server).ok())
+            && let Some(kept) =
+                self.state().kept.all_kept(kind, |server| self.generation(server).ok())
         {
             return Ok(kept);
         }
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         let listings = all.iter().map(|(name, managed)| async move {
             // A lazy server whose catalog says it offers no resources is not started for this.
             if matches!(&*managed.state.borrow(), ServerState::Lazy)
@@ -119,14 +120,14 @@ impl McpConnectionManager {
             conn.capabilities.resources.as_ref()?;
             let generation = self.generation(name).ok()?;
             let listing = Arc::new(self.follow(name, &conn, kind, None).await);
-            self.kept.put(&listing, generation);
+            self.state().kept.put(&listing, generation);
             Some(Ok(SharedListing { listing, kept_at: None }))
         });
         let listings: Aggregate =
             join_all(listings).await.into_iter().flatten().collect::<Result<_, _>>()?;
         let complete = listings.iter().all(|l| l.listing.error.is_none());
         let servers = complete.then(|| listings.iter().map(|l| l.listing.server.clone()).collect());
-        self.kept.set_last_all(kind, servers);
+        self.state().kept.set_last_all(kind, servers);
         Ok(listings)
     }
 
@@ -140,7 +141,7 @@ impl McpConnectionManager {
         from: Option<String>,
     ) -> ServerListing {
         let max_pages = self.servers.options.lists.max_pages;
-        let timeout = match self.servers.servers.get(server) {
+        let timeout = match self.servers.get(server) {
             Some(managed) => managed.config.tool_timeout,
             None => return ServerListing::empty(server, kind),
         };

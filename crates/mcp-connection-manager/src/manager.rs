@@ -9,12 +9,12 @@ use router_protocol::{ApprovalPolicy, DefinitionKind, ToolApproval, ToolApproval
 use std::sync::Arc;
 
 use futures::future::join_all;
-use mcp_backend::{KeptListings, KnownTools, McpError, QualifiedTool, SignIn};
+use mcp_backend::{KnownTools, McpError, QualifiedTool, SignIn};
 use router_protocol::EventSender;
 
-use crate::catalog::ToolCatalog;
 use crate::lifecycle::{ServerState, Servers};
 use crate::options::ManagerOptions;
+use crate::scope::ViewState;
 use crate::trust::Judged;
 use mcp_connection::ServerConfig;
 use mcp_connection::{Connector, Transports};
@@ -48,13 +48,11 @@ pub enum ServerStatus {
 /// [`McpError::ShutDown`].
 pub struct McpConnectionManager {
     pub(crate) servers: Arc<Servers>,
-    catalog: ToolCatalog,
-    /// Complete resource and template listings, kept behind continuations and filtered lists.
-    pub(crate) kept: KeptListings,
-    /// Each server's kept skill listing (SEP-2640).
-    pub(crate) skill_cache: crate::skills::cache::SkillCache,
-    /// Tool calls' tasks handed to the background (`background_tasks_after`).
-    pub(crate) backgrounded: crate::tasks::follow::Backgrounded,
+    /// What the manager keeps for a request of no view (each view keeps its own): complete
+    /// resource and template listings behind continuations and filtered lists, the qualified
+    /// tools, each server's skill listing (SEP-2640), the tool calls' tasks handed to the
+    /// background (`background_tasks_after`).
+    base: Arc<ViewState>,
 }
 
 impl McpConnectionManager {
@@ -87,25 +85,24 @@ impl McpConnectionManager {
         host: Arc<dyn HostHandler>,
         connector: Arc<dyn Connector>,
     ) -> Self {
-        let kept = KeptListings::new(options.lists.cache, options.lists.cache_bytes);
         let servers = Arc::new(Servers::start(configs, events, options, host, connector));
-        Self {
-            servers,
-            catalog: ToolCatalog::default(),
-            kept,
-            skill_cache: Default::default(),
-            backgrounded: Default::default(),
-        }
+        let base = Arc::new(ViewState::new(Vec::new(), &servers.options));
+        Self { servers, base }
+    }
+
+    /// What the current request's view keeps (the manager's own outside a view).
+    pub(crate) fn state(&self) -> Arc<ViewState> {
+        crate::scope::current().unwrap_or_else(|| self.base.clone())
     }
 
     /// Configured (enabled) server names, sorted.
     pub fn server_names(&self) -> Vec<String> {
-        self.servers.servers.names()
+        self.servers.names()
     }
 
     /// A server's current status, `None` if unknown.
     pub fn status(&self, server: &str) -> Option<ServerStatus> {
-        let managed = self.servers.servers.get(server)?;
+        let managed = self.servers.get(server)?;
         Some(match &*managed.state.borrow() {
             ServerState::Starting => ServerStatus::Starting,
             ServerState::Lazy => ServerStatus::NotStarted,
@@ -125,7 +122,7 @@ impl McpConnectionManager {
     /// nothing is known of (no catalog: a first run) is started to learn it, as a listing of
     /// its tools does.
     pub(crate) async fn server_supports_completions(&self, server: &str) -> bool {
-        if let Some(managed) = self.servers.servers.get(server) {
+        if let Some(managed) = self.servers.get(server) {
             let state = managed.state.borrow().clone();
             if matches!(state, ServerState::Starting | ServerState::Lazy)
                 && let Some(catalog) = managed.catalog.get()
@@ -145,13 +142,13 @@ impl McpConnectionManager {
     /// Wait until no server is starting any more (each bounded by its startup timeout). Only
     /// waits: a failed or dead server is not restarted.
     pub async fn wait_until_started(&self) {
-        let names = self.servers.servers.names();
+        let names = self.servers.names();
         join_all(names.iter().map(|name| self.servers.settled(name))).await;
     }
 
     /// The model read `uri`: watch it (see `watch`), and forget a pending change of it.
     pub(crate) fn watch_read(&self, server: &str, uri: &str) {
-        let Some(managed) = self.servers.servers.get(server) else { return };
+        let Some(managed) = self.servers.get(server) else { return };
         // Only a URI that joined the watched set costs a request (see `Watched`'s policy).
         let Some(touch) = managed.watched.read(uri) else { return };
         let conn = match &*managed.state.borrow() {
@@ -173,13 +170,17 @@ impl McpConnectionManager {
         let abandoned = join_all(self.servers.take_startups());
         join_all(connections.iter().map(|(_, c)| c.close(grace))).await;
         abandoned.await;
+        // Scoped instances that no view holds any more end on tasks of their own.
+        let closing =
+            std::mem::take(&mut *self.servers.closing.lock().unwrap_or_else(|p| p.into_inner()));
+        join_all(closing).await;
         // Once per shutdown: a second call (or a clone's) finds nothing left to announce.
         if self.servers.stopped_announced.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return;
         }
         let running: std::collections::BTreeSet<&String> =
             connections.iter().map(|(name, _)| name).collect();
-        for server in self.servers.servers.names().iter() {
+        for server in self.servers.names().iter() {
             self.servers.events.send(router_protocol::EventMsg::McpServerStopped(
                 router_protocol::McpServerStoppedEvent {
                     server: server.clone(),
@@ -193,7 +194,7 @@ impl McpConnectionManager {
     /// `insufficient_scope` naming the scopes it wants): pass it to
     /// [`mcp_connection::oauth::Login::start`] so the new sign-in asks for them.
     pub fn auth_challenge(&self, server: &str) -> Option<String> {
-        self.servers.servers.get(server)?.challenge.lock().ok()?.clone()
+        self.servers.get(server)?.challenge.lock().ok()?.clone()
     }
 
     /// The rmcp peer of a ready server, for the benchmarks' measurements on the very same
@@ -201,7 +202,7 @@ impl McpConnectionManager {
     /// through it bypass the router (no events, no cache, no restart on failure).
     #[cfg(feature = "bench")]
     pub fn peer(&self, server: &str) -> Option<rmcp::service::Peer<rmcp::RoleClient>> {
-        let managed = self.servers.servers.get(server)?;
+        let managed = self.servers.get(server)?;
         match &*managed.state.borrow() {
             ServerState::Ready { conn, .. } => Some(conn.service.peer().clone()),
             _ => None,
@@ -213,7 +214,7 @@ impl McpConnectionManager {
     /// started yet asks when it starts.
     pub async fn roots_changed(&self) -> usize {
         let ready: Vec<_> = {
-            let all = self.servers.servers.snapshot();
+            let all = self.servers.snapshot();
             crate::lifecycle::ready_connections(&all).into_iter().map(|(_, conn)| conn).collect()
         };
         let mut told = 0;
@@ -227,7 +228,7 @@ impl McpConnectionManager {
 
     /// Each server's restarts since this manager started, by name (what the ledger counts).
     pub fn restart_counts(&self) -> Vec<(String, u32)> {
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         let count = |m: &crate::lifecycle::ManagedServer| {
             m.restarted.load(std::sync::atomic::Ordering::Relaxed)
         };
@@ -237,7 +238,7 @@ impl McpConnectionManager {
     /// For each ready stdio server, the process id of the server itself (for diagnostics and
     /// tests; see [`McpConnectionManager::process_groups`] for the guard heading its group).
     pub fn child_pids(&self) -> Vec<(String, u32)> {
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         crate::lifecycle::ready_connections(&all)
             .into_iter()
             .filter_map(|(name, conn)| Some((name.clone(), conn.child.as_ref()?.server_pid()?)))
@@ -246,7 +247,7 @@ impl McpConnectionManager {
 
     /// For each ready stdio server, its sandbox in words (`mcp_server_ready`'s `sandbox`).
     pub fn sandboxes(&self) -> Vec<(String, String)> {
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         crate::lifecycle::ready_connections(&all)
             .into_iter()
             .filter_map(|(name, conn)| Some((name.clone(), conn.child.as_ref()?.sandbox().into())))
@@ -256,7 +257,7 @@ impl McpConnectionManager {
     /// For each ready stdio server, the process id of its guard, which heads the server's
     /// process group (the server is the guard's child; shutdown ends the whole group).
     pub fn process_groups(&self) -> Vec<(String, u32)> {
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         crate::lifecycle::ready_connections(&all)
             .into_iter()
             .filter_map(|(name, conn)| conn.child.as_ref().map(|c| (name.clone(), c.pid())))
@@ -268,11 +269,12 @@ impl McpConnectionManager {
         let admit = |server: &str, conn: &mcp_connection::SharedConnection| {
             let (tools, unshown) = (conn.tools(), conn.filtered_tools());
             let policy = self.servers.policy(server);
-            trust.admit(server, policy, tools.clone(), &tools, &unshown).visible.clone()
+            let key = self.servers.key(server);
+            trust.admit(&key, policy, tools.clone(), &tools, &unshown).visible.clone()
         };
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         let ready = crate::lifecycle::ready_connections(&all);
-        self.catalog.tools(&ready, trust.generation(), admit)
+        self.state().catalog.tools(&ready, trust.generation(), admit)
     }
 
     /// The tools of ready servers and the catalogs of starting or lazy ones; the servers of
@@ -280,14 +282,15 @@ impl McpConnectionManager {
     pub(crate) fn tools_known_now(&self) -> KnownTools {
         let mut from_catalog = false;
         let (mut lists, mut unknown) = (Vec::new(), Vec::new());
-        let all = self.servers.servers.snapshot();
+        let all = self.servers.snapshot();
         for (name, managed) in all.iter() {
             let policy = managed.config.tool_changes;
             let tools = match &*managed.state.borrow() {
                 ServerState::Ready { conn, .. } => {
                     let (tools, unshown) = (conn.tools(), conn.filtered_tools());
                     let trust = &self.servers.trust;
-                    trust.admit(name, policy, tools.clone(), &tools, &unshown).visible.clone()
+                    let key = &managed.key;
+                    trust.admit(key, policy, tools.clone(), &tools, &unshown).visible.clone()
                 }
                 ServerState::Starting | ServerState::Lazy => match managed.catalog.get() {
                     Some(catalog) => {
@@ -295,7 +298,8 @@ impl McpConnectionManager {
                         from_catalog = true;
                         let trust = &self.servers.trust;
                         let owner = catalog.clone();
-                        trust.admit(name, policy, owner, &catalog.tools, &[]).visible.clone()
+                        let key = &managed.key;
+                        trust.admit(key, policy, owner, &catalog.tools, &[]).visible.clone()
                     }
                     None => {
                         unknown.push(name.clone());
@@ -330,12 +334,13 @@ impl McpConnectionManager {
         let policy = self.servers.policy(server);
         let unshown = conn.filtered_tools();
         let trust = &self.servers.trust;
-        let mut admitted = trust.admit(server, policy, tools.clone(), &tools, &unshown);
+        let key = self.servers.key(server);
+        let mut admitted = trust.admit(&key, policy, tools.clone(), &tools, &unshown);
         let refused = |message: String| McpError::Refused { server: server.to_string(), message };
         let held = |admitted: &crate::trust::Admitted| admitted.held.iter().any(|h| h.tool == tool);
         // Approved since (by `mcp-router trust approve`, another process): the files say so.
         if held(&admitted) && trust.refresh() {
-            admitted = trust.admit(server, policy, tools.clone(), &tools, &unshown);
+            admitted = trust.admit(&key, policy, tools.clone(), &tools, &unshown);
         }
         if held(&admitted) {
             self.not_held(server, DefinitionKind::Tool, tool)?;
@@ -352,7 +357,7 @@ impl McpConnectionManager {
         let destructive = found
             .and_then(|t| t.annotations.as_ref())
             .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true));
-        let managed = self.servers.servers.get(server);
+        let managed = self.servers.get(server);
         let config = managed.ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
         let config = &config.config;
         let default =
@@ -375,7 +380,8 @@ impl McpConnectionManager {
         arguments: Option<&rmcp::model::JsonObject>,
     ) -> Result<(), McpError> {
         let sha256 = found.map(|t| crate::trust::pins::Seen::of(t).sha256).unwrap_or_default();
-        if self.servers.trust.always(server, tool, &sha256) {
+        let key = self.servers.key(server);
+        if self.servers.trust.always(&key, tool, &sha256) {
             return Ok(());
         }
         let question = ToolApprovalQuestion {
@@ -404,7 +410,7 @@ impl McpConnectionManager {
         {
             ToolApproval::Once => Ok(()),
             ToolApproval::Always => {
-                self.servers.trust.remember_always(server, tool, &question.sha256);
+                self.servers.trust.remember_always(&key, tool, &question.sha256);
                 Ok(())
             }
             ToolApproval::Refuse(reason) => Err(refused(format!(
@@ -418,11 +424,8 @@ impl McpConnectionManager {
     /// `resources/list_changed`, it was connected anew, or a pin changed while the router
     /// runs): a kept listing taken before a change is not used.
     pub(crate) fn generation(&self, server: &str) -> Result<u64, McpError> {
-        let managed = self
-            .servers
-            .servers
-            .get(server)
-            .ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
+        let managed =
+            self.servers.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
         let listed = managed.list_generation.load(std::sync::atomic::Ordering::SeqCst);
         // Both only grow, so their sum changes whenever either does.
         Ok(listed + self.servers.trust.generation())
@@ -441,7 +444,7 @@ impl McpConnectionManager {
         T: serde::Serialize + serde::de::DeserializeOwned + Clone,
     {
         let judged = Judged::whole(kind, self.servers.policy(server));
-        self.servers.trust.admit_items(server, judged, items, name)
+        self.servers.trust.admit_items(&self.servers.key(server), judged, items, name)
     }
 
     /// Pin `server`'s held definitions as they are now — `names`, or every one with `names`
@@ -449,7 +452,7 @@ impl McpConnectionManager {
     /// the catalog), its prompts, templates and skills as its pins file keeps them. Returns the
     /// names pinned anew; every list is admitted again. Nothing is pinned without a pin store.
     pub fn approve_held(&self, server: &str, names: &[String]) -> Result<Vec<String>, McpError> {
-        let managed = self.servers.servers.get(server);
+        let managed = self.servers.get(server);
         let managed = managed.ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
         let Some(store) = &self.servers.options.trust.pins else { return Ok(Vec::new()) };
         let tools = match &*managed.state.borrow() {
@@ -469,7 +472,15 @@ impl McpConnectionManager {
     /// each server's last tool list admitted, prompts, templates and skills by their last list.
     /// Only looks. `approve_held` (or `mcp-router trust approve`) lets them in.
     pub fn held_definitions(&self) -> Vec<(String, DefinitionKind, String)> {
-        self.servers.trust.held_now()
+        let sees = self.identities();
+        let held = self.servers.trust.held_now().into_iter().filter(|(key, ..)| sees.contains(key));
+        held.map(|(key, kind, name)| (crate::scope::name_of(&key).to_string(), kind, name))
+            .collect()
+    }
+
+    /// The identities of the servers the current request sees.
+    pub(crate) fn identities(&self) -> std::collections::HashSet<String> {
+        self.servers.snapshot().values().map(|managed| managed.key.clone()).collect()
     }
 
     /// Refused with the reason when `name` of `kind` of `server` is held.
@@ -480,11 +491,12 @@ impl McpConnectionManager {
         name: &str,
     ) -> Result<(), McpError> {
         let trust = &self.servers.trust;
-        let Some(mut message) = trust.held_message(server, kind, name) else { return Ok(()) };
+        let key = self.servers.key(server);
+        let Some(mut message) = trust.held_message(&key, kind, name) else { return Ok(()) };
         // Approved since by another process? The files are read again before refusing (a tool
         // is admitted again by its caller, `check_call`).
         if !kind.is_tool() && trust.refresh() {
-            match trust.held_message(server, kind, name) {
+            match trust.held_message(&key, kind, name) {
                 Some(again) => message = again,
                 None => return Ok(()),
             }

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use router_protocol::{EventMsg, McpServerStoppedEvent};
 
-use crate::lifecycle::{ManagedServer, ServerState, chosen};
+use crate::lifecycle::{ManagedServer, ServerState, Servers, chosen};
 use crate::manager::McpConnectionManager;
+use crate::scope::Instances;
+use crate::server_map::ServerMap;
 use mcp_connection::ServerConfig;
 
 /// What [`McpConnectionManager::reconfigure`] did, each list sorted by server name.
@@ -41,17 +43,31 @@ impl McpConnectionManager {
     /// their connection, and nothing is asked of them. Calls in flight finish on the
     /// connection they started on. After a shutdown it does nothing.
     pub fn reconfigure(&self, configs: Vec<ServerConfig>) -> Reconfigured {
-        let servers = &self.servers;
+        let done = self.servers.apply(&self.servers.base, configs, None);
+        tracing::info!(?done, "configuration applied");
+        done
+    }
+}
+
+impl Servers {
+    /// `configs` applied to the servers of `map` (the shared ones, or `scope`'s instances):
+    /// see [`McpConnectionManager::reconfigure`].
+    pub(crate) fn apply(
+        &self,
+        map: &ServerMap<ManagedServer>,
+        configs: Vec<ServerConfig>,
+        scope: Option<&Instances>,
+    ) -> Reconfigured {
         let mut done = Reconfigured::default();
-        if servers.is_shut_down() {
+        if self.is_shut_down() {
             return done;
         }
-        let current = servers.servers.snapshot();
-        let wanted = chosen(configs, &servers.options);
-        let idle = crate::idle::idle_servers(&servers.options, wanted.iter().map(|(c, s)| (c, s)));
+        let current = map.snapshot();
+        let wanted = chosen(configs, &self.options);
+        let idle = crate::idle::idle_servers(&self.options, wanted.iter().map(|(c, s)| (c, s)));
         let mut launched = Vec::new();
         for (config, catalog) in wanted {
-            let config = servers.with_defaults(config);
+            let config = self.with_defaults(config);
             let name = config.name.clone();
             let lazy = idle.contains(&name);
             match current.get(&name) {
@@ -60,11 +76,11 @@ impl McpConnectionManager {
                     // Lists kept of the old one are not the new one's.
                     old.list_generation.fetch_add(1, Ordering::SeqCst);
                     let generation = old.list_generation.clone();
-                    launched.push(servers.launch(config, catalog, lazy, generation));
+                    launched.push(self.launch(config, catalog, lazy, generation, scope));
                     done.restarted.push(name);
                 }
                 None => {
-                    launched.push(servers.launch(config, catalog, lazy, Arc::default()));
+                    launched.push(self.launch(config, catalog, lazy, Arc::default(), scope));
                     done.added.push(name);
                 }
             }
@@ -75,7 +91,7 @@ impl McpConnectionManager {
             .filter(|name| !launched.iter().any(|m| &m.config.name == *name))
             .cloned()
             .collect();
-        servers.servers.update(|map| {
+        map.update(|map| {
             for name in &done.removed {
                 map.remove(name);
             }
@@ -83,17 +99,16 @@ impl McpConnectionManager {
                 map.insert(managed.config.name.clone(), managed.clone());
             }
         });
-        let grace = servers.options.lifecycle.shutdown_grace;
+        let grace = self.options.lifecycle.shutdown_grace;
         for name in done.restarted.iter().chain(&done.removed) {
             if let Some(old) = current.get(name) {
-                let announce = done.removed.contains(name).then(|| servers.events.clone());
+                let announce = done.removed.contains(name).then(|| self.events.clone());
                 tokio::spawn(retire(old.clone(), grace, announce));
             }
         }
         for list in [&mut done.added, &mut done.restarted, &mut done.removed, &mut done.kept] {
             list.sort();
         }
-        tracing::info!(?done, "configuration applied");
         done
     }
 }
@@ -101,7 +116,7 @@ impl McpConnectionManager {
 /// End a server the config no longer has (or has anew): no request starts it again; once it
 /// is no longer starting and the calls holding its connection are done (at most its tool
 /// timeout), the connection is closed. A removed server's end is announced.
-async fn retire(
+pub(crate) async fn retire(
     old: Arc<ManagedServer>,
     grace: Duration,
     announce: Option<router_protocol::EventSender>,

@@ -28,7 +28,7 @@ impl Servers {
     /// not be refreshed, or was revoked): it is marked failed with the login hint, and
     /// `mcp_server_failed` says so, once per connection.
     pub(crate) fn signed_out(&self, server: &str, conn: &SharedConnection, sign_in: &SignIn) {
-        let Some(managed) = self.servers.get(server) else { return };
+        let Some(managed) = self.get(server) else { return };
         let credentials = self.fingerprint(&managed.config);
         let error = sign_in.advice(server);
         let replaced = managed.state.send_if_modified(|state| {
@@ -91,7 +91,7 @@ impl Servers {
     ) -> McpError {
         #[cfg(feature = "streamable-http")]
         if let Some(challenge) = e.auth_challenge()
-            && let Some(managed) = self.servers.get(server)
+            && let Some(managed) = self.get(server)
             && let Ok(mut last) = managed.challenge.lock()
         {
             *last = Some(challenge.to_string());

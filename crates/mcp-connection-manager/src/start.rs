@@ -26,6 +26,8 @@ use mcp_connection::{ServerConfig, TransportConfig};
 /// may retry once `failure_backoff` has passed.
 pub(crate) struct StartServer {
     pub(crate) config: ServerConfig,
+    /// Its identity in the trust store (`ManagedServer::key`).
+    pub(crate) key: String,
     pub(crate) state: watch::Sender<ServerState>,
     pub(crate) events: EventSender,
     pub(crate) host: Arc<dyn HostHandler>,
@@ -91,8 +93,8 @@ impl StartServer {
             return None;
         }
         let (tools, unshown) = (conn.tools(), conn.filtered_tools());
-        let (name, policy) = (&self.config.name, self.config.tool_changes);
-        let admitted = self.trust.admit(name, policy, tools.clone(), &tools, &unshown);
+        let policy = self.config.tool_changes;
+        let admitted = self.trust.admit(&self.key, policy, tools.clone(), &tools, &unshown);
         let held: Vec<&str> = admitted.held.iter().map(|h| h.tool.as_str()).collect();
         (!held.is_empty()).then(|| {
             ConnectError::Failed(format!(
@@ -106,8 +108,17 @@ impl StartServer {
 
     /// Publish the new connection.
     fn ready(self, conn: Connection, elapsed: Duration) {
-        let Self { config, state, events, response_cache, list_generation, catalog, trust, .. } =
-            self;
+        let Self {
+            config,
+            key,
+            state,
+            events,
+            response_cache,
+            list_generation,
+            catalog,
+            trust,
+            ..
+        } = self;
         if response_cache && conn.modern {
             conn.cache().enable();
         }
@@ -123,8 +134,7 @@ impl StartServer {
         // Announced once it is so: a host that acts on `mcp_server_ready` finds it ready.
         events.send(ready);
         // Its tools against their pins now, so a definition held is announced at start.
-        let admitted =
-            trust.admit(&config.name, config.tool_changes, tools.clone(), &tools, &unshown);
+        let admitted = trust.admit(&key, config.tool_changes, tools.clone(), &tools, &unshown);
         // Tools listed from the catalog while it started: say so if what the model may see
         // now differs (after the switch, so the specs asked for next are the live ones).
         if let Some(served) = catalog.live(live) {

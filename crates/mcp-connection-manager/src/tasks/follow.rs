@@ -210,7 +210,7 @@ impl Drop for CancelOnDrop<'_> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let (servers, server, task) =
             (follow.servers.clone(), follow.server.clone(), follow.task.clone());
-        runtime.spawn(cancel(servers, server, task));
+        crate::scope::spawn(&runtime, cancel(servers, server, task));
     }
 }
 

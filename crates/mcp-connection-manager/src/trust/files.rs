@@ -45,14 +45,21 @@ impl Loaded {
 }
 
 impl Trust {
-    /// `config`'s server keeps the pins of its identity (see [`PinKey::of`]); a server whose
-    /// identity changed (a config edit) starts afresh.
-    pub(crate) fn identify(&self, config: &ServerConfig) {
-        let key = PinKey::of(config);
+    /// The server of identity `key` (its name, or a scoped instance's identity), configured
+    /// by `config`, keeps the pins of its identity (see [`PinKey::of`]); a server whose
+    /// identity changed (a config edit) starts afresh. `approve_in`: the directory its held
+    /// definitions are approved from (a scoped instance's: its pins are that directory's).
+    pub(crate) fn identify(
+        &self,
+        key: &str,
+        config: &ServerConfig,
+        approve_in: Option<std::path::PathBuf>,
+    ) {
+        let pins = PinKey::of(config);
         let Ok(mut servers) = self.servers.lock() else { return };
-        let state = servers.entry(config.name.clone()).or_default();
-        if state.key.as_ref() != Some(&key) {
-            *state = ServerTrust { key: Some(key), ..ServerTrust::default() };
+        let state = servers.entry(key.to_string()).or_default();
+        if state.key.as_ref() != Some(&pins) {
+            *state = ServerTrust { key: Some(pins), approve_in, ..ServerTrust::default() };
             drop(servers);
             self.generation.fetch_add(1, Ordering::SeqCst);
         }

@@ -16,15 +16,22 @@ use crate::trust::pins::{self, Seen};
 use crate::trust::{POISONED, Trust};
 
 impl Trust {
-    /// Ask the host about a held tool, on a task of its own; an approval pins it.
-    pub(crate) fn ask(self: &Arc<Self>, event: McpToolDefinitionChangedEvent, pin: pins::Pin) {
+    /// Ask the host about a held definition of the server of identity `key`, on a task of
+    /// its own; an approval pins it.
+    pub(crate) fn ask(
+        self: &Arc<Self>,
+        key: &str,
+        event: McpToolDefinitionChangedEvent,
+        pin: pins::Pin,
+    ) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let trust = self.clone();
+        let key = key.to_string();
         runtime.spawn(async move {
             let asking = Asking::new(event.server.clone(), None);
             let decision = match trust.host.tool_definition_changed(&asking, &event).await {
                 TrustAnswer::Approve => {
-                    trust.pin(&event.server, event.kind, &event.tool, pin);
+                    trust.pin(&key, event.kind, &event.tool, pin);
                     DefinitionDecision::Approved
                 }
                 TrustAnswer::Refuse => DefinitionDecision::Refused,
@@ -55,8 +62,9 @@ impl Trust {
                 _ => return false,
             }
         };
-        let event = seen.event(server, pinned.as_ref(), false, DefinitionDecision::Held);
-        let asking = Asking::new(server, call_id);
+        let shown = crate::scope::name_of(server);
+        let event = seen.event(shown, pinned.as_ref(), false, DefinitionDecision::Held);
+        let asking = Asking::new(shown, call_id);
         let params = serde_json::to_value(&event).unwrap_or_default();
         let ask = self.host.tool_definition_changed(&asking, &event);
         let told = |answer: &TrustAnswer| {
@@ -109,21 +117,23 @@ impl Trust {
         name: &str,
     ) -> Option<String> {
         let what = kind.as_str();
+        let key = server;
+        let server = crate::scope::name_of(key);
         let Ok(servers) = self.servers.lock() else {
             return Some(format!("{what} `{name}` of MCP server '{server}' is held: {POISONED}"));
         };
-        let state = servers.get(server)?;
+        let state = servers.get(key)?;
         let held = if kind.is_tool() {
             let (_, _, admitted) = state.last.as_ref()?;
             admitted.held.iter().find(|h| h.tool == name)?
         } else {
             state.held.get(&(kind, name.to_string()))?
         };
-        let approve = &self.approve_command;
+        let approve = self.approve_in(state.approve_in.as_deref());
         if let Some(why) = &held.unusable {
             return Some(format!(
                 "{what} `{name}` of MCP server '{server}' is held: {why}; nothing of '{server}' is shown until the file is fixed or removed (`{} {server}` removes it, and the next start pins what the server offers then)",
-                forget_command(approve)
+                forget_command(&approve)
             ));
         }
         let how = match held.change {
@@ -142,6 +152,17 @@ impl Trust {
         &self.approve_command
     }
 
+    /// The approve command run from `dir` (a scoped instance's pins are its directory's).
+    fn approve_in(&self, dir: Option<&std::path::Path>) -> String {
+        match dir {
+            Some(dir) => {
+                let cd = shell_word(&dir.to_string_lossy());
+                format!("cd {cd} && {}", self.approve_command)
+            }
+            None => self.approve_command.clone(),
+        }
+    }
+
     /// Every definition held now, by server: tools by the last list of each server admitted,
     /// the other kinds by their last list.
     pub(crate) fn held_now(&self) -> Vec<(String, DefinitionKind, String)> {
@@ -157,34 +178,43 @@ impl Trust {
         out
     }
 
-    /// The definitions of `kind` held now, one note per server (sorted), each with the
-    /// command that approves all of them.
-    pub(crate) fn notes(&self, kind: DefinitionKind) -> Vec<HeldNote> {
-        let mut notes: Vec<HeldNote> = Vec::new();
-        for (server, _, name) in self.held_now().into_iter().filter(|(_, k, _)| *k == kind) {
+    /// The definitions of `kind` held now of the servers whose identity `sees` admits, one
+    /// note per server (sorted by name), each with the command that approves all of them.
+    pub(crate) fn notes(&self, kind: DefinitionKind, sees: impl Fn(&str) -> bool) -> Vec<HeldNote> {
+        let mut notes: Vec<(String, HeldNote)> = Vec::new();
+        let held = self.held_now().into_iter().filter(|(key, k, _)| *k == kind && sees(key));
+        for (key, _, name) in held {
             match notes.last_mut() {
-                Some(note) if note.server == server => {
+                Some((last, note)) if *last == key => {
                     note.count += 1;
                     note.names.push(name);
                 }
-                _ => notes.push(HeldNote {
-                    server,
-                    count: 1,
-                    names: vec![name],
-                    approve: String::new(),
-                }),
+                _ => {
+                    let server = crate::scope::name_of(&key).to_string();
+                    let note =
+                        HeldNote { server, count: 1, names: vec![name], approve: String::new() };
+                    notes.push((key, note));
+                }
             }
         }
-        for note in &mut notes {
-            let names: Vec<String> = note.names.iter().map(|n| shell_word(n)).collect();
-            note.approve = format!(
-                "{} {} {}",
-                self.approve_command,
-                shell_word(&note.server),
-                names.join(" ")
-            );
-            note.names.truncate(HeldNote::NAMES_SHOWN);
-        }
+        let dirs: Vec<Option<std::path::PathBuf>> = {
+            let servers = self.servers.lock();
+            let dir = |key: &String| servers.as_ref().ok()?.get(key)?.approve_in.clone();
+            notes.iter().map(|(key, _)| dir(key)).collect()
+        };
+        let mut notes: Vec<HeldNote> = notes
+            .into_iter()
+            .zip(dirs)
+            .map(|((_, mut note), dir)| {
+                let names: Vec<String> = note.names.iter().map(|n| shell_word(n)).collect();
+                let approve = self.approve_in(dir.as_deref());
+                note.approve =
+                    format!("{approve} {} {}", shell_word(&note.server), names.join(" "));
+                note.names.truncate(HeldNote::NAMES_SHOWN);
+                note
+            })
+            .collect();
+        notes.sort_by(|a, b| a.server.cmp(&b.server));
         notes
     }
 

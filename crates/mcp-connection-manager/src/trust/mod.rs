@@ -86,7 +86,8 @@ struct Verdict {
     /// Indices of the definitions shown.
     visible: Vec<usize>,
     held: Vec<Held>,
-    /// Questions for the host: the event and the pin an approval makes.
+    /// Questions for the host: the event and the pin an approval makes (for the server the
+    /// list is of).
     asks: Vec<(McpToolDefinitionChangedEvent, pins::Pin)>,
     /// A pin changed: the file is written.
     changed: bool,
@@ -127,11 +128,13 @@ struct ServerTrust {
     held: BTreeMap<(DefinitionKind, String), Held>,
     /// The kinds whose first page was admitted while the router runs.
     first_pages: HashSet<DefinitionKind>,
+    /// Where its held definitions are approved from (a scoped instance's directory).
+    approve_in: Option<std::path::PathBuf>,
 }
 
 impl ServerTrust {
     fn key(&self, server: &str) -> PinKey {
-        self.key.clone().unwrap_or_else(|| PinKey::named(server))
+        self.key.clone().unwrap_or_else(|| PinKey::named(crate::scope::name_of(server)))
     }
 
     /// The pins, read on first use.
@@ -246,7 +249,7 @@ impl Trust {
         state.last = Some((owner, generation, admitted.clone()));
         drop(servers);
         for (event, pin) in asks {
-            self.ask(event, pin);
+            self.ask(server, event, pin);
         }
         admitted
     }
@@ -305,7 +308,7 @@ impl Trust {
         }
         drop(servers);
         for (event, pin) in asks {
-            self.ask(event, pin);
+            self.ask(server, event, pin);
         }
         Shown::new(visible.into_iter().map(|i| cleaned(&items[i])).collect())
     }
@@ -340,7 +343,8 @@ impl Trust {
                 (_, _, ToolChanges::Accept) => DefinitionDecision::Accepted,
                 _ => DefinitionDecision::Held,
             };
-            let event = seen.event(server, pin, decision == DefinitionDecision::Pinned, decision);
+            let shown = crate::scope::name_of(server);
+            let event = seen.event(shown, pin, decision == DefinitionDecision::Pinned, decision);
             let new = told.insert((kind, seen.name.clone(), seen.sha256.clone()));
             if decision != DefinitionDecision::Held {
                 if new && (decision == DefinitionDecision::Accepted || !seen.flags.is_empty()) {

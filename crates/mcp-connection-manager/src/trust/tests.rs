@@ -317,15 +317,55 @@ async fn a_servers_identity_keeps_its_own_pins() {
     };
     let first = tools("Add.");
     let one = trust_at(dir.path());
-    one.identify(&config(&["--one"]));
+    one.identify("calc", &config(&["--one"]), None);
     one.admit("calc", ToolChanges::Hold, first.clone(), &first, &[]);
     let changed = tools("Add, differently.");
     let two = trust_at(dir.path());
-    two.identify(&config(&["--two"]));
+    two.identify("calc", &config(&["--two"]), None);
     let admitted = two.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
     assert_eq!(names(&admitted), ["add", "echo"], "another identity: its own first sight");
     let again = trust_at(dir.path());
-    again.identify(&config(&["--one"]));
+    again.identify("calc", &config(&["--one"]), None);
     let admitted = again.admit("calc", ToolChanges::Hold, changed.clone(), &changed, &[]);
     assert_eq!(names(&admitted), ["echo"], "the first identity's pins hold the change");
+}
+
+/// One trust store for every scope: two directories' instances of one entry are two
+/// identities (their directory is part of it), pinned and held each on its own, and a held
+/// definition names the server by its name and is approved from its directory.
+#[tokio::test]
+async fn two_directories_instances_of_one_entry_are_trusted_apart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let in_dir = |cwd: &str| {
+        let mut config = ServerConfig::stdio("calc", "calc-server", Vec::new());
+        if let mcp_connection::TransportConfig::Stdio { cwd: at, .. } = &mut config.transport {
+            *at = Some(std::path::PathBuf::from(cwd));
+        }
+        config
+    };
+    let (one, two) = (
+        crate::scope::instance_key("calc", "/w/one"),
+        crate::scope::instance_key("calc", "/w/two"),
+    );
+    let trust = trust_at(dir.path());
+    trust.identify(&one, &in_dir("/w/one"), Some("/w/one".into()));
+    trust.identify(&two, &in_dir("/w/two"), Some("/w/two".into()));
+    let first = tools("Add.");
+    trust.admit(&one, ToolChanges::Hold, first.clone(), &first, &[]);
+    let changed = tools("Add, differently.");
+    let admitted = trust.admit(&two, ToolChanges::Hold, changed.clone(), &changed, &[]);
+    assert_eq!(names(&admitted), ["add", "echo"], "two's first sight is its own");
+    let admitted = trust.admit(&one, ToolChanges::Hold, changed.clone(), &changed, &[]);
+    assert_eq!(names(&admitted), ["echo"], "one's pins hold the change");
+    let message = trust.held_message(&one, DefinitionKind::Tool, "add").expect("held");
+    assert!(message.contains("of MCP server 'calc' is held"), "{message}");
+    assert!(message.contains("run `cd /w/one && mcp-router trust approve calc add`"), "{message}");
+    assert!(trust.held_message(&two, DefinitionKind::Tool, "add").is_none(), "not held in two");
+    let notes = trust.notes(DefinitionKind::Tool, |key| key == one);
+    assert_eq!(notes.len(), 1);
+    assert_eq!(
+        (notes[0].server.as_str(), notes[0].approve.as_str()),
+        ("calc", "cd /w/one && mcp-router trust approve calc add")
+    );
+    assert!(trust.notes(DefinitionKind::Tool, |key| key == two).is_empty());
 }
