@@ -7,9 +7,11 @@
 // `expect` is for tests, and for an invariant marked where it holds.
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
+mod approval;
 mod backend;
 mod catalog;
 mod declared;
+mod identity;
 mod idle;
 mod integrity;
 mod lifecycle;

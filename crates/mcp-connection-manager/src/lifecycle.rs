@@ -79,14 +79,19 @@ pub(crate) struct ManagedServer {
     pub(crate) retired: AtomicBool,
 }
 
+/// Where a scoped instance runs: its identity, its host, and the directory its held
+/// definitions are approved from (see `scope::Instances::placed`).
+pub(crate) struct Placed {
+    pub(crate) key: String,
+    pub(crate) host: Arc<dyn HostHandler>,
+    pub(crate) approve_in: Option<std::path::PathBuf>,
+}
+
 /// Everything the lifecycle of the servers needs.
 pub(crate) struct Servers {
-    /// The servers shared by everyone, by name.
+    /// The servers shared by everyone, by name (a request of a view sees its instances too:
+    /// `Servers::get`, `Servers::snapshot`).
     pub(crate) base: ServerMap<ManagedServer>,
-    /// The entries run per session or per directory, and their instances now.
-    pub(crate) scoped: Mutex<crate::scope::ScopedEntries>,
-    /// Scoped instances ending: awaited by the manager's shutdown.
-    pub(crate) closing: crate::scope::Closing,
     startups: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) options: ManagerOptions,
     pub(crate) events: EventSender,
@@ -116,8 +121,6 @@ impl Servers {
         );
         let mut this = Self {
             base: ServerMap::default(),
-            scoped: Mutex::default(),
-            closing: Mutex::default(),
             startups: Mutex::new(Vec::new()),
             trust,
             options,
@@ -155,23 +158,22 @@ impl Servers {
 
     /// A server of `config` started (or left idle, `lazy`), its lists of generation
     /// `list_generation` (a server replaced by a config change carries its predecessor's, one
-    /// further on, so nothing kept of the old one is taken for the new one's); an instance of
-    /// `scope`'s when one is given.
+    /// further on, so nothing kept of the old one is taken for the new one's); a scoped
+    /// instance where `placed` says (else a shared server, known by its name).
     pub(crate) fn launch(
         &self,
         config: ServerConfig,
         catalog: CatalogSlot,
         lazy: bool,
         list_generation: Arc<std::sync::atomic::AtomicU64>,
-        scope: Option<&crate::scope::Instances>,
+        placed: Option<Placed>,
     ) -> Arc<ManagedServer> {
         let config = self.with_defaults(config);
-        let key = match scope {
-            Some(scope) => crate::scope::instance_key(&config.name, &scope.tag),
-            None => config.name.clone(),
-        };
-        let host = scope.map_or_else(|| self.host.clone(), |scope| scope.host.clone());
-        let approve_in = scope.and_then(|scope| scope.cwd.clone());
+        let Placed { key, host, approve_in } = placed.unwrap_or_else(|| Placed {
+            key: config.name.clone(),
+            host: self.host.clone(),
+            approve_in: None,
+        });
         self.trust.identify(&key, &config, approve_in);
         let initial = if lazy { ServerState::Lazy } else { ServerState::Starting };
         let (state, _) = watch::channel(initial);
@@ -422,57 +424,6 @@ impl Servers {
         self.get(server).ok_or_else(|| McpError::UnknownServer(server.to_string()))
     }
 
-    /// The server `name` names for the current request: its view's instance when the view
-    /// runs one of that name, else the shared server.
-    pub(crate) fn get(&self, name: &str) -> Option<Arc<ManagedServer>> {
-        if let Some(view) = crate::scope::current() {
-            let own = view.own.iter().find_map(|instances| instances.map.get(name));
-            if own.is_some() {
-                return own;
-            }
-        }
-        self.base.get(name)
-    }
-
-    /// Every server the current request sees, by name: the shared ones and its view's
-    /// instances (an instance over a shared server of the same name).
-    pub(crate) fn snapshot(&self) -> Snapshot<ManagedServer> {
-        let base = self.base.snapshot();
-        let Some(view) = crate::scope::current().filter(|view| !view.own.is_empty()) else {
-            return base;
-        };
-        let mut all = (*base).clone();
-        for instances in view.own.iter().rev() {
-            all.extend(instances.map.snapshot().iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-        Arc::new(all)
-    }
-
-    /// Every server name the current request sees, sorted.
-    pub(crate) fn names(&self) -> Vec<String> {
-        self.snapshot().keys().cloned().collect()
-    }
-
-    /// The identity of the server `name` names for the current request (its name when it
-    /// runs no instance of it).
-    pub(crate) fn key(&self, name: &str) -> String {
-        self.get(name).map_or_else(|| name.to_string(), |managed| managed.key.clone())
-    }
-
-    /// Scoped instances no view holds any more: each ends after its calls in flight (see
-    /// `reconfigure::retire`), announced; the manager's shutdown awaits them.
-    pub(crate) fn retire_all(&self, instances: Vec<Arc<ManagedServer>>) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let grace = self.options.lifecycle.shutdown_grace;
-        let ending = instances.into_iter().map(|managed| {
-            let events = self.events.clone();
-            runtime.spawn(crate::reconfigure::retire(managed, grace, Some(events)))
-        });
-        let mut closing = self.closing.lock().unwrap_or_else(|p| p.into_inner());
-        closing.retain(|handle| !handle.is_finished());
-        closing.extend(ending);
-    }
-
     /// Whether the manager was shut down.
     pub(crate) fn is_shut_down(&self) -> bool {
         self.shut_down.load(Ordering::SeqCst)
@@ -488,15 +439,7 @@ impl Servers {
         self.shut_down.store(true, Ordering::SeqCst);
         self.abort_startups();
         let all = self.base.snapshot();
-        let mut ready: Vec<(String, SharedConnection)> =
-            ready_connections(&all).into_iter().map(|(name, conn)| (name.clone(), conn)).collect();
-        let scoped = self.scoped.lock().map(|scoped| scoped.live()).unwrap_or_default();
-        for instances in scoped {
-            let all = instances.map.snapshot();
-            let conns = ready_connections(&all).into_iter().map(|(_, conn)| conn);
-            ready.extend(conns.map(|conn| (String::new(), conn)));
-        }
-        ready
+        ready_connections(&all).into_iter().map(|(name, conn)| (name.clone(), conn)).collect()
     }
 
     /// What `server`'s tool definitions that are not its pins do (`tool_changes`).

@@ -5,7 +5,7 @@
 //! lists live in `listings`, the lifecycle in `lifecycle`, the restart decision in `restart`,
 //! the qualified tool set in `catalog`.
 
-use router_protocol::{ApprovalPolicy, DefinitionKind, ToolApproval, ToolApprovalQuestion};
+use router_protocol::DefinitionKind;
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -50,9 +50,16 @@ pub struct McpConnectionManager {
     pub(crate) servers: Arc<Servers>,
     /// What the manager keeps for a request of no view (each view keeps its own): complete
     /// resource and template listings behind continuations and filtered lists, the qualified
-    /// tools, each server's skill listing (SEP-2640), the tool calls' tasks handed to the
-    /// background (`background_tasks_after`).
+    /// tools.
     base: Arc<ViewState>,
+    /// Each server's kept skill listing (SEP-2640), by identity.
+    pub(crate) skill_cache: crate::skills::cache::SkillCache,
+    /// Tool calls' tasks handed to the background (`background_tasks_after`).
+    pub(crate) backgrounded: crate::tasks::follow::Backgrounded,
+    /// The entries run per session or per directory, and their instances now.
+    pub(crate) scoped: std::sync::Mutex<crate::scope::ScopedEntries>,
+    /// Scoped instances ending: awaited by the shutdown.
+    pub(crate) closing: Arc<crate::scope::Closing>,
 }
 
 impl McpConnectionManager {
@@ -87,7 +94,14 @@ impl McpConnectionManager {
     ) -> Self {
         let servers = Arc::new(Servers::start(configs, events, options, host, connector));
         let base = Arc::new(ViewState::new(Vec::new(), &servers.options));
-        Self { servers, base }
+        Self {
+            servers,
+            base,
+            skill_cache: Default::default(),
+            backgrounded: Default::default(),
+            scoped: Default::default(),
+            closing: Default::default(),
+        }
     }
 
     /// What the current request's view keeps (the manager's own outside a view).
@@ -164,15 +178,20 @@ impl McpConnectionManager {
     /// abandoned (their processes killed, from the bottom up, before this returns). Afterwards every request fails with
     /// [`McpError::ShutDown`].
     pub async fn shutdown(&self) {
-        let connections = self.servers.begin_shutdown();
+        let mut connections = self.servers.begin_shutdown();
+        let scoped = self.scoped.lock().map(|scoped| scoped.live()).unwrap_or_default();
+        for instances in scoped {
+            let all = instances.map.snapshot();
+            let ready = crate::lifecycle::ready_connections(&all).into_iter();
+            connections.extend(ready.map(|(_, conn)| (String::new(), conn)));
+        }
         let grace = self.servers.options.lifecycle.shutdown_grace;
         // The starts abandoned end their processes as they are dropped: waited for too.
         let abandoned = join_all(self.servers.take_startups());
         join_all(connections.iter().map(|(_, c)| c.close(grace))).await;
         abandoned.await;
         // Scoped instances that no view holds any more end on tasks of their own.
-        let closing =
-            std::mem::take(&mut *self.servers.closing.lock().unwrap_or_else(|p| p.into_inner()));
+        let closing = std::mem::take(&mut *self.closing.lock().unwrap_or_else(|p| p.into_inner()));
         join_all(closing).await;
         // Once per shutdown: a second call (or a clone's) finds nothing left to announce.
         if self.servers.stopped_announced.swap(true, std::sync::atomic::Ordering::SeqCst) {
@@ -318,108 +337,6 @@ impl McpConnectionManager {
         KnownTools { tools, unknown }
     }
 
-    /// Before a tool call is sent: a tool held from the model is refused (its server's live
-    /// list is admitted first, so a call by name meets the same pins a listing does); then its
-    /// approval policy — the tool's `tool_approvals` entry, else its server's `approval`, else
-    /// `destructive_tools` for a tool annotated destructive (and not read-only), else run —
-    /// runs it, refuses it, or asks the host (`ask_approval`).
-    pub(crate) async fn check_call(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<&rmcp::model::JsonObject>,
-    ) -> Result<(), McpError> {
-        let conn = self.servers.connection(server).await?;
-        let tools = conn.tools();
-        let policy = self.servers.policy(server);
-        let unshown = conn.filtered_tools();
-        let trust = &self.servers.trust;
-        let key = self.servers.key(server);
-        let mut admitted = trust.admit(&key, policy, tools.clone(), &tools, &unshown);
-        let refused = |message: String| McpError::Refused { server: server.to_string(), message };
-        let held = |admitted: &crate::trust::Admitted| admitted.held.iter().any(|h| h.tool == tool);
-        // Approved since (by `mcp-router trust approve`, another process): the files say so.
-        if held(&admitted) && trust.refresh() {
-            admitted = trust.admit(&key, policy, tools.clone(), &tools, &unshown);
-        }
-        if held(&admitted) {
-            self.not_held(server, DefinitionKind::Tool, tool)?;
-        }
-        let found = tools.iter().find(|t| t.name == tool);
-        // Not in the list the server sent (a tool it added a moment ago, a guessed name): its
-        // definition cannot be checked, so with pins on the call is not sent.
-        let app_only = conn.app_only_tools();
-        if trust.pins_on() && found.is_none() && !app_only.iter().any(|t| t.name == tool) {
-            return Err(refused(format!(
-                "tool `{tool}` of MCP server '{server}' is not in the tool list it sent, so its definition cannot be checked against its pin (a tool it added a moment ago is listed, and can be approved, once the router has read its new list)"
-            )));
-        }
-        let destructive = found
-            .and_then(|t| t.annotations.as_ref())
-            .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true));
-        let managed = self.servers.get(server);
-        let config = managed.ok_or_else(|| McpError::UnknownServer(server.to_string()))?;
-        let config = &config.config;
-        let default =
-            if destructive { self.servers.options.trust.destructive } else { ApprovalPolicy::Run };
-        match config.tool_approvals.get(tool).copied().or(config.approval).unwrap_or(default) {
-            ApprovalPolicy::Run => Ok(()),
-            ApprovalPolicy::Refuse => Err(refused(format!(
-                "tool `{tool}` of MCP server '{server}' is refused by configuration (approval)"
-            ))),
-            ApprovalPolicy::Ask => self.ask_approval(server, tool, found, arguments).await,
-        }
-    }
-
-    /// Ask the host about a call of `tool` ("always" is kept for the tool's pinned identity).
-    async fn ask_approval(
-        &self,
-        server: &str,
-        tool: &str,
-        found: Option<&rmcp::model::Tool>,
-        arguments: Option<&rmcp::model::JsonObject>,
-    ) -> Result<(), McpError> {
-        let sha256 = found.map(|t| crate::trust::pins::Seen::of(t).sha256).unwrap_or_default();
-        let key = self.servers.key(server);
-        if self.servers.trust.always(&key, tool, &sha256) {
-            return Ok(());
-        }
-        let question = ToolApprovalQuestion {
-            server: server.to_string(),
-            tool: tool.to_string(),
-            call_id: mcp_backend::current_call_id().map(|c| c.to_string()),
-            arguments: arguments.map(|a| serde_json::Value::Object(a.clone())),
-            annotations: found.and_then(|t| serde_json::to_value(&t.annotations).ok()),
-            sha256,
-        };
-        let asking = mcp_connection::Asking::new(server, question.call_id.clone());
-        let refused = |message: String| McpError::Refused { server: server.to_string(), message };
-        let params = serde_json::to_value(&question).unwrap_or_default();
-        let ask = self.servers.host.approve_tool_call(&asking, &question);
-        let told = |answer: &ToolApproval| match answer {
-            ToolApproval::Once => serde_json::json!({"approval": "once"}),
-            ToolApproval::Always => serde_json::json!({"approval": "always"}),
-            ToolApproval::Refuse(reason) => {
-                serde_json::json!({"approval": "refuse", "reason": reason})
-            }
-            _ => serde_json::json!({"approval": "none"}),
-        };
-        let events = &self.servers.events;
-        match crate::waiting::waiting(events, &asking, "approval/tool_call", params, ask, told)
-            .await
-        {
-            ToolApproval::Once => Ok(()),
-            ToolApproval::Always => {
-                self.servers.trust.remember_always(&key, tool, &question.sha256);
-                Ok(())
-            }
-            ToolApproval::Refuse(reason) => Err(refused(format!(
-                "the user did not approve this call of tool `{tool}` of MCP server '{server}': {reason}"
-            ))),
-            _ => Err(refused(format!("tool `{tool}` of MCP server '{server}' was not approved"))),
-        }
-    }
-
     /// A number that changes whenever `server`'s lists may have changed (it said so with
     /// `resources/list_changed`, it was connected anew, or a pin changed while the router
     /// runs): a kept listing taken before a change is not used.
@@ -474,7 +391,7 @@ impl McpConnectionManager {
     pub fn held_definitions(&self) -> Vec<(String, DefinitionKind, String)> {
         let sees = self.identities();
         let held = self.servers.trust.held_now().into_iter().filter(|(key, ..)| sees.contains(key));
-        held.map(|(key, kind, name)| (crate::scope::name_of(&key).to_string(), kind, name))
+        held.map(|(key, kind, name)| (crate::identity::name_of(&key).to_string(), kind, name))
             .collect()
     }
 

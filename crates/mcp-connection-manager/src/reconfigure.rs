@@ -5,14 +5,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
-use router_protocol::{EventMsg, McpServerStoppedEvent};
-
-use crate::lifecycle::{ManagedServer, ServerState, Servers, chosen};
+use crate::lifecycle::{ManagedServer, Servers, chosen};
 use crate::manager::McpConnectionManager;
 use crate::scope::Instances;
-use crate::server_map::ServerMap;
+use crate::server_map::{ServerMap, Snapshot};
 use mcp_connection::ServerConfig;
 
 /// What [`McpConnectionManager::reconfigure`] did, each list sorted by server name.
@@ -67,20 +64,22 @@ impl Servers {
         let idle = crate::idle::idle_servers(&self.options, wanted.iter().map(|(c, s)| (c, s)));
         let mut launched = Vec::new();
         for (config, catalog) in wanted {
-            let config = self.with_defaults(config);
             let name = config.name.clone();
             let lazy = idle.contains(&name);
+            // Compared as it runs (`launch` fills in the same defaults once).
+            let runs_as = self.with_defaults(config.clone());
+            let placed = scope.map(|s| s.placed(&name));
             match current.get(&name) {
-                Some(old) if old.config == config => done.kept.push(name),
+                Some(old) if old.config == runs_as => done.kept.push(name),
                 Some(old) => {
                     // Lists kept of the old one are not the new one's.
                     old.list_generation.fetch_add(1, Ordering::SeqCst);
                     let generation = old.list_generation.clone();
-                    launched.push(self.launch(config, catalog, lazy, generation, scope));
+                    launched.push(self.launch(config, catalog, lazy, generation, placed));
                     done.restarted.push(name);
                 }
                 None => {
-                    launched.push(self.launch(config, catalog, lazy, Arc::default(), scope));
+                    launched.push(self.launch(config, catalog, lazy, Arc::default(), placed));
                     done.added.push(name);
                 }
             }
@@ -99,13 +98,7 @@ impl Servers {
                 map.insert(managed.config.name.clone(), managed.clone());
             }
         });
-        let grace = self.options.lifecycle.shutdown_grace;
-        for name in done.restarted.iter().chain(&done.removed) {
-            if let Some(old) = current.get(name) {
-                let announce = done.removed.contains(name).then(|| self.events.clone());
-                tokio::spawn(retire(old.clone(), grace, announce));
-            }
-        }
+        self.retire_replaced(&current, &done);
         for list in [&mut done.added, &mut done.restarted, &mut done.removed, &mut done.kept] {
             list.sort();
         }
@@ -113,48 +106,16 @@ impl Servers {
     }
 }
 
-/// End a server the config no longer has (or has anew): no request starts it again; once it
-/// is no longer starting and the calls holding its connection are done (at most its tool
-/// timeout), the connection is closed. A removed server's end is announced.
-pub(crate) async fn retire(
-    old: Arc<ManagedServer>,
-    grace: Duration,
-    announce: Option<router_protocol::EventSender>,
-) {
-    old.retired.store(true, Ordering::SeqCst);
-    let startup = old.config.startup_timeout + Duration::from_secs(1);
-    let conn = settled_connection(&old, startup).await;
-    let was_running = conn.is_some();
-    if let Some(conn) = conn {
-        // The state holds one reference and this task one; a call in flight holds another.
-        let deadline = tokio::time::Instant::now() + old.config.tool_timeout;
-        while Arc::strong_count(&conn) > 2 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+impl Servers {
+    /// The servers `done` restarted or removed end (see `scope::retire`); a removed one's end
+    /// is announced.
+    fn retire_replaced(&self, current: &Snapshot<ManagedServer>, done: &Reconfigured) {
+        let grace = self.options.lifecycle.shutdown_grace;
+        for name in done.restarted.iter().chain(&done.removed) {
+            if let Some(old) = current.get(name) {
+                let announce = done.removed.contains(name).then(|| self.events.clone());
+                tokio::spawn(crate::scope::retire(old.clone(), grace, announce));
+            }
         }
-        conn.close(grace).await;
     }
-    if let Some(events) = announce {
-        events.send(EventMsg::McpServerStopped(McpServerStoppedEvent {
-            server: old.config.name.clone(),
-            was_running,
-        }));
-    }
-}
-
-/// The server's connection once it is no longer starting (waiting at most `limit`), if it is
-/// ready then.
-async fn settled_connection(
-    old: &ManagedServer,
-    limit: Duration,
-) -> Option<mcp_connection::SharedConnection> {
-    let mut state = old.state.subscribe();
-    let waited = tokio::time::timeout(limit, async {
-        let settled = state.wait_for(|s| !matches!(s, ServerState::Starting)).await.ok()?;
-        match &*settled {
-            ServerState::Ready { conn, .. } => Some(conn.clone()),
-            _ => None,
-        }
-    })
-    .await;
-    waited.ok().flatten()
 }

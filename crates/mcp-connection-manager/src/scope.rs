@@ -1,21 +1,24 @@
 //! Scopes: a server entry runs once for everyone (the manager's own servers), once per session
 //! (`Scope::Session`) or once per working directory (`Scope::Directory`). The scoped ones run
 //! in the same manager as instances — a session's, or a directory's shared by the sessions
-//! there — each under its own identity (its name and scope: `instance_key`), with the one
-//! trust store. A session sees them through a view ([`crate::ScopedView`]): while a request of
-//! the view runs, the name of a server it runs resolves to its instance, every other name to
-//! the shared server (`Servers::get`), and what spans servers covers the shared servers and
-//! the view's instances. Nothing routes by a name's prefix.
+//! there — each under its own identity (its name and scope: `identity::instance_key`), with
+//! the one trust store. A session sees them through a view ([`crate::ScopedView`]): while a
+//! request of the view runs, the name of a server it runs resolves to its instance, every
+//! other name to the shared server (`Servers::get`), and what spans servers covers the shared
+//! servers and the view's instances. Nothing routes by a name's prefix.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use mcp_backend::KeptListings;
 use mcp_connection::{HostHandler, ServerConfig, TransportConfig};
+use router_protocol::{EventMsg, McpServerStoppedEvent};
 
 use crate::catalog::ToolCatalog;
-use crate::lifecycle::{ManagedServer, Servers};
-use crate::server_map::ServerMap;
+use crate::lifecycle::{ManagedServer, Placed, ServerState, Servers};
+use crate::server_map::{ServerMap, Snapshot};
 
 /// Where an entry that is not shared by everyone runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,20 +28,6 @@ pub enum Scope {
     /// Once per working directory of the sessions' agents (`shared = "cwd"`), ending with the
     /// last session there.
     Directory,
-}
-
-/// What separates a scoped instance's name from its scope in its identity (no server name
-/// has it: names are `[A-Za-z0-9_-]`).
-const SEPARATOR: char = '\u{1f}';
-
-/// The identity of `name`'s instance tagged `tag` (a session's or a directory's).
-pub(crate) fn instance_key(name: &str, tag: &str) -> String {
-    format!("{name}{SEPARATOR}{tag}")
-}
-
-/// The server name of an identity (`instance_key`'s, or a shared server's name).
-pub(crate) fn name_of(key: &str) -> &str {
-    key.split(SEPARATOR).next().unwrap_or(key)
 }
 
 /// The instances of the scoped entries for one session or one directory; they end (each
@@ -55,6 +44,8 @@ pub(crate) struct Instances {
     /// Answers its servers' requests (elicitation, sampling, roots).
     pub(crate) host: Arc<dyn HostHandler>,
     pub(crate) servers: Weak<Servers>,
+    /// Where its end is kept for the manager's shutdown to await.
+    pub(crate) closing: Arc<Closing>,
 }
 
 impl Instances {
@@ -64,13 +55,23 @@ impl Instances {
         let of_kind = configs.iter().filter(|(_, scope)| *scope == self.kind);
         of_kind.map(|(config, _)| run_in(config.clone(), self.cwd.as_deref())).collect()
     }
+
+    /// Where its instance of `name` runs: its identity, host and the directory its held
+    /// definitions are approved from.
+    pub(crate) fn placed(&self, name: &str) -> Placed {
+        Placed {
+            key: crate::identity::instance_key(name, &self.tag),
+            host: self.host.clone(),
+            approve_in: self.cwd.clone(),
+        }
+    }
 }
 
 impl Drop for Instances {
     fn drop(&mut self) {
         let Some(servers) = self.servers.upgrade() else { return };
         let instances = self.map.snapshot();
-        servers.retire_all(instances.values().cloned().collect());
+        retire_all(&servers, &self.closing, instances.values().cloned().collect());
     }
 }
 
@@ -101,13 +102,12 @@ impl ScopedEntries {
 }
 
 /// What one view holds: its instances (the session's, then its directory's) and what it
-/// keeps of its own (listings, the qualified tools, skills, backgrounded tasks).
+/// keeps of its own (the complete listings, which name servers by name, and the qualified
+/// tools).
 pub(crate) struct ViewState {
     pub(crate) own: Vec<Arc<Instances>>,
     pub(crate) kept: KeptListings,
     pub(crate) catalog: ToolCatalog,
-    pub(crate) skill_cache: crate::skills::cache::SkillCache,
-    pub(crate) backgrounded: crate::tasks::follow::Backgrounded,
 }
 
 impl ViewState {
@@ -117,8 +117,6 @@ impl ViewState {
             own,
             kept: KeptListings::new(options.lists.cache, options.lists.cache_bytes),
             catalog: ToolCatalog::default(),
-            skill_cache: Default::default(),
-            backgrounded: Default::default(),
         }
     }
 }
@@ -158,15 +156,101 @@ where
 /// Where one instance set's shutdowns are kept for the manager's shutdown to await.
 pub(crate) type Closing = Mutex<Vec<tokio::task::JoinHandle<()>>>;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_identity_names_its_server_and_is_never_a_name() {
-        let key = instance_key("notes", "/home/ada/project");
-        assert_eq!(name_of(&key), "notes");
-        assert_eq!(name_of("notes"), "notes");
-        assert!(!crate::is_valid_server_name(&key), "no configured name is an identity");
+impl Servers {
+    /// The server `name` names for the current request: its view's instance when the view
+    /// runs one of that name, else the shared server.
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<ManagedServer>> {
+        if let Some(view) = current() {
+            let own = view.own.iter().find_map(|instances| instances.map.get(name));
+            if own.is_some() {
+                return own;
+            }
+        }
+        self.base.get(name)
     }
+
+    /// Every server the current request sees, by name: the shared ones and its view's
+    /// instances (an instance over a shared server of the same name).
+    pub(crate) fn snapshot(&self) -> Snapshot<ManagedServer> {
+        let base = self.base.snapshot();
+        let Some(view) = current().filter(|view| !view.own.is_empty()) else {
+            return base;
+        };
+        let mut all = (*base).clone();
+        for instances in view.own.iter().rev() {
+            all.extend(instances.map.snapshot().iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        Arc::new(all)
+    }
+
+    /// Every server name the current request sees, sorted.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.snapshot().keys().cloned().collect()
+    }
+
+    /// The identity of the server `name` names for the current request (its name when it
+    /// runs no instance of it).
+    pub(crate) fn key(&self, name: &str) -> String {
+        self.get(name).map_or_else(|| name.to_string(), |managed| managed.key.clone())
+    }
+}
+
+/// Scoped instances no view holds any more: each ends after its calls in flight (see
+/// `retire`), announced; `closing` keeps the ends for the manager's shutdown.
+pub(crate) fn retire_all(servers: &Servers, closing: &Closing, instances: Vec<Arc<ManagedServer>>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+    let grace = servers.options.lifecycle.shutdown_grace;
+    let ending = instances.into_iter().map(|managed| {
+        let events = servers.events.clone();
+        runtime.spawn(retire(managed, grace, Some(events)))
+    });
+    let mut closing = closing.lock().unwrap_or_else(|p| p.into_inner());
+    closing.retain(|handle| !handle.is_finished());
+    closing.extend(ending);
+}
+
+/// End a server the config no longer has (or has anew): no request starts it again; once it
+/// is no longer starting and the calls holding its connection are done (at most its tool
+/// timeout), the connection is closed. A removed server's end is announced.
+pub(crate) async fn retire(
+    old: Arc<ManagedServer>,
+    grace: Duration,
+    announce: Option<router_protocol::EventSender>,
+) {
+    old.retired.store(true, Ordering::SeqCst);
+    let startup = old.config.startup_timeout + Duration::from_secs(1);
+    let conn = settled_connection(&old, startup).await;
+    let was_running = conn.is_some();
+    if let Some(conn) = conn {
+        // The state holds one reference and this task one; a call in flight holds another.
+        let deadline = tokio::time::Instant::now() + old.config.tool_timeout;
+        while Arc::strong_count(&conn) > 2 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        conn.close(grace).await;
+    }
+    if let Some(events) = announce {
+        events.send(EventMsg::McpServerStopped(McpServerStoppedEvent {
+            server: old.config.name.clone(),
+            was_running,
+        }));
+    }
+}
+
+/// The server's connection once it is no longer starting (waiting at most `limit`), if it is
+/// ready then.
+async fn settled_connection(
+    old: &ManagedServer,
+    limit: Duration,
+) -> Option<mcp_connection::SharedConnection> {
+    let mut state = old.state.subscribe();
+    let waited = tokio::time::timeout(limit, async {
+        let settled = state.wait_for(|s| !matches!(s, ServerState::Starting)).await.ok()?;
+        match &*settled {
+            ServerState::Ready { conn, .. } => Some(conn.clone()),
+            _ => None,
+        }
+    })
+    .await;
+    waited.ok().flatten()
 }

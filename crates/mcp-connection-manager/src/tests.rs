@@ -313,3 +313,66 @@ async fn a_config_change_restarts_only_the_servers_whose_entry_changed() {
     manager.shutdown().await;
     assert!(!manager.reconfigure(Vec::new()).changed());
 }
+
+/// Scopes in the one manager: a per-session entry runs once per view, a per-directory entry
+/// once per directory (shared by the views there); each view sees the shared servers and its
+/// own, routes a shortened qualified name to its own instance by identity, and its instances
+/// end with it. The manager alone sees the shared servers only.
+#[tokio::test]
+async fn views_see_the_shared_servers_and_their_own_instances_only() {
+    use crate::scope::Scope;
+    let connector = Arc::new(InMemory::default());
+    let (manager, _rx) =
+        start(connector.clone(), ManagerOptions::default(), Duration::from_secs(10));
+    let manager = Arc::new(manager);
+    // A qualified name of this server's tools is over 64 characters: shortened with a hash.
+    let long = "a_session_server_whose_name_is_long_enough_to_need_a_hash";
+    let scoped = vec![
+        (ServerConfig::stdio(long, "unused-in-memory", vec![]), Scope::Session),
+        (ServerConfig::stdio("here", "unused-in-memory", vec![]), Scope::Directory),
+    ];
+    manager.set_scoped(scoped.clone());
+    let in_dir = |dir: &str| std::path::PathBuf::from(dir);
+    let host = || Arc::new(DefaultHost) as Arc<dyn mcp_connection::HostHandler>;
+    let a = manager.view(1, Some(&in_dir("/w/one")), host());
+    let b = manager.view(2, Some(&in_dir("/w/one")), host());
+    let c = manager.view(3, Some(&in_dir("/w/two")), host());
+    let servers = |tools: Vec<mcp_backend::QualifiedTool>| {
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.server).collect();
+        names.dedup();
+        names
+    };
+    assert_eq!(servers(a.list_tools().await), [long, "demo", "here"]);
+    assert_eq!(servers(manager.list_tools().await), ["demo"], "the manager's own: shared only");
+    // demo once, the session entry per view, the directory entry per directory.
+    assert_eq!(connector.starts(), 1 + 3 + 2);
+    assert_eq!(a.identity("here"), b.identity("here"), "one directory, one instance");
+    assert_ne!(a.identity("here"), c.identity("here"));
+    assert_ne!(a.identity(long), b.identity(long));
+    assert_eq!(a.identity("demo"), "demo");
+    // The shortened name resolves to this view's own server, and the call goes to it.
+    let tools = a.list_tools().await;
+    let echo = tools.iter().find(|t| t.server == long && t.tool.name == "echo").expect("listed");
+    assert!(echo.qualified_name.len() <= 64 && !echo.qualified_name.contains(long));
+    assert_eq!(a.resolve_tool(&echo.qualified_name).await, Some((long.to_string(), "echo".into())));
+    let called = a.call_tool(long, "echo", args(json!({"text": "own"}))).await.expect("called");
+    assert_eq!(called.is_error, Some(false));
+    assert!(manager.resolve_tool(&echo.qualified_name).await.is_none(), "not the manager's");
+    // The same entries again: nothing restarts.
+    manager.set_scoped(scoped);
+    assert_eq!(connector.starts(), 6);
+    // A view dropped ends its instances (the directory's too, when no other view is there).
+    assert_eq!(manager.scoped_instances().len(), 5);
+    drop(c);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while manager.scoped_instances().len() != 3 {
+        assert!(tokio::time::Instant::now() < deadline, "c's instances still held");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(a);
+    let left: Vec<_> = manager.scoped_instances().iter().map(|i| (i.scope, i.session)).collect();
+    assert_eq!(left, [(Scope::Session, Some(2)), (Scope::Directory, None)], "b holds one's");
+    drop(b);
+    manager.shutdown().await;
+    assert!(manager.scoped_instances().is_empty());
+}

@@ -20,7 +20,7 @@ use router_protocol::{DefinitionKind, HeldNote, ResourceChange};
 
 use crate::lifecycle::Servers;
 use crate::manager::McpConnectionManager;
-use crate::scope::{Instances, Scope, ViewState, within, within_sync};
+use crate::scope::{Closing, Instances, Scope, ViewState, within, within_sync};
 
 /// A session's view of the one manager: the shared servers, and the instances run for its
 /// session (`Scope::Session`) and its working directory (`Scope::Directory`). Dropping the
@@ -39,7 +39,7 @@ impl McpConnectionManager {
     /// restarted).
     pub fn set_scoped(&self, entries: Vec<(ServerConfig, Scope)>) {
         let live = {
-            let mut scoped = self.servers.scoped.lock().unwrap_or_else(|p| p.into_inner());
+            let mut scoped = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
             scoped.entries = entries.clone();
             scoped.live()
         };
@@ -60,12 +60,14 @@ impl McpConnectionManager {
     ) -> ScopedView {
         let mut own = Vec::new();
         let servers = &self.servers;
-        let mut scoped = servers.scoped.lock().unwrap_or_else(|p| p.into_inner());
+        let closing = &self.closing;
+        let mut scoped = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
         let entries = scoped.entries.clone();
         let has = |kind: Scope| entries.iter().any(|(_, scope)| *scope == kind);
         if has(Scope::Session) {
             let tag = format!("session {session}");
-            let mine = start(servers, Scope::Session, tag, Some(session), cwd, host, &entries);
+            let at = (Some(session), cwd);
+            let mine = start(servers, closing, Scope::Session, tag, at, host, &entries);
             scoped.by_session.insert(session, Arc::downgrade(&mine));
             own.push(mine);
         }
@@ -75,7 +77,8 @@ impl McpConnectionManager {
             let there = running.unwrap_or_else(|| {
                 let tag = cwd.map_or_else(|| ".".to_string(), |d| d.display().to_string());
                 let host = servers.host.clone();
-                let started = start(servers, Scope::Directory, tag, None, cwd, host, &entries);
+                let started =
+                    start(servers, closing, Scope::Directory, tag, (None, cwd), host, &entries);
                 scoped.by_directory.insert(key, Arc::downgrade(&started));
                 started
             });
@@ -92,7 +95,7 @@ impl McpConnectionManager {
     /// directory, and a view of it alone to ask about it (`status`, `child_pids`, …, answer
     /// for its servers only through [`ScopedInstances::ask`]).
     pub fn scoped_instances(&self) -> Vec<ScopedInstances> {
-        let scoped = self.servers.scoped.lock().unwrap_or_else(|p| p.into_inner());
+        let scoped = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
         let live = scoped.live();
         drop(scoped);
         live.into_iter()
@@ -111,7 +114,7 @@ impl McpConnectionManager {
     /// server each is of (what tells two sessions' instances of one name apart).
     pub fn take_every_resource_change(&self) -> Vec<(String, ResourceChange)> {
         let mut changes: Vec<(String, ResourceChange)> = Vec::new();
-        let scoped = self.servers.scoped.lock().map(|s| s.live()).unwrap_or_default();
+        let scoped = self.scoped.lock().map(|s| s.live()).unwrap_or_default();
         let maps = std::iter::once(self.servers.base.snapshot())
             .chain(scoped.iter().map(|instances| instances.map.snapshot()));
         for map in maps {
@@ -129,10 +132,10 @@ impl McpConnectionManager {
 /// The instances of `entries` of `kind` for one session or directory, started.
 fn start(
     servers: &Arc<Servers>,
+    closing: &Arc<Closing>,
     kind: Scope,
     tag: String,
-    session: Option<u64>,
-    cwd: Option<&Path>,
+    (session, cwd): (Option<u64>, Option<&Path>),
     host: Arc<dyn HostHandler>,
     entries: &[(ServerConfig, Scope)],
 ) -> Arc<Instances> {
@@ -144,6 +147,7 @@ fn start(
         map: Default::default(),
         host,
         servers: Arc::downgrade(servers),
+        closing: closing.clone(),
     };
     let configs = instances.entries(entries);
     let started = servers.apply(&instances.map, configs, Some(&instances));

@@ -79,6 +79,9 @@ pub use mcp_connection_manager::{
     AppsHost, Asking, DefaultHost, HostCapabilities, HostHandler, ManagerOptions,
     McpConnectionManager, ServerConfig, ServerStatus, Startup, TransportConfig, TrustAnswer,
 };
+/// Servers run once per session or per working directory in the one manager, and a session's
+/// view of them (`McpConnectionManager::set_scoped`, `McpConnectionManager::view`).
+pub use mcp_connection_manager::{Scope, ScopedInstances, ScopedView};
 pub use router_config::{ConfigError, ConfigFile, ConfigFormat, Strictness};
 pub use router_protocol::{
     ContentItem, EventMsg, EventReceiver, EventSender, OutputFormat, event_channel,

@@ -2,9 +2,8 @@
 //! router's specs and dispatch, whose prompts and resources are the servers', qualified, and
 //! which tells its client when its own servers' tools change.
 
-use std::sync::Arc;
-
-use mcp_host::{McpBackend as _, McpConnectionManager};
+use mcp_connection_manager::ScopedView;
+use mcp_host::McpBackend as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -14,7 +13,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::lock::locked;
 use super::output::to_tool;
-use super::session::{SessionServer, owner, same_tools};
+use super::session::{SessionServer, owner};
 
 impl ServerHandler for SessionServer {
     fn get_info(&self) -> ServerConfig {
@@ -41,13 +40,13 @@ impl ServerHandler for SessionServer {
             self.shared.update(self.id, |session| session.client = Some(client));
         }
         let owner = owner(self.id, &context.peer, info.as_ref().map(|i| &i.capabilities));
-        for group in self.guard.groups.iter().filter(|g| g.session == Some(self.id)) {
-            *locked(&group.client) = Some(owner.clone());
-        }
-        if !self.guard.groups.is_empty() {
+        *locked(&self.guard.client) = Some(owner);
+        let own = self.session.view.own_servers();
+        if !own.is_empty() {
             let moved = self.shared.moved.tools.subscribe();
-            let groups = self.guard.groups.iter().map(|g| g.manager.clone()).collect();
-            let task = tokio::spawn(announce_own_tool_changes(groups, moved, context.peer.clone()));
+            let view = self.session.view.clone();
+            let task =
+                tokio::spawn(announce_own_tool_changes(view, own, moved, context.peer.clone()));
             locked(&self.guard.tasks).push(task.abort_handle());
         }
         locked(&self.shared.peers).insert(self.id, context.peer);
@@ -59,9 +58,7 @@ impl ServerHandler for SessionServer {
         &self,
         _context: rmcp::service::NotificationContext<RoleServer>,
     ) {
-        for group in self.guard.groups.iter().filter(|g| g.session == Some(self.id)) {
-            group.manager.roots_changed().await;
-        }
+        self.session.view.roots_changed().await;
     }
 
     async fn list_tools(
@@ -116,7 +113,7 @@ impl ServerHandler for SessionServer {
         request: rmcp::model::SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        super::resources::subscribe(&*self.backend, &self.parts, &request.uri, true).await
+        super::resources::subscribe(&*self.backend, &self.session, &request.uri, true).await
     }
 
     async fn unsubscribe(
@@ -124,7 +121,7 @@ impl ServerHandler for SessionServer {
         request: rmcp::model::UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        super::resources::subscribe(&*self.backend, &self.parts, &request.uri, false).await
+        super::resources::subscribe(&*self.backend, &self.session, &request.uri, false).await
     }
 
     fn accepted_subscription_filter(
@@ -139,7 +136,7 @@ impl ServerHandler for SessionServer {
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
         let register = |sink: &SubscriptionSink, on| self.shared.listen(self.id, sink, on);
-        super::resources::listen(&*self.backend, &self.parts, context, register).await
+        super::resources::listen(&*self.backend, &self.session, context, register).await
     }
 
     async fn complete(
@@ -171,23 +168,26 @@ impl ServerHandler for SessionServer {
 /// told to every session by `serve`): looked at when an event says some server's tools may
 /// have moved. The session's guard ends it.
 async fn announce_own_tool_changes(
-    managers: Vec<Arc<McpConnectionManager>>,
+    view: ScopedView,
+    own: Vec<String>,
     mut moved: tokio::sync::watch::Receiver<u64>,
     peer: Peer<RoleServer>,
 ) {
-    let known = async |managers: &[Arc<McpConnectionManager>]| {
-        let mut now = Vec::new();
-        for manager in managers {
-            now.push(manager.known_tools().await);
-        }
+    let known = async || {
+        let known = view.known_tools().await;
+        let tools = known.tools.iter().filter(|t| own.contains(&t.server));
+        // Each tool by its name and definition; a server not known yet by its name alone.
+        let mut now: Vec<(String, Option<rmcp::model::Tool>)> =
+            tools.map(|t| (t.qualified_name.clone(), Some(t.tool.clone()))).collect();
+        let unknown = known.unknown.iter().filter(|s| own.contains(s));
+        now.extend(unknown.map(|s| (s.clone(), None)));
         now
     };
-    let mut last = known(&managers).await;
+    let mut last = known().await;
     while moved.changed().await.is_ok() {
         moved.borrow_and_update();
-        let now = known(&managers).await;
-        let same = now.len() == last.len() && now.iter().zip(&last).all(|(a, b)| same_tools(a, b));
-        if !same && peer.notify_tool_list_changed().await.is_err() {
+        let now = known().await;
+        if now != last && peer.notify_tool_list_changed().await.is_err() {
             return;
         }
         last = now;

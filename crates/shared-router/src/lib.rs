@@ -40,7 +40,6 @@ mod resources;
 mod serve;
 mod session;
 mod shell;
-mod split;
 mod status;
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,6 @@
 //! collide (a template's expansion stays inside its server's prefix). A read of a qualified URI
 //! goes to its server with the server's own URI, and the contents carry the qualified one.
 
-use std::sync::Arc;
-
 use mcp_host::McpBackend;
 use mcp_host::backend::{Items, ListKind, Reuse};
 use rmcp::ErrorData;
@@ -156,19 +154,20 @@ pub(crate) async fn read(
 /// the URI as the client subscribed to it (`serve`'s `deliver_updates`).
 pub(crate) async fn subscribe(
     backend: &dyn McpBackend,
-    parts: &[Arc<SessionBackend>],
+    session: &SessionBackend,
     uri: &str,
     on: bool,
 ) -> Result<(), ErrorData> {
     let target = target(backend, uri).await?;
-    let part = super::split::part_for(parts, &target.server);
     if on {
-        part.read_resource(&target.server, target.uri)
+        session
+            .read_resource(&target.server, target.uri)
             .await
             .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
     }
-    let subscription = Subscription { server: &target.server, uri: target.uri, asked: uri };
-    if !part.hub.subscribe(part.session, subscription, on) {
+    let identity = session.view.identity(&target.server);
+    let subscription = Subscription { server: &identity, uri: target.uri, asked: uri };
+    if !session.hub.subscribe(session.session, subscription, on) {
         return Err(ErrorData::invalid_request(
             "too many subscriptions in this session (4096 at most)",
             None,
@@ -182,7 +181,7 @@ pub(crate) async fn subscribe(
 /// and the tools' changes go to it, until the client ends it.
 pub(crate) async fn listen(
     backend: &dyn McpBackend,
-    parts: &[Arc<SessionBackend>],
+    session: &SessionBackend,
     context: SubscriptionContext,
     register: impl Fn(&SubscriptionSink, bool),
 ) -> Result<(), ErrorData> {
@@ -190,7 +189,7 @@ pub(crate) async fn listen(
     let uris = sink.accepted().resource_subscriptions.clone().unwrap_or_default();
     let mut subscribed = Vec::new();
     for uri in uris {
-        match subscribe(backend, parts, &uri, true).await {
+        match subscribe(backend, session, &uri, true).await {
             Ok(()) => subscribed.push(uri),
             Err(e) => tracing::info!(%uri, "not subscribed: {}", e.message),
         }
@@ -199,7 +198,7 @@ pub(crate) async fn listen(
     context.cancelled().await;
     register(&sink, false);
     for uri in subscribed {
-        let _ = subscribe(backend, parts, &uri, false).await;
+        let _ = subscribe(backend, session, &uri, false).await;
     }
     Ok(())
 }

@@ -19,7 +19,6 @@ use tokio::task::JoinSet;
 
 use super::host::CallOwners;
 use super::host::SharedHost;
-use super::own::OwnServers;
 use super::place::{Place, current_uid, lock};
 use super::session::{Shared, same_tools};
 
@@ -181,7 +180,6 @@ impl SharedRouter {
         let ended = serve_until_done(&self, &mut sessions, stop).await;
         sessions.shutdown().await;
         self.tasks.shutdown().await;
-        self.shared.own.shutdown().await;
         self.running.shutdown().await;
         let place = &self.place;
         let files = [place.socket(), place.status_socket(), place.events_socket()];
@@ -227,11 +225,11 @@ fn assemble(config: ConfigFile, state_dir: Option<PathBuf>) -> anyhow::Result<As
         tasks.spawn(watchers.clone().fan_out(events));
     }
     let events = running.event_sender().clone();
-    let own = OwnServers::new(own, events.clone(), calls.clone());
+    running.manager.set_scoped(own);
     let kept = running.ledger_dir().map(Path::to_path_buf);
     let manager = running.manager.clone();
     let moved = watchers.moved.clone();
-    let shared = Shared::new(manager, settings, events, calls, own, moved, kept);
+    let shared = Shared::new(manager, settings, events, calls, moved, kept);
     Ok(Assembled { running, shared, watchers, tasks })
 }
 
@@ -390,7 +388,7 @@ async fn follow_config(
         last = now;
         let notice = match (source.read)() {
             Ok(mut file) => {
-                shared.own.reconfigure(super::own::split_off(&mut file));
+                shared.manager.set_scoped(super::own::split_off(&mut file));
                 let done = shared.manager.reconfigure(file.servers);
                 tracing::info!(?done, "the config file changed");
                 Notice::ConfigApplied {
@@ -441,8 +439,9 @@ async fn announce_tool_changes(shared: Arc<Shared>, mut moved: tokio::sync::watc
 async fn deliver_updates(shared: Arc<Shared>, mut moved: tokio::sync::watch::Receiver<u64>) {
     while moved.changed().await.is_ok() {
         moved.borrow_and_update();
-        for (manager, hub) in shared.hubs() {
-            hub.pump(&manager);
+        let hub = shared.changes();
+        hub.pump(&shared.manager);
+        {
             for (session, uri) in hub.take_updates() {
                 let update = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
                 // A listen stream takes it when it subscribed to it (the sink filters).

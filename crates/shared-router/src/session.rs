@@ -16,11 +16,9 @@ use rmcp::service::{RequestContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer};
 
 use super::backend::{ChangeHub, SessionBackend, session_backend};
-use super::host::{CallOwners, Owner};
+use super::host::{CallOwners, Owner, SharedHost};
 use super::lock::locked;
 use super::output::to_call_result;
-use super::own::{Group, OwnServers};
-use super::split::SplitBackend;
 
 /// What every session shares: the servers, the settings each session's router is built with,
 /// the sessions themselves and the calls in flight (whose session a server's question goes to).
@@ -43,8 +41,6 @@ pub(crate) struct Shared {
     /// Each session's client, once initialized: told when the tools change.
     pub(super) peers: Mutex<BTreeMap<u64, Peer<RoleServer>>>,
     started: SystemTime,
-    /// The servers run per session or per working directory.
-    pub(crate) own: OwnServers,
     /// Each session's `subscriptions/listen` streams (2026-07-28).
     listeners: Mutex<BTreeMap<u64, Vec<SubscriptionSink>>>,
     /// What the servers' events moved (a session waits on it to hear of its own servers').
@@ -62,13 +58,11 @@ impl Shared {
         settings: RouterSettings,
         events: EventSender,
         calls: Arc<CallOwners>,
-        own: OwnServers,
         moved: super::events::Moved,
         ledger_dir: Option<std::path::PathBuf>,
     ) -> Arc<Self> {
         Arc::new(Self {
             ledger_dir,
-            own,
             moved,
             listeners: Mutex::default(),
             manager,
@@ -95,17 +89,12 @@ impl Shared {
         cwd: Option<&std::path::Path>,
     ) -> anyhow::Result<SessionServer> {
         let id = self.next_session.fetch_add(1, Ordering::Relaxed);
-        let shared = Arc::new(session_backend(self.manager.clone(), self.changes.clone(), id));
-        let groups = self.own.groups_for(id, cwd);
-        let mut parts = vec![shared.clone()];
-        parts.extend(groups.iter().map(|group| {
-            let (manager, hub) = (group.manager.clone(), group.hub.clone());
-            Arc::new(session_backend(manager, hub, id))
-        }));
-        let backend: Arc<dyn McpBackend> = match groups.is_empty() {
-            true => shared,
-            false => Arc::new(SplitBackend::new(parts.clone())),
-        };
+        // Its own servers' requests that no call asks go to its client, once it is initialized.
+        let client = Arc::new(Mutex::new(None));
+        let host = Arc::new(SharedHost { calls: self.calls.clone(), client: Some(client.clone()) });
+        let view = self.manager.view(id, cwd, host);
+        let session = Arc::new(session_backend(view, self.changes.clone(), id));
+        let backend: Arc<dyn McpBackend> = session.clone();
         let router = ToolRouter::with_mcp_settings(backend.clone(), &self.settings)?;
         let info = SessionInfo {
             id,
@@ -124,12 +113,12 @@ impl Shared {
         self.idle_since.send_replace(None);
         tracing::info!(session = id, transport, "session opened");
         let guard =
-            Arc::new(SessionGuard { shared: self.clone(), id, groups, tasks: Mutex::default() });
+            Arc::new(SessionGuard { shared: self.clone(), id, client, tasks: Mutex::default() });
         Ok(SessionServer {
             shared: self.clone(),
             id,
             backend,
-            parts: parts.into(),
+            session,
             router: Arc::new(router),
             next_call: Arc::new(AtomicU64::new(1)),
             ended: Arc::new(tokio::sync::watch::Sender::new(false)),
@@ -191,10 +180,9 @@ impl Shared {
         }
     }
 
-    /// Every manager with the hub of its changes: the shared one's, then the groups'.
-    pub(crate) fn hubs(&self) -> Vec<(Arc<McpConnectionManager>, Arc<ChangeHub>)> {
-        let groups = self.own.groups().into_iter().map(|g| (g.manager.clone(), g.hub.clone()));
-        std::iter::once((self.manager.clone(), self.changes.clone())).chain(groups).collect()
+    /// The resource changes, per session.
+    pub(crate) fn changes(&self) -> &ChangeHub {
+        &self.changes
     }
 
     /// When this router started (seconds since the Unix epoch).
@@ -227,12 +215,15 @@ fn unix_seconds(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Ends the session's record when the last clone of its server is dropped, and with it the
-/// session's own servers (a working directory's, once no session there holds them).
+/// Ends the session's record when the last clone of its server is dropped (its view, and with
+/// it the session's own servers and a working directory's once no session there holds them,
+/// end with the last clone of its backend).
 pub(super) struct SessionGuard {
     shared: Arc<Shared>,
     id: u64,
-    pub(super) groups: Vec<Arc<Group>>,
+    /// The session's client, once it is initialized: asked by its own servers when no call of
+    /// it is known to ask (a server's roots request at its start).
+    pub(super) client: Arc<Mutex<Option<Owner>>>,
     /// The session's own tasks, ended with it.
     pub(super) tasks: Mutex<Vec<tokio::task::AbortHandle>>,
 }
@@ -247,11 +238,6 @@ impl Drop for SessionGuard {
         }
         locked(&self.shared.peers).remove(&self.id);
         self.shared.changes.forget(self.id);
-        for group in &self.groups {
-            group.hub.forget(self.id);
-        }
-        self.groups.clear();
-        self.shared.own.forget(self.id);
         if self.shared.open.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.shared.idle_since.send_replace(Some(Instant::now()));
         }
@@ -267,8 +253,9 @@ pub(crate) struct SessionServer {
     pub(super) id: u64,
     /// The servers as this session sees them (what its router is built over).
     pub(super) backend: Arc<dyn McpBackend>,
-    /// Its parts: the shared servers, then its own (where a subscription is kept).
-    pub(super) parts: Arc<[Arc<SessionBackend>]>,
+    /// The same, with its view of the manager and its resource changes (where a
+    /// subscription is kept).
+    pub(super) session: Arc<SessionBackend>,
     pub(super) router: Arc<ToolRouter>,
     pub(super) next_call: Arc<AtomicU64>,
     /// Set once the client's side of the session has ended (its input closed): the calls in

@@ -16,13 +16,15 @@ use super::session::Shared;
 /// The status answer: the router, its sessions and its servers (the shared ones, then the
 /// ones run per session or per working directory).
 pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> RouterStatus {
-    let mut servers = servers_of(&shared.manager, &Scope::everyone());
-    for group in shared.own.groups() {
-        let scope = match group.session {
-            Some(session) => Scope::session(session),
-            None => Scope::working_directory(group.cwd.clone()),
+    let manager = &shared.manager;
+    let mut servers = servers_of(manager, manager.server_names(), &Scope::everyone());
+    for instances in manager.scoped_instances() {
+        let scope = match (instances.scope, instances.session) {
+            (mcp_connection_manager::Scope::Session, Some(session)) => Scope::session(session),
+            _ => Scope::working_directory(instances.cwd.clone()),
         };
-        servers.extend(servers_of(&group.manager, &scope));
+        let names = instances.names.clone();
+        servers.extend(instances.ask(manager, |manager| servers_of(manager, names, &scope)));
     }
     RouterStatus {
         pid: std::process::id(),
@@ -39,8 +41,13 @@ pub(crate) fn answer(shared: &Arc<Shared>, info: &RouterInfo) -> RouterStatus {
     }
 }
 
-/// `manager`'s servers: name, state, process and memory, run for `scope`.
-fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry> {
+/// `manager`'s servers `names` (as the current request sees them): name, state, process and
+/// memory, run for `scope`.
+fn servers_of(
+    manager: &McpConnectionManager,
+    names: Vec<String>,
+    scope: &Scope,
+) -> Vec<ServerEntry> {
     let pids: std::collections::BTreeMap<String, u32> = manager.child_pids().into_iter().collect();
     let mut sandboxes: std::collections::BTreeMap<String, String> =
         manager.sandboxes().into_iter().collect();
@@ -48,8 +55,8 @@ fn servers_of(manager: &McpConnectionManager, scope: &Scope) -> Vec<ServerEntry>
     for (server, _, _) in manager.held_definitions() {
         *held.entry(server).or_default() += 1;
     }
-    let names = manager.server_names().into_iter();
     names
+        .into_iter()
         .map(|name| {
             let (pid, sandbox) = (pids.get(&name).copied(), sandboxes.remove(&name));
             let held = held.remove(&name).unwrap_or_default();

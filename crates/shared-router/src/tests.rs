@@ -253,8 +253,10 @@ async fn a_sessions_own_server_with_a_long_name_is_listed_and_called_by_its_iden
     let home = Home::new();
     let url = demo_server();
     let long = "a_server_of_this_session_whose_name_is_long_enough_to_be_cut";
+    let long_dir = "the_server_of_this_directory_whose_name_is_long_enough_too";
     let text = format!(
-        "[mcp_servers.everyone]\nurl = \"{url}\"\n\n[mcp_servers.{long}]\nurl = \"{url}\"\nshared = false\n"
+        "[mcp_servers.everyone]\nurl = \"{url}\"\n\n[mcp_servers.{long}]\nurl = \"{url}\"\nshared = false\n\n\
+         [mcp_servers.{long_dir}]\nurl = \"{url}\"\nshared = \"cwd\"\n"
     );
     let router = home.start(&text, None, false).await;
     let socket = router.socket().to_path_buf();
@@ -263,22 +265,25 @@ async fn a_sessions_own_server_with_a_long_name_is_listed_and_called_by_its_iden
         let client = session(&socket, Agent::default()).await;
         let names = tool_names(&client).await;
         assert!(names.contains(&"mcp__everyone__echo".to_string()), "{names:?}");
-        let own: Vec<&String> =
-            names.iter().filter(|n| n.starts_with("mcp__a_server_of")).collect();
         let everyone = names.iter().filter(|n| n.starts_with("mcp__everyone__")).count();
-        assert_eq!(own.len(), everyone, "every tool of its own server: {names:?}");
-        assert!(own.iter().all(|n| n.len() <= 64), "{own:?}");
-        // Each cut name is called on the session's own server (never refused as unknown).
-        let tools = client.list_all_tools().await.expect("tools/list");
-        let echo = tools
-            .iter()
-            .find(|t| {
-                t.name.starts_with("mcp__a_server_of")
-                    && t.description.as_deref().is_some_and(|d| d.contains("Echo the text back"))
-            })
-            .expect("its echo tool");
-        let said = call(&client, &echo.name, "long names route").await;
-        assert!(said.contains("long names route"), "{said}");
+        for prefix in ["mcp__a_server_of", "mcp__the_server_of"] {
+            let own: Vec<&String> = names.iter().filter(|n| n.starts_with(prefix)).collect();
+            assert_eq!(own.len(), everyone, "every tool of its own server: {names:?}");
+            assert!(own.iter().all(|n| n.len() <= 64), "{own:?}");
+            // Each cut name is called on the session's own server (never refused as unknown).
+            let tools = client.list_all_tools().await.expect("tools/list");
+            let echo = tools
+                .iter()
+                .find(|t| {
+                    t.name.starts_with(prefix)
+                        && t.description
+                            .as_deref()
+                            .is_some_and(|d| d.contains("Echo the text back"))
+                })
+                .expect("its echo tool");
+            let said = call(&client, &echo.name, "long names route").await;
+            assert!(said.contains("long names route"), "{said}");
+        }
         client.cancel().await.expect("closed");
     }
     stop_router(run, stopper).await;

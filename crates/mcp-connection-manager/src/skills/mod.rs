@@ -27,7 +27,7 @@ impl McpConnectionManager {
     /// cursor ending the listing).
     pub(crate) async fn skills_of(&self, server: &str) -> Result<Arc<ServerSkills>, McpError> {
         let generation = self.generation(server)?;
-        if let Some(kept) = self.state().skill_cache.fresh(server, generation) {
+        if let Some(kept) = self.skill_cache.fresh(&self.servers.key(server), generation) {
             return Ok(kept);
         }
         let follow = Follow { server, max_pages: self.servers.options.lists.max_pages };
@@ -58,7 +58,7 @@ impl McpConnectionManager {
         }
         let ttl = ttl.filter(|ms| *ms > 0).map(Duration::from_millis);
         let ttl = ttl.unwrap_or(self.servers.options.lists.cache);
-        self.state().skill_cache.keep(server, generation, ttl, skills.clone());
+        self.skill_cache.keep(&self.servers.key(server), generation, ttl, skills.clone());
         Ok(skills)
     }
 }

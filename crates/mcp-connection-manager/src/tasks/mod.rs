@@ -64,8 +64,7 @@ impl McpConnectionManager {
         }
         background.follow.announce(true);
         let handle = background.follow.handle();
-        let state = self.state();
-        let mut tasks = state.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut tasks = self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
         // Results nobody collected do not pile up: past the limit the oldest ended ones go.
         while tasks.len() >= KEPT_BACKGROUNDED
             && let Some(ended) = tasks.iter().position(|b| b.done.borrow().is_some())
@@ -81,8 +80,7 @@ impl McpConnectionManager {
 impl TasksBackend for McpConnectionManager {
     /// The server of the backgrounded task `task` (`server` when given).
     fn backgrounded_task(&self, server: Option<&str>, task: &str) -> Result<String, McpError> {
-        let state = self.state();
-        let tasks = state.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let tasks = self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
         let mut servers: Vec<&str> = tasks
             .iter()
             .filter(|b| b.follow.task == task && server.is_none_or(|s| s == b.follow.server))
@@ -109,8 +107,7 @@ impl TasksBackend for McpConnectionManager {
         wait: Duration,
     ) -> Result<CallToolResult, McpError> {
         let found = {
-            let state = self.state();
-            let tasks = state.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
+            let tasks = self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
             tasks
                 .iter()
                 .find(|b| b.follow.task == task && b.follow.server == server)
@@ -123,8 +120,7 @@ impl TasksBackend for McpConnectionManager {
         let Ok(outcome) = tokio::time::timeout(wait, ended(&mut done)).await else {
             return Ok(follow.handle().to_call_tool_result());
         };
-        let state = self.state();
-        let mut tasks = state.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut tasks = self.backgrounded.tasks.lock().unwrap_or_else(|p| p.into_inner());
         tasks.retain(|b| !Arc::ptr_eq(&b.follow, &follow));
         outcome
     }

@@ -62,7 +62,7 @@ impl Trust {
                 _ => return false,
             }
         };
-        let shown = crate::scope::name_of(server);
+        let shown = crate::identity::name_of(server);
         let event = seen.event(shown, pinned.as_ref(), false, DefinitionDecision::Held);
         let asking = Asking::new(shown, call_id);
         let params = serde_json::to_value(&event).unwrap_or_default();
@@ -118,7 +118,7 @@ impl Trust {
     ) -> Option<String> {
         let what = kind.as_str();
         let key = server;
-        let server = crate::scope::name_of(key);
+        let server = crate::identity::name_of(key);
         let Ok(servers) = self.servers.lock() else {
             return Some(format!("{what} `{name}` of MCP server '{server}' is held: {POISONED}"));
         };
@@ -190,7 +190,7 @@ impl Trust {
                     note.names.push(name);
                 }
                 _ => {
-                    let server = crate::scope::name_of(&key).to_string();
+                    let server = crate::identity::name_of(&key).to_string();
                     let note =
                         HeldNote { server, count: 1, names: vec![name], approve: String::new() };
                     notes.push((key, note));

@@ -134,7 +134,7 @@ struct ServerTrust {
 
 impl ServerTrust {
     fn key(&self, server: &str) -> PinKey {
-        self.key.clone().unwrap_or_else(|| PinKey::named(crate::scope::name_of(server)))
+        self.key.clone().unwrap_or_else(|| PinKey::named(crate::identity::name_of(server)))
     }
 
     /// The pins, read on first use.
@@ -343,7 +343,7 @@ impl Trust {
                 (_, _, ToolChanges::Accept) => DefinitionDecision::Accepted,
                 _ => DefinitionDecision::Held,
             };
-            let shown = crate::scope::name_of(server);
+            let shown = crate::identity::name_of(server);
             let event = seen.event(shown, pin, decision == DefinitionDecision::Pinned, decision);
             let new = told.insert((kind, seen.name.clone(), seen.sha256.clone()));
             if decision != DefinitionDecision::Held {

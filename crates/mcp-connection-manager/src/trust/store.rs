@@ -28,26 +28,31 @@ pub struct PinKey {
     pub server: String,
     /// The file's name without `.json`.
     file: String,
+    /// The directory it runs in, when its entry or its scope names one: where the shared
+    /// router kept a scoped server's pins before they moved into the one store (read until
+    /// its own file is written).
+    dir: Option<PathBuf>,
 }
 
 impl PinKey {
     /// The pins of the server `config` configures. No env or header values are hashed (they
     /// may be secrets, and a new token is not a new server).
     pub fn of(config: &ServerConfig) -> Self {
-        let transport = match &config.transport {
+        let (transport, dir) = match &config.transport {
             TransportConfig::Stdio { command, args, cwd, .. } => {
-                serde_json::json!({"stdio": command, "args": args, "cwd": cwd})
+                (serde_json::json!({"stdio": command, "args": args, "cwd": cwd}), cwd.clone())
             }
-            TransportConfig::StreamableHttp { url, .. } => serde_json::json!({"http": url}),
+            TransportConfig::StreamableHttp { url, .. } => (serde_json::json!({"http": url}), None),
         };
         let hash = sha256_hex(&transport.to_string());
-        Self { server: config.name.clone(), file: format!("{}-{}", config.name, &hash[..12]) }
+        let file = format!("{}-{}", config.name, &hash[..12]);
+        Self { server: config.name.clone(), file, dir }
     }
 
     /// The pins of a server known by its name alone (the file of the first pins format, read
     /// when a server's own file does not exist yet).
     pub fn named(server: &str) -> Self {
-        Self { server: server.to_string(), file: server.to_string() }
+        Self { server: server.to_string(), file: server.to_string(), dir: None }
     }
 }
 
@@ -97,10 +102,10 @@ impl PinStore {
         &self.dir
     }
 
-    /// The pins of the servers run for one working directory (the shared router's
-    /// `shared = "cwd"` entries): a store of their own, `cwd/<hash of the directory>/` below
-    /// this one, so one directory's server neither takes nor moves another's pins.
-    pub fn for_directory(&self, dir: &Path) -> Self {
+    /// Where the shared router kept the pins of the servers run for one working directory
+    /// before they moved into the one store (`cwd/<hash of the directory>/` below it): read
+    /// for a key whose own file is not written yet.
+    fn for_directory(&self, dir: &Path) -> Self {
         use std::os::unix::ffi::OsStrExt as _;
         let text = String::from_utf8_lossy(dir.as_os_str().as_bytes());
         let hash = sha256_hex(&text);
@@ -112,16 +117,23 @@ impl PinStore {
         self.dir.join(format!("{}.json", key.file))
     }
 
-    /// `key`'s pins: `None` when it was never pinned (no file of its own, nor one of its name
-    /// alone from the first format); an error when the file cannot be used.
+    /// `key`'s pins: `None` when it was never pinned (no file of its own, nor one its
+    /// directory's store kept, nor one of its name alone from the first format); an error when
+    /// the file cannot be used.
     pub fn load(&self, key: &PinKey) -> Result<Option<ServerPins>, UnusablePins> {
-        match self.load_file(&self.file(key))? {
-            Some(pins) => Ok(Some(pins)),
-            None if key.file != key.server => {
-                self.load_file(&self.file(&PinKey::named(&key.server)))
-            }
-            None => Ok(None),
+        if let Some(pins) = self.load_file(&self.file(key))? {
+            return Ok(Some(pins));
         }
+        if let Some(dir) = &key.dir {
+            let old = self.for_directory(dir);
+            if let Some(pins) = old.load_file(&old.file(key))? {
+                return Ok(Some(pins));
+            }
+        }
+        if key.file != key.server {
+            return self.load_file(&self.file(&PinKey::named(&key.server)));
+        }
+        Ok(None)
     }
 
     fn load_file(&self, path: &Path) -> Result<Option<ServerPins>, UnusablePins> {
@@ -433,6 +445,25 @@ mod tests {
         store.approve(&old, &[tool("add", "Add.")], &[]).expect("old");
         let new = PinKey::of(&stdio("calc", &[]));
         assert!(store.load(&new).expect("usable").is_some(), "the old file is read");
+    }
+
+    /// A scoped server's pins written where the shared router kept them before the one store
+    /// (its directory's folder) are read until its own file is written: nothing pinned is lost.
+    #[test]
+    fn a_directory_servers_pins_from_before_the_one_store_are_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = PinStore::at(dir.path());
+        let mut config = stdio("calc", &[]);
+        if let TransportConfig::Stdio { cwd, .. } = &mut config.transport {
+            *cwd = Some(PathBuf::from("/w/one"));
+        }
+        let key = PinKey::of(&config);
+        let old = store.for_directory(Path::new("/w/one"));
+        old.approve(&key, &[tool("add", "Add.")], &[]).expect("pinned the old way");
+        let pins = store.load(&key).expect("usable").expect("found in the old folder");
+        assert!(pins.tools.expect("tools").contains_key("add"));
+        let elsewhere = PinKey::of(&stdio("calc", &[]));
+        assert_eq!(store.load(&elsewhere), Ok(None), "another directory's are not its own");
     }
 
     #[test]

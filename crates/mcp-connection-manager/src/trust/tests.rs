@@ -344,8 +344,8 @@ async fn two_directories_instances_of_one_entry_are_trusted_apart() {
         config
     };
     let (one, two) = (
-        crate::scope::instance_key("calc", "/w/one"),
-        crate::scope::instance_key("calc", "/w/two"),
+        crate::identity::instance_key("calc", "/w/one"),
+        crate::identity::instance_key("calc", "/w/two"),
     );
     let trust = trust_at(dir.path());
     trust.identify(&one, &in_dir("/w/one"), Some("/w/one".into()));
