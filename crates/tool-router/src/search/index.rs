@@ -43,6 +43,9 @@ pub(crate) struct SearchIndex {
     meanings: Vec<f32>,
     /// Token → how many tools' texts have it (the meaning weights).
     token_tools: HashMap<u32, u32>,
+    /// The tools' texts for the retrieval model (see `fusion`).
+    #[cfg(feature = "e5")]
+    embedded: super::fusion::Embedded,
 }
 
 /// A hit: the tool's position in the indexed list, and its score.
@@ -53,7 +56,27 @@ pub(crate) struct Hit {
 }
 
 impl SearchIndex {
+    /// The index of `tools`, with the process's retrieval model when it has one.
     pub(crate) fn build(tools: &[QualifiedTool]) -> Self {
+        #[cfg(feature = "e5")]
+        return Self::build_with(tools, super::semantic::global());
+        #[cfg(not(feature = "e5"))]
+        Self::build_words(tools)
+    }
+
+    /// The index of `tools`, with `semantic`'s model.
+    #[cfg(feature = "e5")]
+    pub(crate) fn build_with(
+        tools: &[QualifiedTool],
+        semantic: Option<std::sync::Arc<super::semantic::Semantic>>,
+    ) -> Self {
+        Self {
+            embedded: super::fusion::Embedded::build(tools, semantic),
+            ..Self::build_words(tools)
+        }
+    }
+
+    fn build_words(tools: &[QualifiedTool]) -> Self {
         let mut postings: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
         let mut lengths = Vec::with_capacity(tools.len());
         for (i, tool) in tools.iter().enumerate() {
@@ -70,7 +93,15 @@ impl SearchIndex {
         let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
         let average = total as f64 / lengths.len().max(1) as f64;
         let (meanings, token_tools) = meanings(tools);
-        Self { postings, lengths, average, meanings, token_tools }
+        Self {
+            postings,
+            lengths,
+            average,
+            meanings,
+            token_tools,
+            #[cfg(feature = "e5")]
+            embedded: super::fusion::Embedded::build(tools, None),
+        }
     }
 
     /// How much token `id` says: rare among the tools, much (one no tool has, most).
@@ -98,8 +129,30 @@ impl SearchIndex {
         Some(sum)
     }
 
-    /// Every tool matching some word of `query`, best first (ties by position).
+    /// Every tool matching some word of `query`, best first (ties by position); with the
+    /// retrieval model, fused with its lists (see `fusion`).
     pub(crate) fn search(&self, query: &str) -> Vec<Hit> {
+        let hits = self.word_search(query);
+        #[cfg(feature = "e5")]
+        {
+            let words = hits.iter().map(|hit| hit.tool).collect();
+            let signals = self.embedded.signals(query, words);
+            if !(signals.whole.is_empty() && signals.sentence.is_empty()) {
+                return signals.fused();
+            }
+        }
+        hits
+    }
+
+    /// The three lists for `query` (the e5 ones empty without the model).
+    #[cfg(all(test, feature = "e5"))]
+    pub(crate) fn signals(&self, query: &str) -> super::fusion::Signals {
+        let words = self.word_search(query).into_iter().map(|hit| hit.tool).collect();
+        self.embedded.signals(query, words)
+    }
+
+    /// Every tool matching some word of `query` (or near enough in meaning), best first.
+    pub(crate) fn word_search(&self, query: &str) -> Vec<Hit> {
         let mut words = words(query);
         words.retain(|w| !STOP.contains(&w.as_str()));
         words.sort();

@@ -3,6 +3,8 @@
 
 #[cfg(test)]
 mod eval_tests;
+#[cfg(feature = "e5")]
+mod fusion;
 pub(crate) mod handler;
 #[cfg(test)]
 mod handler_tests;
@@ -10,4 +12,6 @@ pub(crate) mod index;
 pub(crate) mod mode;
 #[cfg(test)]
 mod quality_tests;
+#[cfg(feature = "e5")]
+pub(crate) mod semantic;
 mod vectors;

@@ -201,7 +201,11 @@ impl ToolSearch {
             }
             return McpTools::Deferred(self.always_loaded(&tools));
         }
-        McpTools::Deferred(self.always_loaded(&backend.known_tools().await.tools))
+        let known = backend.known_tools().await;
+        // Indexed now, before the first search (the retrieval model embeds its tools in the
+        // background; a search never waits for it).
+        let indexed = self.index(known.tools);
+        McpTools::Deferred(self.always_loaded(&indexed.tools))
     }
 
     /// `auto`: decides whether search is on as the specs would (from what is known, else the

@@ -1,0 +1,193 @@
+//! The ranking with the retrieval model (feature `e5`): three ranked lists — the words and
+//! static vectors (`index`), e5 on the whole tool, e5 on its best sentence — fused by
+//! reciprocal rank (each list gives a tool 1 / (60 + its rank), equal weights, chosen on the
+//! tuning half of the development set). A tool that no word matches is a candidate when it is
+//! among the first [`E5_CANDIDATES`] of either e5 list. Tools not embedded yet are ranked by
+//! the lists they are in.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_backend::QualifiedTool;
+
+use super::index::Hit;
+use super::semantic::{Key, Semantic, key, texts_of};
+
+/// The reciprocal-rank constant.
+const K: f64 = 60.0;
+/// How far down the e5 lists a tool no word matches is still a candidate.
+pub(crate) const E5_CANDIDATES: usize = 30;
+
+/// Each tool's texts and their keys (its whole first), queued for the model when built.
+pub(crate) struct Embedded {
+    semantic: Option<Arc<Semantic>>,
+    texts: Vec<Vec<(Key, String)>>,
+}
+
+/// One search's three lists (tool positions, best first).
+pub(crate) struct Signals {
+    pub(crate) words: Vec<usize>,
+    pub(crate) whole: Vec<usize>,
+    pub(crate) sentence: Vec<usize>,
+}
+
+impl Embedded {
+    /// `tools`' texts, queued for `semantic`'s thread (a search never waits for them).
+    pub(crate) fn build(tools: &[QualifiedTool], semantic: Option<Arc<Semantic>>) -> Self {
+        let Some(semantic) = semantic else { return Self { semantic: None, texts: Vec::new() } };
+        let texts: Vec<Vec<(Key, String)>> = tools
+            .iter()
+            .map(|tool| texts_of(tool).into_iter().map(|t| (key(&t), t)).collect())
+            .collect();
+        let all: Vec<(Key, String)> = texts.iter().flatten().cloned().collect();
+        semantic.embeddings(&all);
+        Self { semantic: Some(semantic), texts }
+    }
+
+    /// The e5 lists for `query` (empty without the model), with the word list given.
+    pub(crate) fn signals(&self, query: &str, words: Vec<usize>) -> Signals {
+        let Some((semantic, q)) = self.semantic.as_ref().and_then(|s| Some((s, s.query(query)?)))
+        else {
+            return Signals { words, whole: Vec::new(), sentence: Vec::new() };
+        };
+        let all: Vec<(Key, String)> = self.texts.iter().flatten().cloned().collect();
+        let mut found = semantic.embeddings(&all).into_iter();
+        let cosine = |v: &Arc<[f32]>| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>();
+        let (mut whole, mut sentence) = (Vec::new(), Vec::new());
+        for (tool, texts) in self.texts.iter().enumerate() {
+            let mine: Vec<Option<Arc<[f32]>>> = found.by_ref().take(texts.len()).collect();
+            if let Some(Some(v)) = mine.first() {
+                whole.push((tool, cosine(v)));
+            }
+            let best = mine
+                .iter()
+                .skip(1)
+                .flatten()
+                .map(cosine)
+                .fold(None, |m: Option<f32>, c| Some(m.map_or(c, |m| m.max(c))));
+            if let Some(best) = best {
+                sentence.push((tool, best));
+            }
+        }
+        let ranked = |mut scored: Vec<(usize, f32)>| -> Vec<usize> {
+            scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            scored.into_iter().map(|(tool, _)| tool).collect()
+        };
+        Signals { words, whole: ranked(whole), sentence: ranked(sentence) }
+    }
+}
+
+impl Signals {
+    /// The lists fused, best first (ties by position).
+    pub(crate) fn fused(&self) -> Vec<Hit> {
+        let mut scores: HashMap<usize, f64> = HashMap::new();
+        for (rank, &tool) in self.words.iter().enumerate() {
+            *scores.entry(tool).or_default() += 1.0 / (K + rank as f64);
+        }
+        for list in [&self.whole, &self.sentence] {
+            for (rank, &tool) in list.iter().enumerate() {
+                let candidate = rank < E5_CANDIDATES || scores.contains_key(&tool);
+                if candidate {
+                    *scores.entry(tool).or_default() += 1.0 / (K + rank as f64);
+                }
+            }
+        }
+        let mut hits: Vec<Hit> =
+            scores.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::index::SearchIndex;
+    use crate::search::semantic::{Semantic, harness_model};
+
+    fn tool(server: &str, name: &str, description: &str) -> QualifiedTool {
+        let schema = serde_json::Map::new();
+        let tool = rmcp::model::Tool::new(name.to_string(), description.to_string(), schema);
+        let qualified_name = mcp_backend::qualified_tool_name(server, name);
+        QualifiedTool { qualified_name, server: server.to_string(), tool }
+    }
+
+    fn tools() -> Vec<QualifiedTool> {
+        vec![
+            tool(
+                "time",
+                "get_current_time",
+                "Get current time in a specific timezone. Use the IANA name.",
+            ),
+            tool("time", "convert_time", "Convert time between timezones."),
+            tool(
+                "filesystem",
+                "search_files",
+                "Recursively search for files and directories matching a pattern. Searches through all subdirectories from the starting path.",
+            ),
+            tool(
+                "filesystem",
+                "read_text_file",
+                "Read the complete contents of a file from the file system as text.",
+            ),
+            tool("github", "add_issue_comment", "Add a comment to an existing issue."),
+            tool(
+                "github",
+                "create_pull_request",
+                "Create a new pull request in a GitHub repository.",
+            ),
+            tool(
+                "memory",
+                "create_entities",
+                "Create multiple new entities in the knowledge graph.",
+            ),
+            tool("git", "git_log", "Shows the commit logs."),
+        ]
+    }
+
+    /// Needs the words miss and the model finds; without a model the ranking is the words'.
+    #[test]
+    fn a_need_the_words_miss_is_found_by_meaning() {
+        let tools = tools();
+        let semantic = Semantic::start(Some(harness_model()), None);
+        let index = SearchIndex::build_with(&tools, Some(semantic.clone()));
+        semantic.settle();
+        assert!(semantic.model().is_some(), "no retrieval model: run tests/harness/install");
+        let words_only = SearchIndex::build(&tools);
+        for (need, expected) in [
+            ("what hour is it in Tokyo", "mcp__time__get_current_time"),
+            ("make a PR with my changes", "mcp__github__create_pull_request"),
+            ("what does the README contain", "mcp__filesystem__read_text_file"),
+            ("store facts about people I meet", "mcp__memory__create_entities"),
+        ] {
+            let top = |hits: Vec<Hit>, n: usize| -> Vec<String> {
+                hits.iter().take(n).map(|h| tools[h.tool].qualified_name.clone()).collect()
+            };
+            let fused = top(index.search(need), 2);
+            assert!(fused.iter().any(|n| n == expected), "{need}: {fused:?}");
+            let words = top(index.word_search(need), 2);
+            assert!(
+                !words.iter().any(|n| n == expected),
+                "the words find {need:?} alone: {words:?}"
+            );
+            assert_eq!(
+                words_only.search(need).iter().map(|h| h.tool).collect::<Vec<_>>(),
+                index.word_search(need).iter().map(|h| h.tool).collect::<Vec<_>>(),
+                "without the model, the words' ranking"
+            );
+        }
+    }
+
+    /// No model file: said, and the words rank alone (nothing waits).
+    #[test]
+    fn without_a_model_the_words_rank_alone() {
+        let tools = tools();
+        let semantic = Semantic::start(Some("/nonexistent/e5.bin".into()), None);
+        semantic.settle();
+        assert!(semantic.model().is_none());
+        let index = SearchIndex::build_with(&tools, Some(semantic));
+        let hits: Vec<usize> = index.search("current time").iter().map(|h| h.tool).collect();
+        let words: Vec<usize> = index.word_search("current time").iter().map(|h| h.tool).collect();
+        assert_eq!(hits, words);
+    }
+}

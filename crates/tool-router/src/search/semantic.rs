@@ -1,0 +1,270 @@
+//! The retrieval model's signal (feature `e5`): multilingual-e5-small (`e5_small`) embeds the
+//! query and each tool — its name, title and description's start as a whole, and each of its
+//! first sentences on its own (a long description otherwise drowns the one sentence that
+//! matters) — and a tool's scores are the cosines of the query with its whole and with its
+//! best sentence. Both sides take e5's `query: ` prefix (chosen on the tuning half of the
+//! development set).
+//!
+//! The model file is looked for once per process (`global`), on a thread of its own, in
+//! `$MCP_ROUTER_MODELS`, else `$XDG_DATA_HOME/mcp-router/models`, else
+//! `~/.local/share/mcp-router/models` (`scripts/install-search-model` puts it there); without
+//! it the router logs once how to get it and ranks without it. Tools are embedded on that
+//! thread too, in the background, each text once per process (by its SHA-256) and kept on
+//! disk beside the router's other caches, so a restart or another session of the shared
+//! router finds them; a search never waits: a tool not embedded yet is ranked by the other
+//! signals.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use e5_small::{Model, Role};
+use mcp_backend::QualifiedTool;
+use sha2::Digest as _;
+
+/// The model file (the English-pruned 4-bit multilingual-e5-small).
+pub(crate) const MODEL_FILE: &str = "e5-small-enpt-q4.bin";
+/// A description's first characters that the whole-tool text takes.
+const WHOLE_CHARS: usize = 600;
+/// Sentences of a description embedded on their own, at most.
+const SENTENCES: usize = 6;
+
+/// A text's key: the SHA-256 of what is embedded.
+pub(crate) type Key = [u8; 32];
+
+/// The texts a tool is embedded as: its whole first, then its sentences.
+pub(crate) fn texts_of(tool: &QualifiedTool) -> Vec<String> {
+    let t = &tool.tool;
+    let description = t.description.as_deref().unwrap_or_default();
+    let start: String = description.chars().take(WHOLE_CHARS).collect();
+    let whole = match &t.title {
+        Some(title) => format!("{}: {title}. {start}", t.name),
+        None => format!("{}: {start}", t.name),
+    };
+    let sentences = description
+        .split(['\n', '.'])
+        .map(str::trim)
+        .filter(|s| s.len() > 12)
+        .take(SENTENCES)
+        .map(|s| format!("{}: {s}", t.name));
+    std::iter::once(whole).chain(sentences).collect()
+}
+
+/// `text`'s key.
+pub(crate) fn key(text: &str) -> Key {
+    sha2::Sha256::digest(text.as_bytes()).into()
+}
+
+/// The model once loaded, the embeddings made, and the texts waiting.
+pub(crate) struct Semantic {
+    model: OnceLock<Model>,
+    embedded: Mutex<HashMap<Key, Arc<[f32]>>>,
+    waiting: Mutex<Waiting>,
+    wake: Condvar,
+    disk: Option<PathBuf>,
+}
+
+#[derive(Default)]
+struct Waiting {
+    queue: VecDeque<(Key, String)>,
+    queued: HashSet<Key>,
+    /// No model: nothing is queued.
+    absent: bool,
+}
+
+/// The process's one (none in unit tests, whose rankings must not depend on a file or a
+/// thread's progress: they start their own with [`Semantic::start`]).
+pub(crate) fn global() -> Option<Arc<Semantic>> {
+    if cfg!(test) {
+        return None;
+    }
+    static SEMANTIC: OnceLock<Arc<Semantic>> = OnceLock::new();
+    let path = || model_dir().map(|dir| dir.join(MODEL_FILE));
+    Some(SEMANTIC.get_or_init(|| Semantic::start(path(), disk_dir())).clone())
+}
+
+/// Where the model file is looked for.
+pub(crate) fn model_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("MCP_ROUTER_MODELS") {
+        return Some(dir);
+    }
+    let data = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")))?;
+    Some(data.join("mcp-router/models"))
+}
+
+/// Where embeddings are kept: `embeddings/<model>/` in the router's cache folder.
+fn disk_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = var("MCP_ROUTER_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("mcp-router")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache/mcp-router")))?;
+    Some(base.join("embeddings").join(MODEL_FILE.trim_end_matches(".bin")))
+}
+
+impl Semantic {
+    /// A model from `path` (`None`: said to be missing), loaded on a thread of its own that
+    /// then embeds what searches queue, keeping embeddings in `disk` when given.
+    pub(crate) fn start(path: Option<PathBuf>, disk: Option<PathBuf>) -> Arc<Self> {
+        let semantic = Arc::new(Self {
+            model: OnceLock::new(),
+            embedded: Mutex::default(),
+            waiting: Mutex::default(),
+            wake: Condvar::new(),
+            disk,
+        });
+        let worker = semantic.clone();
+        let spawned = std::thread::Builder::new()
+            .name("tool-search-model".into())
+            .spawn(move || worker.run(path));
+        if let Err(e) = spawned {
+            tracing::warn!("tool search cannot start its model's thread: {e}");
+            semantic.lock_waiting().absent = true;
+        }
+        semantic
+    }
+
+    fn lock_waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        // What only caches: a panicking holder's state is taken as it is.
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_embedded(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Arc<[f32]>>> {
+        self.embedded.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The model, once loaded (`None` before, and for good without one).
+    pub(crate) fn model(&self) -> Option<&Model> {
+        self.model.get()
+    }
+
+    /// Each of `texts`' embedding when it is made; the others are queued for the model's
+    /// thread (unless there is no model).
+    pub(crate) fn embeddings(&self, texts: &[(Key, String)]) -> Vec<Option<Arc<[f32]>>> {
+        let found: Vec<Option<Arc<[f32]>>> = {
+            let embedded = self.lock_embedded();
+            texts.iter().map(|(key, _)| embedded.get(key).cloned()).collect()
+        };
+        let mut waiting = self.lock_waiting();
+        if waiting.absent {
+            return found;
+        }
+        let mut added = false;
+        for ((key, text), found) in texts.iter().zip(&found) {
+            if found.is_none() && waiting.queued.insert(*key) {
+                waiting.queue.push_back((*key, text.clone()));
+                added = true;
+            }
+        }
+        drop(waiting);
+        if added {
+            self.wake.notify_all();
+        }
+        found
+    }
+
+    /// `query`'s embedding, when the model is loaded.
+    pub(crate) fn query(&self, query: &str) -> Option<Vec<f32>> {
+        Some(self.model()?.embed(query, Role::Query))
+    }
+
+    /// Until nothing is waiting (tests: every tool embedded).
+    #[cfg(test)]
+    pub(crate) fn settle(&self) {
+        let mut waiting = self.lock_waiting();
+        while !waiting.absent && (!waiting.queued.is_empty() || self.model.get().is_none()) {
+            waiting = self.wake.wait(waiting).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// The model's thread: load it (or say once that it is not there), then embed what is
+    /// queued, for the life of the process.
+    fn run(self: Arc<Self>, path: Option<PathBuf>) {
+        let Some(model) = load(path) else {
+            let mut waiting = self.lock_waiting();
+            (waiting.absent, waiting.queue) = (true, VecDeque::new());
+            drop(waiting);
+            self.wake.notify_all();
+            return;
+        };
+        let _ = self.model.set(model);
+        self.wake.notify_all();
+        loop {
+            let next = {
+                let mut waiting = self.lock_waiting();
+                loop {
+                    match waiting.queue.pop_front() {
+                        Some(next) => break next,
+                        None => {
+                            self.wake.notify_all();
+                            waiting = self.wake.wait(waiting).unwrap_or_else(|p| p.into_inner());
+                        }
+                    }
+                }
+            };
+            let embedding = self.embed(&next);
+            self.lock_embedded().insert(next.0, embedding);
+            self.lock_waiting().queued.remove(&next.0);
+        }
+    }
+
+    /// `text`'s embedding: from the disk when kept there, else made (and kept).
+    fn embed(&self, (key, text): &(Key, String)) -> Arc<[f32]> {
+        let file = self.disk.as_ref().map(|dir| dir.join(hex(key)));
+        if let Some(kept) = file.as_ref().and_then(|f| std::fs::read(f).ok())
+            && let Some(model) = self.model()
+            && kept.len() == model.dim() * 4
+        {
+            return kept
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+        }
+        let Some(model) = self.model() else { return Arc::from([]) };
+        let embedding: Arc<[f32]> = model.embed(text, Role::Query).into();
+        if let (Some(file), Some(dir)) = (&file, &self.disk) {
+            let bytes: Vec<u8> = embedding.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let partial = file.with_extension("partial");
+            let kept = std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&partial, bytes))
+                .and_then(|()| std::fs::rename(&partial, file));
+            if let Err(e) = kept {
+                tracing::debug!("cannot keep an embedding in {}: {e}", dir.display());
+            }
+        }
+        embedding
+    }
+}
+
+/// The model at `path`; `None` (said once: one thread loads it) when it is not there or
+/// cannot be read.
+fn load(path: Option<PathBuf>) -> Option<Model> {
+    let Some(path) = path.filter(|p| p.exists()) else {
+        tracing::info!(
+            "tool search ranks without its retrieval model ({MODEL_FILE} is not in {}): install it with scripts/install-search-model",
+            model_dir()
+                .map_or_else(|| "$MCP_ROUTER_MODELS".to_string(), |d| d.display().to_string())
+        );
+        return None;
+    };
+    match Model::load(&path) {
+        Ok(model) => {
+            tracing::info!(path = %path.display(), "tool search's retrieval model loaded");
+            Some(model)
+        }
+        Err(e) => {
+            tracing::warn!("tool search ranks without its retrieval model: {e}");
+            None
+        }
+    }
+}
+
+/// The model the test harness installs (`tests/harness/install`).
+#[cfg(test)]
+pub(crate) fn harness_model() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/harness/models").join(MODEL_FILE)
+}
+
+fn hex(key: &Key) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
