@@ -216,3 +216,73 @@ fn under_auto_servers_whose_catalogs_pass_the_threshold_stay_idle_until_used() {
     assert_eq!(idle_time.expect("time idle")["tools"], 2, "its tools counted from the catalog");
     assert_eq!(events(&lines, "mcp_server_starting"), ["time"]);
 }
+
+/// The search answer's tool names, in order (revealed, then the ones named after them).
+fn found_names(exec: &mut ExecSession, call_id: &str, query: &str) -> Vec<String> {
+    exec.send(
+        &json!({"call_id": call_id, "name": "search_mcp_tools", "arguments": {"query": query}}),
+    );
+    let output = exec.output(call_id);
+    let found: Value =
+        serde_json::from_str(output["content"].as_str().expect("payload")).expect("json");
+    let revealed = found["tools"].as_array().cloned().unwrap_or_default();
+    let named = found["more"].as_array().cloned().unwrap_or_default();
+    revealed.iter().chain(&named).filter_map(|t| t["name"].as_str().map(str::to_string)).collect()
+}
+
+/// The retrieval model, as a user meets it. Installed (`MCP_ROUTER_MODELS`, the harness's): the
+/// first search answers at once, whatever the model's thread is doing, and once the tools are
+/// embedded (kept in the cache folder) a need no word of the time server matches brings its
+/// tools in front. Not installed: the same search still answers, by the words, and the log says
+/// once how to get the model.
+#[test]
+fn the_retrieval_model_finds_by_meaning_and_its_absence_is_said_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = config(&dir, "on");
+    let need = "what hour is it in Tokyo";
+    let models = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/harness/models");
+    let run = |with_model: bool, log: &std::path::Path| {
+        let mut command = exec_command(&config);
+        let cache = dir.path().join(if with_model { "cache-model" } else { "cache-none" });
+        command.env("MCP_ROUTER_CACHE_DIR", &cache).env("RUST_LOG", "tool_router=info");
+        let empty = dir.path().join("no-models");
+        command.env("MCP_ROUTER_MODELS", if with_model { models.into() } else { empty });
+        command.stderr(std::fs::File::create(log).expect("log"));
+        (ExecSession::spawn(command), cache)
+    };
+    let time = |names: &[String]| names.iter().any(|n| n.starts_with("mcp__time__"));
+
+    let without = dir.path().join("without.log");
+    let (mut exec, _) = run(false, &without);
+    list_tools(&mut exec, 1);
+    assert!(!time(&found_names(&mut exec, "w1", need)), "the words alone find the time server");
+    found_names(&mut exec, "w2", "echo text back");
+    exec.finish();
+    let log = std::fs::read_to_string(&without).expect("log");
+    let said = log.matches("ranks without its retrieval model").count();
+    assert_eq!(said, 1, "said once: {log}");
+    assert!(log.contains("scripts/install-search-model"), "{log}");
+
+    let with = dir.path().join("with.log");
+    let (mut exec, cache) = run(true, &with);
+    list_tools(&mut exec, 1);
+    let started = std::time::Instant::now();
+    found_names(&mut exec, "m0", need);
+    let first = started.elapsed();
+    let mut n = 0;
+    let found = loop {
+        n += 1;
+        let names = found_names(&mut exec, &format!("m{n}"), need);
+        if time(&names) || started.elapsed() > std::time::Duration::from_secs(120) {
+            break names;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    assert!(time(&found), "the model's ranking brings the time server in front: {found:?}");
+    exec.finish();
+    let kept = std::fs::read_dir(cache.join("embeddings/e5-small-enpt-q4")).expect("kept").count();
+    assert!(kept >= 3, "the embeddings are kept on disk: {kept}");
+    let log = std::fs::read_to_string(&with).expect("log");
+    assert!(log.contains("retrieval model loaded"), "{log}");
+    println!("first search {first:?}; found after {n} more");
+}
