@@ -97,6 +97,30 @@ pub(crate) struct Encoder {
     pub(crate) layers: Vec<Layer>,
 }
 
+impl Encoder {
+    /// The bytes its weights hold.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let floats = |v: &Vec<f32>| v.capacity() * 4;
+        let q4 = |w: &Q4Rows| w.nibbles.capacity() + w.scales.capacity() * 4;
+        let linear = |(w, b): &Linear| q4(w) + floats(b);
+        let norm = |(w, b): &Norm| floats(w) + floats(b);
+        let layers: usize = self
+            .layers
+            .iter()
+            .map(|l| {
+                [&l.q, &l.k, &l.v, &l.out, &l.up, &l.down].into_iter().map(linear).sum::<usize>()
+                    + norm(&l.attention_norm)
+                    + norm(&l.output_norm)
+            })
+            .sum();
+        self.words.capacity()
+            + floats(&self.position)
+            + floats(&self.token_type)
+            + norm(&self.embedding_norm)
+            + layers
+    }
+}
+
 /// Activations quantized per block to 8 bits: values, each block's scale and sum.
 struct Quantized {
     values: Vec<i8>,

@@ -48,6 +48,11 @@ impl Model {
         Ok(Self { tokenizer, encoder })
     }
 
+    /// The bytes the model holds (its weights, as expanded, and its tokenizer's tables).
+    pub fn heap_bytes(&self) -> usize {
+        self.tokenizer.heap_bytes() + self.encoder.heap_bytes()
+    }
+
     /// The embedding's dimension (384).
     pub fn dim(&self) -> usize {
         self.encoder.hidden

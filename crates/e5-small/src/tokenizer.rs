@@ -46,6 +46,13 @@ impl Tokenizer {
         Ok(Self { ids, scores, normalized, unknown_score, longest, bos, eos, unknown })
     }
 
+    /// The bytes its tables hold (the pieces twice over, for the map's keys and entries).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let pieces: usize = self.ids.keys().map(|k| k.capacity() + 24 + 8).sum();
+        let normalized: usize = self.normalized.values().map(|v| v.capacity() * 4 + 28).sum();
+        pieces + normalized + self.scores.capacity() * 4
+    }
+
     /// How many pieces there are (the rows of the word embeddings).
     pub(crate) fn pieces(&self) -> usize {
         self.scores.len()

@@ -103,6 +103,7 @@ fn search_or_manager(
             settings.search.mode = one_of(value, &choices).map_err(err)?;
         }
         "tool_search_threshold_bytes" => settings.search.threshold_bytes = bytes(0)?,
+        "tool_search_model" => settings.search.model = flag()?,
         "tool_search_via" => {
             let choices = [("router", Via::Router), ("api", Via::Api), ("both", Via::Both)];
             settings.search.via = one_of(value, &choices).map_err(err)?;

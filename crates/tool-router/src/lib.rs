@@ -20,6 +20,23 @@ mod lists;
 mod results;
 mod router;
 mod search;
+/// Tool search's retrieval model (the `e5` feature): see the README's Tool search.
+#[cfg(feature = "e5")]
+pub mod retrieval {
+    /// Waits until the process's retrieval model has loaded (or was found missing) and every
+    /// tool text queued so far is embedded; whether the model is loaded. What a benchmark or
+    /// a host that wants a settled ranking calls; a search never needs it.
+    pub fn settle() -> bool {
+        let Some(semantic) = crate::search::semantic::global() else { return false };
+        semantic.settle();
+        semantic.model().is_some()
+    }
+
+    /// The bytes the loaded model holds (`None`: not loaded).
+    pub fn model_bytes() -> Option<usize> {
+        crate::search::semantic::global()?.model().map(e5_small::Model::heap_bytes)
+    }
+}
 mod settings;
 mod skills;
 mod spec;

@@ -107,7 +107,8 @@ impl ToolRouter {
                 settings.search.threshold_bytes,
                 settings.search.always_load_servers.clone(),
             )
-            .via(settings.search.via),
+            .via(settings.search.via)
+            .model(settings.search.model),
         );
         if let Some(mcp) = &router.mcp {
             let backend = mcp.backend.clone();

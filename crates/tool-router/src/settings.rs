@@ -158,6 +158,9 @@ pub struct SearchSettings {
     pub threshold_bytes: usize,
     /// Servers with `always_load_tools = true`: their tools stay in the specs with search on.
     pub always_load_servers: std::collections::BTreeSet<String>,
+    /// `tool_search_model`: rank with the retrieval model too when it is installed (default
+    /// on; only with the `e5` feature).
+    pub model: bool,
 }
 
 impl Default for SearchSettings {
@@ -167,6 +170,7 @@ impl Default for SearchSettings {
             via: SearchVia::Router,
             threshold_bytes: crate::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
             always_load_servers: std::collections::BTreeSet::new(),
+            model: true,
         }
     }
 }

@@ -56,27 +56,8 @@ pub(crate) struct Hit {
 }
 
 impl SearchIndex {
-    /// The index of `tools`, with the process's retrieval model when it has one.
+    /// The index of `tools`, by their words and meaning vectors.
     pub(crate) fn build(tools: &[QualifiedTool]) -> Self {
-        #[cfg(feature = "e5")]
-        return Self::build_with(tools, super::semantic::global());
-        #[cfg(not(feature = "e5"))]
-        Self::build_words(tools)
-    }
-
-    /// The index of `tools`, with `semantic`'s model.
-    #[cfg(feature = "e5")]
-    pub(crate) fn build_with(
-        tools: &[QualifiedTool],
-        semantic: Option<std::sync::Arc<super::semantic::Semantic>>,
-    ) -> Self {
-        Self {
-            embedded: super::fusion::Embedded::build(tools, semantic),
-            ..Self::build_words(tools)
-        }
-    }
-
-    fn build_words(tools: &[QualifiedTool]) -> Self {
         let mut postings: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
         let mut lengths = Vec::with_capacity(tools.len());
         for (i, tool) in tools.iter().enumerate() {
@@ -102,6 +83,16 @@ impl SearchIndex {
             #[cfg(feature = "e5")]
             embedded: super::fusion::Embedded::build(tools, None),
         }
+    }
+
+    /// The index of `tools`, with `semantic`'s model too (see `fusion`).
+    #[cfg(feature = "e5")]
+    pub(crate) fn build_with(
+        tools: &[QualifiedTool],
+        semantic: Option<std::sync::Arc<super::semantic::Semantic>>,
+    ) -> Self {
+        let embedded = super::fusion::Embedded::build(tools, semantic);
+        Self { embedded, ..Self::build(tools) }
     }
 
     /// How much token `id` says: rare among the tools, much (one no tool has, most).

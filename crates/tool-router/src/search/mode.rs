@@ -129,6 +129,8 @@ pub(crate) struct ToolSearch {
     engaged: AtomicBool,
     revealed: Mutex<Revealed>,
     index: Mutex<Option<Arc<Indexed>>>,
+    /// Whether the index takes the retrieval model's signal (`tool_search_model`).
+    model: bool,
 }
 
 #[derive(Default)]
@@ -162,7 +164,14 @@ impl ToolSearch {
             engaged: AtomicBool::new(mode == ToolSearchMode::On),
             revealed: Mutex::default(),
             index: Mutex::default(),
+            model: true,
         }
+    }
+
+    /// Whether the retrieval model ranks too, when installed.
+    pub(crate) fn model(mut self, model: bool) -> Self {
+        self.model = model;
+        self
     }
 
     /// Who searches the deferred tools.
@@ -314,6 +323,10 @@ impl ToolSearch {
         {
             return indexed.clone();
         }
+        #[cfg(feature = "e5")]
+        let index =
+            SearchIndex::build_with(&tools, self.model.then(super::semantic::global).flatten());
+        #[cfg(not(feature = "e5"))]
         let index = SearchIndex::build(&tools);
         let indexed = Arc::new(Indexed { tools, index, fingerprint });
         if let Ok(mut slot) = self.index.lock() {

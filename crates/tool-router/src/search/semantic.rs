@@ -168,8 +168,7 @@ impl Semantic {
         Some(self.model()?.embed(query, Role::Query))
     }
 
-    /// Until nothing is waiting (tests: every tool embedded).
-    #[cfg(test)]
+    /// Until the model has loaded (or was found missing) and nothing is waiting.
     pub(crate) fn settle(&self) {
         let mut waiting = self.lock_waiting();
         while !waiting.absent && (!waiting.queued.is_empty() || self.model.get().is_none()) {
