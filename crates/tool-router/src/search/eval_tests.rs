@@ -234,9 +234,9 @@ fn the_development_set_holds_its_figures_on_both_halves() {
 }
 
 /// With the retrieval model (feature `e5`, the model the harness installs): each signal alone
-/// and the fusion, on both halves. The fusion's form (three lists, equal weights, tools
-/// embedded with e5's `query: ` prefix too) was chosen on the tuning half; the held-out half
-/// was only measured.
+/// and the fusion, on both halves. The fusion's form (three lists, their weights and
+/// constant, tools embedded with e5's `query: ` prefix too) was chosen on the tuning half; the
+/// held-out half was only measured.
 #[cfg(feature = "e5")]
 #[test]
 #[ignore = "embeds 900 texts, minutes in a debug build: `cargo test -p tool-router --features e5 -- --ignored retrieval_model`"]
@@ -277,6 +277,6 @@ fn the_retrieval_model_ranks_both_halves_higher() {
     assert!(fused.at5 > words.at5 && fused.in_front > words.in_front, "held out: no lift");
     let (tune, held) = (at("fused", "tune"), at("fused", "held"));
     let figures = |r: Recall| format!("r@1 {:.3} r@5 {:.3} front {:.3}", r.r1(), r.r5(), r.front());
-    assert!(tune.r5() >= 0.77 && tune.front() >= 0.88, "tuning half fell: {}", figures(tune));
-    assert!(held.r5() >= 0.72 && held.front() >= 0.85, "held-out half fell: {}", figures(held));
+    assert!(tune.r5() >= 0.77 && tune.front() >= 0.91, "tuning half fell: {}", figures(tune));
+    assert!(held.r5() >= 0.77 && held.front() >= 0.85, "held-out half fell: {}", figures(held));
 }
