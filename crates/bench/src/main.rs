@@ -121,6 +121,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         keep(&mut rows, "e6", search::rows(quick).await);
         keep(&mut rows, "e6", search::unstarted(quick).await);
         keep(&mut rows, "e6", search::with_model(quick).await);
+        keep(&mut rows, "e6", search::quality().await);
     }
     // Process-starting workloads run before the memory-filling ones (P3/P8/P10): without
     // `setpriv` a server starts by fork, whose cost grows with memory (P5's heavy-host row).

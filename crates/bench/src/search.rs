@@ -52,7 +52,7 @@ fn tools_named(prefix: &str, servers: usize, per_server: usize) -> Vec<Qualified
             let (verb, noun) = (VERBS[t % VERBS.len()], NOUNS[(t + s) % NOUNS.len()]);
             let name = format!("{verb}_{noun}_{t}");
             let description = format!(
-                "{verb} a {noun} in service {s}: returns the {noun} record with its id, owner, status and timestamps; fails when the {noun} does not exist."
+                "{verb} a {noun} in service {server}: returns the {noun} record with its id, owner, status and timestamps; fails when the {noun} does not exist."
             );
             let schema = serde_json::json!({"type": "object", "properties": {
                 "id": {"type": "string", "description": format!("The {noun}'s id.")},
@@ -284,8 +284,11 @@ pub(crate) async fn with_model(quick: bool) -> anyhow::Result<Vec<Row>> {
     let fresh = format!("run{}x", std::process::id());
     let four_hundred = model_router(tools_named(&fresh, 20, 20), ToolSearchMode::On, true)?;
     let first = search_times(&four_hundred, 1).await?;
+    // Those embedded first, so the next row times its own tools alone.
+    tool_router::retrieval::settle();
     let (servers, reps) = if quick { (20, 30) } else { (50, 200) };
-    let thousand = model_router(tools_named(&fresh, servers, 20), ToolSearchMode::On, true)?;
+    let others = format!("{fresh}b");
+    let thousand = model_router(tools_named(&others, servers, 20), ToolSearchMode::On, true)?;
     let started = Instant::now();
     search_times(&thousand, 1).await?;
     tool_router::retrieval::settle();
@@ -322,4 +325,119 @@ pub(crate) async fn with_model(quick: bool) -> anyhow::Result<Vec<Row>> {
             met: Some(loaded <= 64 * 1024),
         },
     ])
+}
+
+/// E6's quality rows: the development set (`crates/tool-router/tests/data/search_eval`: 21
+/// packaged servers' catalogs, 170 needs in a tuning and a held-out half) through
+/// `search_mcp_tools` as a model calls it (limit 5, then `more`), with the retrieval model and
+/// without: recall@5 and how often the right tool is in front of the model (revealed or named).
+/// Without the model installed, one row says so.
+pub(crate) async fn quality() -> anyhow::Result<Vec<Row>> {
+    let catalogs: Vec<serde_json::Value> = serde_json::from_str(include_str!(
+        "../../tool-router/tests/data/search_eval/catalogs.json"
+    ))?;
+    let needs: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("../../tool-router/tests/data/search_eval/needs.json"))?;
+    let tools: Vec<QualifiedTool> = catalogs
+        .iter()
+        .map(|row| {
+            let (server, name) =
+                (row["server"].as_str().unwrap_or(""), row["name"].as_str().unwrap_or(""));
+            let schema = row["inputSchema"].as_object().cloned().unwrap_or_default();
+            let description = row["description"].as_str().unwrap_or_default().to_string();
+            let mut tool = rmcp::model::Tool::new(name.to_string(), description, schema);
+            tool.title = row["title"].as_str().map(str::to_string);
+            QualifiedTool {
+                qualified_name: qualified_tool_name(server, name),
+                server: server.into(),
+                tool,
+            }
+        })
+        .collect();
+    let words = model_router(tools.clone(), ToolSearchMode::On, false)?;
+    let fused = model_router(tools, ToolSearchMode::On, true)?;
+    ranked(&fused, "warm up").await?;
+    if !tool_router::retrieval::settle() {
+        anyhow::bail!("the retrieval model is not installed (scripts/install-search-model)");
+    }
+    let mut rows = Vec::new();
+    for half in ["tune", "held"] {
+        let mut counts = [[0usize; 2]; 2]; // [words, fused] × [at 5, in front]
+        let mut total = 0;
+        for need in needs.iter().filter(|n| n["half"] == half) {
+            total += 1;
+            let expected: Vec<String> = need["expected"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.as_str()?.split_once('/'))
+                .map(|(server, tool)| qualified_tool_name(server, tool))
+                .collect();
+            let text = need["need"].as_str().unwrap_or_default();
+            for (which, router) in [&words, &fused].into_iter().enumerate() {
+                let names = ranked(router, text).await?;
+                if let Some(at) = names.iter().position(|n| expected.contains(n)) {
+                    counts[which][0] += usize::from(at < 5);
+                    counts[which][1] += 1;
+                }
+            }
+        }
+        let share = |n: usize| n as f64 / total as f64;
+        for (what, i, name) in [
+            (
+                "recall@5",
+                0,
+                if half == "held" {
+                    "E6 development set, held-out half: recall@5, fused with the model vs words alone"
+                } else {
+                    "E6 development set, tuning half: recall@5, fused with the model vs words alone"
+                },
+            ),
+            (
+                "in front",
+                1,
+                if half == "held" {
+                    "E6 development set, held-out half: the right tool in front (revealed or named), fused vs words"
+                } else {
+                    "E6 development set, tuning half: the right tool in front (revealed or named), fused vs words"
+                },
+            ),
+        ] {
+            let (base, ours) = (share(counts[0][i]), share(counts[1][i]));
+            rows.push(Row {
+                name,
+                baseline: format!("{what} {base:.3}"),
+                router: format!("{what} {ours:.3}"),
+                ratio: ours / base,
+                target: "> 1 (the model lifts it)",
+                met: Some(ours > base),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The tools one `search_mcp_tools` call puts in front of the model, in order: the revealed
+/// ones, then the ones named in `more`.
+async fn ranked(router: &ToolRouter, query: &str) -> anyhow::Result<Vec<String>> {
+    let ctx = CallContext::new(EventSender::discard());
+    let arguments = serde_json::json!({"query": query}).to_string();
+    let call = ToolCall {
+        call_id: "q".into(),
+        name: "search_mcp_tools".into(),
+        arguments: arguments.into(),
+    };
+    let output = router.dispatch_to_output(&ctx, call).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    router.reset_revealed_tools();
+    let tool_router::ToolOutput::Function { content, .. } = output else {
+        anyhow::bail!("search_mcp_tools answered with a tool result");
+    };
+    let found: serde_json::Value = serde_json::from_str(&content).unwrap_or_default();
+    let revealed = found["tools"].as_array().cloned().unwrap_or_default();
+    let named = found["more"].as_array().cloned().unwrap_or_default();
+    Ok(revealed
+        .iter()
+        .chain(&named)
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect())
 }
