@@ -118,10 +118,7 @@ async fn workloads(which: &[&str], quick: bool) -> anyhow::Result<Vec<Row>> {
         keep(&mut rows, "e5", tokio::spawn(results::big_result(quick)).await?);
     }
     if wanted("e6") {
-        keep(&mut rows, "e6", search::rows(quick).await);
-        keep(&mut rows, "e6", search::unstarted(quick).await);
-        keep(&mut rows, "e6", search::with_model(quick).await);
-        keep(&mut rows, "e6", search::quality().await);
+        search::every(quick).await.into_iter().for_each(|r| keep(&mut rows, "e6", r));
     }
     // Process-starting workloads run before the memory-filling ones (P3/P8/P10): without
     // `setpriv` a server starts by fork, whose cost grows with memory (P5's heavy-host row).

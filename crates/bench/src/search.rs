@@ -333,27 +333,7 @@ pub(crate) async fn with_model(quick: bool) -> anyhow::Result<Vec<Row>> {
 /// without: recall@5 and how often the right tool is in front of the model (revealed or named).
 /// Without the model installed, one row says so.
 pub(crate) async fn quality() -> anyhow::Result<Vec<Row>> {
-    let catalogs: Vec<serde_json::Value> = serde_json::from_str(include_str!(
-        "../../tool-router/tests/data/search_eval/catalogs.json"
-    ))?;
-    let needs: Vec<serde_json::Value> =
-        serde_json::from_str(include_str!("../../tool-router/tests/data/search_eval/needs.json"))?;
-    let tools: Vec<QualifiedTool> = catalogs
-        .iter()
-        .map(|row| {
-            let (server, name) =
-                (row["server"].as_str().unwrap_or(""), row["name"].as_str().unwrap_or(""));
-            let schema = row["inputSchema"].as_object().cloned().unwrap_or_default();
-            let description = row["description"].as_str().unwrap_or_default().to_string();
-            let mut tool = rmcp::model::Tool::new(name.to_string(), description, schema);
-            tool.title = row["title"].as_str().map(str::to_string);
-            QualifiedTool {
-                qualified_name: qualified_tool_name(server, name),
-                server: server.into(),
-                tool,
-            }
-        })
-        .collect();
+    let (tools, needs) = development_set()?;
     let words = model_router(tools.clone(), ToolSearchMode::On, false)?;
     let fused = model_router(tools, ToolSearchMode::On, true)?;
     ranked(&fused, "warm up").await?;
@@ -362,18 +342,11 @@ pub(crate) async fn quality() -> anyhow::Result<Vec<Row>> {
     }
     let mut rows = Vec::new();
     for half in ["tune", "held"] {
-        let mut counts = [[0usize; 2]; 2]; // [words, fused] × [at 5, in front]
-        let mut total = 0;
-        for need in needs.iter().filter(|n| n["half"] == half) {
-            total += 1;
-            let expected: Vec<String> = need["expected"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e.as_str()?.split_once('/'))
-                .map(|(server, tool)| qualified_tool_name(server, tool))
-                .collect();
-            let text = need["need"].as_str().unwrap_or_default();
+        // [words, fused] × [at 5, in front]
+        let mut counts = [[0usize; 2]; 2];
+        let mine: Vec<&(String, String, Vec<String>)> =
+            needs.iter().filter(|(_, h, _)| h == half).collect();
+        for (text, _, expected) in &mine {
             for (which, router) in [&words, &fused].into_iter().enumerate() {
                 let names = ranked(router, text).await?;
                 if let Some(at) = names.iter().position(|n| expected.contains(n)) {
@@ -382,39 +355,79 @@ pub(crate) async fn quality() -> anyhow::Result<Vec<Row>> {
                 }
             }
         }
-        let share = |n: usize| n as f64 / total as f64;
-        for (what, i, name) in [
-            (
-                "recall@5",
-                0,
-                if half == "held" {
-                    "E6 development set, held-out half: recall@5, fused with the model vs words alone"
-                } else {
-                    "E6 development set, tuning half: recall@5, fused with the model vs words alone"
-                },
-            ),
-            (
-                "in front",
-                1,
-                if half == "held" {
-                    "E6 development set, held-out half: the right tool in front (revealed or named), fused vs words"
-                } else {
-                    "E6 development set, tuning half: the right tool in front (revealed or named), fused vs words"
-                },
-            ),
-        ] {
+        rows.extend(quality_rows(half, mine.len(), counts));
+    }
+    Ok(rows)
+}
+
+/// The two rows of one half: recall@5 and in front, words (the baseline) against fused.
+fn quality_rows(half: &str, total: usize, counts: [[usize; 2]; 2]) -> Vec<Row> {
+    let held = half == "held";
+    let names: [&'static str; 2] = if held {
+        [
+            "E6 development set, held-out half: recall@5, fused with the model vs words alone",
+            "E6 development set, held-out half: the right tool in front (revealed or named), fused vs words",
+        ]
+    } else {
+        [
+            "E6 development set, tuning half: recall@5, fused with the model vs words alone",
+            "E6 development set, tuning half: the right tool in front (revealed or named), fused vs words",
+        ]
+    };
+    let share = |n: usize| n as f64 / total.max(1) as f64;
+    (0..2)
+        .map(|i| {
+            let what = ["recall@5", "in front"][i];
             let (base, ours) = (share(counts[0][i]), share(counts[1][i]));
-            rows.push(Row {
-                name,
+            Row {
+                name: names[i],
                 baseline: format!("{what} {base:.3}"),
                 router: format!("{what} {ours:.3}"),
                 ratio: ours / base,
                 target: "> 1 (the model lifts it)",
                 met: Some(ours > base),
-            });
-        }
-    }
-    Ok(rows)
+            }
+        })
+        .collect()
+}
+
+/// The development set: its tools, and each need with its half and the tools that do the job.
+type Needs = Vec<(String, String, Vec<String>)>;
+
+fn development_set() -> anyhow::Result<(Vec<QualifiedTool>, Needs)> {
+    let catalogs: Vec<serde_json::Value> = serde_json::from_str(include_str!(
+        "../../tool-router/tests/data/search_eval/catalogs.json"
+    ))?;
+    let needs: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("../../tool-router/tests/data/search_eval/needs.json"))?;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let tools = catalogs
+        .iter()
+        .map(|row| {
+            let (server, name) = (text(&row["server"]), text(&row["name"]));
+            let schema = row["inputSchema"].as_object().cloned().unwrap_or_default();
+            let mut tool = rmcp::model::Tool::new(name.clone(), text(&row["description"]), schema);
+            tool.title = row["title"].as_str().map(str::to_string);
+            QualifiedTool { qualified_name: qualified_tool_name(&server, &name), server, tool }
+        })
+        .collect();
+    let needs = needs
+        .iter()
+        .map(|need| {
+            let expected = need["expected"].as_array().into_iter().flatten();
+            let expected = expected
+                .filter_map(|e| e.as_str()?.split_once('/'))
+                .map(|(server, tool)| qualified_tool_name(server, tool))
+                .collect();
+            (text(&need["need"]), text(&need["half"]), expected)
+        })
+        .collect();
+    Ok((tools, needs))
+}
+
+/// Every E6 workload's rows, in order.
+pub(crate) async fn every(quick: bool) -> Vec<anyhow::Result<Vec<Row>>> {
+    vec![rows(quick).await, unstarted(quick).await, with_model(quick).await, quality().await]
 }
 
 /// The tools one `search_mcp_tools` call puts in front of the model, in order: the revealed
