@@ -47,6 +47,11 @@ impl Embedded {
         Self { semantic: Some(semantic), texts }
     }
 
+    /// Whether a search embeds its query: the model is loaded.
+    pub(crate) fn embeds_queries(&self) -> bool {
+        self.semantic.as_ref().is_some_and(|s| s.model().is_some())
+    }
+
     /// The e5 lists for `query` (empty without the model), with the word list given.
     pub(crate) fn signals(&self, query: &str, words: Vec<usize>) -> Signals {
         let Some((semantic, q)) = self.semantic.as_ref().and_then(|s| Some((s, s.query(query)?)))

@@ -121,9 +121,8 @@ impl SearchToolsHandler {
             offered(&known, server)?;
         }
         let indexed = self.search.index(known.tools);
-        let hits: Vec<_> = indexed
-            .index
-            .search(&args.query)
+        let hits: Vec<_> = ranked(&indexed, &args.query)
+            .await
             .into_iter()
             .map(|h| &indexed.tools[h.tool])
             .filter(|t| args.server.as_ref().is_none_or(|s| *s == t.server))
@@ -242,4 +241,21 @@ fn offered(known: &KnownTools, server: &str) -> Result<(), Failed> {
     let message =
         format!("unknown server \"{server}\": the servers with tools are {}", names.join(", "));
     Err(single_failure(server, message))
+}
+
+/// The hits for `query`. With the retrieval model the query is embedded first (milliseconds of
+/// CPU): that runs on a blocking thread, not on the runtime's worker.
+async fn ranked(
+    indexed: &std::sync::Arc<super::mode::Indexed>,
+    query: &str,
+) -> Vec<super::index::Hit> {
+    #[cfg(feature = "e5")]
+    if indexed.index.embeds_queries() {
+        let (owned, query) = (indexed.clone(), query.to_string());
+        let search = move || owned.index.search(&query);
+        if let Ok(hits) = tokio::task::spawn_blocking(search).await {
+            return hits;
+        }
+    }
+    indexed.index.search(query)
 }

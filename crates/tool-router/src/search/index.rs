@@ -135,6 +135,12 @@ impl SearchIndex {
         hits
     }
 
+    /// Whether a search embeds its query (the retrieval model is loaded for this index).
+    #[cfg(feature = "e5")]
+    pub(crate) fn embeds_queries(&self) -> bool {
+        self.embedded.embeds_queries()
+    }
+
     /// The three lists for `query` (the e5 ones empty without the model).
     #[cfg(all(test, feature = "e5"))]
     pub(crate) fn signals(&self, query: &str) -> super::fusion::Signals {
