@@ -304,10 +304,7 @@ impl CatalogSlot {
 /// The router's cache directory: `$MCP_ROUTER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-router`,
 /// else `~/.cache/mcp-router`; `None` without any of them.
 pub(crate) fn cache_base() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("MCP_ROUTER_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")))
+    router_protocol::dirs::cache_dir()
 }
 
 #[cfg(test)]

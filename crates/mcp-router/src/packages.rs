@@ -97,14 +97,8 @@ pub(crate) struct Installed {
 /// `$XDG_DATA_HOME/mcp-router/packages`, else `~/.local/share/mcp-router/packages` (outside the
 /// folders a sandboxed server may not read: it runs from here).
 pub(crate) fn root() -> anyhow::Result<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("MCP_ROUTER_PACKAGES") {
-        return Ok(dir);
-    }
-    let data = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")));
-    Ok(data
-        .context("no HOME to keep packages in (set MCP_ROUTER_PACKAGES)")?
-        .join("mcp-router/packages"))
+    router_protocol::dirs::data_dir("MCP_ROUTER_PACKAGES", "packages")
+        .context("no HOME to keep packages in (set MCP_ROUTER_PACKAGES)")
 }
 
 /// `plan` fetched, checked and installed into a staging folder under `root`; run with `node`

@@ -7,6 +7,7 @@
 // `expect` is for tests, and for an invariant marked where it holds.
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
+pub mod dirs;
 mod events;
 mod exec;
 mod ledger;

@@ -53,16 +53,10 @@ pub(crate) fn temp_dirs() -> Vec<PathBuf> {
     temp.iter().filter_map(|d| d.canonicalize().ok()).collect()
 }
 
-fn var(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
-}
-
 /// The router's own state: its cache (tool catalogs, pins, spilled results) and its config
 /// directory (sign-in tokens), as the router finds them.
 pub(crate) fn router_state() -> Vec<PathBuf> {
-    let cache = var("MCP_ROUTER_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-router")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-router")));
+    let cache = router_protocol::dirs::cache_dir();
     // The token store's directory, found as the token store finds it.
     let config = crate::auth::token_store::config_dir();
     cache.into_iter().chain(config).collect()

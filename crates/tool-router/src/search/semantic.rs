@@ -85,21 +85,16 @@ pub(crate) fn global() -> Option<Arc<Semantic>> {
 
 /// Where the model file is looked for.
 pub(crate) fn model_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("MCP_ROUTER_MODELS") {
-        return Some(dir);
-    }
-    let data = var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")))?;
-    Some(data.join("mcp-router/models"))
+    router_protocol::dirs::data_dir("MCP_ROUTER_MODELS", "models")
 }
 
 /// Where embeddings are kept: `embeddings/<model>/` in the router's cache folder.
 fn disk_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let base = var("MCP_ROUTER_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("mcp-router")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/mcp-router")))?;
-    Some(base.join("embeddings").join(MODEL_FILE.trim_end_matches(".bin")))
+    Some(
+        router_protocol::dirs::cache_dir()?
+            .join("embeddings")
+            .join(MODEL_FILE.trim_end_matches(".bin")),
+    )
 }
 
 impl Semantic {
