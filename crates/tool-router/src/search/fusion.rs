@@ -21,10 +21,13 @@ const WEIGHTS: [f64; 3] = [1.0, 1.0, 0.5];
 /// How far down the e5 lists a tool no word matches is still a candidate.
 pub(crate) const E5_CANDIDATES: usize = 30;
 
-/// Each tool's texts and their keys (its whole first), queued for the model when built.
+/// The keys of each tool's texts (its whole first, then its sentences), queued for the model
+/// when built.
 pub(crate) struct Embedded {
     semantic: Option<Arc<Semantic>>,
-    texts: Vec<Vec<(Key, String)>>,
+    keys: Vec<Key>,
+    /// Where each tool's keys start in `keys` (and, last, their end).
+    starts: Vec<usize>,
 }
 
 /// One search's three lists (tool positions, best first).
@@ -37,14 +40,17 @@ pub(crate) struct Signals {
 impl Embedded {
     /// `tools`' texts, queued for `semantic`'s thread (a search never waits for them).
     pub(crate) fn build(tools: &[QualifiedTool], semantic: Option<Arc<Semantic>>) -> Self {
-        let Some(semantic) = semantic else { return Self { semantic: None, texts: Vec::new() } };
-        let texts: Vec<Vec<(Key, String)>> = tools
-            .iter()
-            .map(|tool| texts_of(tool).into_iter().map(|t| (key(&t), t)).collect())
-            .collect();
-        let all: Vec<(Key, String)> = texts.iter().flatten().cloned().collect();
-        semantic.embeddings(&all);
-        Self { semantic: Some(semantic), texts }
+        let Some(semantic) = semantic else {
+            return Self { semantic: None, keys: Vec::new(), starts: vec![0] };
+        };
+        let (mut texts, mut starts) = (Vec::new(), vec![0]);
+        for tool in tools {
+            texts.extend(texts_of(tool).into_iter().map(|t| (key(&t), t)));
+            starts.push(texts.len());
+        }
+        let keys = texts.iter().map(|(key, _)| *key).collect();
+        semantic.want(texts);
+        Self { semantic: Some(semantic), keys, starts }
     }
 
     /// Whether a search embeds its query: the model is loaded.
@@ -58,12 +64,11 @@ impl Embedded {
         else {
             return Signals { words, whole: Vec::new(), sentence: Vec::new() };
         };
-        let all: Vec<(Key, String)> = self.texts.iter().flatten().cloned().collect();
-        let mut found = semantic.embeddings(&all).into_iter();
+        let found = semantic.embedded(&self.keys);
         let cosine = |v: &Arc<[f32]>| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>();
         let (mut whole, mut sentence) = (Vec::new(), Vec::new());
-        for (tool, texts) in self.texts.iter().enumerate() {
-            let mine: Vec<Option<Arc<[f32]>>> = found.by_ref().take(texts.len()).collect();
+        for (tool, span) in self.starts.windows(2).enumerate() {
+            let mine = &found[span[0]..span[1]];
             if let Some(Some(v)) = mine.first() {
                 whole.push((tool, cosine(v)));
             }

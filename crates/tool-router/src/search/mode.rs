@@ -202,18 +202,21 @@ impl ToolSearch {
             // server is waited for or started to learn the rest.
             let known = backend.known_tools().await;
             if self.passes_threshold(&known.tools) {
-                return McpTools::Deferred(self.always_loaded(&known.tools));
+                return self.deferred(known.tools);
             }
             let tools = backend.list_tools().await;
             if !self.passes_threshold(&tools) {
                 return McpTools::All(tools);
             }
-            return McpTools::Deferred(self.always_loaded(&tools));
+            return self.deferred(Arc::new(tools));
         }
-        let known = backend.known_tools().await;
-        // Indexed now, before the first search (the retrieval model embeds its tools in the
-        // background; a search never waits for it).
-        let indexed = self.index(known.tools);
+        self.deferred(backend.known_tools().await.tools)
+    }
+
+    /// Search is on: `tools` indexed now, before the first search (the retrieval model embeds
+    /// them in the background; a search never waits for it), and the ones always loaded.
+    fn deferred(&self, tools: Arc<Vec<QualifiedTool>>) -> McpTools {
+        let indexed = self.index(tools);
         McpTools::Deferred(self.always_loaded(&indexed.tools))
     }
 

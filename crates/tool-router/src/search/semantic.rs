@@ -133,29 +133,34 @@ impl Semantic {
         self.model.get()
     }
 
-    /// Each of `texts`' embedding when it is made; the others are queued for the model's
-    /// thread (unless there is no model).
-    pub(crate) fn embeddings(&self, texts: &[(Key, String)]) -> Vec<Option<Arc<[f32]>>> {
-        let found: Vec<Option<Arc<[f32]>>> = {
+    /// Queues those of `texts` not embedded yet for the model's thread (unless there is no
+    /// model).
+    pub(crate) fn want(&self, texts: Vec<(Key, String)>) {
+        let missing: Vec<(Key, String)> = {
             let embedded = self.lock_embedded();
-            texts.iter().map(|(key, _)| embedded.get(key).cloned()).collect()
+            texts.into_iter().filter(|(key, _)| !embedded.contains_key(key)).collect()
         };
         let mut waiting = self.lock_waiting();
         if waiting.absent {
-            return found;
+            return;
         }
-        let mut added = false;
-        for ((key, text), found) in texts.iter().zip(&found) {
-            if found.is_none() && waiting.queued.insert(*key) {
-                waiting.queue.push_back((*key, text.clone()));
-                added = true;
+        let before = waiting.queue.len();
+        for (key, text) in missing {
+            if waiting.queued.insert(key) {
+                waiting.queue.push_back((key, text));
             }
         }
+        let added = waiting.queue.len() > before;
         drop(waiting);
         if added {
             self.wake.notify_all();
         }
-        found
+    }
+
+    /// The embedding of each of `keys` made so far.
+    pub(crate) fn embedded(&self, keys: &[Key]) -> Vec<Option<Arc<[f32]>>> {
+        let embedded = self.lock_embedded();
+        keys.iter().map(|key| embedded.get(key).cloned()).collect()
     }
 
     /// `query`'s embedding, when the model is loaded.
