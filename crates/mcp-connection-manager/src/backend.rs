@@ -103,17 +103,8 @@ impl McpBackend for McpConnectionManager {
     /// Resources read through this manager that changed since they were last read, each once
     /// (taking them clears them), in server-name order.
     fn take_resource_changes(&self) -> Vec<router_protocol::ResourceChange> {
-        let mut changes = Vec::new();
-        for (server, managed) in self.servers.snapshot().iter() {
-            for (uri, detected_at) in managed.watched.take() {
-                changes.push(router_protocol::ResourceChange {
-                    server: server.clone(),
-                    uri,
-                    detected_at,
-                });
-            }
-        }
-        changes
+        let all = self.servers.snapshot();
+        crate::scope::take_changes(&all).into_iter().map(|(_, change)| change).collect()
     }
 
     fn held(&self, kind: router_protocol::DefinitionKind) -> Vec<router_protocol::HeldNote> {

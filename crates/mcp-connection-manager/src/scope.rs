@@ -195,6 +195,22 @@ impl Servers {
     }
 }
 
+/// What the servers of `all` report changed of the resources the model read, each once
+/// (taking clears them), in name order, with the identity of the server each is of.
+pub(crate) fn take_changes(
+    all: &Snapshot<ManagedServer>,
+) -> Vec<(String, router_protocol::ResourceChange)> {
+    let mut changes = Vec::new();
+    for (server, managed) in all.iter() {
+        for (uri, detected_at) in managed.watched.take() {
+            let change =
+                router_protocol::ResourceChange { server: server.clone(), uri, detected_at };
+            changes.push((managed.key.clone(), change));
+        }
+    }
+    changes
+}
+
 /// Scoped instances no view holds any more: each ends after its calls in flight (see
 /// `retire`), announced; `closing` keeps the ends for the manager's shutdown.
 pub(crate) fn retire_all(servers: &Servers, closing: &Closing, instances: Vec<Arc<ManagedServer>>) {

@@ -113,19 +113,10 @@ impl McpConnectionManager {
     /// clears them), every server's and every scoped instance's, with the identity of the
     /// server each is of (what tells two sessions' instances of one name apart).
     pub fn take_every_resource_change(&self) -> Vec<(String, ResourceChange)> {
-        let mut changes: Vec<(String, ResourceChange)> = Vec::new();
         let scoped = self.scoped.lock().map(|s| s.live()).unwrap_or_default();
         let maps = std::iter::once(self.servers.base.snapshot())
             .chain(scoped.iter().map(|instances| instances.map.snapshot()));
-        for map in maps {
-            for (server, managed) in map.iter() {
-                for (uri, detected_at) in managed.watched.take() {
-                    let change = ResourceChange { server: server.clone(), uri, detected_at };
-                    changes.push((managed.key.clone(), change));
-                }
-            }
-        }
-        changes
+        maps.flat_map(|map| crate::scope::take_changes(&map)).collect()
     }
 }
 

@@ -49,7 +49,7 @@ impl Assembly {
 
     /// Keep the router's state under `dir`: tool catalogs in `dir/tools` (when `tool_cache` is
     /// on), pins in `dir/pins` (when `pin_tools` is on), sign-in tokens in
-    /// `dir/credentials.json`. Without it: catalogs and pins under `$MCP_ROUTER_CACHE_DIR`, else
+    /// `dir/credentials.json`, the search model's embeddings in `dir/embeddings`. Without it: catalogs and pins under `$MCP_ROUTER_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/mcp-router`, else `~/.cache/mcp-router`; tokens in `credentials.json`
     /// of `$MCP_ROUTER_HOME`, else `$XDG_CONFIG_HOME/mcp-router`, else `~/.config/mcp-router`.
     /// Sandboxed servers cannot read it, wherever it is (outside temp).
@@ -65,6 +65,7 @@ impl Assembly {
         let tokens = dir.join("credentials.json");
         manager.token_store = Some(mcp_connection_manager::oauth::TokenStore::at(tokens));
         self.ledger_dir = Some(dir.join("ledger"));
+        self.config.settings.search.embeddings_dir = Some(dir.join("embeddings"));
         self
     }
 
@@ -398,6 +399,19 @@ mod tests {
             assert_eq!(specs.iter().any(|s| s.name == "await_mcp_task"), offered, "{text}");
             running.shutdown().await;
         }
+    }
+
+    /// A host's state folder holds all the router keeps: the search model's embeddings too.
+    #[test]
+    fn a_state_folder_holds_the_catalogs_the_pins_and_the_embeddings() {
+        let assembly = Assembly::from_text("[mcp_servers]\n", ConfigFormat::CodexToml)
+            .expect("valid")
+            .state_dir("/state");
+        let config = assembly.config();
+        let kept = config.settings.search.embeddings_dir.as_deref();
+        assert_eq!(kept, Some(std::path::Path::new("/state/embeddings")));
+        let pins = config.manager.trust.pins.as_ref().map(|p| p.dir().to_path_buf());
+        assert_eq!(pins.as_deref(), Some(std::path::Path::new("/state/pins")));
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl ToolRouter {
                 settings.search.always_load_servers.clone(),
             )
             .via(settings.search.via)
-            .model(settings.search.model),
+            .model(settings.search.model, settings.search.embeddings_dir.clone()),
         );
         if let Some(mcp) = &router.mcp {
             let backend = mcp.backend.clone();

@@ -161,6 +161,9 @@ pub struct SearchSettings {
     /// `tool_search_model`: rank with the retrieval model too when it is installed (default
     /// on; only with the `e5` feature).
     pub model: bool,
+    /// Where the retrieval model's embeddings are kept (`None`: `embeddings/` in the router's
+    /// cache folder; `Assembly::state_dir` sets `dir/embeddings`).
+    pub embeddings_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for SearchSettings {
@@ -171,6 +174,7 @@ impl Default for SearchSettings {
             threshold_bytes: crate::DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES,
             always_load_servers: std::collections::BTreeSet::new(),
             model: true,
+            embeddings_dir: None,
         }
     }
 }

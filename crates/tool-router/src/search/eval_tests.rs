@@ -243,8 +243,8 @@ fn the_development_set_holds_its_figures_on_both_halves() {
 fn the_retrieval_model_ranks_both_halves_higher() {
     use crate::search::semantic::{Semantic, harness_model};
     let tools = catalog();
-    let semantic = Semantic::start(Some(harness_model()), None);
-    let index = SearchIndex::build_with(&tools, Some(semantic.clone()));
+    let semantic = Semantic::start(Some(harness_model()));
+    let index = SearchIndex::build_with(&tools, Some(semantic.clone()), None);
     semantic.settle();
     assert!(semantic.model().is_some(), "no retrieval model: run tests/harness/install");
     let mut table: BTreeMap<(&'static str, String), Recall> = BTreeMap::new();

@@ -38,8 +38,13 @@ pub(crate) struct Signals {
 }
 
 impl Embedded {
-    /// `tools`' texts, queued for `semantic`'s thread (a search never waits for them).
-    pub(crate) fn build(tools: &[QualifiedTool], semantic: Option<Arc<Semantic>>) -> Self {
+    /// `tools`' texts, queued for `semantic`'s thread (a search never waits for them), their
+    /// embeddings kept in `keep`.
+    pub(crate) fn build(
+        tools: &[QualifiedTool],
+        semantic: Option<Arc<Semantic>>,
+        keep: Option<&std::path::Path>,
+    ) -> Self {
         let Some(semantic) = semantic else {
             return Self { semantic: None, keys: Vec::new(), starts: vec![0] };
         };
@@ -49,7 +54,7 @@ impl Embedded {
             starts.push(texts.len());
         }
         let keys = texts.iter().map(|(key, _)| *key).collect();
-        semantic.want(texts);
+        semantic.want(texts, keep);
         Self { semantic: Some(semantic), keys, starts }
     }
 
@@ -162,8 +167,8 @@ mod tests {
     #[test]
     fn a_need_the_words_miss_is_found_by_meaning() {
         let tools = tools();
-        let semantic = Semantic::start(Some(harness_model()), None);
-        let index = SearchIndex::build_with(&tools, Some(semantic.clone()));
+        let semantic = Semantic::start(Some(harness_model()));
+        let index = SearchIndex::build_with(&tools, Some(semantic.clone()), None);
         semantic.settle();
         assert!(semantic.model().is_some(), "no retrieval model: run tests/harness/install");
         let words_only = SearchIndex::build(&tools);
@@ -195,10 +200,10 @@ mod tests {
     #[test]
     fn without_a_model_the_words_rank_alone() {
         let tools = tools();
-        let semantic = Semantic::start(Some("/nonexistent/e5.bin".into()), None);
+        let semantic = Semantic::start(Some("/nonexistent/e5.bin".into()));
         semantic.settle();
         assert!(semantic.model().is_none());
-        let index = SearchIndex::build_with(&tools, Some(semantic));
+        let index = SearchIndex::build_with(&tools, Some(semantic), None);
         let hits: Vec<usize> = index.search("current time").iter().map(|h| h.tool).collect();
         let words: Vec<usize> = index.word_search("current time").iter().map(|h| h.tool).collect();
         assert_eq!(hits, words);

@@ -81,17 +81,19 @@ impl SearchIndex {
             meanings,
             token_tools,
             #[cfg(feature = "e5")]
-            embedded: super::fusion::Embedded::build(tools, None),
+            embedded: super::fusion::Embedded::build(tools, None, None),
         }
     }
 
-    /// The index of `tools`, with `semantic`'s model too (see `fusion`).
+    /// The index of `tools`, with `semantic`'s model too (see `fusion`), its embeddings kept
+    /// in `keep`.
     #[cfg(feature = "e5")]
     pub(crate) fn build_with(
         tools: &[QualifiedTool],
         semantic: Option<std::sync::Arc<super::semantic::Semantic>>,
+        keep: Option<&std::path::Path>,
     ) -> Self {
-        let embedded = super::fusion::Embedded::build(tools, semantic);
+        let embedded = super::fusion::Embedded::build(tools, semantic, keep);
         Self { embedded, ..Self::build(tools) }
     }
 

@@ -131,6 +131,8 @@ pub(crate) struct ToolSearch {
     index: Mutex<Option<Arc<Indexed>>>,
     /// Whether the index takes the retrieval model's signal (`tool_search_model`).
     model: bool,
+    /// Where the model's embeddings are kept (`SearchSettings::embeddings_dir`).
+    keep: Option<std::path::PathBuf>,
 }
 
 #[derive(Default)]
@@ -165,12 +167,22 @@ impl ToolSearch {
             revealed: Mutex::default(),
             index: Mutex::default(),
             model: true,
+            keep: None,
         }
     }
 
-    /// Whether the retrieval model ranks too, when installed.
-    pub(crate) fn model(mut self, model: bool) -> Self {
+    /// Whether the retrieval model ranks too, when installed, and where its embeddings are
+    /// kept (`None`: the cache folder's).
+    pub(crate) fn model(mut self, model: bool, keep: Option<std::path::PathBuf>) -> Self {
         self.model = model;
+        #[cfg(feature = "e5")]
+        {
+            self.keep = keep.or_else(super::semantic::default_keep);
+        }
+        #[cfg(not(feature = "e5"))]
+        {
+            self.keep = keep;
+        }
         self
     }
 
@@ -327,8 +339,9 @@ impl ToolSearch {
             return indexed.clone();
         }
         #[cfg(feature = "e5")]
-        let index =
-            SearchIndex::build_with(&tools, self.model.then(super::semantic::global).flatten());
+        let semantic = self.model.then(super::semantic::global).flatten();
+        #[cfg(feature = "e5")]
+        let index = SearchIndex::build_with(&tools, semantic, self.keep.as_deref());
         #[cfg(not(feature = "e5"))]
         let index = SearchIndex::build(&tools);
         let indexed = Arc::new(Indexed { tools, index, fingerprint });

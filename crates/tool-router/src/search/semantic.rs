@@ -10,12 +10,12 @@
 //! `~/.local/share/mcp-router/models` (`scripts/install-search-model` puts it there); without
 //! it the router logs once how to get it and ranks without it. Tools are embedded on that
 //! thread too, in the background, each text once per process (by its SHA-256) and kept on
-//! disk beside the router's other caches, so a restart or another session of the shared
+//! disk (in the cache folder's `embeddings`, or the host's state folder), so a restart or another session of the shared
 //! router finds them; a search never waits: a tool not embedded yet is ranked by the other
 //! signals.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use e5_small::{Model, Role};
@@ -61,12 +61,14 @@ pub(crate) struct Semantic {
     embedded: Mutex<HashMap<Key, Arc<[f32]>>>,
     waiting: Mutex<Waiting>,
     wake: Condvar,
-    disk: Option<PathBuf>,
 }
+
+/// A text to embed, its key, and the folder its embedding is kept in (none: not kept).
+type Wanted = (Key, String, Option<Arc<Path>>);
 
 #[derive(Default)]
 struct Waiting {
-    queue: VecDeque<(Key, String)>,
+    queue: VecDeque<Wanted>,
     queued: HashSet<Key>,
     /// No model: nothing is queued.
     absent: bool,
@@ -80,7 +82,7 @@ pub(crate) fn global() -> Option<Arc<Semantic>> {
     }
     static SEMANTIC: OnceLock<Arc<Semantic>> = OnceLock::new();
     let path = || model_dir().map(|dir| dir.join(MODEL_FILE));
-    Some(SEMANTIC.get_or_init(|| Semantic::start(path(), disk_dir())).clone())
+    Some(SEMANTIC.get_or_init(|| Semantic::start(path())).clone())
 }
 
 /// Where the model file is looked for.
@@ -88,8 +90,9 @@ pub(crate) fn model_dir() -> Option<PathBuf> {
     router_protocol::dirs::data_dir("MCP_ROUTER_MODELS", "models")
 }
 
-/// Where embeddings are kept: `embeddings/<model>/` in the router's cache folder.
-fn disk_dir() -> Option<PathBuf> {
+/// Where embeddings are kept when the host names no folder: `embeddings/<model>/` in the
+/// router's cache folder.
+pub(crate) fn default_keep() -> Option<PathBuf> {
     Some(
         router_protocol::dirs::cache_dir()?
             .join("embeddings")
@@ -99,14 +102,13 @@ fn disk_dir() -> Option<PathBuf> {
 
 impl Semantic {
     /// A model from `path` (`None`: said to be missing), loaded on a thread of its own that
-    /// then embeds what searches queue, keeping embeddings in `disk` when given.
-    pub(crate) fn start(path: Option<PathBuf>, disk: Option<PathBuf>) -> Arc<Self> {
+    /// then embeds what searches queue.
+    pub(crate) fn start(path: Option<PathBuf>) -> Arc<Self> {
         let semantic = Arc::new(Self {
             model: OnceLock::new(),
             embedded: Mutex::default(),
             waiting: Mutex::default(),
             wake: Condvar::new(),
-            disk,
         });
         let worker = semantic.clone();
         let spawned = std::thread::Builder::new()
@@ -134,8 +136,9 @@ impl Semantic {
     }
 
     /// Queues those of `texts` not embedded yet for the model's thread (unless there is no
-    /// model).
-    pub(crate) fn want(&self, texts: Vec<(Key, String)>) {
+    /// model), their embeddings to be kept in `keep` (and read from it when kept already).
+    pub(crate) fn want(&self, texts: Vec<(Key, String)>, keep: Option<&Path>) {
+        let keep: Option<Arc<Path>> = keep.map(Arc::from);
         let missing: Vec<(Key, String)> = {
             let embedded = self.lock_embedded();
             texts.into_iter().filter(|(key, _)| !embedded.contains_key(key)).collect()
@@ -147,7 +150,7 @@ impl Semantic {
         let before = waiting.queue.len();
         for (key, text) in missing {
             if waiting.queued.insert(key) {
-                waiting.queue.push_back((key, text));
+                waiting.queue.push_back((key, text, keep.clone()));
             }
         }
         let added = waiting.queue.len() > before;
@@ -207,9 +210,9 @@ impl Semantic {
         }
     }
 
-    /// `text`'s embedding: from the disk when kept there, else made (and kept).
-    fn embed(&self, (key, text): &(Key, String)) -> Arc<[f32]> {
-        let file = self.disk.as_ref().map(|dir| dir.join(hex(key)));
+    /// `text`'s embedding: from its folder when kept there, else made (and kept).
+    fn embed(&self, (key, text, keep): &Wanted) -> Arc<[f32]> {
+        let file = keep.as_ref().map(|dir| dir.join(hex(key)));
         if let Some(kept) = file.as_ref().and_then(|f| std::fs::read(f).ok())
             && let Some(model) = self.model()
             && kept.len() == model.dim() * 4
@@ -221,7 +224,7 @@ impl Semantic {
         }
         let Some(model) = self.model() else { return Arc::from([]) };
         let embedding: Arc<[f32]> = model.embed(text, Role::Query).into();
-        if let (Some(file), Some(dir)) = (&file, &self.disk) {
+        if let (Some(file), Some(dir)) = (&file, keep) {
             let bytes: Vec<u8> = embedding.iter().flat_map(|v| v.to_le_bytes()).collect();
             let partial = file.with_extension("partial");
             let kept = std::fs::create_dir_all(dir)
