@@ -61,8 +61,20 @@ impl Model {
     /// `text`'s embedding as a `role`, L2-normalized (`dim` numbers): cosine similarity is
     /// the dot product.
     pub fn embed(&self, text: &str, role: Role) -> Vec<f32> {
-        let content = self.pieces(text, role);
-        self.encoder.embed(&content, self.tokenizer.bos, self.tokenizer.eos)
+        self.embed_pieces(&self.pieces(text, role))
+    }
+
+    /// The embedding of `pieces` as they are (ids of [`Model::pieces`] or
+    /// [`Model::vocabulary`]), L2-normalized: what [`Model::embed`] gives for a text split
+    /// into them.
+    pub fn embed_pieces(&self, pieces: &[usize]) -> Vec<f32> {
+        self.encoder.embed(pieces, self.tokenizer.bos, self.tokenizer.eos)
+    }
+
+    /// Every piece of the vocabulary: its id, its text (SentencePiece's: `▁` marks a word's
+    /// start) and its log-probability, by id; the special pieces left out.
+    pub fn vocabulary(&self) -> Vec<(usize, &str, f32)> {
+        self.tokenizer.vocabulary()
     }
 
     /// The pieces `text` is as a `role` (its prefix's too; without the special pieces around

@@ -58,6 +58,17 @@ impl Tokenizer {
         self.scores.len()
     }
 
+    /// Every piece with its text and log-probability, by id (the special and empty ones left
+    /// out).
+    pub(crate) fn vocabulary(&self) -> Vec<(usize, &str, f32)> {
+        let mut out: Vec<(usize, &str, f32)> = (self.ids.iter())
+            .filter(|&(_, &id)| ![self.bos, self.eos, self.unknown].contains(&id))
+            .filter_map(|(text, &id)| Some((id, std::str::from_utf8(text).ok()?, self.scores[id])))
+            .collect();
+        out.sort_by_key(|&(id, _, _)| id);
+        out
+    }
+
     /// `text`'s pieces, without the special ones.
     pub(crate) fn encode(&self, text: &str) -> Vec<usize> {
         let chars = self.normalize(text);

@@ -89,3 +89,22 @@ fn long_texts_and_broken_files() {
     let cut = Model::parse(&whole[..whole.len() / 2]);
     assert!(matches!(cut, Err(LoadError::Format(_))), "a file cut in half is refused");
 }
+
+/// The vocabulary names the pieces `pieces` gives, and a text's pieces embedded as they are
+/// are the text's embedding.
+#[test]
+fn the_vocabulary_and_embedding_given_pieces_agree_with_texts() {
+    let model = model();
+    let vocabulary = model.vocabulary();
+    assert!(vocabulary.len() > 20_000, "{}", vocabulary.len());
+    assert!(vocabulary.windows(2).all(|w| w[0].0 < w[1].0), "by id");
+    let text_of = |id: usize| vocabulary.iter().find(|v| v.0 == id).map(|v| v.1);
+    let pieces = model.pieces("directory", Role::Passage);
+    let spelled: String = pieces.iter().map(|&id| text_of(id).expect("a known piece")).collect();
+    assert_eq!(spelled, "\u{2581}passage:\u{2581}directory");
+    let text = "create a directory";
+    let whole = model.embed(text, Role::Query);
+    assert_eq!(model.embed_pieces(&model.pieces(text, Role::Query)), whole);
+    let other = model.embed_pieces(&model.pieces(text, Role::Passage));
+    assert!(cosine(&whole, &other) < 0.9999, "the prefix is in the pieces");
+}

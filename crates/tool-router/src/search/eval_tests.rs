@@ -244,17 +244,24 @@ fn the_retrieval_model_ranks_both_halves_higher() {
     use crate::search::semantic::{Semantic, harness_model};
     let tools = catalog();
     let semantic = Semantic::start(Some(harness_model()));
-    let index = SearchIndex::build_with(&tools, Some(semantic.clone()), None);
+    // Kept between runs (keyed by each text's digest, so never stale).
+    let keep = std::env::temp_dir().join("mcp-router-eval-embeddings");
+    let index = SearchIndex::build_with(&tools, Some(semantic.clone()), Some(&keep));
     semantic.settle();
     assert!(semantic.model().is_some(), "no retrieval model: run tests/harness/install");
     let mut table: BTreeMap<(&'static str, String), Recall> = BTreeMap::new();
     for need in needs() {
         let signals = index.signals(&need.text);
         let fused: Vec<usize> = signals.fused().iter().map(|h| h.tool).collect();
+        let mut meaning: Vec<usize> = (0..tools.len()).collect();
+        if let Some(cosines) = index.cosines(&need.text) {
+            meaning.sort_by(|&a, &b| cosines[b].total_cmp(&cosines[a]).then(a.cmp(&b)));
+        }
         let lists = [
             ("words", &signals.words),
             ("e5 whole", &signals.whole),
             ("e5 sentence", &signals.sentence),
+            ("static", &meaning),
             ("fused", &fused),
         ];
         for (signal, list) in lists {

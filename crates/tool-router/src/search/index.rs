@@ -152,6 +152,14 @@ impl SearchIndex {
 
     /// Every tool matching some word of `query` (or near enough in meaning), best first.
     pub(crate) fn word_search(&self, query: &str) -> Vec<Hit> {
+        let words = self.lexical(query);
+        let mut hits = self.with_meaning(query, words);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+        hits
+    }
+
+    /// Each tool's BM25 for `query`'s words (the tools no word matches left out).
+    fn lexical(&self, query: &str) -> HashMap<usize, f64> {
         let mut words = words(query);
         words.retain(|w| !STOP.contains(&w.as_str()));
         words.sort();
@@ -169,31 +177,30 @@ impl SearchIndex {
                 *scores.entry(tool).or_default() += score;
             }
         }
-        let mut hits = self.with_meaning(query, scores);
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
-        hits
+        scores
     }
-}
 
-impl SearchIndex {
+    /// Each tool's meaning cosine with `query` (`None` when no word of it is known).
+    pub(crate) fn cosines(&self, query: &str) -> Option<Vec<f32>> {
+        let meaning = self.query_meaning(query)?;
+        let dim = meaning.len();
+        let cosine = |v: &[f32]| v.iter().zip(&meaning).map(|(a, b)| a * b).sum::<f32>();
+        Some(self.meanings.chunks_exact(dim).map(cosine).collect())
+    }
+
     /// The word scores, over the best, plus the meaning score: every tool a word matched, and
     /// every other whose meaning is near enough.
     fn with_meaning(&self, query: &str, words: HashMap<usize, f64>) -> Vec<Hit> {
         let best = words.values().copied().fold(0.0, f64::max);
         let lexical = |tool: usize| words.get(&tool).map_or(0.0, |s| s / best);
-        let Some(meaning) = self.query_meaning(query) else {
+        let Some(cosines) = self.cosines(query) else {
             return words.keys().map(|&tool| Hit { tool, score: lexical(tool) }).collect();
         };
-        let dim = meaning.len();
-        let mut hits = Vec::new();
-        for (tool, vector) in self.meanings.chunks_exact(dim).enumerate() {
-            let cosine: f32 = vector.iter().zip(&meaning).map(|(a, b)| a * b).sum();
-            if words.contains_key(&tool) || cosine >= MEANING_FLOOR {
-                let score = lexical(tool) + MEANING_WEIGHT * f64::from(cosine);
-                hits.push(Hit { tool, score });
-            }
-        }
-        hits
+        let near = |(tool, &cosine): (usize, &f32)| {
+            (words.contains_key(&tool) || cosine >= MEANING_FLOOR)
+                .then(|| Hit { tool, score: lexical(tool) + MEANING_WEIGHT * f64::from(cosine) })
+        };
+        cosines.iter().enumerate().filter_map(near).collect()
     }
 }
 
