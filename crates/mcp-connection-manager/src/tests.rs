@@ -376,3 +376,59 @@ async fn views_see_the_shared_servers_and_their_own_instances_only() {
     manager.shutdown().await;
     assert!(manager.scoped_instances().is_empty());
 }
+
+/// A scoped instance whose server died between two calls is started again by its view's next
+/// call, under the same identity; nothing else restarts until it is used, and the view still
+/// holds as many instances.
+#[tokio::test]
+async fn a_scoped_instance_that_died_is_restarted_by_its_views_next_call() {
+    use crate::scope::Scope;
+    let connector = Arc::new(InMemory::default());
+    let (manager, mut rx) =
+        start(connector.clone(), ManagerOptions::default(), Duration::from_secs(10));
+    let manager = Arc::new(manager);
+    manager.set_scoped(vec![
+        (ServerConfig::stdio("mine", "unused-in-memory", vec![]), Scope::Session),
+        (ServerConfig::stdio("here", "unused-in-memory", vec![]), Scope::Directory),
+    ]);
+    let host = || Arc::new(DefaultHost) as Arc<dyn mcp_connection::HostHandler>;
+    let dir = std::path::PathBuf::from("/w/one");
+    let a = manager.view(1, Some(&dir), host());
+    let b = manager.view(2, Some(&dir), host());
+    let hi = || args(json!({"text": "hi"}));
+    a.call_tool("mine", "echo", hi()).await.expect("a's own");
+    b.call_tool("mine", "echo", hi()).await.expect("b's own");
+    a.call_tool("here", "echo", hi()).await.expect("the directory's");
+    let identity = a.identity("mine");
+    // demo, a's and b's session instances, the directory's.
+    assert_eq!(connector.starts(), 4);
+    connector.kill_servers().await;
+    // Every end is noticed when it happens, the instances' too.
+    let ready = || {
+        let mut statuses = vec![manager.status("demo")];
+        for instances in manager.scoped_instances() {
+            for name in &instances.names {
+                statuses.push(instances.ask(&manager, |m| m.status(name)));
+            }
+        }
+        assert_eq!(statuses.len(), 4);
+        statuses.into_iter().filter(|s| *s == Some(ServerStatus::Ready)).count()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while ready() > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "the closed connections went unnoticed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let called = a.call_tool("mine", "echo", hi()).await.expect("restarted and answered");
+    assert_eq!(called.is_error, Some(false));
+    assert_eq!(connector.starts(), 5, "a's instance alone restarted");
+    assert_eq!(a.identity("mine"), identity);
+    b.call_tool("here", "echo", hi()).await.expect("the directory's, restarted for b");
+    assert_eq!(connector.starts(), 6);
+    assert_eq!(manager.scoped_instances().len(), 3, "still a's, b's and the directory's");
+    echo(&manager).await.expect("the shared server, restarted by its own next use");
+    assert_eq!(connector.starts(), 7);
+    assert_eq!(restarts(&mut rx).len(), 3, "each restart said once");
+    drop((a, b));
+    manager.shutdown().await;
+}

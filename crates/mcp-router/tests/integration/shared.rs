@@ -1411,3 +1411,70 @@ async fn a_session_s_first_tool_list_is_exec_s_for_servers_of_every_scope() {
     }
     assert_eq!(names, expected, "the session's first list against exec's");
 }
+
+/// A per-session server killed between two calls is started again by its session's next call,
+/// in that session alone: the other session's instance and the shared servers keep their
+/// processes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_per_session_server_killed_between_calls_is_restarted_by_the_next() {
+    let machine = Machine::new("own-killed");
+    let marker = machine.marker.clone();
+    machine.rewrite(
+        "",
+        &format!(
+            "[mcp_servers.mine]\ncommand = \"{DEMO}\"\nargs = [\"--name\", \"{marker}-mine\"]\nshared = false\n"
+        ),
+    );
+    let (a, b) = tokio::join!(machine.connect("ada"), machine.connect("bob"));
+    for session in [&a, &b] {
+        let (failed, text) = call(session, "mcp__mine__echo", json!({"text": "one"})).await;
+        assert!(!failed && text == "Echo: one", "{text}");
+    }
+    let before = machine.server("mine");
+    assert_eq!(before.len(), 2);
+    let docs = machine.server("docs");
+    // Status shows both instances, each with its session.
+    let status = machine.status();
+    let rows = status["servers"].as_array().cloned().unwrap_or_default();
+    let mine: Vec<&Value> = rows.iter().filter(|s| s["name"] == "mine").collect();
+    assert_eq!(mine.len(), 2, "{status:#}");
+    assert!(mine.iter().all(|s| s["session"].as_u64().is_some()), "{status:#}");
+    let victim = before[0];
+    // SAFETY: a plain kill(2) of a server this test's router started.
+    #[allow(unsafe_code)]
+    let killed = unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    assert_eq!(killed, 0);
+    wait_for("the killed server gone", Duration::from_secs(10), || {
+        !machine.server("mine").contains(&victim)
+    });
+    let survivor = machine.server("mine");
+    assert_eq!(survivor.len(), 1);
+    // Whichever session it served: its next call restarts it and is answered; the other's
+    // keeps its process.
+    let mut answered = 0;
+    for session in [&a, &b] {
+        let (failed, text) = call(session, "mcp__mine__echo", json!({"text": "two"})).await;
+        if !failed && text == "Echo: two" {
+            answered += 1;
+        } else {
+            // A call that met the end before it was noticed fails once, in words.
+            assert!(failed && !text.is_empty(), "{text}");
+            let (failed, text) = call(session, "mcp__mine__echo", json!({"text": "two"})).await;
+            assert!(!failed && text == "Echo: two", "then answered: {text}");
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 2);
+    let after = machine.server("mine");
+    assert_eq!(after.len(), 2, "one per session again");
+    assert!(after.contains(&survivor[0]), "the other session's instance kept its process");
+    assert!(!after.contains(&victim));
+    assert_eq!(machine.server("docs"), docs, "shared servers untouched");
+    for session in [a, b] {
+        let Session { service, mut bridge, .. } = session;
+        drop(service);
+        let _ = tokio::time::timeout(Duration::from_secs(5), bridge.wait()).await;
+    }
+    let left = wait_gone(&machine.marker, Duration::from_secs(15));
+    assert_eq!(left, Vec::<u32>::new(), "servers left after the idle timeout");
+}

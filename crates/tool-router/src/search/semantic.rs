@@ -242,8 +242,10 @@ impl Semantic {
 /// cannot be read.
 fn load(path: Option<PathBuf>) -> Option<Model> {
     let Some(path) = path.filter(|p| p.exists()) else {
-        tracing::info!(
-            "tool search ranks without its retrieval model ({MODEL_FILE} is not in {}): install it with scripts/install-search-model",
+        // A warning, so that the default log shows it: a user who has not installed the model
+        // is told, once, how (or how to stop asking for it).
+        tracing::warn!(
+            "tool search ranks without its retrieval model ({MODEL_FILE} is not in {}): install it with scripts/install-search-model, or set tool_search_model = false",
             model_dir()
                 .map_or_else(|| "$MCP_ROUTER_MODELS".to_string(), |d| d.display().to_string())
         );
