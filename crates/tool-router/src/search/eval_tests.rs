@@ -218,19 +218,20 @@ fn the_development_set_holds_its_figures_on_both_halves() {
     // the older regression set, `quality_tests`; the held-out half was only measured).
     let (tune, held) = (at("ours", "tune"), at("ours", "held"));
     let figures = |r: Recall| format!("recall@1 {:.3}, recall@5 {:.3}", r.r1(), r.r5());
-    assert!(tune.r1() >= 0.47 && tune.r5() >= 0.69, "tuning half fell: {}", figures(tune));
-    assert!(held.r1() >= 0.49 && held.r5() >= 0.70, "held-out half fell: {}", figures(held));
+    assert!(tune.r1() >= 0.50 && tune.r5() >= 0.72, "tuning half fell: {}", figures(tune));
+    assert!(held.r1() >= 0.54 && held.r5() >= 0.72, "held-out half fell: {}", figures(held));
     // The hits named after the revealed ones put the right tool in front of the model more
-    // often than the revealed ones alone (0.706 → 0.824 held out, 0.694 → 0.788 tuning).
+    // often than the revealed ones alone (0.729 → 0.847 held out, 0.729 → 0.824 tuning).
     assert!(
-        held.front() >= 0.82 && tune.front() >= 0.78,
+        held.front() >= 0.84 && tune.front() >= 0.82,
         "in front: {} / {}",
         held.front(),
         tune.front()
     );
-    // Ahead of plain BM25 on the tuning half. (On the held-out half it is not: see the output
-    // and docs/benchmarks.md.)
+    // Ahead of plain BM25 on both halves (on the held-out half since shell commands are said
+    // in words: `commands`).
     assert!(tune.at5 > at("bm25", "tune").at5 && tune.at1 >= at("bm25", "tune").at1);
+    assert!(held.at5 > at("bm25", "held").at5 && held.at1 > at("bm25", "held").at1);
 }
 
 /// With the retrieval model (feature `e5`, the model the harness installs): each signal alone
@@ -254,7 +255,7 @@ fn the_retrieval_model_ranks_both_halves_higher() {
         let signals = index.signals(&need.text);
         let fused: Vec<usize> = signals.fused().iter().map(|h| h.tool).collect();
         let mut meaning: Vec<usize> = (0..tools.len()).collect();
-        if let Some(cosines) = index.cosines(&need.text) {
+        if let Some(cosines) = index.cosines(&crate::search::commands::expand(&need.text)) {
             meaning.sort_by(|&a, &b| cosines[b].total_cmp(&cosines[a]).then(a.cmp(&b)));
         }
         let lists = [
@@ -284,6 +285,8 @@ fn the_retrieval_model_ranks_both_halves_higher() {
     assert!(fused.at5 > words.at5 && fused.in_front > words.in_front, "held out: no lift");
     let (tune, held) = (at("fused", "tune"), at("fused", "held"));
     let figures = |r: Recall| format!("r@1 {:.3} r@5 {:.3} front {:.3}", r.r1(), r.r5(), r.front());
-    assert!(tune.r5() >= 0.77 && tune.front() >= 0.91, "tuning half fell: {}", figures(tune));
-    assert!(held.r5() >= 0.77 && held.front() >= 0.85, "held-out half fell: {}", figures(held));
+    assert!(tune.r1() >= 0.56 && tune.r5() >= 0.82, "tuning half fell: {}", figures(tune));
+    assert!(tune.front() >= 0.91, "tuning half fell: {}", figures(tune));
+    assert!(held.r1() >= 0.56 && held.r5() >= 0.80, "held-out half fell: {}", figures(held));
+    assert!(held.front() >= 0.88, "held-out half fell: {}", figures(held));
 }

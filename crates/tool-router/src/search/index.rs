@@ -122,9 +122,11 @@ impl SearchIndex {
         Some(sum)
     }
 
-    /// Every tool matching some word of `query`, best first (ties by position); with the
-    /// retrieval model, fused with its lists (see `fusion`).
+    /// Every tool matching some word of `query` (shell commands in it said in words:
+    /// `commands`), best first (ties by position); with the retrieval model, fused with its
+    /// lists (see `fusion`).
     pub(crate) fn search(&self, query: &str) -> Vec<Hit> {
+        let query = &*super::commands::expand(query);
         let hits = self.word_search(query);
         #[cfg(feature = "e5")]
         {
@@ -146,6 +148,7 @@ impl SearchIndex {
     /// The three lists for `query` (the e5 ones empty without the model).
     #[cfg(all(test, feature = "e5"))]
     pub(crate) fn signals(&self, query: &str) -> super::fusion::Signals {
+        let query = &*super::commands::expand(query);
         let words = self.word_search(query).into_iter().map(|hit| hit.tool).collect();
         self.embedded.signals(query, words)
     }

@@ -1,6 +1,7 @@
 //! Tool search: when the specs are too big to list (the mode), the index that ranks tools for a
 //! query, and the `search_mcp_tools` handler that reveals what it finds.
 
+mod commands;
 #[cfg(test)]
 mod eval_tests;
 #[cfg(feature = "e5")]
