@@ -162,6 +162,39 @@ fn a_lazy_server_without_a_catalog_is_started_and_found_by_the_first_search() {
     assert_eq!(ready.count(), 1, "started once, for the search");
 }
 
+/// Under `auto` on a first run (no catalog), a server slow to start holds up neither the
+/// decision (the servers ready pass the threshold) nor a first search, sent before any specs,
+/// past its few seconds: it answers with the ready servers' tools and names the slow one as
+/// not searchable yet (had it waited for the whole list, the slow server would be ready, 20 s
+/// later, and not named). The specs still wait for every server: whether the resource, prompt
+/// and skill tools are offered depends on all of them.
+#[test]
+fn under_auto_a_slow_server_does_not_hold_up_the_first_search() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut text = "[mcp_router]\ntool_search_threshold_bytes = 1000\n".to_string();
+    for name in ["docs", "notes"] {
+        text.push_str(&format!(
+            "[mcp_servers.{name}]\ncommand = {DEMO:?}\nargs = [\"--name\", \"{name}\"]\n"
+        ));
+    }
+    text.push_str(&format!(
+        "[mcp_servers.slow]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"sleep 20; exec {DEMO} --name slow\"]\nstartup_timeout_sec = 60\n"
+    ));
+    let config = write_config(&dir, "slow.toml", &text);
+    let mut exec = ExecSession::spawn(exec_command(&config));
+    let arguments = json!({"query": "echo the text back"});
+    exec.send(&json!({"call_id": "s1", "name": "search_mcp_tools", "arguments": arguments}));
+    let output = exec.output("s1");
+    assert_eq!(output["success"], true, "{output}");
+    let found: Value =
+        serde_json::from_str(output["content"].as_str().expect("payload")).expect("json");
+    let names = tool_names(&found);
+    assert!(names.iter().any(|n| n.starts_with("mcp__docs__")), "{found}");
+    assert_eq!(found["not_searchable_yet"], json!(["slow"]), "{found}");
+    let (_, code) = exec.finish();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn under_auto_servers_whose_catalogs_pass_the_threshold_stay_idle_until_used() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,9 +1,10 @@
 //! `search_mcp_tools {query, limit?, server?}` (tool search on): the MCP tools that match,
 //! best first, each with what the model needs to call it at once (qualified name, server,
 //! description, input schema), and `total` matches; the hits join the specs (revealed). Served
-//! from what is known — live lists and tool catalogs — never waiting for a server; servers whose
-//! tools are not known yet are named in `not_searchable_yet` (a lazy one without a catalog is
-//! started in the background, so a later search finds its tools).
+//! from what is known — live lists and tool catalogs; only servers whose tools nothing knows
+//! yet are waited for, a few seconds at most —; servers whose tools are still not known are
+//! named in `not_searchable_yet` (a lazy one without a catalog is started in the background,
+//! so a later search finds its tools).
 
 use std::sync::Arc;
 
@@ -104,14 +105,16 @@ impl SearchToolsHandler {
     }
 
     /// Every server's tools; servers whose tools nothing knows yet (no catalog: a first run)
-    /// are waited for, or started when idle, as a full tool listing does: a search made first
-    /// thing finds what they offer instead of nothing.
+    /// are waited for, or started when idle, as a full tool listing does — a search made first
+    /// thing finds what they offer instead of nothing —, for at most [`FIRST_SEARCH_WAIT`]: a
+    /// server slower than that (or one that will fail at its startup timeout) is named in
+    /// `not_searchable_yet` and goes on starting.
     async fn known(&self) -> KnownTools {
         let known = self.backend.known_tools().await;
         if known.unknown.is_empty() {
             return known;
         }
-        let _ = self.backend.list_tools().await;
+        let _ = tokio::time::timeout(FIRST_SEARCH_WAIT, self.backend.list_tools()).await;
         self.backend.known_tools().await
     }
 
@@ -228,6 +231,9 @@ impl ToolHandler for SearchToolsHandler {
         run(ctx, call_id, event_invocation, work).await.0
     }
 }
+
+/// How long a search waits for the servers whose tools nothing knows yet.
+const FIRST_SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Refuse a search on `server` when no server of that name has tools.
 fn offered(known: &KnownTools, server: &str) -> Result<(), Failed> {

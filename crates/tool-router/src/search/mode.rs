@@ -42,6 +42,9 @@ pub enum SearchVia {
     Both,
 }
 
+/// How often `auto` looks again at the tools known while it waits for the whole list.
+const KNOWN_AGAIN: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// `tool_search_threshold_bytes` when nothing sets it: 16 KiB of specs (as OpenAI function
 /// tools), about 4,000 tokens — some 15 tools with rich schemas, or 40 plain ones.
 pub const DEFAULT_TOOL_SEARCH_THRESHOLD_BYTES: usize = 16 * 1024;
@@ -210,19 +213,39 @@ impl ToolSearch {
             return McpTools::All(backend.list_tools().await);
         }
         if !self.active() {
-            // What is known (catalogs, ready servers) may pass the threshold already: then no
-            // server is waited for or started to learn the rest.
-            let known = backend.known_tools().await;
-            if self.passes_threshold(&known.tools) {
-                return self.deferred(known.tools);
-            }
-            let tools = backend.list_tools().await;
-            if !self.passes_threshold(&tools) {
-                return McpTools::All(tools);
-            }
-            return self.deferred(Arc::new(tools));
+            return self.decide(backend).await;
         }
         self.deferred(backend.known_tools().await.tools)
+    }
+
+    /// `auto` not on yet: on when what is known (catalogs, ready servers) passes the threshold
+    /// — then no server is waited for or started to learn the rest —, else when the whole list
+    /// does. While the whole list is awaited, what is known is looked at again every
+    /// [`KNOWN_AGAIN`]: the tools only add up, so once the servers ready pass the threshold a
+    /// slow one (up to its startup timeout) no longer holds up the answer.
+    async fn decide(&self, backend: &dyn McpBackend) -> McpTools {
+        let known = backend.known_tools().await;
+        if self.passes_threshold(&known.tools) {
+            return self.deferred(known.tools);
+        }
+        let whole = backend.list_tools();
+        tokio::pin!(whole);
+        loop {
+            tokio::select! {
+                tools = &mut whole => {
+                    if !self.passes_threshold(&tools) {
+                        return McpTools::All(tools);
+                    }
+                    return self.deferred(Arc::new(tools));
+                }
+                () = tokio::time::sleep(KNOWN_AGAIN) => {
+                    let known = backend.known_tools().await;
+                    if self.passes_threshold(&known.tools) {
+                        return self.deferred(known.tools);
+                    }
+                }
+            }
+        }
     }
 
     /// Search is on: `tools` indexed now, before the first search (the retrieval model embeds
