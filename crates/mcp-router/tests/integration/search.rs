@@ -191,6 +191,12 @@ fn under_auto_a_slow_server_does_not_hold_up_the_first_search() {
     let names = tool_names(&found);
     assert!(names.iter().any(|n| n.starts_with("mcp__docs__")), "{found}");
     assert_eq!(found["not_searchable_yet"], json!(["slow"]), "{found}");
+    // A second search does not wait again: still named, the slow server still starting.
+    exec.send(&json!({"call_id": "s2", "name": "search_mcp_tools", "arguments": arguments}));
+    let output = exec.output("s2");
+    let again: Value =
+        serde_json::from_str(output["content"].as_str().expect("payload")).expect("json");
+    assert_eq!(again["not_searchable_yet"], json!(["slow"]), "{again}");
     let (_, code) = exec.finish();
     assert_eq!(code, 0);
 }

@@ -80,11 +80,14 @@ struct SearchPayload<'a> {
 pub(crate) struct SearchToolsHandler {
     backend: Arc<dyn McpBackend>,
     search: Arc<ToolSearch>,
+    /// Until when searches wait for servers whose tools nothing knows: set by the first
+    /// search that waits, so that searches one after another do not each wait again.
+    wait_until: std::sync::OnceLock<tokio::time::Instant>,
 }
 
 impl SearchToolsHandler {
     pub(crate) fn new(backend: Arc<dyn McpBackend>, search: Arc<ToolSearch>) -> Self {
-        Self { backend, search }
+        Self { backend, search, wait_until: std::sync::OnceLock::new() }
     }
 
     pub(crate) fn spec() -> ToolSpec {
@@ -106,15 +109,18 @@ impl SearchToolsHandler {
 
     /// Every server's tools; servers whose tools nothing knows yet (no catalog: a first run)
     /// are waited for, or started when idle, as a full tool listing does — a search made first
-    /// thing finds what they offer instead of nothing —, for at most [`FIRST_SEARCH_WAIT`]: a
-    /// server slower than that (or one that will fail at its startup timeout) is named in
-    /// `not_searchable_yet` and goes on starting.
+    /// thing finds what they offer instead of nothing —, until [`FIRST_SEARCH_WAIT`] after the
+    /// first search that waited (all searches together wait no longer): a server slower than
+    /// that (or one that will fail at its startup timeout) is named in `not_searchable_yet` and
+    /// goes on starting.
     async fn known(&self) -> KnownTools {
         let known = self.backend.known_tools().await;
         if known.unknown.is_empty() {
             return known;
         }
-        let _ = tokio::time::timeout(FIRST_SEARCH_WAIT, self.backend.list_tools()).await;
+        let until =
+            *self.wait_until.get_or_init(|| tokio::time::Instant::now() + FIRST_SEARCH_WAIT);
+        let _ = tokio::time::timeout_at(until, self.backend.list_tools()).await;
         self.backend.known_tools().await
     }
 
