@@ -130,8 +130,7 @@ impl SearchIndex {
         let hits = self.word_search(query);
         #[cfg(feature = "e5")]
         {
-            let words = hits.iter().map(|hit| hit.tool).collect();
-            let signals = self.embedded.signals(query, words);
+            let signals = self.embedded.signals(query, hits.clone());
             if !(signals.whole.is_empty() && signals.sentence.is_empty()) {
                 return signals.fused();
             }
@@ -149,8 +148,7 @@ impl SearchIndex {
     #[cfg(all(test, feature = "e5"))]
     pub(crate) fn signals(&self, query: &str) -> super::fusion::Signals {
         let query = &*super::commands::expand(query);
-        let words = self.word_search(query).into_iter().map(|hit| hit.tool).collect();
-        self.embedded.signals(query, words)
+        self.embedded.signals(query, self.word_search(query))
     }
 
     /// Every tool matching some word of `query` (or near enough in meaning), best first.
