@@ -10,9 +10,9 @@
 //! `~/.local/share/mcp-router/models` (`scripts/install-search-model` puts it there); without
 //! it the router logs once how to get it and ranks without it. Tools are embedded on that
 //! thread too, in the background, each text once per process (by its SHA-256) and kept on
-//! disk (in the cache folder's `embeddings`, or the host's state folder), so a restart or another session of the shared
-//! router finds them; a search never waits: a tool not embedded yet is ranked by the other
-//! signals.
+//! disk (in the cache folder's `embeddings`, or the host's state folder), so a restart or
+//! another session of the shared router finds them; a search never waits: until every tool of
+//! its catalog is embedded, the words rank alone (`fusion`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
