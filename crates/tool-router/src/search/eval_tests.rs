@@ -235,14 +235,13 @@ fn the_development_set_holds_its_figures_on_both_halves() {
 }
 
 /// With the retrieval model (feature `e5`, the model the harness installs): each signal alone
-/// and the fusion, on both halves. The fusion's form (three scored lists and their weights,
-/// tools embedded with e5's `query: ` prefix too) was chosen on the tuning half; the
+/// and the fusion, on both halves. The fusion's form (three lists, their weights and
+/// constant, tools embedded with e5's `query: ` prefix too) was chosen on the tuning half; the
 /// held-out half was only measured.
 #[cfg(feature = "e5")]
 #[test]
 #[ignore = "embeds 900 texts, minutes in a debug build: `cargo test -p tool-router --features e5 -- --ignored retrieval_model`"]
 fn the_retrieval_model_ranks_both_halves_higher() {
-    use crate::search::index::Hit;
     use crate::search::semantic::{Semantic, harness_model};
     let tools = catalog();
     let semantic = Semantic::start(Some(harness_model()));
@@ -259,13 +258,10 @@ fn the_retrieval_model_ranks_both_halves_higher() {
         if let Some(cosines) = index.cosines(&crate::search::commands::expand(&need.text)) {
             meaning.sort_by(|&a, &b| cosines[b].total_cmp(&cosines[a]).then(a.cmp(&b)));
         }
-        let tools_of = |hits: &[Hit]| hits.iter().map(|h| h.tool).collect::<Vec<_>>();
-        let (words, whole, sentence) =
-            (tools_of(&signals.words), tools_of(&signals.whole), tools_of(&signals.sentence));
         let lists = [
-            ("words", &words),
-            ("e5 whole", &whole),
-            ("e5 sentence", &sentence),
+            ("words", &signals.words),
+            ("e5 whole", &signals.whole),
+            ("e5 sentence", &signals.sentence),
             ("static", &meaning),
             ("fused", &fused),
         ];
@@ -289,8 +285,8 @@ fn the_retrieval_model_ranks_both_halves_higher() {
     assert!(fused.at5 > words.at5 && fused.in_front > words.in_front, "held out: no lift");
     let (tune, held) = (at("fused", "tune"), at("fused", "held"));
     let figures = |r: Recall| format!("r@1 {:.3} r@5 {:.3} front {:.3}", r.r1(), r.r5(), r.front());
-    assert!(tune.r1() >= 0.61 && tune.r5() >= 0.81, "tuning half fell: {}", figures(tune));
-    assert!(tune.front() >= 0.90, "tuning half fell: {}", figures(tune));
-    assert!(held.r1() >= 0.55 && held.r5() >= 0.81, "held-out half fell: {}", figures(held));
+    assert!(tune.r1() >= 0.56 && tune.r5() >= 0.82, "tuning half fell: {}", figures(tune));
+    assert!(tune.front() >= 0.91, "tuning half fell: {}", figures(tune));
+    assert!(held.r1() >= 0.56 && held.r5() >= 0.80, "held-out half fell: {}", figures(held));
     assert!(held.front() >= 0.88, "held-out half fell: {}", figures(held));
 }

@@ -130,7 +130,8 @@ impl SearchIndex {
         let hits = self.word_search(query);
         #[cfg(feature = "e5")]
         {
-            let signals = self.embedded.signals(query, hits.clone());
+            let words = hits.iter().map(|hit| hit.tool).collect();
+            let signals = self.embedded.signals(query, words);
             if !(signals.whole.is_empty() && signals.sentence.is_empty()) {
                 return signals.fused();
             }
@@ -148,7 +149,8 @@ impl SearchIndex {
     #[cfg(all(test, feature = "e5"))]
     pub(crate) fn signals(&self, query: &str) -> super::fusion::Signals {
         let query = &*super::commands::expand(query);
-        self.embedded.signals(query, self.word_search(query))
+        let words = self.word_search(query).into_iter().map(|hit| hit.tool).collect();
+        self.embedded.signals(query, words)
     }
 
     /// Every tool matching some word of `query` (or near enough in meaning), best first.
