@@ -1,11 +1,15 @@
-//! Shell commands said in plain words: a query written as a command line (`mkdir -p src/utils`,
-//! `curl https://…`, `date`) names what it wants in a word no tool description uses, so the
-//! command's meaning is added to the query before it is ranked — words and the retrieval model
-//! alike. Commands that are also everyday words (`find`, `date`, `cat`, `kill`) count only
-//! where the query reads as a command line: they come first and the query is one or two words
-//! long, or has a flag (`-name`), a path or a glob. The table is general shell knowledge, not
-//! any catalog's words: written after reading the tuning half's misses (`mkdir`, `find`, `curl`
-//! and `date` among them), never the held-out half's needs (docs/benchmarks.md).
+//! Shorthand said in plain words. A query written as a command line (`mkdir -p src/utils`,
+//! `curl https://…`, `date`), as an SQL statement (`SELECT count(*) FROM orders`) or in a
+//! developer's shorthand (`PR`, `repo`, `k8s`) names what it wants in a word no tool
+//! description uses, so its meaning is added to the query before it is ranked — words and the
+//! retrieval model alike. Commands that are also everyday words (`find`, `date`, `cat`, `kill`)
+//! count only where the query reads as a command line: they come first and the query is one or
+//! two words long, or has a flag (`-name`), a path or a glob. An SQL statement starts with its
+//! verb and has the clause that goes with it (`SELECT … FROM`, `INSERT INTO`, `UPDATE … SET`,
+//! `DELETE FROM`, `CREATE`/`ALTER`/`DROP TABLE`). The tables are general shell, SQL and
+//! developer knowledge, not any catalog's words: written after reading the tuning half's misses
+//! (`mkdir`, `find`, `curl`, `date`, a `SELECT`, `PR`s and a `repo` among them), never the
+//! held-out half's needs (docs/benchmarks.md).
 
 /// Command → its meaning in words. `true`: the command is no everyday word (counts anywhere).
 const COMMANDS: &[(&str, bool, &str)] = &[
@@ -57,7 +61,48 @@ const COMMANDS: &[(&str, bool, &str)] = &[
     ("jq", true, "query json"),
 ];
 
-/// `query` with the meaning of the commands it uses added (itself when it uses none).
+/// Shorthand → its words, matched as whole words without regard to case (`upper`: only when
+/// written in capitals, where the lower-case word means something else).
+const SHORTHAND: &[(&str, bool, &str)] = &[
+    ("pr", true, "pull request"),
+    ("prs", true, "pull requests"),
+    ("mr", true, "merge request"),
+    ("mrs", true, "merge requests"),
+    ("ci", true, "continuous integration checks"),
+    ("repo", false, "repository"),
+    ("repos", false, "repositories"),
+    ("k8s", false, "kubernetes"),
+    ("db", false, "database"),
+    ("dbs", false, "databases"),
+    ("docs", false, "documentation"),
+    ("config", false, "configuration"),
+    ("configs", false, "configurations"),
+    ("msg", false, "message"),
+    ("msgs", false, "messages"),
+    ("dm", true, "direct message"),
+    ("info", false, "information"),
+    ("auth", false, "authentication"),
+    ("deps", false, "dependencies"),
+    ("env", false, "environment"),
+    ("bug", false, "issue"),
+    ("bugs", false, "issues"),
+    ("ticket", false, "issue"),
+    ("tickets", false, "issues"),
+];
+
+/// An SQL statement's verbs, each with a word that must follow it in the statement.
+const SQL: &[(&str, &str)] = &[
+    ("select", "from"),
+    ("insert", "into"),
+    ("update", "set"),
+    ("delete", "from"),
+    ("create", "table"),
+    ("alter", "table"),
+    ("drop", "table"),
+];
+
+/// `query` with the meaning of the commands, SQL and shorthand it uses added (itself when it
+/// uses none).
 pub(crate) fn expand(query: &str) -> std::borrow::Cow<'_, str> {
     let tokens: Vec<&str> = query.split_whitespace().collect();
     let command_line = tokens.len() <= 2
@@ -77,7 +122,42 @@ pub(crate) fn expand(query: &str) -> std::borrow::Cow<'_, str> {
             added.push(')');
         }
     }
+    let mut add = |meaning: &str| {
+        if !added.contains(meaning) {
+            added.push_str(" (");
+            added.push_str(meaning);
+            added.push(')');
+        }
+    };
+    if is_sql(&tokens) {
+        add("sql query a database");
+    }
+    for token in &tokens {
+        let word = token.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        let lower = word.to_ascii_lowercase();
+        let found = SHORTHAND.iter().find(|(short, upper, _)| {
+            *short == lower && (!upper || word.chars().all(|c| c.is_ascii_uppercase()))
+        });
+        if let Some((_, _, meaning)) = found {
+            add(meaning);
+        }
+    }
     if added.is_empty() { query.into() } else { format!("{query}{added}").into() }
+}
+
+/// Whether `tokens` read as an SQL statement: its verb first and the word that goes with it
+/// later, and the verb in capitals or the statement with a `WHERE`, `*`, `=`, `(` or `;` (so
+/// that "delete from disk" stays a sentence).
+fn is_sql(tokens: &[&str]) -> bool {
+    let word = |t: &&str| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase();
+    let Some(first) = tokens.first() else { return false };
+    let verb = word(first);
+    let shaped = first.chars().all(|c| c.is_ascii_uppercase())
+        || tokens.iter().any(|t| word(t) == "where" || t.contains(['*', '=', '(', ';']));
+    let clause = |(v, clause): &&(&str, &str)| {
+        verb == *v && tokens.iter().skip(1).any(|t| word(t) == *clause)
+    };
+    shaped && SQL.iter().any(|entry| clause(&entry))
 }
 
 #[cfg(test)]
@@ -105,5 +185,34 @@ mod tests {
         // Only whole words: `rmdir` is not `rm`, `lsblk` is not `ls`.
         assert_eq!(expand("rmdir build"), "rmdir build (delete a directory)");
         assert_eq!(expand("lsblk"), "lsblk");
+    }
+
+    #[test]
+    fn sql_statements_and_shorthand_gain_their_words() {
+        assert_eq!(
+            expand("SELECT count(*) FROM orders"),
+            "SELECT count(*) FROM orders (sql query a database)"
+        );
+        assert_eq!(
+            expand("update users set name = 'x' where id = 1"),
+            "update users set name = 'x' where id = 1 (sql query a database)"
+        );
+        // The verb and its clause in a sentence are not a statement.
+        for sentence in ["select the second option", "update the issue title", "delete from disk"] {
+            assert!(!expand(sentence).contains("sql"), "{sentence}: {}", expand(sentence));
+        }
+        assert_eq!(expand("merge PR 12"), "merge PR 12 (pull request)");
+        assert_eq!(expand("clone the repo"), "clone the repo (repository)");
+        assert_eq!(expand("list k8s pods"), "list k8s pods (kubernetes)");
+        // Capitals only where the lower-case word is another: `pr` and `ci` in a sentence stay.
+        assert_eq!(expand("the ci of it"), "the ci of it");
+        assert_eq!(
+            expand("are the CI checks green"),
+            "are the CI checks green (continuous integration checks)"
+        );
+        // Whole words only: `prod`, `dbus`, `configure` are none of them.
+        for sentence in ["deploy to prod", "restart dbus", "configure the proxy"] {
+            assert_eq!(expand(sentence), sentence);
+        }
     }
 }

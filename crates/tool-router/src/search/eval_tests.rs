@@ -218,12 +218,12 @@ fn the_development_set_holds_its_figures_on_both_halves() {
     // the older regression set, `quality_tests`; the held-out half was only measured).
     let (tune, held) = (at("ours", "tune"), at("ours", "held"));
     let figures = |r: Recall| format!("recall@1 {:.3}, recall@5 {:.3}", r.r1(), r.r5());
-    assert!(tune.r1() >= 0.50 && tune.r5() >= 0.72, "tuning half fell: {}", figures(tune));
+    assert!(tune.r1() >= 0.55 && tune.r5() >= 0.76, "tuning half fell: {}", figures(tune));
     assert!(held.r1() >= 0.54 && held.r5() >= 0.72, "held-out half fell: {}", figures(held));
     // The hits named after the revealed ones put the right tool in front of the model more
-    // often than the revealed ones alone (0.729 → 0.847 held out, 0.729 → 0.824 tuning).
+    // often than the revealed ones alone (0.729 → 0.847 held out, 0.765 → 0.859 tuning).
     assert!(
-        held.front() >= 0.84 && tune.front() >= 0.82,
+        held.front() >= 0.84 && tune.front() >= 0.85,
         "in front: {} / {}",
         held.front(),
         tune.front()
@@ -285,8 +285,8 @@ fn the_retrieval_model_ranks_both_halves_higher() {
     assert!(fused.at5 > words.at5 && fused.in_front > words.in_front, "held out: no lift");
     let (tune, held) = (at("fused", "tune"), at("fused", "held"));
     let figures = |r: Recall| format!("r@1 {:.3} r@5 {:.3} front {:.3}", r.r1(), r.r5(), r.front());
-    assert!(tune.r1() >= 0.56 && tune.r5() >= 0.82, "tuning half fell: {}", figures(tune));
-    assert!(tune.front() >= 0.91, "tuning half fell: {}", figures(tune));
+    assert!(tune.r1() >= 0.60 && tune.r5() >= 0.83, "tuning half fell: {}", figures(tune));
+    assert!(tune.front() >= 0.92, "tuning half fell: {}", figures(tune));
     assert!(held.r1() >= 0.56 && held.r5() >= 0.80, "held-out half fell: {}", figures(held));
     assert!(held.front() >= 0.88, "held-out half fell: {}", figures(held));
 }
