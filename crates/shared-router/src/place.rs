@@ -143,6 +143,27 @@ pub(crate) fn lock(path: &Path, wait: bool) -> anyhow::Result<Option<File>> {
     }
 }
 
+/// How long a router that finds the serve lock held, and no router taking sessions on the
+/// socket, waits for the lock: one killed a moment ago still holds it while the kernel lets go
+/// of its files (its socket may already refuse), and one starting holds it before it listens.
+const LET_GO: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The serve lock of `place`, for a router about to serve it: `None` when a router runs there
+/// — one that takes sessions, or one that holds the lock past [`LET_GO`].
+pub(crate) async fn take_serve_lock(place: &Place) -> anyhow::Result<Option<File>> {
+    let deadline = tokio::time::Instant::now() + LET_GO;
+    loop {
+        if let Some(held) = lock(&place.serve_lock(), false)? {
+            return Ok(Some(held));
+        }
+        let serving = std::os::unix::net::UnixStream::connect(place.socket()).is_ok();
+        if serving || tokio::time::Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Removes the lock file `path` while `held` still holds it, then lets go: nothing is left
 /// behind, and a process waiting on the old file locks again ([`lock`]).
 pub(crate) fn unlock_and_remove(path: &Path, held: File) {

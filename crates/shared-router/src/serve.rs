@@ -19,7 +19,7 @@ use tokio::task::JoinSet;
 
 use super::host::CallOwners;
 use super::host::SharedHost;
-use super::place::{Place, current_uid, lock};
+use super::place::{Place, current_uid, take_serve_lock};
 use super::session::{Shared, same_tools};
 
 /// What a shared router serves, and how.
@@ -103,14 +103,15 @@ pub struct SharedRouter {
 }
 
 impl SharedRouter {
-    /// Takes the place (refused when a router already runs there), starts the config's shared
-    /// servers and listens. Must be called inside a tokio runtime.
+    /// Takes the place (refused when a router already runs there; a lock held while nobody
+    /// takes sessions — a router killed a moment ago — is waited for, 5 s at most), starts the
+    /// config's shared servers and listens. Must be called inside a tokio runtime.
     pub async fn start(options: ServeOptions) -> anyhow::Result<Self> {
         let ServeOptions { place, config, follow, listen, idle_timeout, state_dir } = options;
         if let Some(addr) = listen {
             super::http::check_loopback(addr)?;
         }
-        let Some(held) = lock(&place.serve_lock(), false)? else {
+        let Some(held) = take_serve_lock(&place).await? else {
             bail!(
                 "a shared router already runs for this config (socket {})",
                 place.socket().display()

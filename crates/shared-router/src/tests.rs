@@ -199,9 +199,46 @@ async fn a_second_router_for_the_same_place_is_refused() {
         idle_timeout: None,
         state_dir: Some(home.dir.path().join("state")),
     };
+    let started = std::time::Instant::now();
     let error = SharedRouter::start(options).await.err().expect("refused").to_string();
     assert!(error.contains("a shared router already runs for this config"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(1), "refused at once: it takes sessions");
     drop(router);
+}
+
+/// A router killed a moment ago may still hold the serve lock while its socket already refuses
+/// (the kernel lets go of its files in its own time): the next router waits for the lock.
+#[tokio::test(start_paused = true)]
+async fn a_lock_held_with_nobody_listening_is_waited_for() {
+    let home = Home::new();
+    let place = home.place();
+    let held = crate::place::lock(&place.serve_lock(), false).expect("lock").expect("free");
+    let letting_go = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        drop(held);
+    });
+    let started = Instant::now();
+    let router = home.start(NO_SERVERS, None, false).await;
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(2) && waited < Duration::from_secs(3), "{waited:?}");
+    letting_go.await.expect("let go");
+    // Held past the wait with nobody listening: refused, after 5 s.
+    drop(router);
+    let held = crate::place::lock(&place.serve_lock(), false).expect("lock").expect("free");
+    let options = ServeOptions {
+        place: home.place(),
+        config: ConfigFile::from_servers(Vec::new()),
+        follow: None,
+        listen: None,
+        idle_timeout: None,
+        state_dir: Some(home.dir.path().join("state")),
+    };
+    let started = Instant::now();
+    let error = SharedRouter::start(options).await.err().expect("refused").to_string();
+    assert!(error.contains("a shared router already runs for this config"), "{error}");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(5) && waited < Duration::from_secs(6), "{waited:?}");
+    drop(held);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

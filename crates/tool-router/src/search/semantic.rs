@@ -61,6 +61,8 @@ pub(crate) struct Semantic {
     embedded: Mutex<HashMap<Key, Arc<[f32]>>>,
     waiting: Mutex<Waiting>,
     wake: Condvar,
+    /// Threads embedding.
+    working: std::sync::atomic::AtomicUsize,
 }
 
 /// A text to embed, its key, and the folder its embedding is kept in (none: not kept).
@@ -85,6 +87,13 @@ pub(crate) fn global() -> Option<Arc<Semantic>> {
     Some(SEMANTIC.get_or_init(|| Semantic::start(path())).clone())
 }
 
+/// Threads that embed in the background: every core but one (so that a search or a call
+/// always finds one), at least one and at most four.
+fn workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    cores.saturating_sub(1).clamp(1, 4)
+}
+
 /// Where the model file is looked for.
 pub(crate) fn model_dir() -> Option<PathBuf> {
     router_protocol::dirs::data_dir("MCP_ROUTER_MODELS", "models")
@@ -102,18 +111,24 @@ pub(crate) fn default_keep() -> Option<PathBuf> {
 
 impl Semantic {
     /// A model from `path` (`None`: said to be missing), loaded on a thread of its own that
-    /// then embeds what searches queue.
+    /// then embeds what searches queue, with [`workers`]` - 1` threads more.
     pub(crate) fn start(path: Option<PathBuf>) -> Arc<Self> {
+        Self::start_with(path, workers())
+    }
+
+    /// [`Semantic::start`] with `workers` threads embedding (at least one).
+    pub(crate) fn start_with(path: Option<PathBuf>, workers: usize) -> Arc<Self> {
         let semantic = Arc::new(Self {
             model: OnceLock::new(),
             embedded: Mutex::default(),
             waiting: Mutex::default(),
             wake: Condvar::new(),
+            working: std::sync::atomic::AtomicUsize::new(0),
         });
         let worker = semantic.clone();
         let spawned = std::thread::Builder::new()
             .name("tool-search-model".into())
-            .spawn(move || worker.run(path));
+            .spawn(move || worker.run(path, workers));
         if let Err(e) = spawned {
             tracing::warn!("tool search cannot start its model's thread: {e}");
             semantic.lock_waiting().absent = true;
@@ -180,8 +195,8 @@ impl Semantic {
     }
 
     /// The model's thread: load it (or say once that it is not there), then embed what is
-    /// queued, for the life of the process.
-    fn run(self: Arc<Self>, path: Option<PathBuf>) {
+    /// queued, for the life of the process, with `workers - 1` threads more.
+    fn run(self: Arc<Self>, path: Option<PathBuf>, workers: usize) {
         let Some(model) = load(path) else {
             let mut waiting = self.lock_waiting();
             (waiting.absent, waiting.queue) = (true, VecDeque::new());
@@ -191,6 +206,22 @@ impl Semantic {
         };
         let _ = self.model.set(model);
         self.wake.notify_all();
+        for n in 1..workers {
+            let more = self.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("tool-search-model-{n}"))
+                .spawn(move || more.work());
+            if let Err(e) = spawned {
+                tracing::debug!("tool search embeds on fewer threads: {e}");
+                break;
+            }
+        }
+        self.work();
+    }
+
+    /// Embed what is queued, for the life of the process.
+    fn work(&self) {
+        self.working.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         loop {
             let next = {
                 let mut waiting = self.lock_waiting();
@@ -271,4 +302,42 @@ pub(crate) fn harness_model() -> PathBuf {
 
 fn hex(key: &Key) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three threads embed every text queued, as one thread does.
+    #[test]
+    fn several_threads_embed_what_one_does() {
+        let texts: Vec<(Key, String)> = (0..12)
+            .map(|i| format!("tool_{i}: Reads the file number {i} and lists folder {i}."))
+            .map(|t| (key(&t), t))
+            .collect();
+        let keys: Vec<Key> = texts.iter().map(|(key, _)| *key).collect();
+        let (one, three) = (
+            Semantic::start_with(Some(harness_model()), 1),
+            Semantic::start_with(Some(harness_model()), 3),
+        );
+        for semantic in [&one, &three] {
+            semantic.want(texts.clone(), None);
+            semantic.settle();
+        }
+        assert!(three.model().is_some(), "no retrieval model: run tests/harness/install");
+        let (alone, together) = (one.embedded(&keys), three.embedded(&keys));
+        for (a, b) in alone.iter().zip(&together) {
+            let (a, b) = (a.as_ref().expect("embedded by one"), b.as_ref().expect("by three"));
+            assert_eq!(a.len(), 384);
+            let cosine: f32 = a.iter().zip(b.iter()).map(|(x, y)| x * y).sum();
+            assert!(cosine > 0.9999, "{cosine}");
+        }
+        // Each thread counts itself when it starts (it may start after the queue is empty).
+        let working = |s: &Semantic| s.working.load(std::sync::atomic::Ordering::Relaxed);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while working(&three) < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!((working(&one), working(&three)), (1, 3));
+    }
 }
