@@ -309,7 +309,7 @@ pub(crate) async fn with_model(quick: bool) -> anyhow::Result<Vec<Row>> {
         ),
         p95_row(row_name, samples, Duration::from_millis(50), "≤ 50 ms (ratio to it)"),
         Row {
-            name: "E6 the retrieval model embeds the tools in the background (one thread), per tool",
+            name: "E6 the retrieval model embeds the tools in the background (every core but one, at most four: one on two cores), per tool",
             baseline: "—".into(),
             router: format!("{} for {count}", show(indexing)),
             ratio: indexing.as_secs_f64() * 1e3 / count as f64,
