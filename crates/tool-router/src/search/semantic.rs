@@ -235,7 +235,16 @@ impl Semantic {
                     }
                 }
             };
-            let embedding = self.embed(&next);
+            // A text the engine fails on counts as unlike any query (an empty embedding): the
+            // thread goes on, the catalog is still embedded whole, and `settle` still returns.
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.embed(&next)));
+            let embedding = made.unwrap_or_else(|_| {
+                tracing::warn!(
+                    "tool search's model failed on a text of {} characters; it ranks by the words",
+                    next.1.chars().count()
+                );
+                Arc::from([])
+            });
             self.lock_embedded().insert(next.0, embedding);
             self.lock_waiting().queued.remove(&next.0);
         }
@@ -243,6 +252,8 @@ impl Semantic {
 
     /// `text`'s embedding: from its folder when kept there, else made (and kept).
     fn embed(&self, (key, text, keep): &Wanted) -> Arc<[f32]> {
+        #[cfg(test)]
+        assert!(!text.starts_with(FAILS), "a text the engine fails on");
         let file = keep.as_ref().map(|dir| dir.join(hex(key)));
         if let Some(kept) = file.as_ref().and_then(|f| std::fs::read(f).ok())
             && let Some(model) = self.model()
@@ -304,9 +315,34 @@ fn hex(key: &Key) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A text `embed` fails on, in unit tests.
+#[cfg(test)]
+const FAILS: &str = "\u{1}fails";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text the engine fails on leaves an empty embedding; the thread goes on with the rest.
+    #[test]
+    fn a_text_the_engine_fails_on_stops_nothing() {
+        let texts: Vec<(Key, String)> = [FAILS, "read a file", "list a folder"]
+            .iter()
+            .map(|t| (key(t), t.to_string()))
+            .collect();
+        let keys: Vec<Key> = texts.iter().map(|(key, _)| *key).collect();
+        let semantic = Semantic::start_with(Some(harness_model()), 1);
+        semantic.want(texts, None);
+        semantic.settle();
+        let made = semantic.embedded(&keys);
+        assert_eq!(made[0].as_deref().map(<[f32]>::len), Some(0), "empty: unlike any query");
+        assert_eq!(made[1].as_deref().map(<[f32]>::len), Some(384));
+        assert_eq!(made[2].as_deref().map(<[f32]>::len), Some(384));
+        // And later texts too.
+        semantic.want(vec![(key("search the web"), "search the web".into())], None);
+        semantic.settle();
+        assert!(semantic.embedded(&[key("search the web")])[0].is_some());
+    }
 
     /// Three threads embed every text queued, as one thread does.
     #[test]
