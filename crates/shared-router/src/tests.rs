@@ -72,6 +72,18 @@ impl Home {
         SharedRouter::start(options).await.expect("the router starts")
     }
 
+    /// Options for a router with no server and nothing followed, in this home.
+    fn no_servers(&self) -> ServeOptions {
+        ServeOptions {
+            place: self.place(),
+            config: ConfigFile::from_servers(Vec::new()),
+            follow: None,
+            listen: None,
+            idle_timeout: None,
+            state_dir: Some(self.dir.path().join("state")),
+        }
+    }
+
     async fn status(&self) -> RouterStatus {
         let text = crate::status_text(&self.place()).await.expect("status").expect("a router");
         serde_json::from_str(text.trim()).expect("status JSON")
@@ -191,16 +203,8 @@ async fn a_router_nobody_joins_stops_after_its_timeout_and_a_stopped_one_at_once
 async fn a_second_router_for_the_same_place_is_refused() {
     let home = Home::new();
     let router = home.start(NO_SERVERS, None, false).await;
-    let options = ServeOptions {
-        place: home.place(),
-        config: ConfigFile::from_servers(Vec::new()),
-        follow: None,
-        listen: None,
-        idle_timeout: None,
-        state_dir: Some(home.dir.path().join("state")),
-    };
     let started = std::time::Instant::now();
-    let error = SharedRouter::start(options).await.err().expect("refused").to_string();
+    let error = SharedRouter::start(home.no_servers()).await.err().expect("refused").to_string();
     assert!(error.contains("a shared router already runs for this config"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(1), "refused at once: it takes sessions");
     drop(router);
@@ -225,16 +229,8 @@ async fn a_lock_held_with_nobody_listening_is_waited_for() {
     // Held past the wait with nobody listening: refused, after 5 s.
     drop(router);
     let held = crate::place::lock(&place.serve_lock(), false).expect("lock").expect("free");
-    let options = ServeOptions {
-        place: home.place(),
-        config: ConfigFile::from_servers(Vec::new()),
-        follow: None,
-        listen: None,
-        idle_timeout: None,
-        state_dir: Some(home.dir.path().join("state")),
-    };
     let started = Instant::now();
-    let error = SharedRouter::start(options).await.err().expect("refused").to_string();
+    let error = SharedRouter::start(home.no_servers()).await.err().expect("refused").to_string();
     assert!(error.contains("a shared router already runs for this config"), "{error}");
     let waited = started.elapsed();
     assert!(waited >= Duration::from_secs(5) && waited < Duration::from_secs(6), "{waited:?}");

@@ -110,54 +110,54 @@ pub(crate) fn expand(query: &str) -> std::borrow::Cow<'_, str> {
             .iter()
             .skip(1)
             .any(|t| t.starts_with('-') || t.contains(['/', '*', '~']) || t.starts_with('.'));
-    let mut added = String::new();
+    let mut meanings: Vec<&str> = Vec::new();
+    if is_sql(&tokens) {
+        meanings.push("sql query a database");
+    }
     for (i, token) in tokens.iter().enumerate() {
-        let word = token.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase();
-        let Some((_, anywhere, meaning)) = COMMANDS.iter().find(|(c, _, _)| *c == word) else {
-            continue;
-        };
-        if (*anywhere || (i == 0 && command_line)) && !added.contains(meaning) {
-            added.push_str(" (");
-            added.push_str(meaning);
-            added.push(')');
+        let word = bare(token);
+        let lower = word.to_ascii_lowercase();
+        let command = COMMANDS.iter().find(|(c, _, _)| *c == lower);
+        if let Some((_, anywhere, meaning)) = command
+            && (*anywhere || (i == 0 && command_line))
+        {
+            meanings.push(meaning);
+        }
+        let capitals = word.chars().all(|c| c.is_ascii_uppercase());
+        let short = SHORTHAND.iter().find(|(s, upper, _)| *s == lower && (!upper || capitals));
+        if let Some((_, _, meaning)) = short {
+            meanings.push(meaning);
         }
     }
-    let mut add = |meaning: &str| {
+    let mut added = String::new();
+    for meaning in meanings {
         if !added.contains(meaning) {
             added.push_str(" (");
             added.push_str(meaning);
             added.push(')');
         }
-    };
-    if is_sql(&tokens) {
-        add("sql query a database");
-    }
-    for token in &tokens {
-        let word = token.trim_matches(|c: char| !c.is_ascii_alphanumeric());
-        let lower = word.to_ascii_lowercase();
-        let found = SHORTHAND.iter().find(|(short, upper, _)| {
-            *short == lower && (!upper || word.chars().all(|c| c.is_ascii_uppercase()))
-        });
-        if let Some((_, _, meaning)) = found {
-            add(meaning);
-        }
     }
     if added.is_empty() { query.into() } else { format!("{query}{added}").into() }
+}
+
+/// `token` without the punctuation around it.
+fn bare(token: &str) -> &str {
+    token.trim_matches(|c: char| !c.is_ascii_alphanumeric())
 }
 
 /// Whether `tokens` read as an SQL statement: its verb first and the word that goes with it
 /// later, and the verb in capitals or the statement with a `WHERE`, `*`, `=`, `(` or `;` (so
 /// that "delete from disk" stays a sentence).
 fn is_sql(tokens: &[&str]) -> bool {
-    let word = |t: &&str| t.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase();
+    let word = |t: &&str| bare(t).to_ascii_lowercase();
     let Some(first) = tokens.first() else { return false };
     let verb = word(first);
     let shaped = first.chars().all(|c| c.is_ascii_uppercase())
         || tokens.iter().any(|t| word(t) == "where" || t.contains(['*', '=', '(', ';']));
-    let clause = |(v, clause): &&(&str, &str)| {
-        verb == *v && tokens.iter().skip(1).any(|t| word(t) == *clause)
-    };
-    shaped && SQL.iter().any(|entry| clause(&entry))
+    shaped
+        && SQL
+            .iter()
+            .any(|(v, clause)| verb == *v && tokens.iter().skip(1).any(|t| word(t) == *clause))
 }
 
 #[cfg(test)]

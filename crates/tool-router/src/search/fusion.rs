@@ -171,14 +171,20 @@ mod tests {
         ]
     }
 
+    /// `tools` indexed with the harness's model, every text embedded.
+    fn settled(tools: &[QualifiedTool]) -> (SearchIndex, Arc<Semantic>) {
+        let semantic = Semantic::start(Some(harness_model()));
+        let index = SearchIndex::build_with(tools, Some(semantic.clone()), None);
+        semantic.settle();
+        assert!(semantic.model().is_some(), "no retrieval model: run tests/harness/install");
+        (index, semantic)
+    }
+
     /// Needs the words miss and the model finds; without a model the ranking is the words'.
     #[test]
     fn a_need_the_words_miss_is_found_by_meaning() {
         let tools = tools();
-        let semantic = Semantic::start(Some(harness_model()));
-        let index = SearchIndex::build_with(&tools, Some(semantic.clone()), None);
-        semantic.settle();
-        assert!(semantic.model().is_some(), "no retrieval model: run tests/harness/install");
+        let (index, _) = settled(&tools);
         let words_only = SearchIndex::build(&tools);
         for (need, expected) in [
             ("what hour is it in Tokyo", "mcp__time__get_current_time"),
@@ -211,9 +217,7 @@ mod tests {
     #[test]
     fn the_words_rank_alone_until_the_whole_catalog_is_embedded() {
         let tools = tools();
-        let semantic = Semantic::start(Some(harness_model()));
-        let index = SearchIndex::build_with(&tools, Some(semantic.clone()), None);
-        semantic.settle();
+        let (index, semantic) = settled(&tools);
         let need = "store facts about people I meet";
         let words: Vec<usize> = index.word_search(need).iter().map(|h| h.tool).collect();
         let whole = index.signals(need);
